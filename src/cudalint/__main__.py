@@ -1,0 +1,5 @@
+import sys
+
+from cudalint.cli import main
+
+sys.exit(main())

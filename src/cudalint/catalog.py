@@ -1,0 +1,176 @@
+"""The rule catalog: rules/*.toml loaded into Rule objects.
+
+A rule is data. Its documentation (summary, why, bad and good examples, fix
+safety) and what it matches live in one TOML table; the checks read `match`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+
+from cudalint.findings import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+CODE_RE = re.compile(r"^CDL\d{3}$")
+PREFIX_RE = re.compile(r"^CDL\d{0,3}$")
+FIX_KINDS = ("none", "safe", "unsafe")
+
+FAMILIES = {
+    "CDL0": "unreadable input",
+    "CDL1": "device selection",
+    "CDL2": "CUDA-only runtime APIs",
+    "CDL3": "memory model and async",
+    "CDL4": "native code and kernels",
+    "CDL5": "dependencies",
+    "CDL6": "MPS operator coverage and dtypes",
+    "CDL7": "distributed and compile",
+}
+
+
+class CatalogError(ValueError):
+    """The rule catalog itself is malformed (a bug in rules/, not in user input)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    why: str
+    bad: str
+    good: str
+    fix: str = "none"
+    default: bool = True
+    example_file: str = "example.py"
+    example_torch: Optional[str] = None  # the target release the examples are checked against
+    match: Mapping = field(default_factory=dict)
+
+    @property
+    def family(self) -> str:
+        return self.code[:4]
+
+    def explain(self) -> str:
+        """The rule's doc, with ruff's sections: what, why, example, use instead, fix safety."""
+        fix_text = {
+            "none": "No automatic fix: the change needs a decision only the author can make.",
+            "safe": "Fix is safe: behaviour on a CUDA machine is unchanged, applied by `--fix`.",
+            "unsafe": "Fix is unsafe: it may change behaviour, applied only with `--unsafe-fixes`.",
+        }[self.fix]
+        default = "" if self.default else "\nThis rule is not in the default set; select it with `--select {}`.\n".format(
+            self.code
+        )
+        return (
+            f"{self.code} ({self.name}) [{self.severity.value}] — {FAMILIES.get(self.family, '')}\n\n"
+            f"## What it does\n{self.summary}\n\n"
+            f"## Why is this bad\n{self.why.strip()}\n\n"
+            f"## Example ({self.example_file})\n{_indent(self.bad)}\n"
+            f"## Use instead\n{_indent(self.good)}\n"
+            f"## Fix safety\n{fix_text}\n{default}"
+        )
+
+
+def _indent(text: str) -> str:
+    return "".join("    " + line if line.strip() else line for line in text.strip("\n").splitlines(True)) + "\n"
+
+
+class Catalog:
+    def __init__(self, rules: Iterable[Rule], version: str):
+        self.rules: Dict[str, Rule] = {}
+        for rule in rules:
+            if rule.code in self.rules:
+                raise CatalogError(f"duplicate rule code {rule.code}")
+            self.rules[rule.code] = rule
+        self.version = version
+
+    def __iter__(self):
+        return iter(sorted(self.rules.values(), key=lambda r: r.code))
+
+    def __getitem__(self, code: str) -> Rule:
+        return self.rules[code]
+
+    def __contains__(self, code: str) -> bool:
+        return code in self.rules
+
+    def codes_for(self, selector: str) -> List[str]:
+        """All codes a selector (a code or a prefix like CDL1, CDL20) names; empty when none."""
+        return sorted(code for code in self.rules if code.startswith(selector))
+
+    def is_selector(self, selector: str) -> bool:
+        return selector == "ALL" or (bool(PREFIX_RE.match(selector)) and bool(self.codes_for(selector)))
+
+
+def rules_dir() -> Path:
+    """rules/ beside src/ in a checkout, or the copy packaged inside cudalint."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent.parent / "rules", here / "_rules"):
+        if candidate.is_dir():
+            return candidate
+    raise CatalogError("cannot find the rules/ folder")
+
+
+def _rule_from_table(table: dict, source: str) -> Rule:
+    required = ("code", "name", "severity", "summary", "why", "bad", "good")
+    missing = [key for key in required if key not in table]
+    if missing:
+        raise CatalogError(f"{source}: rule {table.get('code', '?')} lacks {', '.join(missing)}")
+    code = table["code"]
+    if not CODE_RE.match(code):
+        raise CatalogError(f"{source}: bad rule code {code!r}")
+    if table.get("fix", "none") not in FIX_KINDS:
+        raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
+    known = set(required) | {"fix", "default", "example_file", "example_torch", "match"}
+    extra = set(table) - known
+    if extra:
+        raise CatalogError(f"{source}: {code}: unknown keys {sorted(extra)}")
+    return Rule(
+        code=code,
+        name=table["name"],
+        severity=Severity(table["severity"]),
+        summary=table["summary"].strip(),
+        why=table["why"],
+        bad=table["bad"],
+        good=table["good"],
+        fix=table.get("fix", "none"),
+        default=table.get("default", True),
+        example_file=table.get("example_file", "example.py"),
+        example_torch=table.get("example_torch"),
+        match=table.get("match", {}),
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def load_catalog(directory: Optional[str] = None) -> Catalog:
+    import hashlib
+
+    folder = Path(directory) if directory else rules_dir()
+    rules: List[Rule] = []
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("cdl*.toml")):
+        data = path.read_bytes()
+        digest.update(data)
+        for table in tomllib.loads(data.decode("utf-8")).get("rule", []):
+            rules.append(_rule_from_table(table, path.name))
+    rules.append(UNREADABLE)
+    return Catalog(rules, version=digest.hexdigest()[:16])
+
+
+UNREADABLE = Rule(
+    code="CDL000",
+    name="unreadable-file",
+    severity=Severity.ERROR,
+    summary="The file could not be read, decoded or parsed, so nothing in it was checked.",
+    why="A file cudalint cannot parse is a file whose CUDA-only code goes unreported; "
+    "the message names the file, the line and what went wrong.",
+    bad="def broken(:\n    pass\n",
+    good="def fixed():\n    pass\n",
+)

@@ -1,0 +1,131 @@
+"""`cudalint check|rules|explain`. Exit codes: 0 clean, 1 findings, 2 usage or configuration error."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from cudalint import __version__
+from cudalint.catalog import FAMILIES, load_catalog
+from cudalint.config import ConfigError, find_pyproject, resolve, split_codes
+from cudalint.discover import MissingPath
+from cudalint.report import FORMATS
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cudalint",
+        description="Find what stops a CUDA-first PyTorch project from running on Apple's MPS backend or on CPU.",
+    )
+    parser.add_argument("--version", action="version", version=f"cudalint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="lint files and folders (default: .)")
+    check.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    check.add_argument("--select", type=split_codes, help="codes or prefixes to check, replacing the default set")
+    check.add_argument("--extend-select", type=split_codes, default=[], help="codes or prefixes to add")
+    check.add_argument("--ignore", type=split_codes, default=[], help="codes or prefixes to skip")
+    check.add_argument("--per-file-ignores", action="append", default=[], metavar="PATTERN:CODES")
+    check.add_argument("--exclude", type=lambda s: [p for p in s.split(",") if p], help="replace the exclude list")
+    check.add_argument("--extend-exclude", type=lambda s: [p for p in s.split(",") if p], default=[])
+    check.add_argument("--torch-version", help="the torch release the project targets (default: from its manifests)")
+    check.add_argument("--config", type=Path, help="pyproject.toml to read [tool.cudalint] from")
+    check.add_argument("--format", choices=sorted(FORMATS), default="text")
+    check.add_argument("--statistics", action="store_true", help="count findings per code")
+    check.add_argument("-q", "--quiet", action="store_true", help="findings only, no summary line")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--no-color", action="store_true", help="never colour the text output")
+    check.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
+
+    sub.add_parser("rules", help="list every rule")
+    explain = sub.add_parser("explain", help="print a rule's documentation")
+    explain.add_argument("code")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args)
+        if args.command == "rules":
+            sys.stdout.write(rules_table())
+            return EXIT_CLEAN
+        if args.command == "explain":
+            return _explain(args.code)
+    except ConfigError as exc:
+        print(f"cudalint: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def _check(args: argparse.Namespace) -> int:
+    from cudalint.runner import run
+
+    catalog = load_catalog()
+    config_path = args.config
+    if config_path is not None and not config_path.is_file():
+        raise ConfigError(f"--config {config_path}: no such file")
+    if config_path is None:
+        first = Path(args.paths[0]) if args.paths else Path.cwd()
+        config_path = find_pyproject(first if first.exists() else Path.cwd())
+    settings = resolve(
+        catalog,
+        config_path=config_path,
+        select=args.select,
+        ignore=args.ignore,
+        extend_select=args.extend_select,
+        exclude=args.exclude,
+        extend_exclude=args.extend_exclude,
+        per_file_ignores=args.per_file_ignores,
+        torch_version=args.torch_version,
+    )
+    try:
+        result = run(args.paths, settings, jobs=args.jobs)
+    except MissingPath as exc:
+        raise ConfigError(str(exc)) from None
+    colour = (
+        args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+    )
+    options = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet} if args.format == "text" else {}
+    sys.stdout.write(FORMATS[args.format](result, **options))
+    return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _explain(code: str) -> int:
+    catalog = load_catalog()
+    code = code.upper()
+    if code not in catalog:
+        raise ConfigError(f"unknown rule code {code!r}; `cudalint rules` lists them")
+    sys.stdout.write(catalog[code].explain())
+    return EXIT_CLEAN
+
+
+def rules_table(markdown: bool = False) -> str:
+    catalog = load_catalog()
+    rows: List[str] = []
+    if markdown:
+        rows.append("| code | name | severity | fix | default | summary |")
+        rows.append("|---|---|---|---|---|---|")
+    for rule in catalog:
+        default = "yes" if rule.default else "no"
+        if markdown:
+            rows.append(f"| {rule.code} | {rule.name} | {rule.severity.value} | {rule.fix} | {default} | {rule.summary} |")
+        else:
+            marker = " " if rule.default else "*"
+            rows.append(f"{rule.code}{marker} {rule.name:<34} {rule.severity.value:<8} fix:{rule.fix:<7} {rule.summary}")
+    if not markdown:
+        rows.append("")
+        rows.append("* not in the default set; families: " + "; ".join(f"{k}xx {v}" for k, v in FAMILIES.items()))
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

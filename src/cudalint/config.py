@@ -1,0 +1,167 @@
+"""Settings: `[tool.cudalint]` in the nearest pyproject.toml, then command-line flags."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+from cudalint.catalog import Catalog
+from cudalint.versions import parse_version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+KEYS = {
+    "select": list,
+    "ignore": list,
+    "extend-select": list,
+    "extend-ignore": list,
+    "exclude": list,
+    "extend-exclude": list,
+    "per-file-ignores": dict,
+    "torch-version": str,
+}
+
+DEFAULT_EXCLUDE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".tox",
+    ".nox",
+    ".venv",
+    "venv",
+    ".eggs",
+    "*.egg-info",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".cudalint_cache",
+    "node_modules",
+    "build",
+    "dist",
+    "site-packages",
+    "__pypackages__",
+)
+
+
+class ConfigError(ValueError):
+    """A usage or configuration mistake: exit code 2."""
+
+
+@dataclass
+class Settings:
+    select: FrozenSet[str]
+    per_file_ignores: Tuple[Tuple[str, FrozenSet[str]], ...] = ()
+    exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
+    torch_version: Optional[str] = None
+    root: Path = field(default_factory=Path.cwd)
+    config_file: Optional[Path] = None
+
+
+def find_pyproject(start: Path) -> Optional[Path]:
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                data = {}
+            if "cudalint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def read_table(path: Path) -> dict:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    table = data.get("tool", {}).get("cudalint", {})
+    for key, value in table.items():
+        if key not in KEYS:
+            raise ConfigError(f"{path}: unknown key [tool.cudalint] {key!r}; known keys: {', '.join(sorted(KEYS))}")
+        if not isinstance(value, KEYS[key]):
+            raise ConfigError(f"{path}: [tool.cudalint] {key} must be a {KEYS[key].__name__}")
+    return table
+
+
+def expand(selectors: Iterable[str], catalog: Catalog, where: str) -> FrozenSet[str]:
+    codes = set()
+    for selector in selectors:
+        selector = selector.strip().upper()
+        if not selector:
+            continue
+        if not catalog.is_selector(selector):
+            raise ConfigError(f"{where}: unknown rule code or prefix {selector!r}")
+        codes.update(catalog.rules if selector == "ALL" else catalog.codes_for(selector))
+    return frozenset(codes)
+
+
+def split_codes(text: Optional[str]) -> List[str]:
+    return [part for part in (text or "").replace(" ", ",").split(",") if part]
+
+
+def resolve(
+    catalog: Catalog,
+    *,
+    config_path: Optional[Path],
+    select: Optional[Sequence[str]] = None,
+    ignore: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    exclude: Optional[Sequence[str]] = None,
+    extend_exclude: Sequence[str] = (),
+    per_file_ignores: Sequence[str] = (),
+    torch_version: Optional[str] = None,
+) -> Settings:
+    """Merge file and flags; flags win. Raises ConfigError with the offending key or code."""
+    table = read_table(config_path) if config_path else {}
+    where = f"{config_path} [tool.cudalint]" if config_path else "configuration"
+    chosen = select if select is not None else table.get("select")
+    base = expand(chosen, catalog, "--select" if select is not None else where) if chosen else frozenset(
+        rule.code for rule in catalog if rule.default
+    )
+    codes = set(base)
+    codes |= expand(table.get("extend-select", ()), catalog, where)
+    codes |= expand(extend_select, catalog, "--extend-select")
+    ignored = expand(table.get("ignore", ()), catalog, where)
+    ignored |= expand(table.get("extend-ignore", ()), catalog, where)
+    ignored |= expand(ignore, catalog, "--ignore")
+    codes -= ignored
+    if "CDL000" not in ignored:
+        codes.add("CDL000")  # unreadable input is always said unless silenced by name
+
+    ignores = []
+    for pattern, listed in table.get("per-file-ignores", {}).items():
+        if not isinstance(listed, list):
+            raise ConfigError(f"{where}: per-file-ignores {pattern!r} must map to a list of codes")
+        ignores.append((pattern, expand(listed, catalog, f"{where} per-file-ignores")))
+    for item in per_file_ignores:
+        pattern, _, listed = item.partition(":")
+        if not listed:
+            raise ConfigError(f"--per-file-ignores: expected PATTERN:CODES, got {item!r}")
+        ignores.append((pattern, expand(split_codes(listed), catalog, "--per-file-ignores")))
+
+    version = torch_version or table.get("torch-version")
+    if version is not None:
+        try:
+            parse_version(version)
+        except ValueError:
+            raise ConfigError(f"torch version {version!r} is not a version like 2.3 or 2.3.1") from None
+    excludes = tuple(exclude) if exclude is not None else tuple(table.get("exclude", DEFAULT_EXCLUDE))
+    excludes += tuple(table.get("extend-exclude", ())) + tuple(extend_exclude)
+    return Settings(
+        select=frozenset(codes),
+        per_file_ignores=tuple(ignores),
+        exclude=excludes,
+        torch_version=version,
+        root=config_path.parent if config_path else Path.cwd(),
+        config_file=config_path,
+    )

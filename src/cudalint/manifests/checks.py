@@ -1,0 +1,175 @@
+"""The dependency rules (CDL5xx): Dependency records in, findings out."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+from typing import Iterable, List, Optional, Tuple
+from urllib.parse import unquote, urlsplit
+
+from cudalint.catalog import load_catalog
+from cudalint.findings import Finding, Severity
+from cudalint.manifests.base import Dependency, Problem
+from cudalint.manifests.markers import excludes_macos
+from cudalint.manifests.packages import PackageGroup, load_packages
+from cudalint.manifests.requirement import repository_name
+from cudalint.manifests.versions import admits_at_least, cuda_local_tag, release
+
+# Words in a section, extra, group or file name that say its entries are for CUDA
+# machines only (`[project.optional-dependencies] cuda`, requirements-gpu.txt,
+# a pixi `target.linux-64` table).
+_PLATFORM_WORDS = {"cuda", "gpu", "gpus", "nvidia", "linux", "win", "windows", "tensorrt", "trt"}
+_CUDA_VERSION_WORD = re.compile(r"^cu\d{2,3}$")
+_OFF_MAC_NOTE = " (only installed off macOS here, so it does not block a Mac)"
+
+_TEMPLATES = {
+    "CDL501": "`{name}` runs only on NVIDIA GPUs; it cannot be installed or used on macOS or CPU-only machines."
+    " Use {alternative} instead",
+    "CDL502": "`{name}` is the CUDA build of a package that also comes in a portable build; use {alternative}"
+    " instead",
+    "CDL503": "`{name}` is an NVIDIA CUDA library with no macOS build; remove it: {alternative}",
+    "CDL504": "`{name}` installs without CUDA, but its kernels need an NVIDIA GPU; consider {alternative}",
+    "CDL508": "conda package `{name}` is an NVIDIA CUDA component or CUDA build with no macOS build; {alternative}",
+}
+
+
+def platform_named(name: str) -> bool:
+    """Does a section or file name mark its entries as meant for CUDA/Linux/Windows machines?"""
+    words = re.split(r"[^a-z0-9]+", name.lower())
+    return any(word in _PLATFORM_WORDS or _CUDA_VERSION_WORD.match(word) for word in words)
+
+
+def is_off_mac(dep: Dependency) -> bool:
+    return (
+        dep.off_mac
+        or excludes_macos(dep.marker)
+        or platform_named(dep.section)
+        or platform_named(PurePath(dep.path).stem)
+    )
+
+
+def cuda_index_url(url: str) -> bool:
+    """Does the URL lead to a CUDA build index (`.../whl/cu121`, `.../torch-2.1.0+cu118.html`)?"""
+    pattern = load_catalog()["CDL507"].match["url_pattern"]
+    return bool(re.search(pattern, unquote(urlsplit(url).path), re.IGNORECASE))
+
+
+def _display(dep: Dependency) -> str:
+    return dep.name + (f"[{','.join(dep.extras)}]" if dep.extras else "")
+
+
+def _with_version(dep: Dependency, specifier: str) -> str:
+    """'torch==2.1.0', or 'torch ^2.1' for Poetry and conda specifiers that start without an operator."""
+    return dep.name + (specifier if specifier[:1] in ("<", ">", "=", "!", "~", "") else f" {specifier}")
+
+
+def _torch_note(group: PackageGroup, torch_version: Optional[str]) -> str:
+    if not (group.alternative_torch and torch_version):
+        return ""
+    target, needed = release(torch_version), release(group.alternative_torch)
+    if target is None or needed is None or target >= needed:
+        return ""
+    return f" (that needs torch {group.alternative_torch} or later; this project targets torch {torch_version})"
+
+
+def _bitsandbytes(dep: Dependency, group: PackageGroup) -> Optional[str]:
+    if not dep.specifier or admits_at_least(dep.specifier, group.portable_since):
+        return None
+    history = ", ".join(f"{backend} from {since}" for backend, since in group.backends)
+    return (
+        f"`{_with_version(dep, dep.specifier)}` allows only releases before {group.portable_since}, which have no"
+        f" {_backend_name(group)} backend ({history}); require `{dep.name}>={group.portable_since}`"
+    )
+
+
+def _backend_name(group: PackageGroup) -> str:
+    return next(backend for backend, since in group.backends if since == group.portable_since)
+
+
+def _group_for(dep: Dependency) -> Optional[PackageGroup]:
+    packages = load_packages()
+    if dep.ecosystem == "conda":
+        return packages.match_conda(dep.name) or packages.match(dep.name, dep.extras)
+    group = packages.match(dep.name, dep.extras) if dep.name else None
+    if group is None and dep.kind == "vcs" and dep.url:
+        group = packages.match_repository(repository_name(dep.url))
+    return group
+
+
+def conda_build(spec: str) -> str:
+    """The build string of a conda spec: '=2.1=*cuda*', '2.1 *cuda*', '[build=*cuda*]' -> '*cuda*'."""
+    bracket = re.search(r"build\s*=\s*['\"]?([^,'\"\]]+)", spec)
+    if bracket:
+        return bracket.group(1)
+    words = spec.split()
+    if len(words) >= 2:
+        return words[1]
+    pinned = re.fullmatch(r"\s*(?:==?)?([^=<>!~]+)=([^=]+)", spec)
+    return pinned.group(2) if pinned else ""
+
+
+def _package_problems(dep: Dependency, torch_version: Optional[str]) -> List[Tuple[str, str]]:
+    group = _group_for(dep)
+    if group is not None and group.rule == "CDL505":
+        message = _bitsandbytes(dep, group)
+        return [("CDL505", message)] if message else []
+    if group is not None:
+        name = _display(dep) if dep.name else group.names[0]
+        message = _TEMPLATES[group.rule].format(name=name, alternative=group.alternative)
+        return [(group.rule, message + _torch_note(group, torch_version))]
+    if dep.ecosystem == "conda" and "cuda" in conda_build(dep.specifier).lower():
+        return [("CDL508", f"`{dep.raw.strip()}` selects a CUDA build through its build string; leave the"
+                 " build unconstrained so conda-forge picks one per machine")]
+    if dep.channel in load_packages().cuda_channels:
+        return [("CDL509", f"`{dep.name}` comes from the `{dep.channel}` conda channel, which serves NVIDIA"
+                 " CUDA builds; take it from conda-forge")]
+    tag = cuda_local_tag(dep.specifier)
+    if tag:
+        plain = dep.specifier.split("+", 1)[0]
+        return [("CDL506", f"`{_with_version(dep, dep.specifier)}` asks for the CUDA build `{tag}`, which has no"
+                 f" macOS wheel; drop the local label (`{_with_version(dep, plain)}`) or limit the line to Linux with"
+                 " `; sys_platform == \"linux\"`")]
+    return []
+
+
+def _problems(dep: Dependency, torch_version: Optional[str]) -> List[Tuple[str, str]]:
+    if dep.kind in ("index-url", "find-links"):
+        if dep.url and cuda_index_url(dep.url):
+            return [("CDL507", f"`{dep.url}` is a CUDA wheel index; on a Mac it has no builds (or only CUDA"
+                     " ones). Keep it in a Linux-only requirements file, or attach it to torch with a Linux"
+                     " marker")]
+        return []
+    if dep.kind == "conda-channel":
+        if dep.name in load_packages().cuda_channels:
+            return [("CDL509", f"conda channel `{dep.name}` serves NVIDIA CUDA builds; use conda-forge")]
+        return []
+    return _package_problems(dep, torch_version)
+
+
+def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] = None) -> List[Finding]:
+    catalog = load_catalog()
+    findings = []
+    for dep in deps:
+        off_mac = is_off_mac(dep)
+        for code, message in _problems(dep, torch_version):
+            findings.append(
+                Finding(
+                    code=code,
+                    path=dep.path,
+                    line=dep.line,
+                    column=dep.column,
+                    end_line=dep.end_line,
+                    end_column=dep.end_column,
+                    message=message + (_OFF_MAC_NOTE if off_mac else ""),
+                    severity=Severity.INFO if off_mac else catalog[code].severity,
+                )
+            )
+    return findings
+
+
+def problem_findings(problems: Iterable[Problem]) -> List[Finding]:
+    severity = load_catalog()["CDL000"].severity
+    return [
+        Finding("CDL000", p.path, p.span.line, p.span.column, p.span.end_line, p.span.end_column, p.message, severity)
+        for p in problems
+    ]

@@ -1,0 +1,128 @@
+"""Dockerfiles: base images built on NVIDIA CUDA (CDL454).
+
+Lines are joined at the escape character like Docker does, comment lines inside a
+continuation are dropped, heredoc bodies are skipped, and `ARG` defaults declared
+before the first FROM are substituted into the image name.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from cudalint.catalog import load_catalog
+from cudalint.findings import Finding
+from cudalint.manifests.base import LineIndex, Problem
+
+INSTRUCTIONS = {
+    "from", "run", "cmd", "label", "maintainer", "expose", "env", "add", "copy", "entrypoint",
+    "volume", "user", "workdir", "arg", "onbuild", "stopsignal", "healthcheck", "shell",
+}
+_DIRECTIVE = re.compile(r"^#\s*escape\s*=\s*(\S)\s*$", re.IGNORECASE)
+_HEREDOC = re.compile(r"<<-?\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?")
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _instructions(text: str, index: LineIndex) -> Iterator[Tuple[str, int, List[int]]]:
+    """(joined instruction text, first line, offset in the file of each character)."""
+    lines = text.splitlines()
+    escape = "\\"
+    for line in lines[:5]:
+        directive = _DIRECTIVE.match(line)
+        if directive:
+            escape = directive.group(1)
+            break
+        if not line.startswith("#"):
+            break
+    chars: List[str] = []
+    offsets: List[int] = []
+    first = 0
+    heredoc: Optional[str] = None
+    for number, line in enumerate(lines, start=1):
+        if heredoc is not None:
+            if line.strip() == heredoc:
+                heredoc = None
+            continue
+        stripped = line.strip()
+        if stripped.startswith("#") or (not stripped and not chars):
+            continue
+        start = index.starts[number - 1]
+        continued = line.rstrip().endswith(escape)
+        kept = line.rstrip()[:-1] if continued else line
+        if not chars:
+            first = number
+        chars.extend(kept)
+        offsets.extend(range(start, start + len(kept)))
+        if not continued:
+            joined = "".join(chars)
+            yield joined, first, offsets
+            marker = _HEREDOC.search(joined)
+            heredoc = marker.group(1) if marker else None
+            chars, offsets = [], []
+    if chars:
+        yield "".join(chars), first, offsets
+
+
+def _substitute(image: str, variables: Dict[str, str]) -> str:
+    def value(match: re.Match) -> str:
+        name = match.group(1) or match.group(3)
+        return variables.get(name, match.group(2) or "")
+
+    return _VARIABLE.sub(value, image)
+
+
+def _is_cuda_image(image: str, rule) -> bool:
+    name = re.sub(r"^(docker\.io/)?(library/)?", "", image.lower())
+    name = name.partition("@")[0]
+    repository, tag = name, ""
+    if ":" in name.rsplit("/", 1)[-1]:
+        repository, tag = name.rsplit(":", 1)
+    if any(fnmatchcase(repository, pattern) for pattern in rule.match["images"]):
+        return True
+    return any(fnmatchcase(repository, pattern) for pattern in rule.match["cuda_tag_images"]) and "cuda" in tag
+
+
+def check(path: str, text: str) -> Tuple[List[Finding], List[Problem]]:
+    rule = load_catalog()["CDL454"]
+    index = LineIndex(text)
+    findings: List[Finding] = []
+    problems: List[Problem] = []
+    variables: Dict[str, str] = {}
+    stages = set()
+    seen_from = False
+    for instruction, line, offsets in _instructions(text, index):
+        words = [(m.group(0), m.start(), m.end()) for m in re.finditer(r"\S+", instruction)]
+        keyword = words[0][0].lower()
+        if keyword not in INSTRUCTIONS:
+            problems.append(Problem(path, index.line_span(line), f"line {line}: unknown instruction {words[0][0]!r}"))
+            continue
+        if keyword == "arg" and not seen_from:
+            for word, _, _ in words[1:]:
+                name, _, default = word.partition("=")
+                variables[name] = default.strip("\"'")
+            continue
+        if keyword != "from":
+            continue
+        seen_from = True
+        arguments = [word for word in words[1:] if not word[0].startswith("--")]
+        if not arguments:
+            problems.append(Problem(path, index.line_span(line), f"line {line}: FROM needs an image"))
+            continue
+        image_text, start, end = arguments[0]
+        if len(arguments) >= 3 and arguments[1][0].lower() == "as":
+            stages.add(arguments[2][0].lower())
+        image = _substitute(image_text, variables)
+        if image.lower() in stages or not _is_cuda_image(image, rule):
+            continue
+        span = index.span(offsets[start], offsets[end - 1] + 1)
+        findings.append(
+            Finding(
+                rule.code, path, span.line, span.column, span.end_line, span.end_column,
+                f"base image `{image}` is an NVIDIA CUDA image; on a Mac (and on CPU-only hosts) the container"
+                " has no GPU to use. Build from a plain Python or Linux image, or take the base image from a"
+                " build argument",
+                rule.severity,
+            )
+        )
+    return findings, problems

@@ -1,0 +1,189 @@
+"""PEP 508 environment markers: syntax check and "can this hold on macOS?".
+
+Only what a Mac fixes is known (sys_platform, platform_system, os_name and the
+two machine names); everything else (python_version, extra, ...) is unknown, so
+evaluation is three-valued: True, False or None for "depends".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Tuple
+
+VARIABLES = {
+    "python_version",
+    "python_full_version",
+    "os_name",
+    "sys_platform",
+    "platform_release",
+    "platform_system",
+    "platform_version",
+    "platform_machine",
+    "platform_python_implementation",
+    "implementation_name",
+    "implementation_version",
+    "extra",
+    "extras",
+    "dependency_groups",
+    # Legacy spellings that pip still accepts.
+    "os.name",
+    "sys.platform",
+    "platform.version",
+    "platform.machine",
+    "platform.python_implementation",
+    "python_implementation",
+}
+
+# The values these variables can take on a Mac.
+MACOS_VALUES = {
+    "sys_platform": ("darwin",),
+    "sys.platform": ("darwin",),
+    "platform_system": ("Darwin",),
+    "os_name": ("posix",),
+    "os.name": ("posix",),
+    "platform_machine": ("arm64", "x86_64"),
+    "platform.machine": ("arm64", "x86_64"),
+}
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+      (?P<paren>[()])
+    | (?P<string>"[^"]*"|'[^']*')
+    | (?P<op>===|==|!=|<=|>=|~=|<|>|not\s+in\b|in\b)
+    | (?P<bool>and\b|or\b)
+    | (?P<name>[A-Za-z_][A-Za-z0-9_.]*)
+    )""",
+    re.VERBOSE,
+)
+
+
+class MarkerError(ValueError):
+    pass
+
+
+def _tokens(text: str) -> List[Tuple[str, str]]:
+    tokens = []
+    pos = 0
+    text = text.rstrip()
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if not match or match.end() == pos:
+            raise MarkerError(f"unexpected {text[pos:].strip()[:20]!r} in marker")
+        kind = match.lastgroup
+        value = match.group(kind)
+        if kind == "name" and value not in VARIABLES:
+            raise MarkerError(f"unknown marker variable {value!r}")
+        tokens.append((kind, re.sub(r"\s+", " ", value)))
+        pos = match.end()
+    return tokens
+
+
+class _Parser:
+    """marker := and ('or' and)*; and := atom ('and' atom)*; atom := '(' marker ')' | value op value"""
+
+    def __init__(self, text: str):
+        self.tokens = _tokens(text)
+        self.pos = 0
+
+    def peek(self) -> Tuple[str, str]:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else ("end", "")
+
+    def take(self) -> Tuple[str, str]:
+        token = self.peek()
+        self.pos += 1
+        return token
+
+    def parse(self):
+        tree = self.disjunction()
+        if self.peek()[0] != "end":
+            raise MarkerError(f"unexpected {self.peek()[1]!r} in marker")
+        return tree
+
+    def disjunction(self):
+        tree = self.conjunction()
+        while self.peek() == ("bool", "or"):
+            self.take()
+            tree = ("or", tree, self.conjunction())
+        return tree
+
+    def conjunction(self):
+        tree = self.atom()
+        while self.peek() == ("bool", "and"):
+            self.take()
+            tree = ("and", tree, self.atom())
+        return tree
+
+    def atom(self):
+        if self.peek() == ("paren", "("):
+            self.take()
+            tree = self.disjunction()
+            if self.take() != ("paren", ")"):
+                raise MarkerError("missing ')' in marker")
+            return tree
+        left = self.value()
+        kind, op = self.take()
+        if kind != "op":
+            raise MarkerError("expected a comparison operator in marker")
+        return ("cmp", left, op, self.value())
+
+    def value(self):
+        kind, text = self.take()
+        if kind == "string":
+            return ("str", text[1:-1])
+        if kind == "name":
+            return ("var", text)
+        raise MarkerError("expected a marker variable or a quoted string" + (f", got {text!r}" if text else ""))
+
+
+def parse_marker(text: str):
+    """The marker as a small tree; MarkerError when it is not valid PEP 508."""
+    if not text.strip():
+        raise MarkerError("empty marker after ';'")
+    return _Parser(text).parse()
+
+
+def _compare(left: str, op: str, right: str) -> Optional[bool]:
+    if op == "==":
+        return left == right
+    if op == "!=":
+        return left != right
+    if op == "in":
+        return left in right
+    if op == "not in":
+        return left not in right
+    return None  # version comparisons say nothing about the platform
+
+
+def _candidates(value) -> Optional[Tuple[str, ...]]:
+    kind, text = value
+    if kind == "str":
+        return (text,)
+    return MACOS_VALUES.get(text)
+
+
+def _evaluate(tree) -> Optional[bool]:
+    if tree[0] == "cmp":
+        _, left, op, right = tree
+        lefts, rights = _candidates(left), _candidates(right)
+        if lefts is None or rights is None:
+            return None
+        results = {_compare(a, op, b) for a in lefts for b in rights}
+        return results.pop() if len(results) == 1 else None
+    first, second = _evaluate(tree[1]), _evaluate(tree[2])
+    if tree[0] == "and":
+        if first is False or second is False:
+            return False
+        return True if first and second else None
+    if first or second:
+        return True
+    return False if first is False and second is False else None
+
+
+def excludes_macos(marker: Optional[str]) -> bool:
+    """True when the marker is false on every Mac, so the entry is never installed there."""
+    if not marker:
+        return False
+    try:
+        return _evaluate(parse_marker(marker)) is False
+    except MarkerError:
+        return False

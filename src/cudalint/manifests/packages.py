@@ -1,0 +1,104 @@
+"""rules/packages.toml: which package names the dependency rules recognise."""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from cudalint.catalog import rules_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class PackageGroup:
+    group: str
+    kind: str
+    rule: str
+    names: Tuple[str, ...]
+    repos: Tuple[str, ...]
+    alternative: str
+    alternative_torch: Optional[str] = None
+    portable_since: Optional[str] = None
+    backends: Tuple[Tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    name: str
+    extra: Optional[str]
+    group: PackageGroup
+
+    @property
+    def specificity(self) -> tuple:
+        """Exact names first, then globs with more fixed characters."""
+        literal = re.sub(r"[*?]", "", self.name)
+        return ("*" in self.name or "?" in self.name, -len(literal))
+
+    def matches(self, name: str, extras: Iterable[str]) -> bool:
+        if not fnmatchcase(name, self.name):
+            return False
+        return self.extra is None or any(fnmatchcase(extra, self.extra) for extra in extras)
+
+
+def _patterns(groups: Iterable[PackageGroup]) -> List[_Pattern]:
+    patterns = []
+    for group in groups:
+        for entry in group.names:
+            name, _, extra = entry.partition("[")
+            patterns.append(_Pattern(name, extra.rstrip("]") or None, group))
+    return sorted(patterns, key=lambda pattern: pattern.specificity)
+
+
+@dataclass(frozen=True)
+class PackageCatalog:
+    pypi: Tuple[_Pattern, ...]
+    conda: Tuple[_Pattern, ...]
+    repos: Dict[str, PackageGroup]
+    cuda_channels: Tuple[str, ...]
+
+    def match(self, name: str, extras: Iterable[str] = ()) -> Optional[PackageGroup]:
+        """The group a normalised pip name (with its extras) belongs to."""
+        extras = tuple(extras)
+        return next((p.group for p in self.pypi if p.matches(name, extras)), None)
+
+    def match_conda(self, name: str) -> Optional[PackageGroup]:
+        return next((p.group for p in self.conda if p.matches(name, ())), None)
+
+    def match_repository(self, repository: str) -> Optional[PackageGroup]:
+        return self.repos.get(repository.lower())
+
+
+def _group(table: dict) -> PackageGroup:
+    return PackageGroup(
+        group=table["group"],
+        kind=table.get("kind", "conda"),
+        rule=table["rule"],
+        names=tuple(table["names"]),
+        repos=tuple(table.get("repos", ())),
+        alternative=table["alternative"],
+        alternative_torch=table.get("alternative_torch"),
+        portable_since=table.get("portable_since"),
+        backends=tuple((b["backend"], b["since"]) for b in table.get("backends", ())),
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def load_packages() -> PackageCatalog:
+    data = tomllib.loads((rules_dir() / "packages.toml").read_text(encoding="utf-8"))
+    pypi = [_group(table) for table in data.get("package", [])]
+    conda = [_group(table) for table in data.get("conda", [])]
+    repos = {repo.lower(): group for group in pypi for repo in group.repos}
+    return PackageCatalog(
+        pypi=tuple(_patterns(pypi)),
+        conda=tuple(_patterns(conda)),
+        repos=repos,
+        cuda_channels=tuple(data.get("channels", {}).get("cuda", ())),
+    )

@@ -1,0 +1,131 @@
+"""Lint one Python source: decode, gate, parse once, one pass of all checks, positions."""
+
+from __future__ import annotations
+
+import ast
+import concurrent.futures
+import functools
+import re
+import sys
+import threading
+import warnings
+from typing import Dict, FrozenSet, List, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from cudalint.catalog import Rule
+from cudalint.findings import Finding
+from cudalint.python import idioms, matchers
+from cudalint.python.context import FileContext
+from cudalint.python.visitor import Dispatcher, Registry
+
+# libcst recurses once per nesting level; deep but valid code needs a deep stack.
+_STACK_BYTES = 512 * 1024 * 1024
+_RECURSION_LIMIT = 30000
+
+
+class Checks:
+    """The handlers and prefilter for one selection of rules (built once per selection)."""
+
+    def __init__(self, rules: Dict[str, Rule]):
+        self.rules = rules
+        python_rules = [rule for rule in rules.values() if rule.example_file.endswith(".py") and rule.match]
+        self.index = matchers.MatchIndex(python_rules)
+        self.registry = Registry()
+        matchers.register(self.index, self.registry)
+        custom = {rule.match["check"] for rule in python_rules if "check" in rule.match}
+        for name in sorted(custom):
+            idioms.CHECKS[name](self.registry)
+        words = sorted(self.index.words, key=len, reverse=True)
+        self.prefilter = re.compile("|".join(re.escape(word) for word in words)) if words else None
+
+
+@functools.lru_cache(maxsize=8)
+def checks_for(codes: FrozenSet[str], catalog_rules: Tuple[Rule, ...]) -> Checks:
+    return Checks({rule.code: rule for rule in catalog_rules if rule.code in codes})
+
+
+def unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    from cudalint.findings import Severity
+
+    return Finding("CDL000", path, line, column, line, column, message, Severity.ERROR)
+
+
+def check_python(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...]) -> List[Finding]:
+    if checks.prefilter is None or not checks.prefilter.search(text):
+        return []
+    syntax = _syntax_problem(path, text)
+    if syntax is not None:
+        return [syntax]
+    return _deep_stack(_analyze, path, text, checks, torch_version)
+
+
+def _syntax_problem(path: str, text: str):
+    """CPython's own parser first: fast, exact messages, and it refuses nesting that would blow libcst's stack."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except SyntaxError as exc:
+        message = f"syntax error: {exc.msg}; the file was not checked"
+        return unreadable(path, message, exc.lineno or 1, max(exc.offset or 1, 1))
+    except (RecursionError, MemoryError):
+        return unreadable(path, "expression nested too deeply to analyse; the file was not checked")
+    except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
+        return unreadable(path, f"cannot parse: {exc}")
+    return None
+
+
+def _analyze(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...]) -> List[Finding]:
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        return [unreadable(path, f"syntax error: {exc.message}; the file was not checked", exc.raw_line, exc.raw_column + 1)]
+    except RecursionError:
+        return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
+    ctx = FileContext(path, checks.rules, torch_version)
+    try:
+        module.visit(Dispatcher(ctx, checks.registry.visit, checks.registry.leave))
+    except RecursionError:
+        return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
+    if not ctx.hits:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    findings = []
+    for hit in ctx.hits:
+        where = positions[hit.node]
+        findings.append(
+            Finding(
+                code=hit.code,
+                path=path,
+                line=where.start.line,
+                column=where.start.column + 1,
+                end_line=where.end.line,
+                end_column=where.end.column + 1,
+                message=hit.message,
+                severity=checks.rules[hit.code].severity,
+                fix=hit.fix,
+            )
+        )
+    return findings
+
+
+_executor = None
+_executor_lock = threading.Lock()
+
+
+def _deep_stack(function, *args):
+    """Run on a worker thread with a large stack; CPython's main thread stack is small."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            previous = threading.stack_size(_STACK_BYTES)
+            try:
+                _executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="cudalint")
+                _executor.submit(lambda: None).result()
+            finally:
+                threading.stack_size(previous)
+            if sys.getrecursionlimit() < _RECURSION_LIMIT:
+                sys.setrecursionlimit(_RECURSION_LIMIT)
+    return _executor.submit(function, *args).result()

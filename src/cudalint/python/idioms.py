@@ -1,0 +1,409 @@
+"""Checks that need more than a lookup: data flow of device strings, device-selection
+idioms, guards that raise, and a few APIs whose misuse depends on how they are called.
+
+A rule opts into one of these with `check = "<name>"` in its `[rule.match]` table;
+the names are the keys of CHECKS. Each check registers handlers on the shared
+single-pass visitor and may report several codes; the context drops codes that are
+not selected.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Dict, List, Optional
+
+import libcst as cst
+
+from cudalint.python import guards
+from cudalint.python.context import FileContext
+from cudalint.python.guards import is_cuda_string, mentions_mac_path, source_of
+from cudalint.python.names import dotted, is_cuda_device_string, is_true, string_value
+from cudalint.python.visitor import Registry
+
+DEVICE_POSITIONAL = {"torch.device": 0, "torch.set_default_device": 0, "torch.amp.GradScaler": 0}
+DEVICE_NAME_RE = re.compile(r"device", re.IGNORECASE)
+BACKEND_QUERY_RE = re.compile(r"\b(cuda|xpu|npu|hpu|mlu)\b.*is_available")
+VERSION_PARSERS = {"float", "int", "Version", "parse", "LooseVersion", "StrictVersion", "version.parse"}
+ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+# -- CDL101: a CUDA device string reaching a device argument -----------------------
+def _device_sink(value: cst.BaseExpression, ctx: FileContext) -> None:
+    if is_cuda_device_string(value):
+        ctx.report("CDL101", value, f"device {source_of(value)} is CUDA-only; choose the device at run time")
+    elif isinstance(value, cst.Name) and not ctx.guard_depth:
+        ctx.device_name_uses.append((ctx.scopes[-1], value.value))
+
+
+def _device_call(node: cst.Call, ctx: FileContext) -> None:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            _device_sink(arg.value, ctx)
+    func = node.func
+    position = DEVICE_POSITIONAL.get(ctx.imports.resolve(func) or "")
+    if position is None and isinstance(func, cst.Attribute) and func.attr.value == "to":
+        position = None if ctx.imports.is_module_ref(func.value) else 0
+    if position is not None:
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) > position:
+            _device_sink(positional[position].value, ctx)
+
+
+def _in_class_body(ctx: FileContext) -> bool:
+    # Assign -> SimpleStatementLine -> IndentedBlock -> ClassDef
+    return len(ctx.stack) >= 4 and isinstance(ctx.stack[-4], cst.ClassDef)
+
+
+def _device_binding(node: cst.CSTNode, ctx: FileContext) -> None:
+    value = node.value
+    if value is None or not is_cuda_device_string(value) or _in_class_body(ctx):
+        return
+    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+    for target in targets:
+        name = target.value if isinstance(target, cst.Name) else target.attr.value if isinstance(target, cst.Attribute) else None
+        if name is None:
+            continue
+        if DEVICE_NAME_RE.search(name):
+            _device_sink(value, ctx)
+        elif isinstance(target, cst.Name) and not ctx.guard_depth:
+            ctx.cuda_bindings.setdefault((ctx.scopes[-1], name), []).append(value)
+
+
+def _device_dict_entry(node: cst.DictElement, ctx: FileContext) -> None:
+    key = string_value(node.key)
+    if key is not None and DEVICE_NAME_RE.search(key):
+        _device_sink(node.value, ctx)
+
+
+def _device_names_at_end(node: cst.Module, ctx: FileContext) -> None:
+    """`DEVICE = "cuda"` ... `x.to(DEVICE)`: report at the binding, once."""
+    for scope, name in ctx.device_name_uses:
+        for literal in ctx.cuda_bindings.get((scope, name)) or ctx.cuda_bindings.get((0, name), ()):
+            ctx.report("CDL101", literal, f"{name} = {source_of(literal)} reaches a device argument; CUDA-only")
+
+
+def device_sink(registry: Registry) -> None:
+    registry.on(cst.Call, _device_call)
+    registry.on(cst.Assign, _device_binding)
+    registry.on(cst.AnnAssign, _device_binding)
+    registry.on(cst.DictElement, _device_dict_entry)
+    registry.on_leave(cst.Module, _device_names_at_end)
+
+
+# -- CDL104 / CDL107: device selection that forgets MPS, or collapses the type ------
+def _is_cuda_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    if is_cuda_device_string(node):
+        return True
+    return (
+        isinstance(node, cst.Call)
+        and ctx.imports.resolve(node.func) == "torch.device"
+        and bool(node.args)
+        and is_cuda_device_string(node.args[0].value)
+    )
+
+
+def _is_cpu_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    if string_value(node) == "cpu":
+        return True
+    return (
+        isinstance(node, cst.Call)
+        and ctx.imports.resolve(node.func) == "torch.device"
+        and bool(node.args)
+        and string_value(node.args[0].value) == "cpu"
+    )
+
+
+def _compares_to_cuda(test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.Comparison):
+        return is_cuda_string(test.left) or any(is_cuda_string(t.comparator) for t in test.comparisons)
+    if isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("startswith"):
+        return bool(test.args) and is_cuda_string(test.args[0].value)
+    return False
+
+
+def _mark_arm(node: cst.BaseExpression, ctx: FileContext) -> None:
+    ctx.handled.add(id(node))
+    if isinstance(node, cst.Call) and node.args:
+        ctx.handled.add(id(node.args[0].value))
+
+
+def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
+    parent = ctx.parent
+    if isinstance(parent, cst.IfExp) and parent.orelse is node:
+        return  # a later link of a chain already judged at its head
+    tests: List[cst.BaseExpression] = []
+    arms: List[cst.BaseExpression] = []
+    link: cst.BaseExpression = node
+    while isinstance(link, cst.IfExp):
+        tests.append(link.test)
+        arms.append(link.body)
+        link = link.orelse
+    arms.append(link)
+    cuda_arms = [arm for arm in arms if _is_cuda_arm(arm, ctx)]
+    if not cuda_arms:
+        return
+    for arm in cuda_arms:
+        _mark_arm(arm, ctx)
+    if any(mentions_mac_path(part) for part in tests + arms):
+        return  # a selection with an MPS/XPU/accelerator arm is portable
+    if not any(_is_cpu_arm(arm, ctx) for arm in arms):
+        return
+    if all(_compares_to_cuda(test) for test in tests):
+        ctx.report(
+            "CDL107",
+            node,
+            "device type collapses to 'cuda' or 'cpu': an 'mps' device becomes 'cpu' (autocast and "
+            "friends silently run on CPU); pass the device's own type",
+        )
+    else:
+        ctx.report(
+            "CDL104",
+            node,
+            "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
+            "available accelerator, then CPU",
+        )
+
+
+def _branches(node: cst.If):
+    """(test, body) pairs of an if/elif chain, then the else body (or None)."""
+    pairs = []
+    link: Optional[cst.BaseSuite] = node
+    while isinstance(link, cst.If):
+        pairs.append((link.test, link.body))
+        link = link.orelse
+    return pairs, (link.body if isinstance(link, cst.Else) else None)
+
+
+def _assigned_values(block: cst.BaseSuite) -> List[cst.BaseExpression]:
+    values = []
+    for statement in getattr(block, "body", ()):
+        for small in getattr(statement, "body", ()):
+            if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                values.append(small.value)
+    return values
+
+
+def _is_chain_head(node: cst.If, ctx: FileContext) -> bool:
+    parent = ctx.parent
+    return not (isinstance(parent, cst.If) and parent.orelse is node)
+
+
+def _selection_statement(node: cst.If, ctx: FileContext) -> None:
+    if not _is_chain_head(node, ctx) or not guards.is_cuda_guard(node.test, ctx.imports):
+        return
+    pairs, else_body = _branches(node)
+    if else_body is None or any(mentions_mac_path(test) for test, _ in pairs):
+        return
+    if not any(_is_cuda_arm(value, ctx) for value in _assigned_values(pairs[0][1])):
+        return
+    other = [value for _, body in pairs[1:] for value in _assigned_values(body)] + _assigned_values(else_body)
+    if any(mentions_mac_path(value) for value in other) or not any(_is_cpu_arm(v, ctx) for v in other):
+        return
+    ctx.report(
+        "CDL104",
+        node,
+        "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
+        "available accelerator, then CPU",
+    )
+
+
+def device_selection(registry: Registry) -> None:
+    registry.on(cst.IfExp, _selection_expression)
+    registry.on(cst.If, _selection_statement)
+
+
+# -- CDL108: "cuda" as a default -----------------------------------------------------
+def _default_param(node: cst.Param, ctx: FileContext) -> None:
+    if node.default is not None and is_cuda_device_string(node.default):
+        ctx.report("CDL108", node.default, f"parameter {node.name.value!r} defaults to a CUDA device")
+
+
+def _default_keyword(node: cst.Call, ctx: FileContext) -> None:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "default" and is_cuda_device_string(arg.value):
+            ctx.report("CDL108", arg.value, "option defaults to a CUDA device")
+
+
+def _default_field(node: cst.CSTNode, ctx: FileContext) -> None:
+    if node.value is not None and _in_class_body(ctx) and is_cuda_device_string(node.value):
+        ctx.report("CDL108", node.value, "class attribute defaults to a CUDA device")
+
+
+def default_device(registry: Registry) -> None:
+    registry.on(cst.Param, _default_param)
+    registry.on(cst.Call, _default_keyword)
+    registry.on(cst.Assign, _default_field)
+    registry.on(cst.AnnAssign, _default_field)
+
+
+# -- CDL109: torch.load without a map_location that works off CUDA -------------------
+def _torch_load(node: cst.Call, ctx: FileContext) -> None:
+    if ctx.imports.resolve(node.func) != "torch.load":
+        return
+    positional = [arg for arg in node.args if arg.keyword is None]
+    if any(arg.star for arg in node.args):
+        return
+    location = next((arg.value for arg in node.args if arg.keyword and arg.keyword.value == "map_location"), None)
+    if location is None and len(positional) >= 2:
+        location = positional[1].value
+    if location is None:
+        ctx.report(
+            "CDL109",
+            node,
+            "torch.load without map_location restores tensors to the device they were saved from; "
+            "a checkpoint saved on CUDA fails to load on MPS or CPU",
+        )
+    elif is_cuda_device_string(location) or (isinstance(location, cst.Lambda) and ".cuda(" in source_of(location)):
+        ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
+
+
+def torch_load(registry: Registry) -> None:
+    registry.on(cst.Call, _torch_load)
+
+
+# -- CDL216: torch.version.cuda used as if it were never None ----------------------
+def _version_cuda(node: cst.Attribute, ctx: FileContext) -> None:
+    if ctx.imports.resolve(node) != "torch.version.cuda":
+        return
+    parent = ctx.parent
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        misuse = f"torch.version.cuda.{parent.attr.value}"
+    elif isinstance(parent, cst.Subscript) and parent.value is node:
+        misuse = "torch.version.cuda[...]"
+    elif isinstance(parent, cst.Arg) and isinstance(ctx.stack[-3], cst.Call):
+        callee = dotted(ctx.stack[-3].func) or ""
+        if callee.split(".")[-1] not in VERSION_PARSERS and callee not in VERSION_PARSERS:
+            return
+        misuse = f"{callee}(torch.version.cuda)"
+    elif isinstance(parent, cst.Comparison) and any(isinstance(t.operator, ORDERING) for t in parent.comparisons):
+        misuse = "an ordering comparison with torch.version.cuda"
+    else:
+        return
+    if _short_circuit_guarded(ctx):
+        return
+    ctx.report("CDL216", node, f"{misuse} fails on builds without CUDA, where torch.version.cuda is None")
+
+
+def _short_circuit_guarded(ctx: FileContext) -> bool:
+    """`torch.version.cuda and int(torch.version.cuda[0])`: the right side runs only when set."""
+    for depth in range(len(ctx.stack) - 2, 0, -1):
+        holder = ctx.stack[depth]
+        if isinstance(holder, cst.BooleanOperation) and isinstance(holder.operator, cst.And):
+            if ctx.stack[depth + 1] is holder.right and guards.is_cuda_guard(holder.left, ctx.imports):
+                return True
+    return False
+
+
+def version_cuda(registry: Registry) -> None:
+    registry.on(cst.Attribute, _version_cuda)
+
+
+# -- CDL111: MPS chosen because it is built, not because it is available -----------
+def _mps_built(node: cst.Call, ctx: FileContext) -> None:
+    if not ctx.test_depth or ctx.imports.resolve(node.func) not in ("torch.backends.mps.is_built",):
+        return
+    for holder in reversed(ctx.stack):
+        if isinstance(holder, (cst.If, cst.IfExp, cst.While)):
+            if "is_available" not in source_of(holder.test):
+                ctx.report(
+                    "CDL111",
+                    node,
+                    "torch.backends.mps.is_built() is True on any macOS build, even where MPS cannot run "
+                    "(old macOS, no Metal device); test torch.backends.mps.is_available()",
+                )
+            return
+
+
+def mps_built(registry: Registry) -> None:
+    registry.on(cst.Call, _mps_built)
+
+
+# -- CDL112: code that requires CUDA and stops everywhere else ---------------------
+def _cuda_required_if(node: cst.If, ctx: FileContext) -> None:
+    if not _is_chain_head(node, ctx):
+        return
+    imports = ctx.imports
+    if guards.negated_guard(node.test, imports) and guards.ends_flow(node.body) == "raise":
+        ctx.report("CDL112", node, "stops when CUDA is missing: MPS and CPU hosts cannot run this code")
+        return
+    if not guards.is_cuda_guard(node.test, imports):
+        return
+    pairs, else_body = _branches(node)
+    if any(mentions_mac_path(test) for test, _ in pairs[:1]):
+        return
+    if else_body is not None and guards.ends_flow(else_body) == "raise" and not any(
+        mentions_mac_path(test) for test, _ in pairs
+    ):
+        ctx.report("CDL112", node, "the branch for hosts without CUDA raises: MPS and CPU hosts cannot run this code")
+    elif else_body is None and len(pairs) > 1 and not any(mentions_mac_path(test) for test, _ in pairs[1:]):
+        if all(BACKEND_QUERY_RE.search(source_of(test)) for test, _ in pairs):
+            ctx.report(
+                "CDL112",
+                node,
+                "backend chain has no MPS and no CPU branch: on a Mac nothing is selected",
+            )
+
+
+def _cuda_required_assert(node: cst.Assert, ctx: FileContext) -> None:
+    if guards.is_availability_query(node.test, ctx.imports):
+        ctx.report("CDL112", node, "asserts a CUDA host: MPS and CPU hosts stop here")
+
+
+def cuda_required(registry: Registry) -> None:
+    registry.on(cst.If, _cuda_required_if)
+    registry.on(cst.Assert, _cuda_required_assert)
+
+
+# -- CDL402: JIT-compiled CUDA sources ------------------------------------------------
+def _jit_extension(node: cst.Call, ctx: FileContext) -> None:
+    qualified = ctx.imports.resolve(node.func)
+    if qualified == "torch.utils.cpp_extension.load":
+        sources = next((a.value for a in node.args if a.keyword and a.keyword.value == "sources"), None)
+        positional = [a for a in node.args if a.keyword is None]
+        if sources is None and len(positional) >= 2:
+            sources = positional[1].value
+        if sources is not None and re.search(r"\.cuh?['\"]", source_of(sources)):
+            ctx.report("CDL402", node, "cpp_extension.load compiles .cu sources with nvcc: no CUDA toolkit on a Mac")
+    elif qualified == "torch.utils.cpp_extension.load_inline":
+        for arg in node.args:
+            name = arg.keyword.value if arg.keyword else None
+            if (name == "cuda_sources" and not _empty(arg.value)) or (name == "with_cuda" and is_true(arg.value)):
+                ctx.report("CDL402", node, "load_inline with CUDA sources needs nvcc: no CUDA toolkit on a Mac")
+                return
+
+
+def _empty(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Name) and node.value == "None") or (isinstance(node, (cst.List, cst.Tuple)) and not node.elements)
+
+
+def jit_extension(registry: Registry) -> None:
+    registry.on(cst.Call, _jit_extension)
+
+
+# -- CDL217: NVIDIA's Multi-Process Service control daemon -------------------------
+def _mps_daemon(node: cst.SimpleString, ctx: FileContext) -> None:
+    value = string_value(node)
+    if value and "nvidia-cuda-mps-control" in value and not isinstance(ctx.parent, cst.Expr):
+        ctx.report(
+            "CDL217",
+            node,
+            "nvidia-cuda-mps-control is NVIDIA's Multi-Process Service daemon, which shares only the "
+            "letters with Apple's MPS backend; it does not exist off NVIDIA hosts",
+        )
+
+
+def mps_daemon(registry: Registry) -> None:
+    registry.on(cst.SimpleString, _mps_daemon)
+
+
+CHECKS: Dict[str, Callable[[Registry], None]] = {
+    "device-sink": device_sink,
+    "device-selection": device_selection,
+    "default-device": default_device,
+    "torch-load": torch_load,
+    "version-cuda": version_cuda,
+    "mps-built": mps_built,
+    "cuda-required": cuda_required,
+    "jit-extension": jit_extension,
+    "mps-daemon": mps_daemon,
+}

@@ -1,0 +1,304 @@
+"""The catalog-driven checks: what a rule's `[rule.match]` table asks for.
+
+Kinds of match, each a list of entries in the rule's TOML:
+
+    refs        a qualified name (or `prefix.*`) referenced anywhere: call, decorator,
+                attribute read or write, `except` clause
+    imports     a module imported outside `try/except ImportError`
+    methods     `.name(...)` called on a value that is not a module
+    attributes  `.name` read on a value that is not a module, outside if-tests
+    arguments   an argument value at a keyword and/or position of a call
+    env         an environment variable name used with os.environ / os.getenv
+
+Every entry may carry `use` (the portable replacement) and `since`/`until` (torch
+releases that bound when the entry applies), which the message template can name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+
+import libcst as cst
+
+from cudalint.catalog import Rule
+from cudalint.python.context import FileContext
+from cudalint.python.guards import source_of
+from cudalint.python.names import dotted, is_cuda_device_string, is_true, string_value
+from cudalint.python.visitor import Registry
+from cudalint.versions import parse_version
+
+ENV_READERS = {"os.getenv", "os.putenv", "os.environ.get", "os.environ.setdefault", "os.environ.pop", "os.unsetenv"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    rule: Rule
+    spec: Mapping
+
+    def message(self, found: str) -> str:
+        template = self.rule.match.get("message", "{found}: " + self.rule.summary)
+        fields = {"found": found, "use": "", "since": "", "until": "", "note": ""}
+        fields.update({key: str(value) for key, value in self.spec.items()})
+        return template.format(**fields)
+
+    def applies(self, ctx: FileContext) -> bool:
+        until = self.spec.get("until")
+        return not (until and ctx.torch_version >= parse_version(until))
+
+
+# -- value predicates for `arguments` entries ---------------------------------
+def _numpy_float64(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    return ctx.imports.resolve(node) in {"numpy.float64", "numpy.double", "numpy.complex128", "numpy.cdouble"}
+
+
+VALUE_TESTS: Dict[str, Callable[[cst.BaseExpression, FileContext], bool]] = {
+    "true": lambda node, ctx: is_true(node),
+    "cuda": lambda node, ctx: is_cuda_device_string(node),
+    "any": lambda node, ctx: True,
+    "numpy-float64": _numpy_float64,
+}
+
+
+def _value_matches(spec: Mapping, node: cst.BaseExpression, ctx: FileContext) -> bool:
+    if "values" in spec:
+        value = string_value(node)
+        return value is not None and value in spec["values"]
+    return VALUE_TESTS[spec.get("value", "any")](node, ctx)
+
+
+class MatchIndex:
+    """All match entries of the selected rules, indexed for constant-time lookups."""
+
+    def __init__(self, rules: Iterable[Rule]):
+        self.refs: Dict[str, Entry] = {}
+        self.ref_prefixes: Dict[str, Entry] = {}
+        self.imports: Dict[str, Entry] = {}
+        self.methods: Dict[str, List[Entry]] = {}
+        self.attributes: Dict[str, List[Entry]] = {}
+        self.arguments: List[Entry] = []
+        self.env: Dict[str, Entry] = {}
+        self.env_prefixes: List[Tuple[str, Entry]] = []
+        self.words: set = set()
+        for rule in rules:
+            match = rule.match
+            for spec in match.get("refs", ()):
+                name = spec["name"]
+                if name.endswith(".*"):
+                    self.ref_prefixes[name[:-2]] = Entry(rule, spec)
+                    self.words.add(name[:-2].rsplit(".", 1)[-1])
+                else:
+                    self.refs[name] = Entry(rule, spec)
+                    self.words.add(name.rsplit(".", 1)[-1])
+            for spec in match.get("imports", ()):
+                self.imports[spec["module"]] = Entry(rule, spec)
+                self.words.add(spec["module"].rsplit(".", 1)[-1])
+            for spec in match.get("methods", ()):
+                self.methods.setdefault(spec["name"], []).append(Entry(rule, spec))
+                self.words.add(spec["name"])
+            for spec in match.get("attributes", ()):
+                self.attributes.setdefault(spec["name"], []).append(Entry(rule, spec))
+                self.words.add(spec["name"])
+            for spec in match.get("arguments", ()):
+                self.arguments.append(Entry(rule, spec))
+                self.words.add(_argument_word(spec))
+            for spec in match.get("env", ()):
+                name = spec["name"]
+                if name.endswith("*"):
+                    self.env_prefixes.append((name[:-1], Entry(rule, spec)))
+                    self.words.add(name[:-1])
+                else:
+                    self.env[name] = Entry(rule, spec)
+                    self.words.add(name)
+            self.words.update(match.get("words", ()))
+        self.words.discard("")
+
+    def ref(self, qualified: str) -> Optional[Entry]:
+        entry = self.refs.get(qualified)
+        if entry is not None:
+            return entry
+        head = qualified
+        while "." in head:
+            head = head.rsplit(".", 1)[0]
+            if head in self.ref_prefixes:
+                return self.ref_prefixes[head]
+            if head in self.refs:
+                return None  # a known API's attribute (`torch.cuda.Event().record`) is reported at the API
+        return None
+
+    def env_entry(self, name: str) -> Optional[Entry]:
+        entry = self.env.get(name)
+        if entry is not None:
+            return entry
+        for prefix, candidate in self.env_prefixes:
+            if name.startswith(prefix):
+                return candidate
+        return None
+
+
+def _argument_word(spec: Mapping) -> str:
+    """A word any matching call must contain: the keyword when only a keyword can match, else the callee."""
+    callee = spec["callee"].rsplit(".", 1)[-1]
+    if "position" not in spec and "keyword" in spec or "*" in callee:
+        return spec.get("keyword", "")
+    return callee
+
+
+def register(index: MatchIndex, registry: Registry) -> None:
+    if index.refs or index.ref_prefixes:
+        registry.on(cst.Attribute, lambda node, ctx: _check_ref(index, node, ctx))
+        registry.on(cst.Name, lambda node, ctx: _check_ref(index, node, ctx))
+    if index.imports:
+        registry.on(cst.Import, lambda node, ctx: _check_import(index, node, ctx))
+        registry.on(cst.ImportFrom, lambda node, ctx: _check_import_from(index, node, ctx))
+    if index.methods or index.arguments:
+        registry.on(cst.Call, lambda node, ctx: _check_call(index, node, ctx))
+    if index.attributes:
+        registry.on(cst.Attribute, lambda node, ctx: _check_attribute(index, node, ctx))
+    if index.env or index.env_prefixes:
+        registry.on(cst.SimpleString, lambda node, ctx: _check_env(index, node, ctx))
+
+
+def _is_reference(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
+    """A Name/Attribute that is a whole expression, not part of a longer chain or a binding."""
+    if isinstance(parent, cst.Attribute):
+        return False  # either the `.attr` Name or the `.value` of a longer chain
+    if isinstance(node, cst.Name):
+        if isinstance(parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName)):
+            return isinstance(parent, cst.Arg) and parent.value is node
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)):
+            return False
+    return True
+
+
+def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
+    if ctx.import_depth or not _is_reference(node, ctx.parent):
+        return
+    qualified = ctx.imports.resolve(node)
+    if qualified is None:
+        return
+    entry = index.ref(qualified)
+    if entry is None or not entry.applies(ctx):
+        return
+    if ctx.test_depth and ctx.rules[entry.rule.code].family == "CDL1":
+        return  # device queries inside an if-test decide, they do not move data
+    ctx.report(entry.rule.code, node, entry.message(qualified))
+
+
+def _imported_entry(index: MatchIndex, module: str) -> Optional[Entry]:
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        entry = index.imports.get(".".join(parts[:end]))
+        if entry is not None:
+            return entry
+    return None
+
+
+def _check_import(index: MatchIndex, node: cst.Import, ctx: FileContext) -> None:
+    if ctx.optional_import_depth:
+        return
+    for alias in node.names:
+        module = dotted(alias.name) or ""
+        entry = _imported_entry(index, module)
+        if entry is not None:
+            ctx.report(entry.rule.code, node, entry.message(module))
+            return
+
+
+def _check_import_from(index: MatchIndex, node: cst.ImportFrom, ctx: FileContext) -> None:
+    if ctx.optional_import_depth or node.relative or node.module is None:
+        return
+    base = dotted(node.module) or ""
+    names = [] if isinstance(node.names, cst.ImportStar) else [dotted(alias.name) or "" for alias in node.names]
+    for module in [base] + [f"{base}.{name}" for name in names]:
+        entry = _imported_entry(index, module)
+        if entry is not None:
+            ctx.report(entry.rule.code, node, entry.message(module))
+            return
+
+
+def _callee_matches(pattern: str, func: cst.BaseExpression, ctx: FileContext) -> bool:
+    if pattern == "*":
+        return True
+    if pattern.startswith("."):
+        return isinstance(func, cst.Attribute) and func.attr.value == pattern[1:] and not ctx.imports.is_module_ref(
+            func.value
+        )
+    qualified = ctx.imports.resolve(func)
+    return qualified is not None and fnmatch.fnmatchcase(qualified, pattern)
+
+
+def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        for entry in index.methods.get(func.attr.value, ()):
+            if ctx.imports.is_module_ref(func.value) or not entry.applies(ctx):
+                continue
+            if "max_args" in entry.spec and len(node.args) > entry.spec["max_args"]:
+                continue
+            ctx.report(entry.rule.code, func.attr, entry.message(f".{func.attr.value}()"))
+    for entry in index.arguments:
+        spec = entry.spec
+        if not _callee_matches(spec["callee"], func, ctx) or not entry.applies(ctx):
+            continue
+        if "unless" in spec and any(arg.keyword and arg.keyword.value == spec["unless"] for arg in node.args):
+            continue
+        if "max_args" in spec and len(node.args) > spec["max_args"]:
+            continue
+        if "keyword" not in spec and "position" not in spec:
+            ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))
+            continue
+        arg = _find_argument(node, spec.get("keyword"), spec.get("position"))
+        if arg is not None and _value_matches(spec, arg.value, ctx):
+            found = f"{arg.keyword.value}=" if arg.keyword else ""
+            ctx.report(entry.rule.code, arg, entry.message(found + source_of(arg.value)))
+
+
+def _find_argument(call: cst.Call, keyword: Optional[str], position: Optional[int]) -> Optional[cst.Arg]:
+    positional = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if keyword is not None and arg.keyword.value == keyword:
+                return arg
+        elif arg.star:
+            return None
+        else:
+            if position is not None and positional == position:
+                return arg
+            positional += 1
+    return None
+
+
+def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -> None:
+    if ctx.test_depth or isinstance(ctx.parent, cst.Call) and ctx.parent.func is node:
+        return
+    for entry in index.attributes.get(node.attr.value, ()):
+        if not ctx.imports.is_module_ref(node.value):
+            ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))
+
+
+def _check_env(index: MatchIndex, node: cst.SimpleString, ctx: FileContext) -> None:
+    name = string_value(node)
+    if not name or not _env_position(node, ctx):
+        return
+    entry = index.env_entry(name)
+    if entry is not None:
+        ctx.report(entry.rule.code, node, entry.message(name))
+
+
+def _env_position(node: cst.SimpleString, ctx: FileContext) -> bool:
+    """The string names an environment variable: os.environ[...], os.getenv(...), `in os.environ`, env dict key."""
+    stack = ctx.stack
+    parent = stack[-2] if len(stack) >= 2 else None
+    grand = stack[-3] if len(stack) >= 3 else None
+    if isinstance(parent, cst.Index) and isinstance(grand, cst.SubscriptElement):
+        subscript = stack[-4] if len(stack) >= 4 else None
+        return isinstance(subscript, cst.Subscript) and ctx.imports.resolve(subscript.value) == "os.environ"
+    if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and grand.args and grand.args[0] is parent:
+        return ctx.imports.resolve(grand.func) in ENV_READERS
+    if isinstance(parent, cst.Comparison):
+        return any(ctx.imports.resolve(target.comparator) == "os.environ" for target in parent.comparisons)
+    if isinstance(parent, cst.DictElement) and parent.key is node:
+        return True
+    return False

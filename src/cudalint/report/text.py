@@ -1,0 +1,43 @@
+"""Human output: path:line:col: CODE message, a summary line, optional statistics."""
+
+from __future__ import annotations
+
+import collections
+from typing import List
+
+from cudalint.findings import Severity
+from cudalint.runner import RunResult, count_by_severity
+
+COLOURS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
+BOLD, RESET = "\033[1m", "\033[0m"
+
+
+def render_text(result: RunResult, *, colour: bool = False, statistics: bool = False, quiet: bool = False) -> str:
+    lines: List[str] = []
+    for finding in result.findings:
+        code = f"{COLOURS[finding.severity]}{finding.code}{RESET}" if colour else finding.code
+        where = f"{finding.path}:{finding.line}:{finding.column}:"
+        lines.append(f"{BOLD}{where}{RESET} {code} {finding.message}" if colour else f"{where} {code} {finding.message}")
+    if statistics and result.findings:
+        lines.append("")
+        counts = collections.Counter(finding.code for finding in result.findings)
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+            lines.append(f"{count:>5}  {code}")
+    if not quiet:
+        lines.append(summary(result))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def summary(result: RunResult) -> str:
+    target = f"target torch {result.torch_version} ({result.torch_version_source})"
+    files = f"{result.files} file{'s' if result.files != 1 else ''} checked"
+    if not result.findings:
+        return f"All clear: {files}, {target}."
+    counts = count_by_severity(result.findings)
+    parts = [f"{counts[s]} {s.value}{'s' if counts[s] != 1 and s is not Severity.INFO else ''}" for s in Severity if counts[s]]
+    fixable = sum(1 for finding in result.findings if finding.fix is not None)
+    total = len(result.findings)
+    return (
+        f"Found {total} problem{'s' if total != 1 else ''} ({', '.join(parts)}) in {files}; "
+        f"{fixable} fixable; {target}."
+    )

@@ -1,0 +1,41 @@
+"""Reading a source file into text the way CPython would, or saying exactly why not."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class SourceText:
+    text: Optional[str]
+    error: Optional[str] = None
+    error_line: int = 1
+    error_column: int = 1
+
+
+def decode_python(data: bytes) -> SourceText:
+    """Decode with the BOM or PEP 263 cookie, as the interpreter does."""
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        return SourceText(None, "binary content (NUL byte); not a Python source file", line)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return SourceText(None, f"bad encoding declaration: {exc.msg}", exc.lineno or 1)
+    return decode_text(data, encoding)
+
+
+def decode_text(data: bytes, encoding: str = "utf-8") -> SourceText:
+    if encoding == "utf-8" and data.startswith(b"\xef\xbb\xbf"):
+        encoding = "utf-8-sig"
+    try:
+        return SourceText(data.decode(encoding))
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return SourceText(None, f"cannot decode byte {data[exc.start]:#04x} as {encoding}", line, column)
+    except LookupError:
+        return SourceText(None, f"unknown encoding {encoding!r}")

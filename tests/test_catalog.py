@@ -1,0 +1,81 @@
+"""The catalog documents itself, and its examples are its tests."""
+
+import re
+import sys
+
+import pytest
+
+from conftest import ROOT, SHARED, findings_of
+from cudalint.catalog import CODE_RE, load_catalog
+from cudalint.cli import rules_table
+from cudalint.manifests import manifest_kind
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+CATALOG = load_catalog()
+RULES = [rule for rule in CATALOG if rule.code != "CDL000"]
+
+
+def _kind(rule):
+    return "python" if rule.example_file.endswith(".py") and rule.example_file != "setup.py" else manifest_kind(
+        rule.example_file
+    ) or "python"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
+def test_bad_example_produces_exactly_this_rule(rule):
+    found = findings_of(rule.bad, path=rule.example_file, kind=_kind(rule), torch_version=rule.example_torch or "2.15")
+    assert found, f"{rule.code}: bad example produces nothing"
+    assert {f.code for f in found} == {rule.code}
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
+def test_good_example_produces_nothing(rule):
+    found = findings_of(rule.good, path=rule.example_file, kind=_kind(rule), torch_version=rule.example_torch or "2.15")
+    assert [(f.code, f.line, f.message) for f in found] == []
+
+
+@pytest.mark.parametrize("rule", list(CATALOG), ids=lambda rule: rule.code)
+def test_rule_is_documented(rule):
+    assert CODE_RE.match(rule.code)
+    assert re.match(r"^[a-z0-9]+(-[a-z0-9]+)*$", rule.name)
+    assert rule.summary and rule.why.strip() and rule.bad.strip() and rule.good.strip()
+    text = rule.explain()
+    for section in ("## What it does", "## Why is this bad", "## Example", "## Use instead", "## Fix safety"):
+        assert section in text
+
+
+def test_rule_names_are_unique():
+    names = [rule.name for rule in CATALOG]
+    assert len(names) == len(set(names))
+
+
+def test_every_api_in_the_reference_is_covered():
+    reference = tomllib.loads((SHARED / "reference" / "api-map.toml").read_text(encoding="utf-8"))
+    covered = set()
+    for rule in CATALOG:
+        for kind in ("refs", "imports", "methods", "attributes", "arguments", "env"):
+            covered.update(spec["api"] for spec in rule.match.get(kind, ()) if "api" in spec)
+    # APIs that idiom checks cover rather than a table entry: api id -> the rule that reports it.
+    by_check = {
+        "cuda.is_available": "CDL104",
+        "device.cuda_literal": "CDL101",
+        "generator.cuda": "CDL101",
+        "load.map_location": "CDL109",
+        "cpp_extension.load_cuda": "CDL402",
+    }
+    for api, code in by_check.items():
+        assert code in CATALOG
+        covered.add(api)
+    missing = sorted(entry["id"] for entry in reference["api"] if entry["id"] not in covered)
+    assert missing == []
+
+
+def test_readme_rule_table_is_generated_from_the_catalog():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- rules:start -->") + len("<!-- rules:start -->\n")
+    end = readme.index("<!-- rules:end -->")
+    assert readme[start:end] == rules_table(markdown=True), "run: python scripts/update_readme.py"

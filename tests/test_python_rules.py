@@ -1,0 +1,149 @@
+"""Exact (code, line, column) on the fixtures: every rule family, name resolution, precision."""
+
+from conftest import FIXTURES, findings_of, triples
+
+
+def lint_fixture(relative, **options):
+    return triples(findings_of((FIXTURES / relative).read_text(encoding="utf-8"), path=relative, **options))
+
+
+def test_demo_training_script():
+    assert lint_fixture("demo/train.py") == [
+        ("CDL106", 12, 12),  # CUDA_VISIBLE_DEVICES
+        ("CDL308", 13, 12),  # PYTORCH_CUDA_ALLOC_CONF
+        ("CDL101", 15, 10),  # DEVICE = "cuda", reported at the binding
+        ("CDL108", 20, 45),  # add_argument(default="cuda:0")
+        ("CDL601", 26, 39),  # dtype=torch.float64
+        ("CDL301", 28, 67),  # pin_memory=True
+        ("CDL701", 33, 33),  # init_process_group("nccl")
+        ("CDL209", 34, 5),  # cudnn.deterministic
+        ("CDL203", 35, 5),  # torch.cuda.manual_seed_all
+        ("CDL102", 36, 75),  # .cuda()
+        ("CDL205", 38, 14),  # GradScaler from torch.cuda.amp
+        ("CDL304", 40, 34),  # non_blocking=True
+        ("CDL304", 41, 26),
+        ("CDL205", 42, 14),  # autocast from torch.cuda.amp
+        ("CDL201", 48, 5),  # torch.cuda.synchronize
+        ("CDL202", 49, 26),  # torch.cuda.max_memory_allocated
+        ("CDL109", 55, 27),  # torch.load without map_location
+    ]
+
+
+def test_portable_code_has_no_findings():
+    assert lint_fixture("demo/portable.py") == []
+
+
+def test_precision_no_findings_for_guards_mentions_and_portable_selection():
+    assert lint_fixture("python/precision.py") == []
+
+
+def test_names_resolve_through_every_import_form():
+    assert lint_fixture("python/aliases.py") == [
+        ("CDL201", 9, 1),  # tc.synchronize()  (import torch.cuda as tc)
+        ("CDL202", 10, 1),  # cuda.empty_cache()  (from torch import cuda)
+        ("CDL205", 11, 1),  # amp.GradScaler()  (from torch.cuda import amp)
+        ("CDL201", 12, 1),  # sync()  (from torch.cuda import synchronize as sync)
+        ("CDL209", 13, 1),  # cudnn.deterministic  (import torch.backends.cudnn as cudnn)
+        ("CDL203", 14, 1),  # T.cuda.manual_seed  (import torch as T)
+        ("CDL101", 15, 23),  # device="cuda:1"
+        ("CDL101", 16, 14),  # T.device(f"cuda:{x}")
+        ("CDL207", 19, 11),  # @autocast("cuda", enabled=False)
+        ("CDL205", 24, 2),  # @T.cuda.amp.autocast()
+        ("CDL305", 30, 9),  # tc.Stream()
+        ("CDL305", 31, 10),  # with tc.stream(s):
+        ("CDL306", 32, 17),  # T.cuda.Event
+    ]
+
+
+def test_idioms():
+    assert lint_fixture("python/idioms.py") == [
+        ("CDL101", 7, 7),  # GPU = "cuda:0" reaches x.to(GPU) later
+        ("CDL104", 8, 10),  # "cuda" if is_available() else "cpu"
+        ("CDL107", 16, 12),  # "cuda" if device.type == "cuda" else "cpu"
+        ("CDL104", 20, 5),  # the same as an if/else statement
+        ("CDL112", 28, 5),  # assert torch.cuda.is_available()
+        ("CDL112", 29, 5),  # else: raise
+        ("CDL112", 36, 5),  # cuda/xpu chain with no MPS or CPU branch
+        ("CDL111", 43, 21),  # mps.is_built() alone
+        ("CDL216", 47, 18),  # float(torch.version.cuda)
+        ("CDL108", 51, 19),  # device: str = "cuda" in a class
+        ("CDL402", 54, 7),  # load_inline(cuda_sources=...)
+        ("CDL702", 55, 23),  # NCCL_DEBUG
+        ("CDL217", 56, 4),  # CUDA_MPS_PIPE_DIRECTORY
+        ("CDL217", 57, 21),  # nvidia-cuda-mps-control
+        ("CDL704", 58, 49),  # mode="reduce-overhead"
+        ("CDL208", 59, 1),  # set_autocast_enabled(True)
+        ("CDL103", 60, 5),  # .is_cuda as a value
+        ("CDL602", 60, 25),  # .double()
+    ]
+
+
+def test_end_positions_and_messages():
+    [finding] = findings_of('import torch\nx = torch.ones(2).to("cuda:0")\n')
+    assert (finding.line, finding.column, finding.end_line, finding.end_column) == (2, 22, 2, 30)
+    assert finding.message == 'device "cuda:0" is CUDA-only; choose the device at run time'
+
+
+def test_default_off_rule_needs_selection():
+    text = "import torch\ntorch.backends.cudnn.benchmark = True\n"
+    assert triples(findings_of(text, select={"CDL210"})) == [("CDL210", 2, 1)]
+    from cudalint.catalog import load_catalog
+
+    default = {rule.code for rule in load_catalog() if rule.default}
+    assert "CDL210" not in default
+    assert findings_of(text, select=default) == []
+
+
+def test_version_aware_rule_depends_on_target():
+    text = "import torch\nopt = torch.optim.Adam([], fused=True)\n"
+    assert triples(findings_of(text, torch_version="2.4")) == [("CDL705", 2, 28)]
+    assert findings_of(text, torch_version="2.5") == []
+
+
+def test_binding_reported_once_for_many_uses():
+    text = 'import torch\nDEV = "cuda"\na = torch.ones(1).to(DEV)\nb = torch.zeros(1, device=DEV)\n'
+    assert triples(findings_of(text)) == [("CDL101", 2, 7)]
+
+
+def test_binding_used_only_outside_device_arguments_is_not_reported():
+    assert findings_of('NAME = "cuda"\nprint(NAME)\n') == []
+
+
+def test_early_return_guard_covers_rest_of_function():
+    text = (
+        "import torch\n"
+        "def f():\n"
+        "    if not torch.cuda.is_available():\n"
+        "        return\n"
+        "    torch.cuda.synchronize()\n"
+        "torch.cuda.synchronize()\n"
+    )
+    assert triples(findings_of(text)) == [("CDL201", 6, 1)]
+
+
+def test_unguarded_import_reported_guarded_not():
+    text = "import triton\ntry:\n    import cupy\nexcept ImportError:\n    cupy = None\nfrom numba import cuda\n"
+    assert triples(findings_of(text)) == [("CDL404", 1, 1), ("CDL404", 6, 1)]
+
+
+def test_every_file_pass_is_one_traversal(monkeypatch):
+    """No check walks the tree on its own: one Dispatcher visit per file, plus libcst's
+    position pass, which runs only for files that have findings."""
+    import libcst
+
+    from cudalint.python import analyze
+
+    visits = []
+    original = libcst.Module.visit
+
+    def counting(self, visitor):
+        visits.append(type(visitor).__name__)
+        return original(self, visitor)
+
+    monkeypatch.setattr(libcst.Module, "visit", counting)
+    analyze.checks_for.cache_clear()
+    findings_of((FIXTURES / "demo" / "train.py").read_text(encoding="utf-8"))
+    assert visits == ["Dispatcher", "_BatchedCSTVisitor"]
+    visits.clear()
+    findings_of("import torch\nx = 1  # cuda in a comment only\n")
+    assert visits == ["Dispatcher"]

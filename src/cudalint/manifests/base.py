@@ -7,9 +7,6 @@ import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
-KINDS = ("package", "index-url", "find-links", "conda-channel", "url", "vcs")
-
-
 def normalize_name(name: str) -> str:
     """PEP 503: runs of '-', '_' and '.' become one '-', lower case."""
     return re.sub(r"[-_.]+", "-", name).lower()
@@ -29,6 +26,7 @@ class Span:
 class Dependency:
     """One entry of a manifest: a package requirement, an index, a channel or a link.
 
+    `kind` is "package", "index-url", "find-links", "conda-channel", "url" or "vcs";
     `ecosystem` is "pypi" or "conda". `off_mac` is true when the manifest
     itself (a platform-specific section, a lock file's resolution) keeps the
     entry off macOS, beyond what `marker` says. `channel` is the conda channel an
@@ -51,10 +49,6 @@ class Dependency:
     ecosystem: str = "pypi"
     off_mac: bool = False
     channel: Optional[str] = None
-
-    @property
-    def span(self) -> Span:
-        return Span(self.line, self.column, self.end_line, self.end_column)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding
@@ -91,8 +91,8 @@ def _arguments(text: str, pos: int) -> Tuple[List[Argument], int]:
     raise CMakeError(pos, "missing ')'")
 
 
-def commands(text: str) -> List[Command]:
-    """The command invocations of a CMake file; CMakeError at the first one that is malformed."""
+def commands(text: str) -> Tuple[List[Command], Optional[CMakeError]]:
+    """The command invocations of a CMake file, up to the first malformed one, and its error."""
     result, pos = [], 0
     while pos < len(text):
         char = text[pos]
@@ -103,26 +103,26 @@ def commands(text: str) -> List[Command]:
         else:
             name = _IDENTIFIER.match(text, pos)
             if not name:
-                raise CMakeError(pos, f"expected a command name, found {char!r}")
+                return result, CMakeError(pos, f"expected a command name, found {char!r}")
             after = re.compile(r"[ \t]*\(").match(text, name.end())
             if not after:
-                raise CMakeError(pos, f"expected '(' after {name.group(0)}")
+                return result, CMakeError(pos, f"expected '(' after {name.group(0)}")
             try:
                 arguments, end = _arguments(text, after.end())
             except CMakeError as error:
-                raise CMakeError(pos, f"{name.group(0)}(): {error}") from None
+                return result, CMakeError(pos, f"{name.group(0)}(): {error}")
             result.append(Command(name.group(0).lower(), arguments, pos, end))
             pos = end
-    return result
+    return result, None
 
 
 def check(path: str, text: str) -> Tuple[List[Finding], List[Problem]]:
     index = LineIndex(text)
-    try:
-        found = commands(text)
-    except CMakeError as error:
+    found, error = commands(text)
+    problems = []
+    if error is not None:
         line, _ = index.position(error.offset)
-        return [], [Problem(path, index.line_span(line), f"line {line}: cannot read CMake: {error}")]
+        problems.append(Problem(path, index.line_span(line), f"line {line}: cannot read CMake: {error}"))
     catalog = load_catalog()
     language_rule, package_rule = catalog["CDL451"], catalog["CDL452"]
     languages = set(language_rule.match["languages"])
@@ -165,4 +165,4 @@ def check(path: str, text: str) -> Tuple[List[Finding], List[Problem]]:
             if "REQUIRED" in words or not checked:
                 report(package_rule, span, f"find_package({words[0]}) needs the NVIDIA CUDA toolkit, which a Mac"
                        f" does not have; drop REQUIRED and build the CUDA parts only if({words[0]}_FOUND)")
-    return findings, []
+    return findings, problems

@@ -30,7 +30,8 @@ def compose(path: str, text: str, parsed: Parsed) -> Optional[yaml.Node]:
         line = mark.line + 1 if mark else 1
         column = mark.column + 1 if mark else 1
         reason = error.problem or error.context or "not valid YAML"
-        parsed.problems.append(Problem(path, Span(line, column, line, column + 1), f"invalid YAML at line {line}: {reason}"))
+        span = Span(line, column, line, column + 1)
+        parsed.problems.append(Problem(path, span, f"invalid YAML at line {line}: {reason}"))
     except yaml.YAMLError as error:
         parsed.problems.append(Problem(path, Span(1, 1, 1, 1), f"invalid YAML: {error}"))
     return None

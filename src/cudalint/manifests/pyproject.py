@@ -8,7 +8,7 @@ from cudalint.manifests import pixi
 from cudalint.manifests.base import Parsed, make_dependency
 from cudalint.manifests.checks import is_off_mac, platform_named
 from cudalint.manifests.markers import excludes_macos
-from cudalint.manifests.tables import add_strings, items, table_dependency
+from cudalint.manifests.tables import add_strings, items, table_dependency, text_of
 from cudalint.manifests.toml_nodes import Node, read_toml
 
 
@@ -35,13 +35,12 @@ def read_requirement_lists(path: str, root: Node, parsed: Parsed) -> None:
 
 
 def _poetry_marker(table: Node) -> Optional[str]:
+    """Poetry's `markers` and `platform` keys as one PEP 508 marker."""
     parts = []
-    markers = table.get("markers")
-    if markers is not None and markers.text():
-        parts.append(f"({markers.value})")
-    platform = table.get("platform")
-    if platform is not None and platform.text():
-        parts.append(f'sys_platform == "{platform.value}"')
+    if text_of(table.get("markers")):
+        parts.append(f"({text_of(table.get('markers'))})")
+    if text_of(table.get("platform")):
+        parts.append(f'sys_platform == "{text_of(table.get("platform"))}"')
     return " and ".join(parts) or None
 
 
@@ -52,10 +51,26 @@ def _poetry_tables(poetry: Node):
         yield f"tool.poetry.group.{group}.dependencies", table.get("dependencies")
 
 
+def _tables(node: Optional[Node]) -> List[Node]:
+    return node.tables() if node is not None else []
+
+
+def _index(path: str, url: Node, name: str, section: str, off_mac: bool):
+    return make_dependency(
+        path, url.entry, name=name, specifier="", extras=(), marker=None, raw=url.source, section=section,
+        kind="index-url", url=text_of(url), off_mac=off_mac,
+    )
+
+
 def read_poetry(path: str, poetry: Optional[Node], parsed: Parsed) -> None:
+    """Dependencies of the main table and of every group, and [[tool.poetry.source]] indexes.
+
+    An explicit source serves only the dependencies that name it, so it does not
+    block a Mac when all of those are kept off macOS.
+    """
     if poetry is None:
         return
-    by_source: Dict[str, List] = {}
+    users: Dict[str, List] = {}
     for section, table in _poetry_tables(poetry):
         for key, node in items(table):
             if key == "python":
@@ -67,60 +82,42 @@ def read_poetry(path: str, poetry: Optional[Node], parsed: Parsed) -> None:
                 if dep is None:
                     continue
                 parsed.dependencies.append(dep)
-                source = item.get("source") if item.kind == "table" else None
-                if source is not None and source.text():
-                    by_source.setdefault(source.value, []).append(dep)
-    for source in poetry.get("source").tables() if poetry.get("source") is not None else ():
-        url, name = source.get("url"), source.get("name")
-        if url is None or not url.text():
-            continue
-        priority = source.get("priority")
-        explicit = priority is not None and priority.value == "explicit"
-        users = by_source.get(name.value if name is not None else "", [])
-        parsed.dependencies.append(
-            make_dependency(
-                path, url.entry, name=name.value if name is not None else "", specifier="", extras=(),
-                marker=None, raw=url.source, section="tool.poetry.source", kind="index-url", url=url.value,
-                off_mac=explicit and all(is_off_mac(dep) for dep in users),
-            )
-        )
+                if item.kind == "table" and text_of(item.get("source")):
+                    users.setdefault(text_of(item.get("source")), []).append(dep)
+    for source in _tables(poetry.get("source")):
+        url, name = source.get("url"), text_of(source.get("name"))
+        if text_of(url):
+            explicit = text_of(source.get("priority")) == "explicit"
+            off_mac = explicit and all(is_off_mac(dep) for dep in users.get(name, []))
+            parsed.dependencies.append(_index(path, url, name, "tool.poetry.source", off_mac))
 
 
 def _uv_reference_off_mac(reference: Node) -> bool:
-    marker = reference.get("marker")
-    if marker is not None and excludes_macos(marker.value):
+    """A [tool.uv.sources] entry used only off macOS: a marker, or an extra/group named for CUDA."""
+    if excludes_macos(text_of(reference.get("marker"))):
         return True
-    return any(reference.get(key) is not None and platform_named(str(reference.get(key).value))
-               for key in ("extra", "group"))
+    return any(platform_named(text_of(reference.get(key))) for key in ("extra", "group"))
 
 
 def read_uv(path: str, uv: Optional[Node], parsed: Parsed) -> None:
+    """[[tool.uv.index]] (an explicit index serves only the sources that name it) and the pip-style index keys."""
     if uv is None:
         return
     references: Dict[str, List[bool]] = {}
     for _, source in items(uv.get("sources")):
         for reference in source.tables():
-            index = reference.get("index")
-            if index is not None and index.text():
-                references.setdefault(index.value, []).append(_uv_reference_off_mac(reference))
-    for index in uv.get("index").tables() if uv.get("index") is not None else ():
-        url, name = index.get("url"), index.get("name")
-        if url is None or not url.text():
-            continue
-        explicit = index.get("explicit") is not None and index.get("explicit").is_true()
-        name_text = name.value if name is not None and name.text() else ""
-        parsed.dependencies.append(
-            make_dependency(
-                path, url.entry, name=name_text, specifier="", extras=(), marker=None, raw=url.source,
-                section="tool.uv.index", kind="index-url", url=url.value,
-                off_mac=explicit and all(references.get(name_text, [])),
-            )
-        )
+            if text_of(reference.get("index")):
+                references.setdefault(text_of(reference.get("index")), []).append(_uv_reference_off_mac(reference))
+    for index in _tables(uv.get("index")):
+        url, name = index.get("url"), text_of(index.get("name"))
+        if text_of(url):
+            explicit = index.get("explicit") is not None and index.get("explicit").is_true()
+            off_mac = explicit and all(references.get(name, []))
+            parsed.dependencies.append(_index(path, url, name, "tool.uv.index", off_mac))
     for key, kind in (("index-url", "index-url"), ("extra-index-url", "index-url"), ("find-links", "find-links")):
         node = uv.get(key)
-        if node is None:
-            continue
-        for item in node.strings() if node.kind == "array" else [node] if node.text() else []:
+        entries = node.strings() if node is not None and node.kind == "array" else [node] if text_of(node) else []
+        for item in entries:
             parsed.dependencies.append(
                 make_dependency(
                     path, item.span if node.kind == "array" else item.entry, name="", specifier="", extras=(),

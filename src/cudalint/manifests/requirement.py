@@ -16,7 +16,7 @@ from cudalint.manifests.markers import MarkerError, parse_marker
 
 NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _EXTRAS = re.compile(r"\[\s*([^\]]*)\]")
-_CLAUSE = re.compile(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*(\S+?)\s*$")
+_CLAUSE = re.compile(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*([^\s=<>!~]\S*?)\s*$")
 _VERSION = re.compile(
     r"^v?\d+(?:\.\d+)*(?:\.\*|[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview|post|rev|r|dev)[-_.]?\d*)*"
     r"(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?$",
@@ -96,7 +96,8 @@ def parse_requirement(text: str) -> Requirement:
         if not url:
             raise RequirementError("missing URL after '@'")
         marker = _check_marker(url_and_marker[1]) if len(url_and_marker) > 1 else None
-        return Requirement(name, extras, "", marker, url)
+        version = name_from_url(url)[1]
+        return Requirement(name, extras, f"=={version}" if version else "", marker, url)
     spec_text, semicolon, marker_text = rest.partition(";")
     marker = _check_marker(marker_text) if semicolon else None
     return Requirement(name, extras, _check_specifier(spec_text), marker)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
-from cudalint.manifests.base import Dependency, LineIndex, Parsed, Problem, Span, make_dependency
+from cudalint.manifests.base import LineIndex, Parsed, Problem, Span, make_dependency
 from cudalint.manifests.requirement import (
     Requirement,
     RequirementError,

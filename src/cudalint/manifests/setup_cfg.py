@@ -26,6 +26,10 @@ def _section_for(section: str, key: str) -> Optional[str]:
 def read(path: str, text: str) -> Parsed:
     parsed = Parsed()
     index = LineIndex(text)
+
+    def problem(number: int, message: str) -> None:
+        parsed.problems.append(Problem(path, index.line_span(number), f"line {number}: {message}"))
+
     section, current = "", None  # current: the dependency section being continued
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
@@ -34,20 +38,20 @@ def read(path: str, text: str) -> Parsed:
         value_start = None
         if line[0] in " \t":
             if current is None and not section:
-                parsed.problems.append(Problem(path, index.line_span(number), f"line {number}: indented line outside any key"))
+                problem(number, "indented line before any section")
                 continue
             value_start = len(line) - len(line.lstrip())
         elif stripped.startswith("["):
             header = _SECTION.match(stripped)
             if not header:
-                parsed.problems.append(Problem(path, index.line_span(number), f"line {number}: malformed section header"))
+                problem(number, "malformed section header")
                 continue
             section, current = header.group(1).strip(), None
             continue
         else:
             key = _KEY.match(line)
             if not key:
-                parsed.problems.append(Problem(path, index.line_span(number), f"line {number}: expected 'key = value'"))
+                problem(number, "expected 'key = value'")
                 current = None
                 continue
             current = _section_for(section, key.group(1).strip())

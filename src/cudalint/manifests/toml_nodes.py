@@ -46,9 +46,6 @@ class Node:
             return []
         return [item for item in self.value if item.kind == "string"]
 
-    def text(self) -> Optional[str]:
-        return self.value if self.kind == "string" else None
-
     def is_true(self) -> bool:
         return self.kind == "scalar" and self.value == "true"
 
@@ -65,6 +62,7 @@ class _Error(Exception):
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _SCALAR = re.compile(r"[^\s,\]\}#]+")
+_PLAIN_RUN = re.compile(r'[^"\\\r\n]+')
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
 
 
@@ -228,8 +226,9 @@ class _Reader:
             if char == "\\":
                 chars.append(self.escape())
             else:
-                chars.append(char)
-                self.pos += 1
+                run = _PLAIN_RUN.match(self.text, self.pos)
+                chars.append(run.group(0))
+                self.pos = run.end()
 
     def escape(self) -> str:
         code = self.text[self.pos + 1 : self.pos + 2]

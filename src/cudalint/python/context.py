@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from cudalint.catalog import Rule
-from cudalint.findings import Fix
+from cudalint.python.fixplan import FixPlan
 from cudalint.python.names import ImportMap
 
 
@@ -17,7 +17,7 @@ class Hit:
     code: str
     node: cst.CSTNode
     message: str
-    fix: Optional[Fix] = None
+    fix: Optional[FixPlan] = None
 
 
 class FileContext:
@@ -46,7 +46,7 @@ class FileContext:
     def selected(self, code: str) -> bool:
         return code in self.rules
 
-    def report(self, code: str, node: cst.CSTNode, message: str, fix: Optional[Fix] = None) -> None:
+    def report(self, code: str, node: cst.CSTNode, message: str, fix: Optional[FixPlan] = None) -> None:
         if code not in self.rules:
             return
         if self.guard_depth and not code.startswith("CDL6"):

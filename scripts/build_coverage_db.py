@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Build rules/mps_coverage.json, the MPS operator coverage database cudalint ships.
+
+    python scripts/build_coverage_db.py [SHARED_DIR]          # from the mps-coverage data set
+    python scripts/build_coverage_db.py --from-installed-torch  # add/replace the installed torch's release
+
+SHARED_DIR defaults to ../shared/mps-coverage relative to the repository root.
+Releases earlier added from an installed torch are kept when rebuilding from the
+data set (unless the data set itself covers that release). See docs/coverage.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from cudalint.coverage.database_format import build_database, dumps, release_from_database  # noqa: E402
+from cudalint.coverage.installed_release import read_installed_release  # noqa: E402
+from cudalint.coverage.shared_facts import read_release, release_files  # noqa: E402
+
+DEFAULT_SHARED = REPO.parent / "shared" / "mps-coverage"
+DEFAULT_OUTPUT = REPO / "rules" / "mps_coverage.json"
+
+
+def rebuild_from_shared(shared: Path, previous: dict | None) -> dict:
+    files = release_files(shared)
+    if not files:
+        raise SystemExit(f"no torch-<version>.json files in {shared}")
+    releases = [read_release(path) for path in files.values()]
+    if previous is not None:
+        for version, info in previous["release_info"].items():
+            if info.get("source") == "installed torch" and version not in files:
+                releases.append(release_from_database(previous, version))
+    return build_database(releases)
+
+
+def add_installed_torch(previous: dict, replace: bool) -> dict:
+    existing = {v: release_from_database(previous, v) for v in previous["releases"]}
+    release = read_installed_release(list(existing.values()))
+    if release.version in existing and not replace:
+        raise SystemExit(f"torch {release.version} is already in the database; pass --replace to overwrite it")
+    existing[release.version] = release
+    return build_database(list(existing.values()))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("shared", nargs="?", type=Path, default=DEFAULT_SHARED, help="mps-coverage data set folder")
+    parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--from-installed-torch", action="store_true",
+                        help="merge the installed torch's native_functions.yaml into the existing database")
+    parser.add_argument("--replace", action="store_true", help="with --from-installed-torch: overwrite that release")
+    args = parser.parse_args(argv)
+
+    previous = json.loads(args.output.read_text(encoding="utf-8")) if args.output.exists() else None
+    if args.from_installed_torch:
+        if previous is None:
+            raise SystemExit(f"{args.output} does not exist; build it from the data set first")
+        database = add_installed_torch(previous, args.replace)
+    else:
+        database = rebuild_from_shared(args.shared, previous)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    data = dumps(database)
+    args.output.write_bytes(data)
+    print(f"wrote {args.output} ({len(data) / 1e6:.2f} MB, {len(database['ops'])} ops, "
+          f"releases {', '.join(database['releases'])})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""Which ATen operators a public torch API or nn.Module reaches, and their MPS verdicts."""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from .db import CoverageDB, rules_dir
+from .module_table import module_cases
+from .names import op_key, qualified
+from .status import CODE_MISSING_BACKEND, OpStatus, Resolution
+
+API_OPS_FILE = "api_ops.json"
+
+
+@dataclass(frozen=True)
+class OpVerdict:
+    op: str                          # "aten::grid_sampler_3d"
+    release: str                     # covered release the answer is for
+    status: OpStatus
+    resolution: Optional[Resolution]  # composites only
+    runs_on_mps: bool                # native, or a composite whose reachable ops all run on MPS
+    first_supported: Optional[str]   # first covered release where it runs on MPS; None: never (so far)
+    entry: bool = False              # the API's own composite op (its MPS branch may differ from CPU's)
+
+
+@functools.lru_cache(maxsize=4)
+def load_api_ops(path: Optional[str] = None) -> dict:
+    file = Path(path) if path else rules_dir() / API_OPS_FILE
+    return json.loads(file.read_text(encoding="utf-8"))
+
+
+def _canonical(qualname: str) -> str:
+    return qualname if qualname.startswith("torch.") else "torch." + qualname
+
+
+def _same(expected: object, given: object) -> bool:
+    """``true`` in a table means "set to anything but None/False" (e.g. Embedding's max_norm)."""
+    if expected is True:
+        return given is not None and given is not False
+    return expected == given
+
+
+def _matches(when: Dict[str, object], kwargs: Dict[str, object], ndim: Optional[int]) -> bool:
+    """Lenient: a feature the caller does not know matches any value."""
+    for key, value in when.items():
+        if key == "ndim":
+            if ndim is not None and ndim != value:
+                return False
+        elif key in kwargs and not _same(value, kwargs[key]):
+            return False
+    return True
+
+
+def _chosen_module_cases(cases: list, kwargs: Dict[str, object], ndim: Optional[int]) -> list:
+    """Cases keyed on constructor keywords apply when the caller passes those keywords; otherwise the
+    cases without keywords (defaults) apply; when nothing fits, all cases."""
+    def keywords(case) -> set:
+        return set(case.when) - {"ndim"}
+
+    specific = [c for c in cases if keywords(c) and keywords(c) <= kwargs.keys() and _matches(c.when, kwargs, ndim)]
+    if specific:
+        return specific
+    defaults = [c for c in cases if not keywords(c) and _matches(c.when, kwargs, ndim)]
+    return defaults or cases
+
+
+def api_ops(qualname: str, *, kwargs: Optional[dict] = None, ndim: Optional[int] = None
+            ) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """(entry ops, reached ops) of an API or nn.Module, narrowed by known kwargs / input ndim.
+
+    When the data tells cases apart and none matches, every case's operators are returned.
+    """
+    name = _canonical(qualname)
+    kwargs = kwargs or {}
+    modules = module_cases(name)
+    if modules:
+        chosen = _chosen_module_cases(modules, kwargs, ndim)
+        entries = _unique(op for case in chosen for op in case.entry)
+        return entries, _unique(op for case in chosen for op in case.ops)
+    record = load_api_ops()["apis"].get(name)
+    if record is None:
+        return (), ()
+    cases = record.get("cases")
+    ops: Iterable[str] = record["ops"]
+    if cases:
+        matching = [case for case in cases if _matches(case["when"], kwargs, ndim)]
+        if matching:
+            ops = [op for case in matching for op in case["ops"]]
+    entries = (record["entry"],) if record.get("entry") else ()
+    return entries, _unique(ops)
+
+
+def _unique(ops: Iterable[str]) -> Tuple[str, ...]:
+    return tuple(sorted(set(ops)))
+
+
+def assess_api(qualname: str, version: str, *, kwargs: Optional[dict] = None, ndim: Optional[int] = None,
+               db: Optional[CoverageDB] = None) -> List[OpVerdict]:
+    """MPS verdict at torch ``version`` for each ATen op that ``qualname`` reaches.
+
+    ``qualname``: a public API ("torch.nn.functional.grid_sample", "torch.Tensor.add", "torch.linalg.eigh")
+    or an nn.Module class ("torch.nn.Conv3d"); the "torch." prefix may be left out. ``kwargs`` (known
+    keyword arguments, e.g. {"mode": "bicubic"}) and ``ndim`` (input rank) narrow the ops where the data
+    distinguishes cases. Unknown APIs give []. When the API has an entry op (its own composite), ops that
+    only one other backend implements are left out: on MPS the entry op branches elsewhere.
+    """
+    db = db or CoverageDB.load()
+    release = db.nearest_release(version)
+    if release is None:
+        return []
+    entries, reached = api_ops(qualname, kwargs=kwargs, ndim=ndim)
+    verdicts = []
+    for op in entries:
+        verdicts.append(_verdict(db, op, release, entry=True))
+    for op in reached:
+        if op in entries:
+            continue
+        if entries and db.code(op, release) == CODE_MISSING_BACKEND:
+            continue
+        verdicts.append(_verdict(db, op, release))
+    return verdicts
+
+
+def _verdict(db: CoverageDB, op: str, release: str, entry: bool = False) -> OpVerdict:
+    return OpVerdict(
+        op=qualified(op_key(op)),
+        release=release,
+        status=db.status(op, release),
+        resolution=db.resolution(op, release),
+        runs_on_mps=db.runs_on_mps(op, release),
+        first_supported=db.first_supported(op),
+        entry=entry,
+    )

@@ -1,0 +1,160 @@
+"""Read the per-release facts of the mps-coverage data set (``torch-<version>.json``).
+
+The data set is described in its own README.md; this module keeps only what the
+database needs: each operator's raw MPS kind, the direct callees of composite
+operators, and the OpInfo MPS test lists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from .names import base_name, op_key
+from .release_facts import (
+    KIND_COMPOSITE,
+    KIND_CPU_FALLBACK,
+    KIND_MISSING,
+    KIND_MISSING_BACKEND,
+    KIND_NATIVE,
+    OpFacts,
+    ReleaseFacts,
+    XfailEntry,
+)
+from .versions import sort_releases
+
+_YAML_KEYS = re.compile(r"yaml dispatch lists (.*?) but not MPS")
+_DELEGATE = re.compile(r"structured_delegate -> (\S+)")
+_ERROR_INPUTS_TEST = "mps_ops_error_inputs_modifier"
+_GRAD_TEST = "mps_ops_grad_modifier"
+REASON_LENGTH = 80
+
+
+def release_files(directory: Path) -> Dict[str, Path]:
+    """version -> file, for every ``torch-<version>.json`` in ``directory``."""
+    found = {path.stem[len("torch-"):]: path for path in directory.glob("torch-*.json")}
+    return {version: found[version] for version in sort_releases(found)}
+
+
+# Name parts of operators that serve one layout or library (sparse, quantized, ...);
+# composites call them only behind a layout or device check.
+LAYOUT_WORDS = frozenset(
+    "sparse coo csr csc bsr bsc compressed quantize quantized dequantize mkldnn nested fbgemm cudnn miopen "
+    "nnpack xnnpack vulkan".split()
+)
+# Accessors that only sparse tensors implement.
+LAYOUT_OPS = frozenset("dense_dim sparse_dim _dimI _dimV _nnz is_coalesced indices values _indices _values".split())
+
+
+def missing_kind(name: str, dispatch_keys: List[str]) -> str:
+    """An operator without MPS path is a real gap when dense CPU and CUDA both have kernels
+    and its name does not tie it to one layout or library."""
+    base = base_name(name)
+    layout_specific = bool(set(base.strip("_").split("_")) & LAYOUT_WORDS) or base in LAYOUT_OPS or base.startswith("q_")
+    if {"CPU", "CUDA"} <= set(dispatch_keys) and not layout_specific:
+        return KIND_MISSING
+    return KIND_MISSING_BACKEND
+
+
+def short_reason(text: Optional[str]) -> str:
+    words = " ".join((text or "").split())
+    if len(words) <= REASON_LENGTH:
+        return words
+    return words[: REASON_LENGTH - 3].rsplit(" ", 1)[0] + "..."
+
+
+def _op_facts(name: str, entry: dict) -> OpFacts:
+    on_mps = entry["on_mps"]
+    if on_mps == "native":
+        return OpFacts(KIND_NATIVE)
+    if on_mps == "cpu-fallback":
+        return OpFacts(KIND_CPU_FALLBACK)
+    if on_mps == "composite":
+        callees = entry.get("decomposes_to")
+        return OpFacts(KIND_COMPOSITE, tuple(sorted(op_key(c) for c in callees)) if callees is not None else None)
+    assert on_mps == "error", on_mps
+    listed = _YAML_KEYS.match(entry.get("basis", ""))
+    if listed is None:  # registered outside the yaml (a device-mismatch guard): a real gap
+        return OpFacts(KIND_MISSING)
+    return OpFacts(missing_kind(name, [key.strip() for key in listed.group(1).split(",") if key.strip()]))
+
+
+def _xfail_entry(raw: dict) -> XfailEntry:
+    condition = raw.get("condition") or ""
+    if raw.get("dtypes_expr"):
+        condition = " ".join(filter(None, [condition, "dtypes: " + " ".join(raw["dtypes_expr"].split())]))
+    dtypes = raw.get("dtypes")
+    return XfailEntry(
+        list_name=raw["list"],
+        kind=raw["kind"],
+        grad=raw["function"] == _GRAD_TEST,
+        dtypes=tuple(dtypes) if dtypes is not None else None,
+        reason=short_reason(raw.get("reason") or raw.get("section")),
+        condition=condition,
+    )
+
+
+def _complex_support(sets: dict) -> Dict[str, str]:
+    """OpInfo key -> "y" (complex dtypes supported), "m" (from macOS 14), "n" (unsupported)."""
+    support: Dict[str, str] = {}
+    if "UNSUPPORTED_COMPLEX_OPS" in sets:
+        for key in sets["UNSUPPORTED_COMPLEX_OPS"]["items"]:
+            support[key] = "n"
+    for key in sets.get("AFTER_MACOS_14_0_SUPPORTED_COMPLEX_OPS", {}).get("items", []):
+        support[key] = "m"
+    for key in sets.get("SUPPORTED_COMPLEX_OPS", {}).get("items", []):
+        support[key] = "y"
+    return support
+
+
+def read_release(path: Path) -> ReleaseFacts:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    sources = data.get("sources", {})
+    ops = {op_key(name): _op_facts(name, entry) for name, entry in data["ops"].items()}
+    for name, entry in data["ops"].items():
+        # A structured op or a generated variant without MPS path is missing the way its base op is.
+        delegate = _DELEGATE.match(entry.get("basis", ""))
+        base = op_key(delegate.group(1)) if delegate else op_key(entry.get("autogen_of") or "")
+        if entry["on_mps"] == "error" and ops.get(base) and ops[base].kind in (KIND_MISSING, KIND_MISSING_BACKEND):
+            ops[op_key(name)] = OpFacts(ops[base].kind)
+    links = {
+        op_key(name): tuple(entry["xfail_opinfo_guess"])
+        for name, entry in data["ops"].items()
+        if entry.get("xfail_opinfo_guess")
+    }
+    xfail = None
+    if data.get("xfail") is not None:
+        xfail = {}
+        for key, entries in data["xfail"].items():
+            kept = [_xfail_entry(raw) for raw in entries if raw["function"] != _ERROR_INPUTS_TEST]
+            if kept:
+                xfail[key] = kept
+    if data.get("xfail") is None:
+        xfail_state = "absent"
+    elif data.get("xfail_approximate"):
+        xfail_state = "approximate"
+    else:
+        xfail_state = "release"
+    sets = data.get("xfail_sets") or {}
+    complex_support = _complex_support(sets) if xfail is not None else {}
+    if not complex_support:
+        complex_default = ""
+    else:  # a release lists either the supported or (2.15.0 on) the unsupported OpInfos
+        complex_default = "y" if "UNSUPPORTED_COMPLEX_OPS" in sets else "n"
+    info = {
+        "source": "mps-coverage data set",
+        "dispatch_table": sources.get("dispatch_table", ""),
+        "git_version": sources.get("git_version", ""),
+        "xfail": xfail_state,
+    }
+    return ReleaseFacts(
+        version=data["torch"],
+        info=info,
+        ops=ops,
+        xfail=xfail,
+        complex_support=complex_support,
+        opinfo_links=links,
+        complex_default=complex_default,
+    )

@@ -1,0 +1,332 @@
+"""Manifest and build-file readers: exact positions, severities and bad input, per format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cudalint.catalog import load_catalog
+from cudalint.findings import Severity
+from cudalint.manifests import check_manifest, dependencies, manifest_kind, torch_version_from
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "manifests"
+INFO = "info"
+
+
+def severity(code: str) -> str:
+    return load_catalog()[code].severity.value
+
+
+def found(path: str, text: str = None):
+    """(code, line, column, severity) for a fixture, checked from inside the fixtures folder."""
+    if text is None:
+        text = (FIXTURES / path).read_text(encoding="utf-8")
+    return [(f.code, f.line, f.column, f.severity.value) for f in check_manifest(path, text)]
+
+
+@pytest.fixture(autouse=True)
+def in_fixtures(monkeypatch):
+    monkeypatch.chdir(FIXTURES)
+
+
+@pytest.mark.parametrize(
+    "path, kind",
+    [
+        ("requirements.txt", "requirements"),
+        ("requirements-dev.in", "requirements"),
+        ("requirements/base.txt", "requirements"),
+        ("requirements/gpu.in", "requirements"),
+        ("constraints-ci.txt", "requirements"),
+        ("base.txt", None),
+        ("pkg/pyproject.toml", "pyproject"),
+        ("setup.py", "setup_py"),
+        ("setup.cfg", "setup_cfg"),
+        ("environment.yml", "conda"),
+        ("environment-cuda.yaml", "conda"),
+        ("conda.yml", None),
+        ("Pipfile", "pipfile"),
+        ("Pipfile.lock", None),
+        ("poetry.lock", "poetry_lock"),
+        ("uv.lock", "uv_lock"),
+        ("pixi.toml", "pixi"),
+        ("CMakeLists.txt", "cmake"),
+        ("cmake/FindFoo.cmake", "cmake"),
+        ("csrc/kernel.cu", "cuda_source"),
+        ("csrc/kernel.cuh", "cuda_source"),
+        ("Dockerfile", "dockerfile"),
+        ("docker/Dockerfile.gpu", "dockerfile"),
+        ("gpu.dockerfile", "dockerfile"),
+        ("train.py", None),
+    ],
+)
+def test_manifest_kind(path, kind):
+    assert manifest_kind(path) == kind
+
+
+def test_requirements_positions_markers_includes():
+    assert found("pip/requirements.txt") == [
+        ("CDL503", 1, 1, severity("CDL503")),  # base.txt, included with -r
+        ("CDL502", 3, 1, severity("CDL502")),  # common.txt, included from base.txt (which it includes back)
+        ("CDL507", 4, 1, severity("CDL507")),
+        ("CDL506", 5, 1, severity("CDL506")),  # continued onto the --hash line
+        ("CDL501", 7, 1, INFO),  # sys_platform == "linux"
+        ("CDL501", 8, 1, INFO),  # three continued lines, platform_system != "Darwin"
+        ("CDL501", 11, 1, severity("CDL501")),  # git+...flash-attention
+        ("CDL501", 12, 1, severity("CDL501")),  # apex @ git+...
+        ("CDL505", 13, 1, severity("CDL505")),
+    ]
+
+
+def test_requirements_finding_paths_and_spans():
+    findings = check_manifest("pip/requirements.txt", (FIXTURES / "pip/requirements.txt").read_text())
+    by_code = {(f.code, f.line): f for f in findings}
+    assert by_code["CDL503", 1].path == str(Path("pip/base.txt"))
+    assert by_code["CDL502", 3].path == str(Path("pip/common.txt"))
+    xformers = by_code["CDL501", 8]
+    assert (xformers.end_line, xformers.end_column) == (10, 32)
+    torch = by_code["CDL506", 5]
+    assert (torch.end_line, torch.end_column) == (5, 19)  # the --hash option is not part of the entry
+    assert "flash-attn" in by_code["CDL501", 11].message
+    assert "`bitsandbytes>=0.50.0`" in by_code["CDL505", 13].message
+
+
+def test_requirements_file_named_for_cuda_is_info():
+    assert found("pip/requirements-cuda.txt") == [("CDL507", 1, 1, INFO)]
+
+
+def test_requirements_dependencies_record():
+    deps = dependencies("pip/requirements.txt", (FIXTURES / "pip/requirements.txt").read_text())
+    xformers = next(dep for dep in deps if dep.name == "xformers")
+    assert xformers.specifier == ">=0.0.23"
+    assert xformers.marker == 'platform_system != "Darwin"'
+    assert (xformers.line, xformers.column, xformers.end_line) == (8, 1, 10)
+    kinds = {dep.kind for dep in deps}
+    assert {"package", "index-url", "vcs"} <= kinds
+    assert any(dep.path == str(Path("pip/base.txt")) for dep in deps)
+
+
+def test_missing_include_is_cdl000_at_the_line():
+    findings = check_manifest("pip/requirements.txt", "numpy\n-r nowhere.txt\n")
+    assert [(f.code, f.line, f.column) for f in findings] == [("CDL000", 2, 1)]
+    assert "nowhere.txt" in findings[0].message
+
+
+def test_pep621_pyproject():
+    assert found("pep621/pyproject.toml") == [
+        ("CDL501", 10, 5, severity("CDL501")),  # 'xformers' in a multi-line array
+        ("CDL503", 11, 5, INFO),
+        ("CDL502", 12, 5, severity("CDL502")),
+        ("CDL501", 17, 5, INFO),  # optional extra named "cuda"
+        ("CDL505", 19, 12, severity("CDL505")),  # quoted key "quant"
+        ("CDL501", 19, 33, severity("CDL501")),
+        ("CDL504", 22, 46, severity("CDL504")),  # after an inline table in a dependency group
+    ]
+
+
+def test_poetry_pyproject():
+    assert found("poetry/pyproject.toml") == [
+        ("CDL506", 7, 1, severity("CDL506")),
+        ("CDL505", 8, 1, severity("CDL505")),  # ^0.41.1 means <0.42
+        ("CDL501", 9, 1, INFO),  # markers
+        ("CDL504", 10, 1, INFO),  # platform = "linux"
+        ("CDL501", 12, 5, INFO),
+        ("CDL501", 13, 5, severity("CDL501")),  # the darwin alternative of a multiple-constraint entry
+        ("CDL502", 17, 1, INFO),  # group "gpu"
+        ("CDL507", 21, 1, severity("CDL507")),  # explicit, but used by torch on every platform
+        ("CDL507", 26, 1, severity("CDL507")),
+    ]
+
+
+def test_uv_pyproject_sources_and_indexes():
+    assert found("uv/pyproject.toml") == [
+        ("CDL501", 5, 33, INFO),
+        ("CDL507", 8, 20, severity("CDL507")),  # extra-index-url applies to everything
+        ("CDL507", 24, 1, INFO),  # explicit and only used under a Linux marker
+        ("CDL507", 29, 1, severity("CDL507")),  # explicit, but torchvision uses it everywhere
+    ]
+
+
+def test_uv_torch_version_is_taken_from_the_manifest():
+    deps = dependencies("uv/pyproject.toml", (FIXTURES / "uv/pyproject.toml").read_text())
+    assert torch_version_from(deps) == "2.4.0"
+
+
+def test_conda_environment():
+    assert found("conda/environment.yml") == [
+        ("CDL509", 4, 5, severity("CDL509")),
+        ("CDL508", 9, 5, severity("CDL508")),
+        ("CDL508", 10, 5, severity("CDL508")),  # a quoted scalar
+        ("CDL508", 11, 5, severity("CDL508")),  # nvidia::cuda-nvcc is reported as the package
+        ("CDL509", 12, 5, severity("CDL509")),  # nvidia::libcurand: known only by its channel
+        ("CDL508", 14, 5, severity("CDL508")),  # *cuda* build string
+        ("CDL508", 15, 5, severity("CDL508")),
+        ("CDL501", 19, 9, severity("CDL501")),  # pip: subsection
+        ("CDL507", 20, 9, severity("CDL507")),
+    ]
+
+
+def test_pipfile():
+    assert found("pipfile/Pipfile") == [
+        ("CDL507", 8, 1, INFO),  # second source, used only by a Linux-only package
+        ("CDL501", 13, 1, severity("CDL501")),
+        ("CDL501", 14, 1, INFO),
+        ("CDL504", 17, 1, severity("CDL504")),
+    ]
+
+
+def test_pixi():
+    assert found("pixi/pixi.toml") == [
+        ("CDL509", 3, 28, severity("CDL509")),  # inline-table channel
+        ("CDL508", 9, 1, severity("CDL508")),
+        ("CDL501", 12, 1, severity("CDL501")),
+        ("CDL508", 15, 1, severity("CDL508")),  # [system-requirements] cuda
+        ("CDL508", 18, 1, INFO),  # [target.linux-64.dependencies]
+        ("CDL508", 21, 1, INFO),  # feature "gpu"
+        ("CDL507", 24, 21, severity("CDL507")),
+    ]
+
+
+def test_uv_lock_follows_markers_through_the_graph():
+    assert found("locks/uv.lock") == [
+        ("CDL501", 19, 1, INFO),  # flash-attn: only behind a Linux marker
+        ("CDL503", 24, 1, INFO),  # nvidia-cudnn-cu12: torch needs it on Linux x86-64 only
+        ("CDL503", 32, 1, INFO),  # nvidia-cublas-cu12: only through nvidia-cudnn-cu12
+        ("CDL506", 45, 1, INFO),  # the +cu124 fork is resolved for Linux only
+        ("CDL501", 53, 1, severity("CDL501")),  # xformers: unconditional
+    ]
+
+
+def test_poetry_lock():
+    assert found("locks/poetry.lock") == [
+        ("CDL505", 4, 1, severity("CDL505")),
+        ("CDL503", 12, 1, INFO),
+        ("CDL501", 32, 1, INFO),
+        ("CDL504", 40, 1, severity("CDL504")),
+    ]
+
+
+def test_setup_py_read_statically():
+    assert found("setup/setup.py") == [
+        ("CDL501", 6, 5, severity("CDL501")),  # through the module-level REQUIRES list
+        ("CDL503", 11, 34, severity("CDL503")),
+        ("CDL501", 13, 18, INFO),  # extras_require "cuda"
+        ("CDL505", 14, 19, severity("CDL505")),
+        ("CDL506", 16, 30, severity("CDL506")),  # setup_requires tuple
+        ("CDL507", 17, 23, severity("CDL507")),  # dependency_links
+    ]
+
+
+def test_setup_py_syntax_error_is_left_to_the_python_checker():
+    assert check_manifest("setup.py", 'setup(install_requires=["flash-attn"]\n') == []
+
+
+def test_setup_cfg():
+    assert found("setup/setup.cfg") == [
+        ("CDL501", 8, 5, severity("CDL501")),  # inline comment dropped
+        ("CDL501", 9, 5, INFO),
+        ("CDL501", 10, 18, severity("CDL501")),  # value on the key's line
+        ("CDL502", 13, 7, INFO),  # extra "gpu"
+        ("CDL504", 15, 5, severity("CDL504")),
+    ]
+
+
+def test_cmake():
+    assert found("cmake/CMakeLists.txt") == [
+        ("CDL451", 4, 17, severity("CDL451")),  # the CUDA word of a multi-line project()
+        ("CDL451", 7, 1, severity("CDL451")),
+        ("CDL452", 8, 1, severity("CDL452")),
+        ("CDL452", 9, 1, severity("CDL452")),  # optional, but nothing tests CUDA_FOUND
+    ]
+
+
+def test_cmake_guarded_and_checked_lookups_are_fine():
+    assert found("cmake/cuda.cmake") == []
+
+
+def test_cuda_sources():
+    findings = check_manifest("cmake/kernel.cu", (FIXTURES / "cmake/kernel.cu").read_text())
+    assert [(f.code, f.line, f.column, f.end_line, f.end_column) for f in findings] == [("CDL453", 1, 1, 1, 34)]
+    assert found("cmake/empty.cuh") == []
+
+
+def test_dockerfile():
+    assert found("docker/Dockerfile") == [
+        ("CDL454", 3, 6, severity("CDL454")),  # image name from an ARG default
+        ("CDL454", 10, 6, severity("CDL454")),  # on a continuation line, after --platform
+        ("CDL454", 12, 6, severity("CDL454")),  # pytorch/pytorch with a cuda tag
+    ]
+
+
+@pytest.mark.parametrize(
+    "path, text, expected",
+    [
+        (
+            "requirements.txt",
+            "torch==\n--foo bar\n-r\nflash-attn\nnumpy ; bogus == 1\n",
+            [("CDL000", 1, 1), ("CDL000", 2, 1), ("CDL000", 3, 1), ("CDL501", 4, 1), ("CDL000", 5, 1)],
+        ),
+        (
+            "requirements.txt",
+            "torch \\\n  >=  \\\n  ; sys_platform == 'linux'\nxformers\n",
+            [("CDL000", 1, 1), ("CDL501", 4, 1)],
+        ),
+        (
+            "pyproject.toml",
+            '[project]\ndependencies = [\n  "flash-attn",\n  "x>=",\n]\nname = \n'
+            '[tool.poetry.dependencies]\nxformers = "*"\n',
+            [("CDL501", 3, 3), ("CDL000", 4, 3), ("CDL000", 6, 1), ("CDL501", 8, 1)],
+        ),
+        ("environment.yml", "channels:\n  - nvidia\ndependencies:\n  - python\n  - [unclosed\n", [("CDL000", 6, 1)]),
+        ("environment.yml", "dependencies: 3\n", [("CDL000", 1, 15)]),
+        ("Pipfile", '[packages]\nxformers = "*"\nbroken = \n', [("CDL501", 2, 1), ("CDL000", 3, 1)]),
+        ("uv.lock", '[[package]\nname = "x"\n[[package]]\nname = "flash-attn"\n', [("CDL000", 1, 1), ("CDL501", 4, 1)]),
+        (
+            "poetry.lock",
+            '[[package]]\nname = "xformers\n[[package]]\nname = "flash-attn"\n',
+            [("CDL000", 2, 1), ("CDL501", 4, 1)],
+        ),
+        ("pixi.toml", '[dependencies]\ncudatoolkit = "11.8"\n= oops\n', [("CDL508", 2, 1), ("CDL000", 3, 1)]),
+        (
+            "setup.cfg",
+            "[options\ninstall_requires =\n    flash-attn\n[options]\ninstall_requires =\n    xformers\n    torch==\n",
+            [("CDL000", 1, 1), ("CDL000", 3, 1), ("CDL501", 6, 5), ("CDL000", 7, 5)],
+        ),
+        ("CMakeLists.txt", "project(x LANGUAGES CUDA)\nadd_library(foo a.cpp\n", [("CDL451", 1, 21), ("CDL000", 2, 1)]),
+        (
+            "Dockerfile",
+            "FORM ubuntu\nFROM\nFROM nvidia/cuda:12.1.0-base-ubuntu22.04\n",
+            [("CDL000", 1, 1), ("CDL000", 2, 1), ("CDL454", 3, 6)],
+        ),
+    ],
+)
+def test_malformed_input_gives_cdl000_and_the_rest_is_checked(path, text, expected):
+    findings = check_manifest(path, text)
+    assert [(f.code, f.line, f.column) for f in findings] == expected
+    for finding in findings:
+        if finding.code == "CDL000":
+            assert f"line {finding.line}" in finding.message
+            assert finding.severity is Severity.ERROR
+
+
+@pytest.mark.parametrize("path", ["requirements.txt", "pyproject.toml", "environment.yml", "Pipfile", "uv.lock",
+                                  "poetry.lock", "pixi.toml", "setup.cfg", "setup.py", "CMakeLists.txt", "Dockerfile",
+                                  "kernel.cu"])
+@pytest.mark.parametrize("text", ["", "\x00\x01", "[[[", "- - -\n  :", '"""', "\\\n\\", "((", "\ufeff#"])
+def test_never_raises(path, text):
+    for finding in check_manifest(path, text):
+        assert finding.line >= 1 and finding.column >= 1
+
+
+def test_toml_positions_after_escapes_comments_and_literal_strings():
+    text = (
+        '[project]\n'
+        'description = "a \\"quoted\\" \\u00e9 word" # comment with "quotes" and [brackets]\n'
+        "dependencies = [ 'numpy' , # first\n"
+        '  """xformers""", "é-pkg", "flash-attn"]\n'
+    )
+    assert [(f.code, f.line, f.column, f.end_column) for f in check_manifest("pyproject.toml", text)] == [
+        ("CDL501", 4, 3, 17),
+        ("CDL000", 4, 19, 26),  # not a valid distribution name; columns count characters, not bytes
+        ("CDL501", 4, 28, 40),
+    ]

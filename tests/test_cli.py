@@ -26,7 +26,7 @@ def test_exit_1_with_findings_and_text_format(project):
     assert lines[0] == "pkg/train.py:2:19: CDL102 .cuda() moves data to CUDA only; use .to(device)"
     assert lines[1].startswith("pkg/train.py:3:1: CDL201 torch.cuda.synchronize only waits for CUDA")
     assert lines[2] == (
-        "Found 2 problems (2 errors) in 2 files checked; 0 fixable; "
+        "Found 2 problems (2 errors) in 2 files checked; 1 fixable with --fix (1 more with --unsafe-fixes); "
         "target torch 2.15 (newest release cudalint knows)."
     )
 
@@ -77,7 +77,19 @@ def test_json_format_is_stable(project):
         "end_column": 23,
         "message": ".cuda() moves data to CUDA only; use .to(device)",
         "severity": "error",
-        "fix": None,
+        "fix": {
+            "safety": "unsafe",
+            "description": "use .to(device)",
+            "edits": [
+                {
+                    "line": 2,
+                    "column": 19,
+                    "end_line": 2,
+                    "end_column": 25,
+                    "content": 'to(torch.accelerator.current_accelerator() or torch.device("cpu"))',
+                }
+            ],
+        },
     }
     assert [(d["code"], d["line"]) for d in data] == [("CDL102", 2), ("CDL201", 3)]
 

@@ -1,4 +1,4 @@
-"""`cudalint check|rules|explain`. Exit codes: 0 clean, 1 findings, 2 usage or configuration error."""
+"""`cudalint check|rules|explain|trace|report`. Exit codes: 0 clean, 1 findings, 2 usage or configuration error."""
 
 from __future__ import annotations
 
@@ -39,12 +39,31 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--statistics", action="store_true", help="count findings per code")
     check.add_argument("-q", "--quiet", action="store_true", help="findings only, no summary line")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes, then report what is left")
+    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     check.add_argument("--no-color", action="store_true", help="never colour the text output")
     check.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write .cudalint_cache/")
 
     sub.add_parser("rules", help="list every rule")
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
+
+    trace = sub.add_parser("trace", help="run Python code and check the operators it reaches (needs torch)",
+                           usage="cudalint trace [options] (-- python script.py ARGS | -m module ARGS | script.py ARGS)")
+    trace.add_argument("--torch-version", help="the torch release to check against (default: the installed one)")
+    trace.add_argument("--output", help="write the report to this file (JSON when it ends in .json)")
+    trace.add_argument("--format", choices=["text", "json"], default=None)
+    trace.add_argument("-m", dest="module", nargs=argparse.REMAINDER, help="run a module, as python -m does")
+    trace.add_argument("program", nargs=argparse.REMAINDER, help="python script.py ARGS, after --")
+
+    report = sub.add_parser("report", help="one portability report: findings, coverage, acceptance checklist")
+    report.add_argument("path", nargs="?", default=".", metavar="PATH")
+    report.add_argument("--trace", type=Path, help="a trace.json from `cudalint trace --output`")
+    report.add_argument("--format", choices=["markdown", "html", "json"], default="markdown")
+    report.add_argument("--output", type=Path, help="write the report to this file")
+    report.add_argument("--torch-version", help="the torch release the project targets (default: from its manifests)")
     return parser
 
 
@@ -59,6 +78,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return EXIT_CLEAN
         if args.command == "explain":
             return _explain(args.code)
+        if args.command == "trace":
+            from cudalint.tracing.command import trace_command
+
+            return trace_command(args.program, args.module, args.torch_version, args.output, args.format)
+        if args.command == "report":
+            from cudalint.report.portability import report_command
+
+            return report_command(args.path, args.trace, args.format, args.output, args.torch_version)
     except ConfigError as exc:
         print(f"cudalint: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -87,16 +114,53 @@ def _check(args: argparse.Namespace) -> int:
         per_file_ignores=args.per_file_ignores,
         torch_version=args.torch_version,
     )
+    from cudalint.progress import Progress
+
+    progress = Progress()
     try:
-        result = run(args.paths, settings, jobs=args.jobs)
+        result = run(args.paths, settings, jobs=args.jobs, cache=not args.no_cache, progress=progress)
     except MissingPath as exc:
         raise ConfigError(str(exc)) from None
+    finally:
+        progress.close()
+    if args.fix or args.diff:
+        outcomes = _fix(result, settings, unsafe=args.unsafe_fixes, write=not args.diff)
+        if args.diff:
+            sys.stdout.write("".join(outcome.diff() for outcome in outcomes if outcome.changed))
+            changed = sum(1 for outcome in outcomes if outcome.changed)
+            applied = sum(outcome.applied for outcome in outcomes if outcome.changed)
+            print(f"Would fix {applied} problem{'s' if applied != 1 else ''} in {changed} file{'s' if changed != 1 else ''}.", file=sys.stderr)
+            return EXIT_FINDINGS if changed else EXIT_CLEAN
+        fixed = sum(outcome.applied for outcome in outcomes if outcome.changed)
+        if fixed:
+            result = run(args.paths, settings, jobs=args.jobs, cache=not args.no_cache)
+        result.fixed = fixed
     colour = (
-        args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+        args.format == "text" and not args.no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     )
     options = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet} if args.format == "text" else {}
     sys.stdout.write(FORMATS[args.format](result, **options))
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _fix(result, settings, *, unsafe: bool, write: bool):
+    """Fix every Python file that has an applicable fix; report files left alone on stderr."""
+    from cudalint.discover import SourceFile
+    from cudalint.fixes import applicable, fix_file
+
+    outcomes = []
+    paths = sorted({f.path for f in applicable(result.findings, unsafe)})
+    for display in paths:
+        source = SourceFile(Path(display), display, "python")
+        if not display.endswith((".py", ".pyi")):
+            continue
+        outcome = fix_file(source, settings, result.torch_version, unsafe, write)
+        if outcome is None:
+            continue
+        if outcome.error:
+            print(f"cudalint: {display}: not fixed: {outcome.error}", file=sys.stderr)
+        outcomes.append(outcome)
+    return outcomes
 
 
 def _explain(code: str) -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from cudalint.catalog import Catalog
+from cudalint.python.fixplan import DeviceSetting
 from cudalint.versions import parse_version
 
 if sys.version_info >= (3, 11):
@@ -24,6 +25,8 @@ KEYS = {
     "extend-exclude": list,
     "per-file-ignores": dict,
     "torch-version": str,
+    "device-expression": str,
+    "device-import": str,
 }
 
 DEFAULT_EXCLUDE = (
@@ -61,6 +64,7 @@ class Settings:
     torch_version: Optional[str] = None
     root: Path = field(default_factory=Path.cwd)
     config_file: Optional[Path] = None
+    device: DeviceSetting = DeviceSetting()
 
 
 def find_pyproject(start: Path) -> Optional[Path]:
@@ -164,4 +168,20 @@ def resolve(
         torch_version=version,
         root=config_path.parent if config_path else Path.cwd(),
         config_file=config_path,
+        device=_device_setting(table, where),
     )
+
+
+def _device_setting(table: dict, where: str) -> DeviceSetting:
+    """`device-expression` (your own helper, e.g. "get_device()") and the `device-import` it needs."""
+    expression, import_line = table.get("device-expression"), table.get("device-import")
+    if import_line is not None and expression is None:
+        raise ConfigError(f"{where}: device-import needs device-expression")
+    if expression is not None:
+        try:
+            compile(expression, "device-expression", "eval")
+            if import_line is not None:
+                compile(import_line, "device-import", "exec")
+        except SyntaxError as exc:
+            raise ConfigError(f"{where}: device-expression/device-import is not valid Python: {exc.msg}") from None
+    return DeviceSetting(expression, import_line)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 from cudalint import manifests
 from cudalint.catalog import Catalog, load_catalog
@@ -29,6 +31,7 @@ class RunResult:
     files: int = 0
     torch_version: str = NEWEST_KNOWN_TORCH
     torch_version_source: str = "newest release cudalint knows"
+    fixed: int = 0
 
 
 def target_torch(settings: Settings, files: Sequence[SourceFile]) -> Tuple[str, str]:
@@ -49,24 +52,35 @@ def target_torch(settings: Settings, files: Sequence[SourceFile]) -> Tuple[str, 
 
 
 def lint_text(
-    display: str, kind: str, text: str, settings: Settings, torch_version: str, catalog: Optional[Catalog] = None
+    display: str,
+    kind: str,
+    text: str,
+    settings: Settings,
+    torch_version: str,
+    catalog: Optional[Catalog] = None,
+    *,
+    noqa: bool = True,
 ) -> List[Finding]:
-    """Lint text already in memory (used by the flake8 plugin and tests)."""
+    """Lint text already in memory (used by the flake8 plugin and tests).
+
+    `noqa=False` keeps findings on `# noqa` lines, for a front end that applies noqa itself.
+    """
     catalog = catalog or load_catalog()
     findings: List[Finding] = []
     if kind == "python":
         checks = checks_for(settings.select, tuple(catalog))
-        findings.extend(check_python(display, text, checks, parse_version(torch_version)))
+        findings.extend(check_python(display, text, checks, parse_version(torch_version), settings.device))
     if kind != "python" or Path(display).name == "setup.py":
         findings.extend(manifests.check_manifest(display, text, torch_version=torch_version))
-    return _filter(findings, text, display, settings)
+    return _filter(findings, text, display, settings, noqa)
 
 
-def lint_file(source: SourceFile, settings: Settings, torch_version: str) -> List[Finding]:
-    try:
-        data = source.path.read_bytes()
-    except OSError as exc:
-        return [unreadable(source.display, f"cannot read: {exc.strerror or exc}")]
+def lint_file(source: SourceFile, settings: Settings, torch_version: str, data: Optional[bytes] = None) -> List[Finding]:
+    if data is None:
+        try:
+            data = source.path.read_bytes()
+        except OSError as exc:
+            return [unreadable(source.display, f"cannot read: {exc.strerror or exc}")]
     decoded = decode_python(data) if source.kind == "python" else decode_text(data)
     if decoded.text is None:
         return [unreadable(source.display, f"{decoded.error}; the file was not checked", decoded.error_line, decoded.error_column)]
@@ -76,12 +90,12 @@ def lint_file(source: SourceFile, settings: Settings, torch_version: str) -> Lis
         return [unreadable(source.display, f"internal error while checking: {type(exc).__name__}: {exc}")]
 
 
-def _filter(findings: List[Finding], text: str, display: str, settings: Settings) -> List[Finding]:
+def _filter(findings: List[Finding], text: str, display: str, settings: Settings, use_noqa: bool = True) -> List[Finding]:
     ignored = set()
     for pattern, codes in settings.per_file_ignores:
         if fnmatch.fnmatchcase(display, pattern) or fnmatch.fnmatchcase(Path(display).name, pattern):
             ignored |= codes
-    noqa = noqa_lines(text) if findings else {}
+    noqa = noqa_lines(text) if findings and use_noqa else {}
     return [
         finding
         for finding in findings
@@ -91,35 +105,165 @@ def _filter(findings: List[Finding], text: str, display: str, settings: Settings
     ]
 
 
-def _lint_many(batch: Sequence[SourceFile], settings: Settings, torch_version: str) -> List[Finding]:
-    out: List[Finding] = []
-    for source in batch:
-        out.extend(lint_file(source, settings, torch_version))
-    return out
+def _lint_many(batch: Sequence[SourceFile], settings: Settings, torch_version: str) -> List[List[Finding]]:
+    """One worker's share: the findings of each file of the batch, in order."""
+    return [lint_file(source, settings, torch_version) for source in batch]
 
 
-def run(paths: Sequence[str], settings: Settings, jobs: Optional[int] = None) -> RunResult:
+Progress = Callable[[int, int], None]  # (files done, files in the run)
+Batch = List[Tuple[int, SourceFile]]  # (position in the run, file)
+
+
+def run(
+    paths: Sequence[str],
+    settings: Settings,
+    jobs: Optional[int] = None,
+    *,
+    cache: bool = False,
+    progress: Optional[Progress] = None,
+) -> RunResult:
+    """Lint the files under `paths`. `cache=True` reads and writes `.cudalint_cache/` under settings.root;
+    `progress` is told how many files are done after each step."""
     files = list(discover(paths, settings.exclude, settings.root))
     torch_version, origin = target_torch(settings, files)
     result = RunResult(files=len(files), torch_version=torch_version, torch_version_source=origin)
+    report = progress or (lambda done, total: None)
+    per_file: Dict[int, List[Finding]] = {}
+    store = _open_cache(settings, torch_version) if cache else None
+    digests: Dict[int, str] = {}
+    todo: Batch = []
+    for index, source in enumerate(files):
+        if store is not None:
+            from cudalint.cache import content_digest
+
+            try:
+                digests[index] = content_digest(source.path.read_bytes())
+            except OSError:
+                pass  # lint_file reports it
+            else:
+                hit = store.get(source.display, source.kind, digests[index])
+                if hit is not None:
+                    per_file[index] = hit
+                    continue
+        todo.append((index, source))
+    done = len(per_file)
+    if done:
+        report(done, len(files))
+
+    def finished(index: int, findings: List[Finding], cacheable: bool = True) -> None:
+        nonlocal done
+        per_file[index] = findings
+        done += 1
+        if store is not None and cacheable and index in digests:
+            source = files[index]
+            store.put(source.display, source.kind, digests[index], findings)
+
     jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
-        size = max(1, len(files) // (jobs * 8))
-        batches = [files[i : i + size] for i in range(0, len(files), size)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [(batch, pool.submit(_lint_many, batch, settings, torch_version)) for batch in batches]
-            for batch, future in futures:
-                try:
-                    result.findings.extend(future.result())
-                except Exception as exc:  # noqa: BLE001 - a dead worker becomes findings, not a dead run
-                    result.findings.extend(
-                        unreadable(source.display, f"worker failed while checking: {type(exc).__name__}: {exc}")
-                        for source in batch
-                    )
+    if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
+        _lint_parallel(todo, settings, torch_version, jobs, finished, lambda: report(done, len(files)))
     else:
-        result.findings.extend(_lint_many(files, settings, torch_version))
+        for index, source in todo:
+            finished(index, lint_file(source, settings, torch_version))
+            report(done, len(files))
+    for index in sorted(per_file):
+        result.findings.extend(per_file[index])
     result.findings.sort(key=lambda f: f.sort_key)
     return result
+
+
+def _open_cache(settings: Settings, torch_version: str):
+    from cudalint.cache import ResultCache, run_fingerprint
+
+    return ResultCache(settings.root, run_fingerprint(load_catalog(), settings, torch_version))
+
+
+def _lint_parallel(
+    todo: Batch,
+    settings: Settings,
+    torch_version: str,
+    jobs: int,
+    finished: Callable[..., None],
+    tick: Callable[[], None],
+) -> None:
+    """Batches over a process pool. A worker that dies (a segfault, os._exit, the OOM killer) breaks the
+    whole pool; the batches it took down are then run again, each in a process of its own, and a batch
+    that still kills its process is split until the file that does it is alone: that file gets a CDL000
+    finding and every other file is checked as usual."""
+    size = max(1, len(todo) // (jobs * 8))
+    batches = [todo[i : i + size] for i in range(0, len(todo), size)]
+    suspects: List[Batch] = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [(batch, pool.submit(_lint_many, [s for _, s in batch], settings, torch_version)) for batch in batches]
+        for batch, future in futures:
+            if _collect(batch, future, finished):
+                tick()
+            else:
+                suspects.append(batch)
+    if suspects:
+        _isolate(suspects, settings, torch_version, jobs, finished, tick)
+
+
+def _collect(batch: Batch, future, finished: Callable[..., None]) -> bool:
+    """Record a batch's outcome; False when its worker process died and the batch must be retried."""
+    try:
+        results = future.result()
+    except BrokenProcessPool:
+        return False
+    except Exception as exc:  # noqa: BLE001 - a worker's error becomes findings, not a dead run
+        for index, source in batch:
+            finished(
+                index,
+                [unreadable(source.display, f"worker failed while checking: {type(exc).__name__}: {exc}")],
+                False,
+            )
+        return True
+    for (index, _), findings in zip(batch, results):
+        finished(index, findings)
+    return True
+
+
+def _isolate(
+    suspects: List[Batch],
+    settings: Settings,
+    torch_version: str,
+    jobs: int,
+    finished: Callable[..., None],
+    tick: Callable[[], None],
+) -> None:
+    queue: Deque[Batch] = deque(suspects)
+    running: Dict[object, Tuple[Batch, ProcessPoolExecutor]] = {}
+    try:
+        while queue or running:
+            while queue and len(running) < jobs:
+                batch = queue.popleft()
+                executor = ProcessPoolExecutor(max_workers=1)
+                future = executor.submit(_lint_many, [s for _, s in batch], settings, torch_version)
+                running[future] = (batch, executor)
+            completed, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for future in completed:
+                batch, executor = running.pop(future)
+                executor.shutdown(wait=True)
+                if _collect(batch, future, finished):
+                    tick()
+                elif len(batch) > 1:
+                    queue.extend([item] for item in batch)
+                else:
+                    index, source = batch[0]
+                    finished(
+                        index,
+                        [
+                            unreadable(
+                                source.display,
+                                "the worker process checking this file crashed (it died without an answer); "
+                                "nothing in the file was checked",
+                            )
+                        ],
+                        False,
+                    )
+                    tick()
+    finally:
+        for _, executor in running.values():
+            executor.shutdown(wait=False, cancel_futures=True)
 
 
 def count_by_severity(findings: Sequence[Finding]) -> dict:

@@ -14,6 +14,7 @@ class SourceText:
     error: Optional[str] = None
     error_line: int = 1
     error_column: int = 1
+    encoding: str = "utf-8"
 
 
 def decode_python(data: bytes) -> SourceText:
@@ -32,7 +33,7 @@ def decode_text(data: bytes, encoding: str = "utf-8") -> SourceText:
     if encoding == "utf-8" and data.startswith(b"\xef\xbb\xbf"):
         encoding = "utf-8-sig"
     try:
-        return SourceText(data.decode(encoding))
+        return SourceText(data.decode(encoding), encoding=encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1

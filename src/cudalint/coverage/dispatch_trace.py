@@ -1,4 +1,8 @@
-"""Record the ATen operators a call reaches, under a TorchDispatchMode (needs torch)."""
+"""Record the ATen operators a call reaches, under a TorchDispatchMode (needs torch).
+
+`record_ops` (the API -> operator data) and `cudalint trace` (the operators a
+whole program reaches) share `dispatch_recorder`.
+"""
 
 from __future__ import annotations
 
@@ -11,25 +15,38 @@ def op_name(func) -> str:
     return schema.name + ("." + schema.overload_name if schema.overload_name else "")
 
 
-def record_ops(fn: Callable, *args, **kwargs) -> Set[str]:
-    """Call ``fn`` and return the names of the ``aten::`` operators dispatched while it ran.
+def dispatch_recorder(on_op: Callable):
+    """A TorchDispatchMode that runs every operator unchanged and then calls
+    ``on_op(func, args, kwargs, out)``; ``out`` is None when the operator raised.
 
     Composite-implicit operators decompose before they reach a dispatch mode, so
-    what is recorded is what the backend kernels see (on CPU: the CPU path).
+    what is seen is what the backend kernels see (on CPU: the CPU path).
     """
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Recorder(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops: Set[str] = set()
-
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            name = op_name(func)
-            if name.startswith("aten::"):
-                self.ops.add(name)
-            return func(*args, **(kwargs or {}))
+            kwargs = kwargs or {}
+            try:
+                out = func(*args, **kwargs)
+            except BaseException:
+                on_op(func, args, kwargs, None)
+                raise
+            on_op(func, args, kwargs, out)
+            return out
 
-    with Recorder() as recorder:
+    return Recorder()
+
+
+def record_ops(fn: Callable, *args, **kwargs) -> Set[str]:
+    """Call ``fn`` and return the names of the ``aten::`` operators dispatched while it ran."""
+    ops: Set[str] = set()
+
+    def note(func, _args, _kwargs, _out) -> None:
+        name = op_name(func)
+        if name.startswith("aten::"):
+            ops.add(name)
+
+    with dispatch_recorder(note):
         fn(*args, **kwargs)
-    return recorder.ops
+    return ops

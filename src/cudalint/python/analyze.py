@@ -15,9 +15,10 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from cudalint.catalog import Rule
-from cudalint.findings import Finding
+from cudalint.findings import Finding, Severity
 from cudalint.python import idioms, matchers
 from cudalint.python.context import FileContext
+from cudalint.python.fixplan import DeviceSetting, FileFixer
 from cudalint.python.visitor import Dispatcher, Registry
 
 # libcst recurses once per nesting level; deep but valid code needs a deep stack.
@@ -47,18 +48,18 @@ def checks_for(codes: FrozenSet[str], catalog_rules: Tuple[Rule, ...]) -> Checks
 
 
 def unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
-    from cudalint.findings import Severity
-
     return Finding("CDL000", path, line, column, line, column, message, Severity.ERROR)
 
 
-def check_python(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...]) -> List[Finding]:
+def check_python(
+    path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], device: DeviceSetting = DeviceSetting()
+) -> List[Finding]:
     if checks.prefilter is None or not checks.prefilter.search(text):
         return []
     syntax = _syntax_problem(path, text)
     if syntax is not None:
         return [syntax]
-    return _deep_stack(_analyze, path, text, checks, torch_version)
+    return _deep_stack(_analyze, path, text, checks, torch_version, device)
 
 
 def _syntax_problem(path: str, text: str):
@@ -77,7 +78,9 @@ def _syntax_problem(path: str, text: str):
     return None
 
 
-def _analyze(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...]) -> List[Finding]:
+def _analyze(
+    path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], device: DeviceSetting
+) -> List[Finding]:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -92,6 +95,8 @@ def _analyze(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...
     if not ctx.hits:
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    fixer = FileFixer(module, positions, ctx.imports, torch_version, device, text)
+    fixer.decide([hit.fix for hit in ctx.hits if hit.fix is not None])
     findings = []
     for hit in ctx.hits:
         where = positions[hit.node]
@@ -105,7 +110,7 @@ def _analyze(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...
                 end_column=where.end.column + 1,
                 message=hit.message,
                 severity=checks.rules[hit.code].severity,
-                fix=hit.fix,
+                fix=fixer.build(hit.fix) if hit.fix is not None else None,
             )
         )
     return findings

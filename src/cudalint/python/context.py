@@ -38,6 +38,7 @@ class FileContext:
         self.cuda_bindings: Dict[Tuple[int, str], List[cst.CSTNode]] = {}
         self.device_name_uses: List[Tuple[int, str]] = []
         self.scopes: List[int] = [0]
+        self.check_state: Dict[str, object] = {}  # per-file state of a custom check, keyed by its name
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:

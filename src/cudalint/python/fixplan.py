@@ -58,10 +58,19 @@ def device_expression(version: Tuple[int, ...], checked: bool = False) -> str:
             f"{TORCH}.accelerator.current_accelerator() if {TORCH}.accelerator.is_available() "
             f'else {TORCH}.device("cpu")'
         )
-    return (
-        f'{TORCH}.device("cuda" if {TORCH}.cuda.is_available() else "mps" '
-        f'if {TORCH}.backends.mps.is_available() else "cpu")'
-    )
+    return f"{TORCH}.device({_device_type_chain()})"
+
+
+def _device_type_chain() -> str:
+    """Before torch.accelerator (2.6): CUDA, then MPS (torch >= 1.12), then CPU, as a string."""
+    return f'"cuda" if {TORCH}.cuda.is_available() else "mps" if {TORCH}.backends.mps.is_available() else "cpu"'
+
+
+def device_type_expression(version: Tuple[int, ...], checked: bool = False, device: Optional[str] = None) -> str:
+    """The device type as a string, for code that compares or stores strings."""
+    if device is None and version < (2, 6):
+        return f"({_device_type_chain()})"
+    return _attribute(device or device_expression(version, checked), "type")
 
 
 @dataclass(frozen=True)
@@ -102,9 +111,10 @@ class FileFixer:
             if DEVICE in new or DEVICE_TYPE in new:
                 device = self._device()
                 needs_device_line = needs_device_line or device == "DEVICE"
-                new = new.replace(DEVICE_TYPE, _attribute(device, "type")).replace(DEVICE, device)
+                named = device if device != device_expression(self.version) else None
+                new = new.replace(DEVICE_TYPE, device_type_expression(self.version, device=named)).replace(DEVICE, device)
             if CHECKED_TYPE in new:
-                new = new.replace(CHECKED_TYPE, _attribute(device_expression(self.version, checked=True), "type"))
+                new = new.replace(CHECKED_TYPE, device_type_expression(self.version, checked=True))
             if TORCH in new:
                 needs_torch = needs_torch or self.torch_alias is None
                 new = new.replace(TORCH, self.torch_alias or "torch")
@@ -158,6 +168,13 @@ def _module_names(module: cst.Module) -> set:
         elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             names.add(statement.name.value)
     return names
+
+
+def template(text: str) -> str:
+    """Catalog fix text -> placeholders: `torch.` is the file's torch alias, DEVICE the device."""
+    text = re.sub(r"\btorch\.", TORCH + ".", text)
+    text = re.sub(r"\bDEVICE\.type\b", DEVICE_TYPE, text)
+    return re.sub(r"\bDEVICE\b", DEVICE, text)
 
 
 def _attribute(expression: str, name: str) -> str:

@@ -14,8 +14,10 @@ from typing import Callable, Dict, List, Optional
 
 import libcst as cst
 
-from cudalint.python import guards
+from cudalint.python import guards, op_coverage
 from cudalint.python.context import FileContext
+from cudalint.findings import Safety
+from cudalint.python.fixplan import CHECKED_TYPE, DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
 from cudalint.python.guards import is_cuda_string, mentions_mac_path, source_of
 from cudalint.python.names import dotted, is_cuda_device_string, is_true, string_value
 from cudalint.python.visitor import Registry
@@ -24,15 +26,30 @@ DEVICE_POSITIONAL = {"torch.device": 0, "torch.set_default_device": 0, "torch.am
 DEVICE_NAME_RE = re.compile(r"device", re.IGNORECASE)
 BACKEND_QUERY_RE = re.compile(r"\b(cuda|xpu|npu|hpu|mlu)\b.*is_available")
 VERSION_PARSERS = {"float", "int", "Version", "parse", "LooseVersion", "StrictVersion", "version.parse"}
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 
 
 # -- CDL101: a CUDA device string reaching a device argument -----------------------
-def _device_sink(value: cst.BaseExpression, ctx: FileContext) -> None:
+def _device_sink(value: cst.BaseExpression, ctx: FileContext, as_string: bool = False) -> None:
     if is_cuda_device_string(value):
-        ctx.report("CDL101", value, f"device {source_of(value)} is CUDA-only; choose the device at run time")
+        ctx.report(
+            "CDL101",
+            value,
+            f"device {source_of(value)} is CUDA-only; choose the device at run time",
+            _literal_fix(value, as_string),
+        )
     elif isinstance(value, cst.Name) and not ctx.guard_depth:
         ctx.device_name_uses.append((ctx.scopes[-1], value.value))
+
+
+def _literal_fix(value: cst.BaseExpression, as_string: bool) -> Optional[FixPlan]:
+    """"cuda" -> the accelerator in use (safe: CUDA hosts get "cuda"); "cuda:1" names an index (unsafe)."""
+    literal = string_value(value)
+    if literal is None:
+        return None
+    safety = Safety.SAFE if literal == "cuda" else Safety.UNSAFE
+    return FixPlan(safety, "use the accelerator in use, else CPU", [(value, DEVICE_TYPE if as_string else DEVICE)])
 
 
 def _device_call(node: cst.Call, ctx: FileContext) -> None:
@@ -64,7 +81,7 @@ def _device_binding(node: cst.CSTNode, ctx: FileContext) -> None:
         if name is None:
             continue
         if DEVICE_NAME_RE.search(name):
-            _device_sink(value, ctx)
+            _device_sink(value, ctx, as_string=True)
         elif isinstance(target, cst.Name) and not ctx.guard_depth:
             ctx.cuda_bindings.setdefault((ctx.scopes[-1], name), []).append(value)
 
@@ -72,14 +89,19 @@ def _device_binding(node: cst.CSTNode, ctx: FileContext) -> None:
 def _device_dict_entry(node: cst.DictElement, ctx: FileContext) -> None:
     key = string_value(node.key)
     if key is not None and DEVICE_NAME_RE.search(key):
-        _device_sink(node.value, ctx)
+        _device_sink(node.value, ctx, as_string=True)
 
 
 def _device_names_at_end(node: cst.Module, ctx: FileContext) -> None:
     """`DEVICE = "cuda"` ... `x.to(DEVICE)`: report at the binding, once."""
     for scope, name in ctx.device_name_uses:
         for literal in ctx.cuda_bindings.get((scope, name)) or ctx.cuda_bindings.get((0, name), ()):
-            ctx.report("CDL101", literal, f"{name} = {source_of(literal)} reaches a device argument; CUDA-only")
+            ctx.report(
+                "CDL101",
+                literal,
+                f"{name} = {source_of(literal)} reaches a device argument; CUDA-only",
+                _literal_fix(literal, as_string=True),
+            )
 
 
 def device_sink(registry: Registry) -> None:
@@ -161,7 +183,26 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
             node,
             "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
             "available accelerator, then CPU",
+            _selection_fix(node, tests, arms, ctx),
         )
+
+
+def _selection_fix(node: cst.IfExp, tests, arms, ctx: FileContext) -> Optional[FixPlan]:
+    """`"cuda" if torch.cuda.is_available() else "cpu"` (either arm may be torch.device(...)) -> the
+    available accelerator, else "cpu"; safe because CUDA hosts still get "cuda"."""
+    if len(tests) != 1 or not guards.is_availability_query(tests[0], ctx.imports):
+        return None
+    if not (_is_cuda_arm(arms[0], ctx) and _is_cpu_arm(arms[1], ctx)):
+        return None
+    if string_value(arms[0]) not in ("cuda", None) or (string_value(arms[0]) is None and not _plain_device_call(arms[0])):
+        return None
+    as_device = isinstance(arms[0], cst.Call)
+    text = f"{TORCH}.device({CHECKED_TYPE})" if as_device else CHECKED_TYPE
+    return FixPlan(Safety.SAFE, "pick the available accelerator, else CPU", [(node, text)])
+
+
+def _plain_device_call(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and len(node.args) == 1 and string_value(node.args[0].value) == "cuda"
 
 
 def _branches(node: cst.If):
@@ -247,13 +288,24 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     if location is None and len(positional) >= 2:
         location = positional[1].value
     if location is None:
+        with_location = node.with_changes(
+            args=[*node.args, cst.Arg(keyword=cst.Name("map_location"), value=cst.Name(DEVICE), equal=_EQUAL)]
+        )
         ctx.report(
             "CDL109",
             node,
             "torch.load without map_location restores tensors to the device they were saved from; "
             "a checkpoint saved on CUDA fails to load on MPS or CPU",
+            FixPlan(Safety.SAFE, "load onto the accelerator in use", [(node, render(with_location))]),
         )
-    elif is_cuda_device_string(location) or (isinstance(location, cst.Lambda) and ".cuda(" in source_of(location)):
+    elif is_cuda_device_string(location):
+        ctx.report(
+            "CDL109",
+            location,
+            f"map_location={source_of(location)} loads onto CUDA only",
+            _literal_fix(location, as_string=False),
+        )
+    elif isinstance(location, cst.Lambda) and ".cuda(" in source_of(location):
         ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
 
 
@@ -406,4 +458,5 @@ CHECKS: Dict[str, Callable[[Registry], None]] = {
     "cuda-required": cuda_required,
     "jit-extension": jit_extension,
     "mps-daemon": mps_daemon,
+    "op-coverage": op_coverage.register,
 }

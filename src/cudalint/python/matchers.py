@@ -24,6 +24,8 @@ import libcst as cst
 
 from cudalint.catalog import Rule
 from cudalint.python.context import FileContext
+from cudalint.findings import Safety
+from cudalint.python.fixplan import FixPlan, dotted_replacement, render, template
 from cudalint.python.guards import source_of
 from cudalint.python.names import dotted, is_cuda_device_string, is_true, string_value
 from cudalint.python.visitor import Registry
@@ -183,7 +185,41 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return
     if ctx.test_depth and ctx.rules[entry.rule.code].family == "CDL1":
         return  # device queries inside an if-test decide, they do not move data
-    ctx.report(entry.rule.code, node, entry.message(qualified))
+    ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
+
+
+def _reference_fix(entry: Entry, node: cst.CSTNode, ctx: FileContext) -> Optional[FixPlan]:
+    """A ref entry's `fix`: the portable name, from the release `fix_since`, optionally
+    with a first argument (`torch.cuda.amp.autocast(...)` -> `torch.autocast("cuda", ...)`)
+    or as a guarded statement (`if torch.accelerator.is_available(): ...`)."""
+    spec = entry.spec
+    target = spec.get("fix")
+    if not target or ctx.torch_version < parse_version(spec.get("fix_since", "0")):
+        return None
+    safety = Safety(spec.get("fix_safety", entry.rule.fix if entry.rule.fix != "none" else "unsafe"))
+    new_name = dotted_replacement(target)
+    description = f"use {target}"
+    parent = ctx.parent
+    call = parent if isinstance(parent, cst.Call) and parent.func is node else None
+    if "fix_first_arg" in spec:
+        if call is None:
+            return None
+        first = spec["fix_first_arg"]
+        rest = "".join(render(arg) for arg in call.args)
+        opened = render(call.whitespace_before_args)
+        text = f"{new_name}({opened}{first}{', ' if call.args else ''}{rest})"
+        return FixPlan(safety, f"use {target}({first}, ...)", [(call, text)])
+    if "fix_guard" in spec:
+        statement = ctx.stack[-4] if len(ctx.stack) >= 4 else None
+        expression = ctx.stack[-3] if len(ctx.stack) >= 3 else None
+        if call is None or not isinstance(expression, cst.Expr) or not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        if len(statement.body) != 1:
+            return None
+        guard = dotted_replacement(spec["fix_guard"].split("(")[0]) + "(" + spec["fix_guard"].split("(", 1)[1]
+        text = f"if {guard}: {new_name}({''.join(render(arg) for arg in call.args)})"
+        return FixPlan(safety, f"{description}, guarded by {spec['fix_guard']}", [((statement.body[0]), text)])
+    return FixPlan(safety, description, [(node, new_name)])
 
 
 def _imported_entry(index: MatchIndex, module: str) -> Optional[Entry]:
@@ -237,7 +273,7 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                 continue
             if "max_args" in entry.spec and len(node.args) > entry.spec["max_args"]:
                 continue
-            ctx.report(entry.rule.code, func.attr, entry.message(f".{func.attr.value}()"))
+            ctx.report(entry.rule.code, func.attr, entry.message(f".{func.attr.value}()"), _method_fix(entry, node, ctx))
     for entry in index.arguments:
         spec = entry.spec
         if not _callee_matches(spec["callee"], func, ctx) or not entry.applies(ctx):
@@ -252,7 +288,34 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
         arg = _find_argument(node, spec.get("keyword"), spec.get("position"))
         if arg is not None and _value_matches(spec, arg.value, ctx):
             found = f"{arg.keyword.value}=" if arg.keyword else ""
-            ctx.report(entry.rule.code, arg, entry.message(found + source_of(arg.value)))
+            ctx.report(entry.rule.code, arg, entry.message(found + source_of(arg.value)), _argument_fix(entry, node, arg, ctx))
+
+
+def _method_fix(entry: Entry, call: cst.Call, ctx: FileContext) -> Optional[FixPlan]:
+    """`.cuda()` / `.cuda(non_blocking=True)` -> `.to(DEVICE, ...)`; a positional device index has no fix."""
+    spec = entry.spec
+    if "fix_method" not in spec or any(arg.keyword is None for arg in call.args):
+        return None
+    safety = Safety(spec.get("fix_safety", entry.rule.fix if entry.rule.fix != "none" else "unsafe"))
+    keywords = "".join(", " + render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for arg in call.args)
+    text = f"{spec['fix_method']}({template(spec.get('fix_argument', 'DEVICE'))}{keywords})"
+    return FixPlan(safety, f"use .{spec['fix_method']}(device)", [((call.func.attr, call), text)])
+
+
+def _argument_fix(entry: Entry, call: cst.Call, arg: cst.Arg, ctx: FileContext) -> Optional[FixPlan]:
+    """An `arguments` entry's fix: a new value (`fix_value`) or dropping the argument (`fix_drop`)."""
+    spec = entry.spec
+    if ctx.torch_version < parse_version(spec.get("fix_since", "0")):
+        return None
+    safety = Safety(spec.get("fix_safety", entry.rule.fix if entry.rule.fix != "none" else "unsafe"))
+    if "fix_value" in spec:
+        return FixPlan(safety, f"use {spec['fix_value']}", [(arg.value, template(spec["fix_value"]))])
+    if spec.get("fix_drop"):
+        args = [other for other in call.args if other is not arg]
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return FixPlan(safety, "drop the argument", [(call, render(call.with_changes(args=args)))])
+    return None
 
 
 def _find_argument(call: cst.Call, keyword: Optional[str], position: Optional[int]) -> Optional[cst.Arg]:

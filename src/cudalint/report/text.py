@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 from typing import List
 
-from cudalint.findings import Severity
+from cudalint.findings import Safety, Severity
 from cudalint.runner import RunResult, count_by_severity
 
 COLOURS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
@@ -31,13 +31,16 @@ def render_text(result: RunResult, *, colour: bool = False, statistics: bool = F
 def summary(result: RunResult) -> str:
     target = f"target torch {result.torch_version} ({result.torch_version_source})"
     files = f"{result.files} file{'s' if result.files != 1 else ''} checked"
+    fixed = f"Fixed {result.fixed} problem{'s' if result.fixed != 1 else ''}. " if result.fixed else ""
     if not result.findings:
-        return f"All clear: {files}, {target}."
+        return f"{fixed}All clear: {files}, {target}."
     counts = count_by_severity(result.findings)
     parts = [f"{counts[s]} {s.value}{'s' if counts[s] != 1 and s is not Severity.INFO else ''}" for s in Severity if counts[s]]
-    fixable = sum(1 for finding in result.findings if finding.fix is not None)
+    safe = sum(1 for finding in result.findings if finding.fix is not None and finding.fix.safety is Safety.SAFE)
+    unsafe = sum(1 for finding in result.findings if finding.fix is not None and finding.fix.safety is Safety.UNSAFE)
+    fixable = f"{safe} fixable with --fix" + (f" ({unsafe} more with --unsafe-fixes)" if unsafe else "")
     total = len(result.findings)
-    return (
+    return fixed + (
         f"Found {total} problem{'s' if total != 1 else ''} ({', '.join(parts)}) in {files}; "
-        f"{fixable} fixable; {target}."
+        f"{fixable}; {target}."
     )

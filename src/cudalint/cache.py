@@ -1,0 +1,193 @@
+"""The per-file result cache in `.cudalint_cache/` at the project root.
+
+An entry is the findings of one file, found again only when everything that could
+change them is the same: the file's bytes, cudalint's version and code, the rule
+catalog and the data files beside it (the MPS coverage database among them), and the
+effective configuration (selected codes, per-file ignores, the torch release
+targeted). Entries are JSON, never pickles: a cache folder that came with a cloned
+repository must not be able to run code. A corrupt or foreign entry is a miss;
+writes go to a temporary file renamed into place, so a reader never sees half an
+entry. Nothing here ever fails a run: a folder that cannot be written is skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import cudalint
+from cudalint.catalog import Catalog, CatalogError, rules_dir
+from cudalint.config import Settings
+from cudalint.findings import Edit, Finding, Fix, Safety, Severity
+
+CACHE_DIR = ".cudalint_cache"
+FORMAT = 1  # bump when the layout of an entry changes
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _data_fingerprint(folder: Optional[str]) -> str:
+    """Every data file in rules/ (the catalog TOML, the coverage database, package tables)."""
+    digest = hashlib.sha256()
+    if folder is None:
+        return "no-rules-folder"
+    for path in sorted(Path(folder).iterdir()):
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _code_fingerprint() -> str:
+    """cudalint's own modules by size and mtime: an edited check must not be answered from the cache."""
+    digest = hashlib.sha256()
+    package = Path(cudalint.__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        digest.update(f"{path.relative_to(package).as_posix()}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _schema() -> str:
+    """The shape of the values stored, so a new Finding field invalidates old entries."""
+    return ",".join(
+        f"{cls.__name__}({' '.join(f.name for f in dataclasses.fields(cls))})" for cls in (Finding, Fix, Edit)
+    )
+
+
+def run_fingerprint(catalog: Catalog, settings: Settings, torch_version: str) -> str:
+    """Everything but the file itself that decides a file's findings."""
+    try:
+        folder: Optional[str] = str(rules_dir())
+    except CatalogError:
+        folder = None
+    coverage = Path(folder, "mps_coverage.json") if folder else None
+    parts = {
+        "format": FORMAT,
+        "version": cudalint.__version__,
+        "code": _code_fingerprint(),
+        "schema": _schema(),
+        "catalog": catalog.version,
+        "data": _data_fingerprint(folder),
+        "coverage": hashlib.sha256(coverage.read_bytes()).hexdigest() if coverage and coverage.is_file() else None,
+        "settings": {
+            f.name: _canonical(getattr(settings, f.name))
+            for f in dataclasses.fields(settings)
+            if f.name not in NOT_PER_FILE
+        },
+        "torch": torch_version,
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+# Settings fields that choose which files are linted, not what a file's findings are. Every other
+# field (select, per-file-ignores, torch-version, the fix device expression, ...) is part of the key.
+NOT_PER_FILE = frozenset({"exclude", "root", "config_file"})
+
+
+def _canonical(value: Any) -> Any:
+    """A JSON value that is the same for equal settings in any process (sets sorted, no hash order)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (set, frozenset)):
+        return sorted((_canonical(item) for item in value), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_canonical(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _canonical(item) for key, item in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+class ResultCache:
+    """One JSON file per linted file, named by its path and kind, holding the key it was computed under."""
+
+    def __init__(self, root: Path, fingerprint: str):
+        self.folder = Path(root) / CACHE_DIR
+        self.fingerprint = fingerprint
+        self.writable = True
+        self.hits = 0
+        self.misses = 0
+
+    def _entry(self, display: str, kind: str) -> Path:
+        name = hashlib.sha256(f"{display}\0{kind}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
+        return self.folder / f"{name}.json"
+
+    def _key(self, digest: str) -> str:
+        return hashlib.sha256(f"{self.fingerprint}:{digest}".encode()).hexdigest()
+
+    def get(self, display: str, kind: str, digest: str) -> Optional[List[Finding]]:
+        try:
+            entry = json.loads(self._entry(display, kind).read_text(encoding="utf-8"))
+            if entry.get("key") != self._key(digest):
+                raise ValueError("stale")
+            findings = [decode_finding(item, display) for item in entry["findings"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return findings
+
+    def put(self, display: str, kind: str, digest: str, findings: Sequence[Finding]) -> None:
+        if not self.writable:
+            return
+        entry = {"key": self._key(digest), "findings": [encode(finding) for finding in findings]}
+        try:
+            self._prepare()
+            fd, temporary = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump(entry, handle, separators=(",", ":"))
+                os.replace(temporary, self._entry(display, kind))
+            except BaseException:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+                raise
+        except (OSError, TypeError, ValueError):
+            self.writable = False  # a read-only checkout: lint on, cache nothing
+
+    def _prepare(self) -> None:
+        if self.folder.is_dir():
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        ignore = self.folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# created by cudalint: this folder is a cache\n*\n", encoding="utf-8")
+
+
+def encode(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (Severity, Safety)):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [encode(item) for item in value]
+    return value
+
+
+def decode_finding(data: Dict[str, Any], display: str) -> Finding:
+    fields = dict(data)
+    fields["path"] = display
+    fields["severity"] = Severity(fields["severity"])
+    fix = fields.get("fix")
+    if fix is not None:
+        fix = dict(fix)
+        fix["safety"] = Safety(fix["safety"])
+        fix["edits"] = tuple(Edit(**edit) for edit in fix.get("edits", ()))
+        fields["fix"] = Fix(**fix)
+    return Finding(**fields)

@@ -1,0 +1,172 @@
+"""Apply fixes: choose them, splice their edits, prove the result, write atomically.
+
+A file is written only when the fixed text parses, a further round finds nothing
+more to fix, and its encoding, BOM, line endings and trailing newline are what
+they were. Fixes whose edits overlap an accepted fix wait for the next round
+(the earlier one in the file wins); after MAX_ROUNDS the file is left alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from cudalint.config import Settings
+from cudalint.discover import SourceFile
+from cudalint.findings import Edit, Finding, Safety
+from cudalint.runner import lint_text
+from cudalint.source import decode_python
+
+MAX_ROUNDS = 8
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass
+class FixOutcome:
+    display: str
+    original: str
+    fixed: str
+    applied: int
+    error: Optional[str] = None
+
+    @property
+    def changed(self) -> bool:
+        return self.error is None and self.fixed != self.original
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.original.splitlines(True),
+                self.fixed.splitlines(True),
+                fromfile=f"a/{self.display}",
+                tofile=f"b/{self.display}",
+            )
+        )
+
+
+def applicable(findings: Iterable[Finding], unsafe: bool) -> List[Finding]:
+    return [f for f in findings if f.fix is not None and (unsafe or f.fix.safety is Safety.SAFE)]
+
+
+def _offsets(text: str) -> List[int]:
+    starts = [0]
+    starts.extend(match.end() for match in _LINE_BREAK.finditer(text))
+    return starts
+
+
+def _span(edit: Edit, starts: Sequence[int], size: int) -> Tuple[int, int]:
+    def offset(line: int, column: int) -> int:
+        if line > len(starts):
+            return size
+        return min(starts[line - 1] + column - 1, size)
+
+    return offset(edit.line, edit.column), offset(edit.end_line, edit.end_column)
+
+
+def apply_fixes(text: str, findings: Sequence[Finding]) -> Tuple[str, int]:
+    """Splice the edits of non-overlapping fixes; identical edits (a shared import) count once."""
+    starts = _offsets(text)
+    accepted: List[Tuple[int, int, str]] = []
+    applied = 0
+    ordered = sorted(findings, key=lambda f: (min(_span(e, starts, len(text)) for e in f.fix.edits), f.code))
+    for finding in ordered:
+        spans = [(*_span(edit, starts, len(text)), edit.content) for edit in finding.fix.edits]
+        if any(_conflicts(span, other) for span in spans for other in accepted):
+            continue
+        accepted.extend(span for span in spans if span not in accepted)
+        applied += 1
+    # Insertions at one point: imports first, then definitions that may use them.
+    accepted.sort(key=lambda s: (s[0], s[1], not s[2].startswith(("import ", "from ")), s[2]))
+    pieces, cursor = [], 0
+    for start, end, content in accepted:
+        pieces.append(text[cursor:start])
+        pieces.append(content)
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces), applied
+
+
+def _conflicts(a: Tuple[int, int, str], b: Tuple[int, int, str]) -> bool:
+    if a == b:
+        return False
+    (a_start, a_end, _), (b_start, b_end, _) = a, b
+    if a_start == a_end or b_start == b_end:  # an insertion conflicts only strictly inside a replacement
+        point, (lo, hi) = (a_start, (b_start, b_end)) if a_start == a_end else (b_start, (a_start, a_end))
+        return lo < point < hi
+    return a_start < b_end and b_start < a_end
+
+
+def _parses(text: str) -> Optional[str]:
+    try:
+        compile(text, "<fixed>", "exec", dont_inherit=True)
+        cst.parse_module(text)
+    except (SyntaxError, ValueError, cst.ParserSyntaxError, RecursionError) as exc:
+        return f"the fixed text does not parse ({exc})"
+    return None
+
+
+def fix_text(display: str, text: str, settings: Settings, torch_version: str, unsafe: bool) -> FixOutcome:
+    current, total = text, 0
+    for _ in range(MAX_ROUNDS):
+        fixable = applicable(lint_text(display, "python", current, settings, torch_version), unsafe)
+        if not fixable:
+            return FixOutcome(display, text, current, total)
+        candidate, applied = apply_fixes(current, fixable)
+        problem = _parses(candidate)
+        if problem is not None:
+            return FixOutcome(display, text, text, 0, problem)
+        if applied == 0 or candidate == current:
+            break
+        current, total = candidate, total + applied
+    return FixOutcome(display, text, text, 0, f"fixes did not settle after {MAX_ROUNDS} rounds; nothing written")
+
+
+def _newline_signature(text: str) -> Tuple[bool, bool, bool]:
+    return ("\r\n" in text, bool(re.search(r"(?<!\r)\n", text)), text.endswith(("\n", "\r")))
+
+
+def fix_file(source: SourceFile, settings: Settings, torch_version: str, unsafe: bool, write: bool) -> Optional[FixOutcome]:
+    """Fix one Python file; None when it cannot be read (the check already reported why)."""
+    try:
+        data = source.path.read_bytes()
+    except OSError:
+        return None
+    decoded = decode_python(data)
+    if decoded.text is None:
+        return None
+    outcome = fix_text(source.display, decoded.text, settings, torch_version, unsafe)
+    if not outcome.changed:
+        return outcome
+    if _newline_signature(outcome.fixed) != _newline_signature(outcome.original):
+        return FixOutcome(source.display, outcome.original, outcome.original, 0, "line endings would change")
+    try:
+        encoded = outcome.fixed.encode(decoded.encoding)
+    except UnicodeEncodeError:
+        return FixOutcome(source.display, outcome.original, outcome.original, 0, f"result is not encodable as {decoded.encoding}")
+    if write:
+        write_atomically(source.path, encoded)
+    return outcome
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Temporary file in the same folder, same mode, then rename over the original."""
+    folder = path.resolve().parent
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".cudalint", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, os.stat(path).st_mode & 0o7777)
+        os.replace(temporary, path.resolve())
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise

@@ -1,0 +1,633 @@
+"""CDL604-CDL608: torch calls whose ATen operators do not run on MPS in the target
+release, and float64 tensors that reach the device.
+
+Which operators a call reaches comes from the coverage data (rules/api_ops.json,
+rules/module_ops.toml), what each does on MPS from rules/mps_coverage.json. Both are
+read once per process, and the verdicts of an API are computed once per target release
+(cached), so a call to anything else costs a name lookup.
+
+Precision first: an API whose operators depend on its arguments (interpolate's `mode`,
+grid_sample's input rank) is reported only when every case the call can be in has a
+gap. `F.interpolate(x, scale_factor=2)` may be 2-D or 3-D, so nothing is said until the
+mode or the input's visible rank pins the case down.
+
+Tensors are recognised without type inference: a name bound, in the same function, to
+the result of a torch factory or torch function (or of a tensor method on such a value),
+or a parameter annotated `torch.Tensor`. The same small record carries what is visible of
+the tensor's dtype and rank, and of NumPy arrays on their way into torch.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from cudalint.coverage import CoverageDB
+from cudalint.coverage.api_ops import load_api_ops
+from cudalint.coverage.module_table import load_module_table
+from cudalint.coverage.names import op_key, qualified
+from cudalint.coverage.status import RUNS_ON_MPS
+from cudalint.coverage.versions import version_tuple
+from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
+from cudalint.python.context import FileContext
+from cudalint.python.guards import source_of
+from cudalint.python.names import string_value
+from cudalint.python.visitor import Registry
+
+CHECK = "op-coverage"
+RAISES, ON_CPU = "raises", "cpu"
+KIND_OF_CODE = {"E": RAISES, "X": RAISES, "F": ON_CPU, "B": ON_CPU}  # other codes: runs, or undecided
+PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.Tensor.")
+WIDE_DTYPES = frozenset({"float64", "complex128"})
+UNKNOWN = object()  # an argument whose value the source does not show
+
+# Arguments that select between an API's cases: (position, default) per API and keyword.
+ARGUMENTS: Dict[str, Dict[str, Tuple[Optional[int], object]]] = {
+    "torch.nn.functional.interpolate": {"mode": (3, "nearest")},
+    "torch.nn.Upsample": {"mode": (2, "nearest")},
+    "torch.nn.Embedding": {"max_norm": (3, None)},
+    "torch.nn.functional.embedding": {"scale_grad_by_freq": (5, False), "sparse": (6, False)},
+    "torch.nn.functional.embedding_bag": {"scale_grad_by_freq": (5, False), "sparse": (7, False)},
+    "torch.nn.functional.ctc_loss": {"reduction": (5, "mean"), "zero_infinity": (6, False)},
+    "torch.linalg.norm": {"ord": (1, None)},
+}
+# Operators an API reaches only when an argument is given (keyword, position): the OpInfo
+# samples that reached them happened to pass it.
+NEEDS_ARGUMENT = {"aten::round.decimals": ("decimals", None), "aten::embedding_renorm_": ("max_norm", 3)}
+# Adaptive pooling to size 1 is a mean, which runs everywhere: (keyword, position for functions).
+GLOBAL_POOL_OPS = {"aten::_adaptive_avg_pool3d": ("output_size", 1)}
+
+TORCH_DTYPES = {
+    "float64": "float64", "double": "float64", "complex128": "complex128", "cdouble": "complex128",
+    "float32": "float32", "float": "float32", "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
+    "complex64": "complex64", "cfloat": "complex64", "int64": "int64", "long": "int64", "int32": "int32",
+    "int": "int32", "int16": "int16", "short": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
+}
+NUMPY_DTYPES = {"float64": "float64", "double": "float64", "float_": "float64", "complex128": "complex128",
+                "cdouble": "complex128", "float32": "float32", "single": "float32", "float16": "float16"}
+CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
+               "int": "int32", "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool",
+               "cfloat": "complex64", "cdouble": "complex128"}
+SAME_TENSOR_METHODS = frozenset({"cuda", "cpu", "contiguous", "clone", "detach", "requires_grad_", "pin_memory"})
+SIZED_FACTORIES = frozenset({"zeros", "ones", "empty", "rand", "randn"})
+TORCH_FACTORIES = SIZED_FACTORIES | {"randint", "full", "tensor", "as_tensor", "asarray", "from_numpy", "arange",
+                                     "linspace", "eye", "stack", "cat"}
+FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy"})
+# NumPy calls that make float64 without a dtype, and how many positional arguments they take before dtype.
+NUMPY_FLOAT_CALLS = {"zeros": 1, "ones": 1, "empty": 1, "eye": 1, "identity": 1, "linspace": 3,
+                     "random.rand": None, "random.randn": None, "random.random": None, "random.uniform": None,
+                     "random.normal": None, "random.standard_normal": None, "random.random_sample": None}
+ARRAY_KEEPS_DTYPE = frozenset({"reshape", "copy", "ravel", "flatten", "squeeze", "transpose"})
+
+
+# -- what the database says, once per API and release --------------------------------
+@dataclass(frozen=True)
+class Case:
+    when: Mapping[str, object]  # argument values / input rank this case stands for
+    gaps: Tuple[Tuple[str, str], ...]  # (operator, RAISES or ON_CPU)
+
+
+@functools.lru_cache(maxsize=16)
+def release_for(version: Tuple[int, ...]) -> Optional[str]:
+    return CoverageDB.load().nearest_release(".".join(str(part) for part in version[:2]))
+
+
+@functools.lru_cache(maxsize=None)
+def _module_names() -> FrozenSet[str]:
+    return frozenset(case.name for case in load_module_table())
+
+
+def _known_api(api: str) -> bool:
+    return api in load_api_ops()["apis"] or api in _module_names()
+
+
+def is_public(api: str) -> bool:
+    """torch.<fn>, torch.nn.functional/linalg/fft/special.<fn>, torch.Tensor.<method>, torch.nn.<Module>."""
+    parts = api.split(".")
+    if parts[0] != "torch" or any(part.startswith("_") for part in parts):
+        return False
+    return len(parts) == 2 or api.startswith(PUBLIC_NAMESPACES) or (len(parts) == 3 and parts[1] == "nn")
+
+
+def _raw_cases(api: str) -> List[Tuple[Mapping[str, object], Tuple[str, ...], Tuple[str, ...]]]:
+    """(when, entry ops, reached ops) per case of an API or nn.Module class."""
+    if api in _module_names():
+        return [(case.when, case.entry, case.ops) for case in load_module_table() if case.name == api]
+    record = load_api_ops()["apis"][api]
+    entries = (record["entry"],) if record.get("entry") else ()
+    return [(case["when"], entries, tuple(case["ops"])) for case in record.get("cases") or [{"when": {}, "ops": record["ops"]}]]
+
+
+@functools.lru_cache(maxsize=None)
+def api_cases(api: str, release: str) -> Tuple[Case, ...]:
+    """The API's cases with their gaps at ``release``; empty when no case has one."""
+    db = CoverageDB.load()
+    cases = []
+    for when, entries, ops in _raw_cases(api):
+        if any(db.code(op, release) in RUNS_ON_MPS for op in entries):
+            cases.append(Case(when, ()))  # the API's own composite takes an MPS path
+            continue
+        gaps = {qualified(op_key(op)): KIND_OF_CODE.get(db.code(op, release)) for op in entries + ops}
+        cases.append(Case(when, tuple(sorted((op, kind) for op, kind in gaps.items() if kind))))
+    return tuple(cases) if any(case.gaps for case in cases) else ()
+
+
+@functools.lru_cache(maxsize=None)
+def dtype_gaps(api: str, release: str) -> Mapping[str, str]:
+    """dtype -> reason, for dtypes PyTorch's MPS test list marks unimplemented for this API at ``release``.
+
+    Only the OpInfo named after the API counts (variants test other arguments); float32 entries
+    concern a particular sample, float64 is CDL601's, and reasons about float64 outputs are skipped.
+    """
+    record = load_api_ops()["apis"].get(api)
+    key = api.split(".", 2)[-1] if api.startswith("torch.Tensor.") else api[len("torch."):]
+    if record is None or key not in record.get("opinfo", ()):
+        return {}
+    gaps = {}
+    for failure in CoverageDB.load().known_failures(key, release):
+        if failure.grad or failure.condition or failure.list_name != UNIMPLEMENTED_LIST or failure.dtypes is None:
+            continue
+        if "float64" in failure.reason:
+            continue
+        for dtype in failure.dtypes:
+            if dtype != "float32" and dtype not in WIDE_DTYPES:
+                gaps[dtype] = failure.reason
+    return gaps
+
+
+def _short(release: str) -> str:
+    return ".".join(release.split(".")[:2])
+
+
+def _first_supported(ops: Sequence[str], release: str) -> Optional[str]:
+    """First release after ``release`` where all ``ops`` run on MPS (None: none so far)."""
+    db = CoverageDB.load()
+    firsts = [db.first_supported(op, after=release) for op in ops]
+    if any(first is None for first in firsts):
+        return None
+    return max(firsts, key=version_tuple)  # type: ignore[arg-type]
+
+
+# -- what the source shows about tensors and arrays ----------------------------------
+@dataclass(frozen=True)
+class Fact:
+    kind: str  # "tensor" or "ndarray"
+    dtype: Optional[str] = None  # None: not visible
+    ndim: Optional[int] = None
+    from_numpy: bool = False  # float64 because NumPy's default float is
+    origin: Tuple[cst.CSTNode, ...] = ()  # the nodes that made it float64 (dtype argument, `.double`)
+
+
+def _facts(ctx: FileContext) -> Dict[Tuple[int, str], Optional[Fact]]:
+    return ctx.check_state.setdefault(CHECK, {})  # type: ignore[return-value]
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    return next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
+
+
+def _positional(call: cst.Call) -> List[cst.BaseExpression]:
+    return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+
+
+def _has_star(call: cst.Call) -> bool:
+    return any(arg.star for arg in call.args)
+
+
+def _argument(call: cst.Call, name: str, position: Optional[int]) -> Optional[cst.BaseExpression]:
+    arg = _keyword(call, name)
+    if arg is not None:
+        return arg.value
+    positional = _positional(call)
+    return positional[position] if position is not None and position < len(positional) else None
+
+
+def _torch_dtype(node: cst.BaseExpression, ctx: FileContext) -> Optional[str]:
+    """The dtype a torch call is given: `torch.float64`, or a NumPy dtype (see CDL603); None if not one."""
+    module, _, attr = (ctx.imports.resolve(node) or "").rpartition(".")
+    if module == "torch":
+        return TORCH_DTYPES.get(attr)
+    if module == "numpy":
+        return NUMPY_DTYPES.get(attr, "other")
+    return None
+
+
+def _numpy_dtype(node: cst.BaseExpression, ctx: FileContext) -> Optional[str]:
+    """The dtype a NumPy call is given: `np.float64`, `float`, `"float64"`; None when not visible."""
+    module, _, attr = (ctx.imports.resolve(node) or "").rpartition(".")
+    if module == "numpy":
+        return NUMPY_DTYPES.get(attr, "other")
+    if isinstance(node, cst.Name) and node.value in ("float", "complex"):
+        return "float64" if node.value == "float" else "complex128"
+    value = string_value(node)
+    return NUMPY_DTYPES.get(value, "other") if value is not None else None
+
+
+def _literal_rank(node: cst.BaseExpression) -> Optional[int]:
+    if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return len(node.elements)
+    return 1 if isinstance(node, cst.Integer) else None
+
+
+def _size_rank(call: cst.Call) -> Optional[int]:
+    size = _keyword(call, "size")
+    if size is not None:
+        return _literal_rank(size.value)
+    positional = _positional(call)
+    if _has_star(call) or not positional:
+        return None
+    return len(positional) if len(positional) > 1 else _literal_rank(positional[0])
+
+
+def _has_float(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Float):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return _has_float(node.expression)
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return any(_has_float(element.value) for element in node.elements)
+    return False
+
+
+def fact_of(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fact]:
+    """What is visible about the value of ``node``: a tensor or NumPy array, its dtype and rank."""
+    if isinstance(node, cst.Name):
+        return _facts(ctx).get((ctx.scopes[-1], node.value))
+    if not isinstance(node, cst.Call):
+        return None
+    func = node.func
+    if isinstance(func, cst.Attribute) and not ctx.imports.is_module_ref(func.value):
+        receiver = fact_of(func.value, ctx)
+        return _method_fact(receiver, func.attr, node, ctx) if receiver is not None else None
+    name = ctx.imports.resolve(func)
+    if name is None:
+        return None
+    if name.startswith("numpy."):
+        return _numpy_fact(name[len("numpy."):], node, ctx)
+    if name.startswith("torch."):
+        return _torch_fact(name, node, ctx)
+    return None
+
+
+def _explicit_dtype(call: cst.Call, ctx: FileContext, position: Optional[int] = None) -> Optional[Fact]:
+    """A tensor whose dtype the call spells out (`dtype=torch.float64`), else None."""
+    arg = _keyword(call, "dtype")
+    value = arg.value if arg is not None else _argument(call, "dtype", position)
+    if value is None:
+        return None
+    dtype = _torch_dtype(value, ctx)
+    origin = (arg, value) if arg is not None else (value,)
+    return Fact("tensor", dtype, origin=origin if dtype in WIDE_DTYPES else ())
+
+
+def _torch_fact(name: str, call: cst.Call, ctx: FileContext) -> Optional[Fact]:
+    short = name[len("torch."):]
+    if short not in TORCH_FACTORIES and not (is_public(name) and name in load_api_ops()["apis"]):
+        return None
+    explicit = _explicit_dtype(call, ctx)
+    if name in FROM_DATA:
+        data = _positional(call)[:1]
+        source = fact_of(data[0], ctx) if data else None
+        if explicit is None and source is not None and source.kind == "ndarray":
+            return replace(source, kind="tensor", from_numpy=True)
+        rank = _nesting(data[0]) if data and name == "torch.tensor" else None
+        return replace(explicit, ndim=rank) if explicit is not None else Fact("tensor", ndim=rank)
+    rank = _factory_rank(short, call)
+    if explicit is not None:
+        return replace(explicit, ndim=rank)
+    return Fact("tensor", "int64" if short == "randint" else None, rank)
+
+
+def _factory_rank(short: str, call: cst.Call) -> Optional[int]:
+    if short in SIZED_FACTORIES:
+        return _size_rank(call)
+    if short == "randint":
+        size = _keyword(call, "size")
+        positional = _positional(call)
+        if size is not None or positional:
+            return _literal_rank(size.value if size is not None else positional[-1])
+        return None
+    return {"arange": 1, "linspace": 1, "eye": 2}.get(short)
+
+
+def _nesting(node: cst.BaseExpression) -> Optional[int]:
+    """Rank of a nested list of number literals (0 for a number), else None."""
+    depth = 0
+    while isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+        depth += 1
+        node = node.elements[0].value
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return depth if isinstance(node, (cst.Integer, cst.Float)) else None
+
+
+def _method_fact(receiver: Fact, attr: cst.Name, call: cst.Call, ctx: FileContext) -> Optional[Fact]:
+    method = attr.value
+    if receiver.kind == "ndarray":
+        if method == "astype" and call.args:
+            return Fact("ndarray", _numpy_dtype(call.args[0].value, ctx))
+        return receiver if method in ARRAY_KEEPS_DTYPE else None
+    if method in CONVERSIONS and not call.args:
+        dtype = CONVERSIONS[method]
+        return Fact("tensor", dtype, receiver.ndim, origin=(attr,) if dtype in WIDE_DTYPES else ())
+    if method == "to":
+        for position in (0, 1):
+            converted = _explicit_dtype(call, ctx, position)
+            if converted is not None and converted.dtype is not None:
+                return replace(converted, ndim=receiver.ndim)
+        return receiver
+    if method in SAME_TENSOR_METHODS:
+        return receiver
+    return Fact("tensor") if "torch.Tensor." + method in load_api_ops()["apis"] else None
+
+
+def _numpy_fact(short: str, call: cst.Call, ctx: FileContext) -> Optional[Fact]:
+    dtype_arg = _keyword(call, "dtype")
+    if dtype_arg is not None:
+        return Fact("ndarray", _numpy_dtype(dtype_arg.value, ctx))
+    if short in ("array", "asarray"):
+        data = _positional(call)[:1]
+        return Fact("ndarray", "float64") if data and _has_float(data[0]) else None
+    if short not in NUMPY_FLOAT_CALLS or _has_star(call):
+        return None
+    before_dtype = NUMPY_FLOAT_CALLS[short]
+    if before_dtype is not None and len(_positional(call)) > before_dtype:
+        return None  # a positional dtype, or arguments this check does not read
+    return Fact("ndarray", "float64")
+
+
+def _bind(node: cst.CSTNode, ctx: FileContext) -> None:
+    """`x = <expr>`: remember what is visible about x (after the value's own calls were checked)."""
+    if isinstance(node, cst.Assign):
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+    else:
+        target = node.target
+    if isinstance(target, cst.Name) and node.value is not None:
+        _facts(ctx)[(ctx.scopes[-1], target.value)] = fact_of(node.value, ctx)
+
+
+def _bind_param(node: cst.Param, ctx: FileContext) -> None:
+    annotation = node.annotation
+    if annotation is not None and ctx.imports.resolve(annotation.annotation) == "torch.Tensor":
+        _facts(ctx)[(ctx.scopes[-1], node.name.value)] = Fact("tensor")
+
+
+# -- CDL604 / CDL605: operators without an MPS kernel, or with a CPU fallback --------
+def _called_api(call: cst.Call, ctx: FileContext) -> Tuple[Optional[str], Optional[cst.BaseExpression]]:
+    """(public API, its input expression) of a call; a method counts only on a known tensor."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and not ctx.imports.is_module_ref(func.value):
+        api = "torch.Tensor." + func.attr.value
+        return (api, func.value) if api in load_api_ops()["apis"] else (None, None)
+    name = ctx.imports.resolve(func)
+    if name is None or not is_public(name) or not _known_api(name):
+        return None, None
+    if name in _module_names():
+        return name, None
+    positional = _positional(call)
+    source = positional[0] if positional else _argument(call, "input", None)
+    return name, source
+
+
+def _literal(node: Optional[cst.BaseExpression]) -> object:
+    if node is None:
+        return UNKNOWN
+    value = string_value(node)
+    if value is not None:
+        return value
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.Float):
+        return float(node.value)
+    return UNKNOWN
+
+
+def _argument_values(api: str, call: cst.Call, keys: FrozenSet[str]) -> Dict[str, object]:
+    """Visible value of each case-selecting argument: the literal, the default when left out, or UNKNOWN."""
+    known = ARGUMENTS.get(api, {})
+    values: Dict[str, object] = {}
+    for key in keys:
+        position, default = known.get(key, (None, UNKNOWN))
+        node = _argument(call, key, position)
+        if node is not None:
+            values[key] = _literal(node)
+        else:
+            values[key] = UNKNOWN if _has_star(call) else default
+    return values
+
+
+def _same(expected: object, given: object) -> bool:
+    """``true`` in the tables means "set to anything but None/False" (Embedding's max_norm)."""
+    if expected is True:
+        return given is not None and given is not False
+    return expected == given
+
+
+def _possible(case: Case, values: Mapping[str, object], ndim: Optional[int], defaults: Mapping) -> bool:
+    """Whether a call with these visible values can be in ``case``; a key the case lacks holds its default."""
+    for key, given in values.items():
+        if given is UNKNOWN:
+            continue
+        if key not in case.when:
+            default = defaults.get(key, (None, UNKNOWN))[1]
+            if default is not UNKNOWN and not _same(default, given):
+                return False
+        elif not _same(case.when[key], given):
+            return False
+    wanted = case.when.get("ndim")
+    return ndim is None or wanted is None or wanted == ndim
+
+
+def _reached(op: str, api: str, call: cst.Call) -> bool:
+    if op in NEEDS_ARGUMENT:
+        keyword, position = NEEDS_ARGUMENT[op]
+        given = _argument(call, keyword, position)
+        return _has_star(call) if given is None else _literal(given) is not None
+    if op in GLOBAL_POOL_OPS:
+        keyword, position = GLOBAL_POOL_OPS[op]
+        size = _argument(call, keyword, 0 if api in _module_names() else position)
+        return size is None or not _all_ones(size)
+    return True
+
+
+def _all_ones(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return bool(node.elements) and all(_all_ones(element.value) for element in node.elements)
+    return _literal(node) == 1
+
+
+def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int]) -> Optional[Tuple[str, Tuple[str, ...], Dict]]:
+    """(kind, operators, deciding values) when every case the call can be in has a gap, else None."""
+    cases = api_cases(api, release)
+    if not cases:
+        return None
+    keys = frozenset(key for case in cases for key in case.when if key != "ndim")
+    values = _argument_values(api, call, keys)
+    defaults = ARGUMENTS.get(api, {})
+    possible = [case for case in cases if _possible(case, values, ndim, defaults)]
+    gaps = [tuple(gap for gap in case.gaps if _reached(gap[0], api, call)) for case in possible]
+    if not gaps or not all(gaps):
+        return None
+    kind = RAISES if all(any(k == RAISES for _, k in case) for case in gaps) else ON_CPU
+    ops = tuple(sorted({op for case in gaps for op, k in case if k == kind}))
+    deciding = {key: value for key, value in values.items() if value is not UNKNOWN and len(possible) < len(cases)}
+    return kind, ops, deciding
+
+
+def _describe(api: str, deciding: Mapping[str, object], ndim: Optional[int], selected: bool) -> str:
+    shown = [f"{key}={value!r}" for key, value in sorted(deciding.items())]
+    if ndim is not None and selected:
+        shown.append(f"{ndim}-D input")
+    return f"{api} ({', '.join(shown)})" if shown else api
+
+
+def _target(ctx: FileContext) -> str:
+    return ".".join(str(part) for part in ctx.torch_version[:2])
+
+
+def _support(ops: Sequence[str], release: str, ctx: FileContext) -> str:
+    first = _first_supported(ops, release)
+    if first is None:
+        newest = _short(CoverageDB.load().newest())
+        return f"no torch release up to {newest} runs it on MPS"
+    return f"supported on MPS from torch {_short(first)}, you target {_target(ctx)}"
+
+
+def _check_ops(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx: FileContext) -> None:
+    ndim = fact.ndim if fact is not None else None
+    found = _gaps(api, release, call, ndim)
+    if found is None:
+        return
+    kind, ops, deciding = found
+    label = _describe(api, deciding, ndim, any("ndim" in case.when for case in api_cases(api, release)))
+    listed = ", ".join(ops)
+    support = _support(ops, release, ctx)
+    if kind == RAISES:
+        ctx.report(
+            "CDL604", call,
+            f"{label} reaches {listed}, which has no MPS kernel in torch {_target(ctx)}: it raises "
+            f"NotImplementedError on MPS unless PYTORCH_ENABLE_MPS_FALLBACK=1; {support}",
+        )
+    else:
+        ctx.report(
+            "CDL605", call,
+            f"{label} reaches {listed}, which runs on the CPU in torch {_target(ctx)} (MPS falls back "
+            f"silently, slowly, with a one-time warning); {support}",
+        )
+
+
+# -- CDL606: a dtype the operator lacks on MPS -----------------------------------------
+def _check_dtype(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx: FileContext) -> None:
+    if fact is None or fact.kind != "tensor" or fact.dtype is None:
+        return
+    reason = dtype_gaps(api, release).get(fact.dtype)
+    if reason is None:
+        return
+    later = _dtype_listed_until(api, fact.dtype, release)
+    ctx.report(
+        "CDL606", call,
+        f"{api} on a {fact.dtype} tensor is listed as not implemented on MPS in torch {_target(ctx)} "
+        f"(PyTorch's MPS test list: {reason!r}); {later}",
+    )
+
+
+def _dtype_listed_until(api: str, dtype: str, release: str) -> str:
+    db = CoverageDB.load()
+    releases = db.versions()
+    for later in releases[releases.index(release) + 1:]:
+        if db.release_info(later).get("xfail") == "release" and dtype not in dtype_gaps(api, later):
+            return f"no longer listed from torch {_short(later)}, you target {_short(release)}"
+    return f"still listed in torch {_short(releases[-1])}; use a float32 tensor"
+
+
+# -- CDL607 / CDL608: float64 and complex128 tensors reaching the device ---------------
+def _is_device(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """An argument that names a device other than the CPU (a literal, a variable, torch.device(...))."""
+    value = _literal(node)
+    if value is not UNKNOWN:
+        return isinstance(value, str) and value.split(":")[0] not in ("cpu", "meta")
+    if ctx.imports.resolve(node) is not None:
+        return False  # torch.float32 and friends: a conversion, not a move
+    return fact_of(node, ctx) is None  # x.to(other_tensor) follows another tensor
+
+
+def _moved_value(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression]:
+    """The expression a call moves to a device: `E.cuda()`, `E.to(device)`; None otherwise."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or ctx.imports.is_module_ref(func.value):
+        return None
+    if func.attr.value == "cuda":
+        return func.value
+    if func.attr.value != "to" or _explicit_dtype(call, ctx, position=1) or _keyword(call, "dtype"):
+        return None
+    target = _argument(call, "device", 0)
+    return func.value if target is not None and _is_device(target, ctx) else None
+
+
+def _created_on_device(call: cst.Call, ctx: FileContext) -> bool:
+    device = _keyword(call, "device")
+    return device is not None and _is_device(device.value, ctx) and ctx.imports.resolve(call.func) is not None
+
+
+def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
+    moved = _moved_value(call, ctx)
+    if moved is not None:
+        fact = fact_of(moved, ctx)
+    elif _created_on_device(call, ctx):
+        fact = fact_of(call, ctx)
+    else:
+        return
+    if fact is None or fact.kind != "tensor" or fact.dtype not in WIDE_DTYPES:
+        return
+    if fact.from_numpy:
+        ctx.report(
+            "CDL607", call,
+            "a float64 NumPy array (NumPy's default float) becomes a float64 tensor that moves to the device: "
+            "MPS has no float64 and raises; convert with .float() or .astype(np.float32) first",
+        )
+    else:
+        ctx.report(
+            "CDL608", call,
+            f"a {fact.dtype} tensor moves to the device: MPS has no {fact.dtype} and raises; "
+            f"make it {'float32' if fact.dtype == 'float64' else 'complex64'} before the move",
+        )
+        if ctx.hits and ctx.hits[-1].node is call and ctx.hits[-1].code == "CDL608":
+            _supersede(fact.origin, ctx)
+
+
+def _supersede(origin: Tuple[cst.CSTNode, ...], ctx: FileContext) -> None:
+    """One finding per float64 tensor: CDL608 at the move replaces CDL601-603 at its dtype."""
+    ctx.hits[:] = [hit for hit in ctx.hits if not any(hit.node is node for node in origin)]
+    ctx.handled.update(id(node) for node in origin)
+
+
+# -- registration ------------------------------------------------------------------------
+def _on_call(call: cst.Call, ctx: FileContext) -> None:
+    if ctx.guard_depth:
+        return  # runs only on CUDA hosts
+    _check_wide_move(call, ctx)
+    release = release_for(ctx.torch_version)
+    if release is None:
+        return
+    api, source = _called_api(call, ctx)
+    if api is None or not (api_cases(api, release) or dtype_gaps(api, release)):
+        return
+    fact = fact_of(source, ctx) if source is not None else None
+    if api.startswith("torch.Tensor.") and (fact is None or fact.kind != "tensor"):
+        return
+    _check_ops(api, call, fact, release, ctx)
+    _check_dtype(api, call, fact, release, ctx)
+
+
+def register(registry: Registry) -> None:
+    registry.on(cst.Call, _on_call)
+    registry.on(cst.Param, _bind_param)
+    registry.on_leave(cst.Assign, _bind)
+    registry.on_leave(cst.AnnAssign, _bind)

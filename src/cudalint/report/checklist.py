@@ -1,0 +1,144 @@
+"""The acceptance checklist a team runs before moving a project off CUDA: one verdict per item, with its
+evidence (static findings, and traced operators when a trace is given)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, List, Optional, Sequence
+
+from cudalint.findings import Finding, Severity
+from cudalint.tracing.assess import CPU_FALLBACK, RAISES, UNCERTAIN, Assessment
+from cudalint.tracing.records import TraceData
+
+PASS, WARNING, FAIL, PENDING = "pass", "warning", "fail", "pending"
+VERDICT_ORDER = (FAIL, WARNING, PENDING, PASS)  # worst first
+
+DTYPE_CODES = frozenset({"CDL601", "CDL602", "CDL603"})  # the rest of CDL6 is operator coverage
+
+
+def is_dependency_blocker(code: str) -> bool:
+    return code.startswith("CDL5") or code.startswith("CDL45")
+
+
+def is_op_coverage(code: str) -> bool:
+    return code.startswith("CDL6") and code not in DTYPE_CODES
+
+
+@dataclass
+class CheckItem:
+    key: str
+    title: str
+    verdict: str
+    release: str
+    evidence: List[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"id": self.key, "item": self.title, "verdict": self.verdict, "checked_against": self.release,
+                "evidence": self.evidence}
+
+
+@dataclass
+class Traced:
+    """A trace re-checked against the report's release."""
+
+    command: str
+    installed: str
+    data: TraceData
+    assessment: Assessment
+
+
+def finding_line(finding: Finding) -> str:
+    return f"{finding.path}:{finding.line}:{finding.column} {finding.code} {finding.message}"
+
+
+def _by_severity(findings: Sequence[Finding]) -> str:
+    if any(f.severity is Severity.ERROR for f in findings):
+        return FAIL
+    if any(f.severity is Severity.WARNING for f in findings):
+        return WARNING
+    return PASS
+
+
+def _worst(verdicts: Iterable[str]) -> str:
+    found = set(verdicts)
+    return next((v for v in VERDICT_ORDER if v in found), PASS)
+
+
+def _times(count: int) -> str:
+    return f"{count} call{'' if count == 1 else 's'}"
+
+
+def build_checklist(findings: Sequence[Finding], files: int, release: str, traced: Optional[Traced]) -> List[CheckItem]:
+    checked = f"torch {release}"
+    no_trace = ("no trace given: static analysis cannot see every operator a run reaches; "
+                "run `cudalint trace --output trace.json -- python train.py` and pass --trace")
+    where_trace = f"trace of `{traced.command}` (torch {traced.installed} installed)" if traced else ""
+    items: List[CheckItem] = []
+
+    deps = [f for f in findings if is_dependency_blocker(f.code) or f.code.startswith("CDL40")]
+    items.append(CheckItem(
+        "dependencies", "Dependencies and native code install on a Mac", _by_severity(deps), checked,
+        [finding_line(f) for f in deps] or [f"no dependency, build or native-code finding in {files} files"]))
+
+    static_ops = [f for f in findings if is_op_coverage(f.code)]
+    evidence = [finding_line(f) for f in static_ops]
+    verdicts = [_by_severity(static_ops)]
+    if traced:
+        raising = traced.assessment.having(RAISES)
+        uncertain = traced.assessment.having(UNCERTAIN)
+        evidence += [f"{op.record.op} would raise NotImplementedError ({_times(op.record.count)}, first from "
+                     f"{op.record.site or 'no frame of your code'})"
+                     + (f"; runs on MPS from torch {op.first_supported}" if op.first_supported else "")
+                     for op in raising]
+        evidence += [f"{op.record.op} may leave MPS: {op.meaning}" for op in uncertain]
+        verdicts += [FAIL if raising else WARNING if uncertain else PASS]
+        evidence.append(f"{where_trace}: {len(traced.data.ops)} operators, {len(raising)} without an MPS kernel")
+    else:
+        verdicts.append(PENDING)
+        evidence.append(no_trace)
+    items.append(CheckItem("operators", "Operators run on MPS", _worst(verdicts), checked, evidence))
+
+    if traced:
+        fallbacks = traced.assessment.having(CPU_FALLBACK)
+        evidence = [f"{op.record.op} runs on the CPU ({_times(op.record.count)}, first from "
+                    f"{op.record.site or 'no frame of your code'})" for op in fallbacks]
+        evidence.append(f"{where_trace}: {len(fallbacks)} operators fall back to the CPU")
+        items.append(CheckItem("cpu_fallbacks", "No silent CPU fallbacks", WARNING if fallbacks else PASS, checked,
+                               evidence))
+    else:
+        items.append(CheckItem("cpu_fallbacks", "No silent CPU fallbacks", PENDING, checked, [no_trace]))
+
+    dtype_findings = [f for f in findings if f.code in DTYPE_CODES]
+    evidence = [finding_line(f) for f in dtype_findings]
+    verdicts = [_by_severity(dtype_findings)]
+    if traced:
+        evidence += [f"{c.count} {c.dtype} tensor{'s' if c.count != 1 else ''} created by {c.op} at "
+                     f"{c.site or 'no frame of your code'}" for c in traced.data.created]
+        verdicts.append(WARNING if traced.data.created else PASS)
+    if not evidence:
+        evidence.append("no float64 or complex128 found" + (" statically or in the trace" if traced else " statically"))
+    items.append(CheckItem("dtypes", "No float64/complex128 on MPS", _worst(verdicts), checked, evidence))
+
+    cuda_runtime = [f for f in findings if f.code.startswith(("CDL2", "CDL3"))]
+    evidence = [finding_line(f) for f in cuda_runtime]
+    verdicts = [_by_severity(cuda_runtime)]
+    if traced:
+        evidence += [f"{call.api} called ({_times(call.count)}, first from {call.site or 'no frame of your code'})"
+                     for call in traced.data.cuda_apis]
+        if traced.data.cuda_tensor_ops:
+            evidence.append(f"{traced.data.cuda_tensor_ops} operator calls ran on CUDA tensors")
+        verdicts.append(WARNING if traced.data.cuda_apis or traced.data.cuda_tensor_ops else PASS)
+    if not evidence:
+        evidence.append("no CUDA-only runtime, memory or stream code found")
+    items.append(CheckItem("cuda_runtime", "No CUDA-only memory, stream or runtime code", _worst(verdicts), checked,
+                           evidence))
+
+    items.append(CheckItem(
+        "numerics", "Numerical agreement with a CUDA baseline", PENDING, checked,
+        ["no comparison given: save the same outputs or state dict on the CUDA machine and on MPS or CPU, "
+         "and compare them tensor by tensor within a tolerance"]))
+    return items
+
+
+def overall(items: Sequence[CheckItem]) -> str:
+    return _worst(item.verdict for item in items)

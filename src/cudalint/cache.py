@@ -13,7 +13,6 @@ entry. Nothing here ever fails a run: a folder that cannot be written is skipped
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -34,7 +33,6 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
 def _data_fingerprint(folder: Optional[str]) -> str:
     """Every data file in rules/ (the catalog TOML, the coverage database, package tables)."""
     digest = hashlib.sha256()

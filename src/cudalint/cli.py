@@ -114,6 +114,7 @@ def _check(args: argparse.Namespace) -> int:
         per_file_ignores=args.per_file_ignores,
         torch_version=args.torch_version,
     )
+    settings.unsafe_fixes = args.unsafe_fixes
     from cudalint.progress import Progress
 
     progress = Progress()

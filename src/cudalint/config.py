@@ -65,6 +65,7 @@ class Settings:
     root: Path = field(default_factory=Path.cwd)
     config_file: Optional[Path] = None
     device: DeviceSetting = DeviceSetting()
+    unsafe_fixes: bool = False  # decides, e.g., whether enough fixes use the device to define DEVICE once
 
 
 def find_pyproject(start: Path) -> Optional[Path]:

@@ -8,6 +8,7 @@ they were. Fixes whose edits overlap an accepted fix wait for the next round
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import re
@@ -113,6 +114,7 @@ def _parses(text: str) -> Optional[str]:
 
 
 def fix_text(display: str, text: str, settings: Settings, torch_version: str, unsafe: bool) -> FixOutcome:
+    settings = dataclasses.replace(settings, unsafe_fixes=unsafe)
     current, total = text, 0
     for _ in range(MAX_ROUNDS):
         fixable = applicable(lint_text(display, "python", current, settings, torch_version), unsafe)

@@ -69,7 +69,7 @@ def lint_text(
     findings: List[Finding] = []
     if kind == "python":
         checks = checks_for(settings.select, tuple(catalog))
-        findings.extend(check_python(display, text, checks, parse_version(torch_version), settings.device))
+        findings.extend(check_python(display, text, checks, parse_version(torch_version), settings.device, settings.unsafe_fixes))
     if kind != "python" or Path(display).name == "setup.py":
         findings.extend(manifests.check_manifest(display, text, torch_version=torch_version))
     return _filter(findings, text, display, settings, noqa)

@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from cudalint.catalog import Rule
-from cudalint.findings import Finding, Severity
+from cudalint.findings import Finding, Safety, Severity
 from cudalint.python import idioms, matchers
 from cudalint.python.context import FileContext
 from cudalint.python.fixplan import DeviceSetting, FileFixer
@@ -52,14 +52,19 @@ def unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Findi
 
 
 def check_python(
-    path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], device: DeviceSetting = DeviceSetting()
+    path: str,
+    text: str,
+    checks: Checks,
+    torch_version: Tuple[int, ...],
+    device: DeviceSetting = DeviceSetting(),
+    unsafe_fixes: bool = False,
 ) -> List[Finding]:
     if checks.prefilter is None or not checks.prefilter.search(text):
         return []
     syntax = _syntax_problem(path, text)
     if syntax is not None:
         return [syntax]
-    return _deep_stack(_analyze, path, text, checks, torch_version, device)
+    return _deep_stack(_analyze, path, text, checks, torch_version, device, unsafe_fixes)
 
 
 def _syntax_problem(path: str, text: str):
@@ -79,7 +84,7 @@ def _syntax_problem(path: str, text: str):
 
 
 def _analyze(
-    path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], device: DeviceSetting
+    path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], device: DeviceSetting, unsafe_fixes: bool
 ) -> List[Finding]:
     try:
         module = cst.parse_module(text)
@@ -96,7 +101,7 @@ def _analyze(
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     fixer = FileFixer(module, positions, ctx.imports, torch_version, device, text)
-    fixer.decide([hit.fix for hit in ctx.hits if hit.fix is not None])
+    fixer.decide([hit.fix for hit in ctx.hits if hit.fix is not None and (unsafe_fixes or hit.fix.safety is Safety.SAFE)])
     findings = []
     for hit in ctx.hits:
         where = positions[hit.node]

@@ -69,7 +69,7 @@ def _device_type_chain() -> str:
 def device_type_expression(version: Tuple[int, ...], checked: bool = False, device: Optional[str] = None) -> str:
     """The device type as a string, for code that compares or stores strings."""
     if device is None and version < (2, 6):
-        return f"({_device_type_chain()})"
+        return _device_type_chain()
     return _attribute(device or device_expression(version, checked), "type")
 
 
@@ -92,11 +92,16 @@ class FileFixer:
         self.torch_alias = next((local for local, full in imports.aliases.items() if full == "torch"), None)
         self.insert_line = _import_point(module, positions)
         self.names = _module_names(module)
+        alias = self.torch_alias or "torch"
+        own_definition = "DEVICE = " + device_expression(version).replace(TORCH, alias)
+        self.has_device_variable = own_definition in self.names  # a DEVICE an earlier fix round defined
         self.use_device_variable = False
 
     def decide(self, plans: Sequence[FixPlan]) -> None:
         uses = sum(plan.text.count(DEVICE) + plan.text.count(DEVICE_TYPE) for plan in plans)
-        self.use_device_variable = self.setting.expression is None and uses > 1 and "DEVICE" not in self.names
+        self.use_device_variable = self.setting.expression is None and (
+            self.has_device_variable or (uses > 1 and "DEVICE" not in self.names)
+        )
 
     def _device(self) -> str:
         if self.setting.expression is not None:
@@ -110,7 +115,7 @@ class FileFixer:
         for target, new in plan.replacements:
             if DEVICE in new or DEVICE_TYPE in new:
                 device = self._device()
-                needs_device_line = needs_device_line or device == "DEVICE"
+                needs_device_line = needs_device_line or (device == "DEVICE" and not self.has_device_variable)
                 named = device if device != device_expression(self.version) else None
                 new = new.replace(DEVICE_TYPE, device_type_expression(self.version, device=named)).replace(DEVICE, device)
             if CHECKED_TYPE in new:
@@ -130,7 +135,7 @@ class FileFixer:
             edits.append(Edit(self.insert_line, 1, self.insert_line, 1, line + self.newline))
         if needs_device_line:
             definition = "DEVICE = " + device_expression(self.version).replace(TORCH, self.torch_alias or "torch")
-            edits.append(Edit(self.insert_line, 1, self.insert_line, 1, definition + self.newline))
+            edits.append(Edit(self.insert_line, 1, self.insert_line, 1, self.newline + definition + self.newline))
         return Fix(plan.safety, plan.description, tuple(edits))
 
 
@@ -156,6 +161,7 @@ def _module_names(module: cst.Module) -> set:
             for small in statement.body:
                 if isinstance(small, cst.Assign):
                     names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+                    names.add(render(small).strip())
                 elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                     names.add(small.target.value)
                 elif isinstance(small, (cst.Import, cst.ImportFrom)):

@@ -362,8 +362,16 @@ def _mps_built(node: cst.Call, ctx: FileContext) -> None:
                     node,
                     "torch.backends.mps.is_built() is True on any macOS build, even where MPS cannot run "
                     "(old macOS, no Metal device); test torch.backends.mps.is_available()",
+                    _is_available_fix(node),
                 )
             return
+
+
+def _is_available_fix(call: cst.Call) -> Optional[FixPlan]:
+    """is_built() -> is_available(): same answer wherever MPS can run, so safe."""
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    return FixPlan(Safety.SAFE, "test is_available()", [(call.func.attr, "is_available")])
 
 
 def mps_built(registry: Registry) -> None:

@@ -449,18 +449,19 @@ def _reached(op: str, api: str, call: cst.Call) -> bool:
     if op in NEEDS_ARGUMENT:
         keyword, position = NEEDS_ARGUMENT[op]
         given = _argument(call, keyword, position)
-        return _has_star(call) if given is None else _literal(given) is not None
+        return given is not None and _literal(given) not in (None, UNKNOWN)
     if op in GLOBAL_POOL_OPS:
         keyword, position = GLOBAL_POOL_OPS[op]
         size = _argument(call, keyword, 0 if api in _module_names() else position)
-        return size is None or not _all_ones(size)
+        return size is not None and _visible_sizes(size) not in (None, {1})
     return True
 
 
-def _all_ones(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return bool(node.elements) and all(_all_ones(element.value) for element in node.elements)
-    return _literal(node) == 1
+def _visible_sizes(node: cst.BaseExpression) -> Optional[set]:
+    """The set of sizes in a literal int or tuple of ints; None when not all visible."""
+    elements = [e.value for e in node.elements] if isinstance(node, (cst.Tuple, cst.List)) else [node]
+    sizes = {_literal(element) for element in elements}
+    return None if not elements or any(not isinstance(size, int) for size in sizes) else sizes
 
 
 def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int]) -> Optional[Tuple[str, Tuple[str, ...], Dict]]:
@@ -472,7 +473,9 @@ def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int]) -> Option
     values = _argument_values(api, call, keys)
     defaults = ARGUMENTS.get(api, {})
     possible = [case for case in cases if _possible(case, values, ndim, defaults)]
-    gaps = [tuple(gap for gap in case.gaps if _reached(gap[0], api, call)) for case in possible]
+    # an operator that an argument brings in is reached whatever the case (`x.round(decimals=1)`)
+    forced = {gap for case in cases for gap in case.gaps if gap[0] in NEEDS_ARGUMENT and _reached(gap[0], api, call)}
+    gaps = [{gap for gap in case.gaps if _reached(gap[0], api, call)} | forced for case in possible]
     if not gaps or not all(gaps):
         return None
     kind = RAISES if all(any(k == RAISES for _, k in case) for case in gaps) else ON_CPU
@@ -512,13 +515,14 @@ def _check_ops(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx
     if kind == RAISES:
         ctx.report(
             "CDL604", call,
-            f"{label} reaches {listed}, which has no MPS kernel in torch {_target(ctx)}: it raises "
+            f"{label} reaches {listed}, which {'have' if len(ops) > 1 else 'has'} no MPS kernel in torch "
+            f"{_target(ctx)}: it raises "
             f"NotImplementedError on MPS unless PYTORCH_ENABLE_MPS_FALLBACK=1; {support}",
         )
     else:
         ctx.report(
             "CDL605", call,
-            f"{label} reaches {listed}, which runs on the CPU in torch {_target(ctx)} (MPS falls back "
+            f"{label} reaches {listed}, which {'run' if len(ops) > 1 else 'runs'} on the CPU in torch {_target(ctx)} (MPS falls back "
             f"silently, slowly, with a one-time warning); {support}",
         )
 
@@ -533,7 +537,7 @@ def _check_dtype(api: str, call: cst.Call, fact: Optional[Fact], release: str, c
     later = _dtype_listed_until(api, fact.dtype, release)
     ctx.report(
         "CDL606", call,
-        f"{api} on a {fact.dtype} tensor is listed as not implemented on MPS in torch {_target(ctx)} "
+        f"{api} on a tensor of dtype {fact.dtype} is listed as not implemented on MPS in torch {_target(ctx)} "
         f"(PyTorch's MPS test list: {reason!r}); {later}",
     )
 

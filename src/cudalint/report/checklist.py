@@ -45,6 +45,25 @@ class Traced:
     installed: str
     data: TraceData
     assessment: Assessment
+    exit_code: Optional[int] = 0  # of the traced program; None for a trace made with the Python API
+    error: Optional[str] = None
+
+    def stopped_early(self) -> Optional[str]:
+        """Why the trace is partial beyond its scope: the program failed; None when it finished."""
+        if not self.exit_code:
+            return None
+        return (f"the traced program exited with status {self.exit_code}"
+                + (f" ({self.error})" if self.error else "") + ": it stopped early, so the trace is partial")
+
+
+def _unless_stopped(verdict: str, traced: Traced, evidence: List[str]) -> str:
+    """A pass from a trace that stopped early is only pending."""
+    reason = traced.stopped_early()
+    if reason:
+        evidence.append(reason)
+        if verdict == PASS:
+            return PENDING
+    return verdict
 
 
 def finding_line(finding: Finding) -> str:
@@ -91,8 +110,8 @@ def build_checklist(findings: Sequence[Finding], files: int, release: str, trace
                      + (f"; runs on MPS from torch {op.first_supported}" if op.first_supported else "")
                      for op in raising]
         evidence += [f"{op.record.op} may leave MPS: {op.meaning}" for op in uncertain]
-        verdicts += [FAIL if raising else WARNING if uncertain else PASS]
         evidence.append(f"{where_trace}: {len(traced.data.ops)} operators, {len(raising)} without an MPS kernel")
+        verdicts.append(_unless_stopped(FAIL if raising else WARNING if uncertain else PASS, traced, evidence))
     else:
         verdicts.append(PENDING)
         evidence.append(no_trace)
@@ -102,9 +121,10 @@ def build_checklist(findings: Sequence[Finding], files: int, release: str, trace
         fallbacks = traced.assessment.having(CPU_FALLBACK)
         evidence = [f"{op.record.op} runs on the CPU ({_times(op.record.count)}, first from "
                     f"{op.record.site or 'no frame of your code'})" for op in fallbacks]
-        evidence.append(f"{where_trace}: {len(fallbacks)} operators fall back to the CPU")
-        items.append(CheckItem("cpu_fallbacks", "No silent CPU fallbacks", WARNING if fallbacks else PASS, checked,
-                               evidence))
+        plural = "" if len(fallbacks) == 1 else "s"
+        evidence.append(f"{where_trace}: {len(fallbacks)} operator{plural} falling back to the CPU")
+        verdict = _unless_stopped(WARNING if fallbacks else PASS, traced, evidence)
+        items.append(CheckItem("cpu_fallbacks", "No silent CPU fallbacks", verdict, checked, evidence))
     else:
         items.append(CheckItem("cpu_fallbacks", "No silent CPU fallbacks", PENDING, checked, [no_trace]))
 

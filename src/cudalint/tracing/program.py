@@ -85,7 +85,7 @@ def run_program(program: Program) -> Tuple[int, Optional[str]]:
         if program.kind == "script":
             sys.argv = [program.target, *program.args]
             sys.path.insert(0, os.path.dirname(os.path.abspath(program.target)))
-            runpy.run_path(program.target, run_name="__main__")
+            runpy.run_path(os.path.abspath(program.target), run_name="__main__")  # as python 3.9+: absolute __file__
         else:
             sys.argv = [program.target, *program.args]
             sys.path.insert(0, os.getcwd())
@@ -111,11 +111,11 @@ def _exit_status(code) -> int:
 
 
 def _print_user_traceback(exc: BaseException) -> None:
-    """The traceback without the frames of cudalint and runpy that started the program."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    tb = exc.__traceback__
-    while tb is not None and (tb.tb_frame.f_code.co_filename.startswith(here)
-                              or os.path.basename(tb.tb_frame.f_code.co_filename) == "runpy.py"
-                              or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")):
-        tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
+    """The traceback as Python prints it, less the frames of cudalint (and runpy) that ran the program."""
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+    report = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+    report.stack = traceback.StackSummary.from_list(
+        [frame for frame in report.stack
+         if not (frame.filename.startswith(here) or os.path.basename(frame.filename) == "runpy.py"
+                 or frame.filename.startswith("<frozen runpy"))])
+    sys.stderr.write("".join(report.format()))

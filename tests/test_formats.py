@@ -1,0 +1,241 @@
+"""Output formats: SARIF 2.1.0 (validated against the published schema), GitHub workflow
+commands, and the text format's colour rules on a real terminal."""
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, run_cli
+from cudalint.catalog import load_catalog
+from cudalint.findings import Edit, Finding, Fix, Safety, Severity
+from cudalint.report.github import escape_data, escape_property, render_github
+from cudalint.report.sarif import sarif_log
+from cudalint.runner import RunResult
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+CUDA_FILE = 'import torch\nx = torch.ones(1).cuda()\ndevice = torch.device("cuda")\ntorch.backends.cudnn.benchmark = True\n'
+
+
+def validate(log):
+    jsonschema.Draft4Validator.check_schema(SCHEMA)
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "train.py").write_text(CUDA_FILE)
+    (tmp_path / "pkg" / "my file.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    (tmp_path / "requirements.txt").write_text("torch>=2.3\nflash-attn\n")
+    return tmp_path
+
+
+def test_sarif_is_valid_and_complete(project):
+    result = run_cli("check", "--no-cache", "--format", "sarif", ".", cwd=project)
+    assert result.returncode == 1
+    log = json.loads(result.stdout)
+    validate(log)
+    assert log["version"] == "2.1.0"
+    (run,) = log["runs"]
+    driver = run["tool"]["driver"]
+    assert (driver["name"], driver["version"], driver["informationUri"]) == (
+        "cudalint",
+        "0.1.0",
+        "https://cudalint.invalid/",
+    )
+    catalog = load_catalog()
+    assert [rule["id"] for rule in driver["rules"]] == [rule.code for rule in catalog]
+    rule = driver["rules"][[r["id"] for r in driver["rules"]].index("CDL101")]
+    assert rule["name"] == "cuda-device-literal"
+    assert rule["shortDescription"] == {"text": catalog["CDL101"].summary}
+    assert rule["fullDescription"]["text"].startswith('`torch.device("cuda")`, `.to("cuda:0")`')
+    assert "Use instead:\n    import torch\n" in rule["help"]["text"]
+    assert '```python\nimport torch\n\nmodel = torch.nn.Linear(4, 2).to("cuda")\n```' in rule["help"]["markdown"]
+    assert rule["helpUri"] == "https://cudalint.invalid/rules/CDL101"
+    assert rule["defaultConfiguration"] == {"level": "error", "enabled": True}
+    cudnn = driver["rules"][[r["id"] for r in driver["rules"]].index("CDL210")]
+    assert cudnn["defaultConfiguration"] == {"level": "note", "enabled": False}
+
+    assert run["columnKind"] == "unicodeCodePoints"
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.resolve().as_uri() + "/"
+    assert run["properties"] == {"filesChecked": 3, "torchVersion": "2.3", "torchVersionSource": "from requirements.txt"}
+    got = [
+        (
+            r["ruleId"],
+            r["level"],
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+        )
+        for r in run["results"]
+    ]
+    assert got == [
+        ("CDL201", "error", "pkg/my%20file.py", 2),
+        ("CDL102", "error", "pkg/train.py", 2),
+        ("CDL101", "error", "pkg/train.py", 3),
+        ("CDL501", "error", "requirements.txt", 2),
+    ]
+    for r in run["results"]:
+        assert r["locations"][0]["physicalLocation"]["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+        assert driver["rules"][r["ruleIndex"]]["id"] == r["ruleId"]
+
+
+def test_sarif_region_and_fix_match_the_json_finding(project):
+    as_json = json.loads(run_cli("check", "--no-cache", "--format", "json", "pkg/train.py", cwd=project).stdout)
+    log = json.loads(run_cli("check", "--no-cache", "--format", "sarif", "pkg/train.py", cwd=project).stdout)
+    validate(log)
+    finding = next(f for f in as_json if f["code"] == "CDL101")
+    result = next(r for r in log["runs"][0]["results"] if r["ruleId"] == "CDL101")
+    assert result["message"] == {"text": finding["message"]}
+    assert result["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": finding["line"],
+        "startColumn": finding["column"],
+        "endLine": finding["end_line"],
+        "endColumn": finding["end_column"],
+    }
+    assert finding["fix"] is not None and finding["fix"]["edits"]
+    (fix,) = result["fixes"]
+    assert fix["description"] == {"text": finding["fix"]["description"]}
+    assert fix["properties"] == {"safety": finding["fix"]["safety"]}
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"] == {"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"}
+    assert change["replacements"] == [
+        {
+            "deletedRegion": {
+                "startLine": edit["line"],
+                "startColumn": edit["column"],
+                "endLine": edit["end_line"],
+                "endColumn": edit["end_column"],
+            },
+            "insertedContent": {"text": edit["content"]},
+        }
+        for edit in finding["fix"]["edits"]
+    ]
+
+
+def test_sarif_by_hand_levels_absolute_paths_and_empty_runs(tmp_path):
+    outside = tmp_path / "elsewhere" / "a b.py"
+    findings = [
+        Finding("CDL210", "x.py", 4, 1, 4, 31, "cudnn", Severity.INFO),
+        Finding("CDL304", "x.py", 5, 9, 5, 27, "copy", Severity.WARNING),
+        Finding(
+            "CDL101",
+            str(outside),
+            1,
+            5,
+            1,
+            11,
+            "cuda",
+            Severity.ERROR,
+            Fix(Safety.UNSAFE, "use device", (Edit(1, 5, 1, 11, "device"), Edit(1, 1, 1, 1, "import x\n"))),
+        ),
+    ]
+    log = sarif_log(RunResult(findings=findings, files=2), cwd=tmp_path)
+    validate(log)
+    results = log["runs"][0]["results"]
+    assert [r["level"] for r in results] == ["note", "warning", "error"]
+    assert results[2]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": outside.as_uri()}
+    assert results[2]["fixes"][0]["properties"] == {"safety": "unsafe"}
+    assert results[2]["fixes"][0]["artifactChanges"][0]["replacements"][1] == {
+        "deletedRegion": {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 1},
+        "insertedContent": {"text": "import x\n"},
+    }
+    empty = sarif_log(RunResult(), cwd=tmp_path)
+    validate(empty)
+    assert empty["runs"][0]["results"] == []
+
+
+def test_github_format_exact_lines(project):
+    result = run_cli("check", "--no-cache", "--format", "github", "--extend-select", "CDL210", ".", cwd=project)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "::error file=pkg/my file.py,line=2,col=1,endLine=2,endColumn=23,title=CDL201::"
+        "torch.cuda.synchronize only waits for CUDA; use torch.accelerator.synchronize() (torch >= 2.6)",
+        "::error file=pkg/train.py,line=2,col=19,endLine=2,endColumn=23,title=CDL102::"
+        ".cuda() moves data to CUDA only; use .to(device)",
+        "::error file=pkg/train.py,line=3,col=23,endLine=3,endColumn=29,title=CDL101::"
+        'device "cuda" is CUDA-only; choose the device at run time',
+        "::notice file=pkg/train.py,line=4,col=1,endLine=4,endColumn=31,title=CDL210::"
+        + json.loads(
+            run_cli("check", "--no-cache", "--format", "json", "--select", "CDL210", "pkg/train.py", cwd=project).stdout
+        )[0]["message"],
+        "::error file=requirements.txt,line=2,col=1,endLine=2,endColumn=11,title=CDL501::"
+        + json.loads(run_cli("check", "--no-cache", "--format", "json", "requirements.txt", cwd=project).stdout)[0][
+            "message"
+        ].replace("%", "%25"),
+    ]
+    assert result.stderr == ""
+
+
+def test_github_warning_and_escaping():
+    assert escape_data("100% done\r\nnext") == "100%25 done%0D%0Anext"
+    assert escape_property("a,b:c%\n") == "a%2Cb%3Ac%25%0A"
+    findings = [
+        Finding("CDL304", "dir, x/a:b.py", 3, 7, 3, 25, "50% slower,\nsee: docs", Severity.WARNING),
+    ]
+    assert render_github(RunResult(findings=findings)) == (
+        "::warning file=dir%2C x/a%3Ab.py,line=3,col=7,endLine=3,endColumn=25,title=CDL304::"
+        "50%25 slower,%0Asee: docs\n"
+    )
+    assert render_github(RunResult()) == ""
+
+
+def test_unknown_format_is_a_usage_error(project):
+    result = run_cli("check", "--format", "xml", ".", cwd=project)
+    assert result.returncode == 2
+    assert "invalid choice: 'xml'" in result.stderr
+
+
+def _on_terminal(args, cwd, extra_env):
+    """Run the CLI with stdout on a pseudo-terminal; return what the terminal showed."""
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "CI")}
+    env.update(extra_env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cudalint", *args], cwd=cwd, stdout=slave, stderr=subprocess.PIPE, env=env
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    process.wait(timeout=60)
+    os.close(master)
+    return process.returncode, b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+@pytest.mark.parametrize(
+    "args, env, coloured",
+    [
+        ([], {}, True),
+        ([], {"NO_COLOR": "1"}, False),
+        ([], {"NO_COLOR": ""}, True),  # no-color.org: an empty NO_COLOR does not count
+        (["--no-color"], {}, False),
+    ],
+)
+def test_colour_only_on_a_terminal_and_no_color_honoured(project, args, env, coloured):
+    code, shown = _on_terminal(["check", "--no-cache", *args, "pkg/train.py"], project, env)
+    assert code == 1
+    plain = "pkg/train.py:2:19: CDL102 .cuda() moves data to CUDA only; use .to(device)"
+    if coloured:
+        assert "\033[1mpkg/train.py:2:19:\033[0m \033[31mCDL102\033[0m .cuda() moves data" in shown
+    else:
+        assert "\033[" not in shown
+        assert shown.splitlines()[0] == plain
+
+
+def test_summary_counts_severities_fixable_and_torch_release(project):
+    result = run_cli("check", "--no-cache", "--extend-select", "CDL210", ".", cwd=project)
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith("Found 5 problems (4 errors, 1 info) in 3 files checked; 1 fixable")
+    assert last.endswith("; target torch 2.3 (from requirements.txt).")

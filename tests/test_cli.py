@@ -1,7 +1,6 @@
 """The command line: exit codes, formats, selection, noqa, configuration, discovery."""
 
 import json
-import os
 import textwrap
 
 import pytest

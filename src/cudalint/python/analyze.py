@@ -92,7 +92,7 @@ def _analyze(
         return [unreadable(path, f"syntax error: {exc.message}; the file was not checked", exc.raw_line, exc.raw_column + 1)]
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
-    ctx = FileContext(path, checks.rules, torch_version)
+    ctx = FileContext(checks.rules, torch_version)
     try:
         module.visit(Dispatcher(ctx, checks.registry.visit, checks.registry.leave))
     except RecursionError:

@@ -21,8 +21,7 @@ class Hit:
 
 
 class FileContext:
-    def __init__(self, path: str, rules: Dict[str, Rule], torch_version: Tuple[int, ...]):
-        self.path = path
+    def __init__(self, rules: Dict[str, Rule], torch_version: Tuple[int, ...]):
         self.rules = rules
         self.torch_version = torch_version
         self.imports = ImportMap()
@@ -43,9 +42,6 @@ class FileContext:
     @property
     def parent(self) -> Optional[cst.CSTNode]:
         return self.stack[-2] if len(self.stack) >= 2 else None
-
-    def selected(self, code: str) -> bool:
-        return code in self.rules
 
     def report(self, code: str, node: cst.CSTNode, message: str, fix: Optional[FixPlan] = None) -> None:
         if code not in self.rules:

@@ -28,14 +28,13 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
-def module_name(node) -> str:
+def module_name(node: cst.BaseExpression) -> str:
     return dotted(node) or ""
 
 
 class ImportMap:
     def __init__(self) -> None:
         self.aliases: Dict[str, str] = {}
-        self.import_nodes: Dict[str, cst.CSTNode] = {}
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -56,10 +55,6 @@ class ImportMap:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             self.aliases[local] = f"{base}.{name}"
-
-    def add_alias(self, local: str, qualified: str) -> None:
-        """`cuda = torch.cuda` style module aliases."""
-        self.aliases[local] = qualified
 
     def resolve(self, node: cst.BaseExpression) -> Optional[str]:
         """Qualified name of a Name/Attribute chain rooted in an import, else None."""

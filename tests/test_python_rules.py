@@ -147,3 +147,19 @@ def test_every_file_pass_is_one_traversal(monkeypatch):
     visits.clear()
     findings_of("import torch\nx = 1  # cuda in a comment only\n")
     assert visits == ["Dispatcher"]
+
+
+def test_selection_with_nested_blocks_and_one_line_suites():
+    """A compound statement inside a branch (found by the ecosystem run on deepspeed) and `else: x = ...`."""
+    nested = (
+        "import torch\n"
+        "if torch.cuda.is_available():\n"
+        '    name = "cuda"\n'
+        "else:\n"
+        "    if verbose:\n"
+        '        print("no cuda")\n'
+        '    name = "cpu"\n'
+    )
+    assert triples(findings_of(nested)) == [("CDL104", 2, 1)]
+    one_line = 'import torch\nif torch.cuda.is_available(): name = "cuda"\nelse: name = "cpu"\n'
+    assert triples(findings_of(one_line)) == [("CDL104", 2, 1)]

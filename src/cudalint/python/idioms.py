@@ -216,12 +216,12 @@ def _branches(node: cst.If):
 
 
 def _assigned_values(block: cst.BaseSuite) -> List[cst.BaseExpression]:
-    values = []
-    for statement in getattr(block, "body", ()):
-        for small in getattr(statement, "body", ()):
-            if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
-                values.append(small.value)
-    return values
+    """Values assigned by the simple statements directly in a block (`x = ...` lines, or `else: x = ...`)."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        smalls = list(block.body)
+    else:
+        smalls = [small for line in block.body if isinstance(line, cst.SimpleStatementLine) for small in line.body]
+    return [small.value for small in smalls if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None]
 
 
 def _is_chain_head(node: cst.If, ctx: FileContext) -> bool:

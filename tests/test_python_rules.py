@@ -126,27 +126,34 @@ def test_unguarded_import_reported_guarded_not():
     assert triples(findings_of(text)) == [("CDL404", 1, 1), ("CDL404", 6, 1)]
 
 
-def test_every_file_pass_is_one_traversal(monkeypatch):
-    """No check walks the tree on its own: one Dispatcher visit per file, plus libcst's
-    position pass, which runs only for files that have findings."""
+def test_every_file_is_walked_once(monkeypatch):
+    """No check walks the tree on its own: one Walker per file, and libcst's rebuilding
+    traversal never runs (positions come from one code generation, only when there are findings)."""
     import libcst
 
     from cudalint.python import analyze
+    from cudalint.python.visitor import Walker
 
-    visits = []
-    original = libcst.Module.visit
+    walkers, visits = [], []
+    original_init, original_visit = Walker.__init__, libcst.Module.visit
 
-    def counting(self, visitor):
+    def counting_init(self, *args):
+        walkers.append(self)
+        original_init(self, *args)
+
+    def counting_visit(self, visitor):
         visits.append(type(visitor).__name__)
-        return original(self, visitor)
+        return original_visit(self, visitor)
 
-    monkeypatch.setattr(libcst.Module, "visit", counting)
+    monkeypatch.setattr(Walker, "__init__", counting_init)
+    monkeypatch.setattr(libcst.Module, "visit", counting_visit)
     analyze.checks_for.cache_clear()
-    findings_of((FIXTURES / "demo" / "train.py").read_text(encoding="utf-8"))
-    assert visits == ["Dispatcher", "_BatchedCSTVisitor"]
+    assert findings_of((FIXTURES / "demo" / "train.py").read_text(encoding="utf-8"))
+    assert (len(walkers), visits) == (1, [])
+    walkers.clear()
     visits.clear()
-    findings_of("import torch\nx = 1  # cuda in a comment only\n")
-    assert visits == ["Dispatcher"]
+    assert findings_of("import torch\nx = 1  # cuda in a comment only\n") == []
+    assert (len(walkers), visits) == (1, [])
 
 
 def test_selection_with_nested_blocks_and_one_line_suites():

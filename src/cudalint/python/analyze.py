@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import concurrent.futures
 import functools
+import os
 import re
 import sys
 import threading
@@ -19,7 +20,7 @@ from cudalint.findings import Finding, Safety, Severity
 from cudalint.python import idioms, matchers
 from cudalint.python.context import FileContext
 from cudalint.python.fixplan import DeviceSetting, FileFixer
-from cudalint.python.visitor import Dispatcher, Registry
+from cudalint.python.visitor import Registry, Walker
 
 # libcst recurses once per nesting level; deep but valid code needs a deep stack.
 _STACK_BYTES = 512 * 1024 * 1024
@@ -38,8 +39,15 @@ class Checks:
         custom = {rule.match["check"] for rule in python_rules if "check" in rule.match}
         for name in sorted(custom):
             idioms.CHECKS[name](self.registry)
-        words = sorted(self.index.words, key=len, reverse=True)
-        self.prefilter = re.compile("|".join(re.escape(word) for word in words)) if words else None
+        self.prefilter = _word_pattern(self.index.words)
+
+
+def _word_pattern(words) -> "re.Pattern[str] | None":
+    """Whole words (`load` is not `download`); a word ending in `_` is a prefix (`NCCL_`)."""
+    if not words:
+        return None
+    ordered = sorted(words, key=len, reverse=True)
+    return re.compile("|".join(r"\b" + re.escape(w) + ("" if w.endswith("_") else r"\b") for w in ordered))
 
 
 @functools.lru_cache(maxsize=8)
@@ -94,12 +102,12 @@ def _analyze(
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
     ctx = FileContext(checks.rules, torch_version)
     try:
-        module.visit(Dispatcher(ctx, checks.registry.visit, checks.registry.leave))
+        Walker(ctx, checks.registry.visit, checks.registry.leave).walk(module)
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
     if not ctx.hits:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = _positions(module)
     fixer = FileFixer(module, positions, ctx.imports, torch_version, device, text)
     fixer.decide([hit.fix for hit in ctx.hits if hit.fix is not None and (unsafe_fixes or hit.fix.safety is Safety.SAFE)])
     findings = []
@@ -121,8 +129,34 @@ def _analyze(
     return findings
 
 
+def _positions(module: cst.Module):
+    """Every node's range from one code generation pass.
+
+    MetadataWrapper.resolve(PositionProvider) also runs a full rebuilding traversal first;
+    calling the provider directly does only the code generation it needs.
+    """
+    provider = PositionProvider()
+    try:
+        provider._gen_impl(module)
+        return provider._computed
+    except AttributeError:  # a libcst without these internals: the public, slower way
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
 _executor = None
 _executor_lock = threading.Lock()
+
+
+def _forget_executor_in_child() -> None:
+    """A forked process (the runner's worker pool) inherits the executor object but not its thread:
+    work submitted to it would wait forever. Start afresh in the child."""
+    global _executor, _executor_lock
+    _executor = None
+    _executor_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_executor_in_child)
 
 
 def _deep_stack(function, *args):

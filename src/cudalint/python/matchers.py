@@ -83,16 +83,18 @@ class MatchIndex:
         self.env: Dict[str, Entry] = {}
         self.env_prefixes: List[Tuple[str, Entry]] = []
         self.words: set = set()
+        self.ref_words: set = set()  # last components of ref entries
+        self.prefix_words: set = set()  # last components of `prefix.*` ref entries
         for rule in rules:
             match = rule.match
             for spec in match.get("refs", ()):
                 name = spec["name"]
                 if name.endswith(".*"):
                     self.ref_prefixes[name[:-2]] = Entry(rule, spec)
-                    self.words.add(name[:-2].rsplit(".", 1)[-1])
+                    self.prefix_words.add(name[:-2].rsplit(".", 1)[-1])
                 else:
                     self.refs[name] = Entry(rule, spec)
-                    self.words.add(name.rsplit(".", 1)[-1])
+                    self.ref_words.add(name.rsplit(".", 1)[-1])
             for spec in match.get("imports", ()):
                 self.imports[spec["module"]] = Entry(rule, spec)
                 self.words.add(spec["module"].rsplit(".", 1)[-1])
@@ -114,7 +116,20 @@ class MatchIndex:
                     self.env[name] = Entry(rule, spec)
                     self.words.add(name)
             self.words.update(match.get("words", ()))
+        self.words |= self.ref_words | self.prefix_words
         self.words.discard("")
+
+    def may_be_ref(self, node: cst.CSTNode, aliases: Mapping[str, str]) -> bool:
+        """A cheap test before resolving: the last name must be one a ref entry ends with (or the
+        one before it a `prefix.*` entry's), and a bare name must be an import alias."""
+        if isinstance(node, cst.Name):
+            return node.value in aliases
+        last = node.attr.value
+        if last in self.ref_words:
+            return True
+        before = node.value
+        name = before.value if isinstance(before, cst.Name) else before.attr.value if isinstance(before, cst.Attribute) else None
+        return name in self.prefix_words
 
     def ref(self, qualified: str) -> Optional[Entry]:
         entry = self.refs.get(qualified)
@@ -175,6 +190,8 @@ def _is_reference(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
 
 
 def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
+    if not index.may_be_ref(node, ctx.imports.aliases):
+        return
     if ctx.import_depth or not _is_reference(node, ctx.parent):
         return
     qualified = ctx.imports.resolve(node)

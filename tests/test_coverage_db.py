@@ -6,7 +6,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -28,11 +27,9 @@ def db() -> CoverageDB:
     return CoverageDB.load()
 
 
-def test_shipped_file_is_small_and_loads_fast():
+def test_shipped_file_is_small_and_loads():
     assert SHIPPED.stat().st_size < 3_000_000
-    started = time.perf_counter()
-    CoverageDB(json.loads(SHIPPED.read_text(encoding="utf-8")))
-    assert time.perf_counter() - started < 0.2
+    assert CoverageDB(json.loads(SHIPPED.read_text(encoding="utf-8"))).newest() == "2.15.0"
 
 
 def test_header(db):

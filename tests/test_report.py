@@ -48,8 +48,8 @@ def test_json_without_trace(in_root, capsys):
                          "fixable_total", "families", "dependency_blockers", "op_coverage", "checklist", "overall"]
     import torch
 
-    assert doc["torch"] == {"target": "2.3", "target_source": "from fixtures/demo/requirements.txt",
-                            "database_release": "2.3.1", "database_note": "", "installed": torch.__version__,
+    assert doc["torch"] == {"target": "2.9", "target_source": "from fixtures/demo/requirements.txt",
+                            "database_release": "2.9.1", "database_note": "", "installed": torch.__version__,
                             "mps_built": torch.backends.mps.is_built(),
                             "mps_available": torch.backends.mps.is_available(), "note": "checked on this machine"}
     assert {f["family"]: f["findings"] for f in doc["families"]} == FAMILY_COUNTS
@@ -60,12 +60,12 @@ def test_json_without_trace(in_root, capsys):
     assert doc["dependency_blockers"] == []
     assert doc["op_coverage"] == {"static": [], "traced": None}
     assert [(item["id"], item["verdict"], item["checked_against"]) for item in doc["checklist"]] == [
-        ("dependencies", "pass", "torch 2.3.1"),
-        ("operators", "pending", "torch 2.3.1"),
-        ("cpu_fallbacks", "pending", "torch 2.3.1"),
-        ("dtypes", "warning", "torch 2.3.1"),
-        ("cuda_runtime", "fail", "torch 2.3.1"),
-        ("numerics", "pending", "torch 2.3.1"),
+        ("dependencies", "pass", "torch 2.9.1"),
+        ("operators", "pending", "torch 2.9.1"),
+        ("cpu_fallbacks", "pending", "torch 2.9.1"),
+        ("dtypes", "warning", "torch 2.9.1"),
+        ("cuda_runtime", "fail", "torch 2.9.1"),
+        ("numerics", "pending", "torch 2.9.1"),
     ]
     assert doc["checklist"][3]["evidence"] == [
         "fixtures/demo/train.py:26:39 CDL601 torch.float64 does not exist on MPS; use float32 "
@@ -74,7 +74,7 @@ def test_json_without_trace(in_root, capsys):
 
 
 def test_json_with_trace_rechecked_against_the_target(in_root, capsys, trace_file):
-    doc = json.loads(report(capsys, "--format", "json", "--trace", str(trace_file)))
+    doc = json.loads(report(capsys, "--format", "json", "--trace", str(trace_file), "--torch-version", "2.3"))
     traced = doc["op_coverage"]["traced"]
     assert (traced["trace_release"], traced["release"]) == ("2.5.1", "2.3.1")
     assert (traced["operators"], traced["calls"]) == (15, 24)
@@ -97,7 +97,7 @@ def test_json_with_trace_rechecked_against_the_target(in_root, capsys, trace_fil
 
 
 def test_markdown_sections(in_root, capsys, trace_file):
-    text = report(capsys, "--trace", str(trace_file))
+    text = report(capsys, "--trace", str(trace_file), "--torch-version", "2.3")
     lines = text.splitlines()
     assert [line for line in lines if line.startswith("#")] == [
         "# Portability report: fixtures/demo",
@@ -114,8 +114,7 @@ def test_markdown_sections(in_root, capsys, trace_file):
         "### No CUDA-only memory, stream or runtime code: fail",
         "### Numerical agreement with a CUDA baseline: pending",
     ]
-    assert lines[2] == ("Target torch: 2.3 (from fixtures/demo/requirements.txt); the MPS coverage database "
-                        "answers for torch 2.3.1.  ")
+    assert lines[2] == "Target torch: 2.3 (configured); the MPS coverage database answers for torch 2.3.1.  "
     assert lines[3].startswith("Installed torch: ") and "torch.backends.mps.is_available() is False" in lines[3]
     assert "| CDL2xx | CUDA-only runtime APIs | 6 |" in text
     assert "| aten::grid_sampler_3d | 3 | raises | 2.9.1 | volume_model.py:12 in sample |" in lines
@@ -166,7 +165,8 @@ def chromium(*args, profile):
 
 def test_html_renders_in_headless_chromium(in_root, capsys, trace_file, tmp_path):
     page = tmp_path / "report.html"
-    assert main(["report", "fixtures/demo", "--trace", str(trace_file), "--format", "html", "--output", str(page)]) == 0
+    assert main(["report", "fixtures/demo", "--trace", str(trace_file), "--torch-version", "2.3", "--format", "html",
+                 "--output", str(page)]) == 0
     html = page.read_text()
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html) and "@import" not in html and "<script" not in html
     assert "<style>" in html and "<svg" in html
@@ -203,4 +203,20 @@ def test_a_trace_that_stopped_early_passes_nothing(in_root, capsys, tmp_path):
     operators = doc["checklist"][1]
     assert (operators["id"], operators["verdict"]) == ("operators", "pending")
     assert operators["evidence"][-1] == ("the traced program exited with status 1 (RuntimeError: the program failed "
-                                         "on purpose): it stopped early, so the trace is partial")
+                                         "on purpose): it may have stopped early, so the trace may be partial")
+
+
+def test_static_cdl6_findings_land_in_their_checklist_items():
+    from cudalint.findings import Finding, Severity
+    from cudalint.report.checklist import build_checklist
+
+    def finding(code, severity):
+        return Finding(code, "m.py", 1, 1, 1, 2, f"{code} message", severity)
+
+    items = build_checklist([finding("CDL604", Severity.ERROR), finding("CDL605", Severity.WARNING),
+                             finding("CDL608", Severity.WARNING)], 1, "2.5.1", None)
+    by_id = {item.key: (item.verdict, item.evidence[0]) for item in items}
+    assert by_id["operators"] == ("fail", "m.py:1:1 CDL604 CDL604 message")
+    assert by_id["cpu_fallbacks"] == ("warning", "m.py:1:1 CDL605 CDL605 message")
+    assert by_id["dtypes"] == ("warning", "m.py:1:1 CDL608 CDL608 message")
+    assert by_id["numerics"][0] == "pending"

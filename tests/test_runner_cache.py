@@ -1,5 +1,6 @@
 """The runner's result cache, its crash isolation for parallel runs, and the progress line."""
 
+import faulthandler
 import io
 import json
 import os
@@ -182,6 +183,7 @@ def _crash_on(name, how):
         if path.endswith(name):
             if how == "exit":
                 os._exit(3)
+            faulthandler.disable()  # pytest's handler would print the dead worker's stack
             os.kill(os.getpid(), signal.SIGSEGV)
         return real(path, *args, **kwargs)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
@@ -45,12 +46,13 @@ class GitIgnore:
     """The .gitignore files met on the way down, matched the way git does for common patterns."""
 
     def __init__(self) -> None:
-        self.rules: List[Tuple[Path, str, bool, bool]] = []  # (base, pattern, negate, dir_only)
+        # (folder, compiled pattern, matches the path relative to folder?, negate, dir_only)
+        self.rules: List[Tuple[str, "re.Pattern[str]", bool, bool, bool]] = []
 
-    def load(self, folder: Path) -> None:
-        folder = folder.resolve()
+    def load(self, folder: str) -> None:
         try:
-            lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+            with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as stream:
+                lines = stream.read().splitlines()
         except OSError:
             return
         for line in lines:
@@ -60,84 +62,89 @@ class GitIgnore:
             negate = line.startswith("!")
             pattern = line[1:] if negate else line
             dir_only = pattern.endswith("/")
-            self.rules.append((folder, pattern.rstrip("/"), negate, dir_only))
+            pattern = pattern.rstrip("/")
+            anchored = "/" in pattern
+            pattern = pattern.lstrip("/")
+            translated = fnmatch.translate(pattern)
+            if anchored and pattern.startswith("**/"):
+                translated = f"(?:{translated}|{fnmatch.translate(pattern[3:])})"
+            self.rules.append((folder, re.compile(translated), anchored, negate, dir_only))
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
+    def ignored(self, path: str, is_dir: bool) -> bool:
         result = False
-        for base, pattern, negate, dir_only in self.rules:
+        name = os.path.basename(path)
+        for folder, pattern, anchored, negate, dir_only in self.rules:
             if dir_only and not is_dir:
                 continue
-            try:
-                relative = path.relative_to(base).as_posix()
-            except ValueError:
+            if not path.startswith(folder + os.sep):
                 continue
-            if "/" in pattern.lstrip("/"):
-                hit = fnmatch.fnmatchcase(relative, pattern.lstrip("/")) or fnmatch.fnmatchcase(
-                    relative, pattern.lstrip("/").replace("**/", "")
-                )
-            else:
-                hit = fnmatch.fnmatchcase(path.name, pattern.lstrip("/")) if not pattern.startswith("/") else (
-                    relative == pattern[1:]
-                )
-            if hit:
+            subject = path[len(folder) + 1 :].replace(os.sep, "/") if anchored else name
+            if pattern.match(subject):
                 result = not negate
         return result
 
 
-def excluded(path: Path, patterns: Sequence[str], root: Path) -> bool:
-    name = path.name
-    try:
-        relative = path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        relative = path.as_posix()
-    return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(relative, p.rstrip("/")) for p in patterns)
+class Excludes:
+    """`exclude` globs, matched against a name or the path relative to the project root."""
+
+    def __init__(self, patterns: Sequence[str], root: Path) -> None:
+        joined = "|".join(fnmatch.translate(p.rstrip("/")) for p in patterns)
+        self.pattern = re.compile(joined) if joined else None
+        self.root = os.path.abspath(root)
+
+    def __call__(self, path: str) -> bool:
+        if self.pattern is None:
+            return False
+        if self.pattern.match(os.path.basename(path)):
+            return True
+        relative = os.path.relpath(path, self.root).replace(os.sep, "/") if path.startswith(self.root) else path
+        return bool(self.pattern.match(relative))
 
 
-def is_virtualenv(folder: Path) -> bool:
-    return (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir()
+def is_virtualenv(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(os.path.join(folder, "conda-meta"))
 
 
 def discover(paths: Sequence[str], exclude: Sequence[str], root: Path, cwd: Optional[Path] = None) -> Iterator[SourceFile]:
     """Files named on the command line are always linted; folders are walked with the excludes."""
     cwd = (cwd or Path.cwd()).resolve()
-    seen = set()
+    excludes = Excludes(exclude, root)
+    seen: set = set()
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             raise MissingPath(f"{raw}: no such file or directory")
         if path.is_file():
-            kind = kind_of(path) or "python"
-            if path.resolve() not in seen:
-                seen.add(path.resolve())
-                yield SourceFile(path, display_path(path, cwd), kind)
+            key = os.path.abspath(path)
+            if key not in seen:
+                seen.add(key)
+                yield SourceFile(path, display_path(path, cwd), kind_of(path) or "python")
             continue
-        yield from _walk(path, exclude, root, cwd, seen)
+        yield from _walk(os.path.abspath(path), excludes, cwd, seen)
 
 
-def _walk(top: Path, exclude: Sequence[str], root: Path, cwd: Path, seen: set) -> Iterator[SourceFile]:
+def _walk(top: str, excludes: Excludes, cwd: Path, seen: set) -> Iterator[SourceFile]:
     gitignore = GitIgnore()
-    ancestors = list(reversed(top.resolve().parents))
-    git_root = next((folder for folder in reversed(ancestors) if (folder / ".git").exists()), None)
+    ancestors = [str(folder) for folder in reversed(Path(top).parents)]
+    git_root = next((folder for folder in reversed(ancestors) if os.path.exists(os.path.join(folder, ".git"))), None)
     if git_root is not None:
         for folder in ancestors[ancestors.index(git_root) :]:
             gitignore.load(folder)
+    prefix = str(cwd) + os.sep
     for folder, dirnames, filenames in os.walk(top):
-        here = Path(folder)
-        gitignore.load(here)
+        gitignore.load(folder)
         kept = []
         for name in sorted(dirnames):
-            child = here / name
-            if excluded(child, exclude, root) or is_virtualenv(child) or gitignore.ignored(child.resolve(), True):
+            child = os.path.join(folder, name)
+            if excludes(child) or is_virtualenv(child) or gitignore.ignored(child, True):
                 continue
             kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
-            child = here / name
-            kind = kind_of(child)
-            if kind is None or excluded(child, exclude, root) or gitignore.ignored(child.resolve(), False):
+            child = os.path.join(folder, name)
+            kind = kind_of(Path(child))
+            if kind is None or child in seen or excludes(child) or gitignore.ignored(child, False):
                 continue
-            resolved = child.resolve()
-            if resolved in seen:
-                continue
-            seen.add(resolved)
-            yield SourceFile(child, display_path(child, cwd), kind)
+            seen.add(child)
+            display = child[len(prefix) :] if child.startswith(prefix) else child
+            yield SourceFile(Path(child), display, kind)

@@ -133,7 +133,9 @@ def run(
     digests: Dict[int, str] = {}
     todo: Batch = []
     for index, source in enumerate(files):
-        if store is not None:
+        # Python files only: they are the costly part, and a manifest's findings can depend on other
+        # files (a requirements file's -r/-c includes) that its own content hash would not cover.
+        if store is not None and source.kind == "python":
             from cudalint.cache import content_digest
 
             try:

@@ -33,13 +33,14 @@ from cudalint.coverage.status import RUNS_ON_MPS
 from cudalint.coverage.versions import version_tuple
 from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
 from cudalint.python.context import FileContext
-from cudalint.python.guards import source_of
 from cudalint.python.names import string_value
 from cudalint.python.visitor import Registry
 
 CHECK = "op-coverage"
 RAISES, ON_CPU = "raises", "cpu"
 KIND_OF_CODE = {"E": RAISES, "X": RAISES, "F": ON_CPU, "B": ON_CPU}  # other codes: runs, or undecided
+OWN_OP_PREFIXES = (("nn.functional.", ""), ("linalg.", "linalg_"), ("special.", "special_"), ("fft.", "fft_"),
+                   ("Tensor.", ""))
 PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.Tensor.")
 WIDE_DTYPES = frozenset({"float64", "complex128"})
 UNKNOWN = object()  # an argument whose value the source does not show
@@ -54,9 +55,16 @@ ARGUMENTS: Dict[str, Dict[str, Tuple[Optional[int], object]]] = {
     "torch.nn.functional.ctc_loss": {"reduction": (5, "mean"), "zero_infinity": (6, False)},
     "torch.linalg.norm": {"ord": (1, None)},
 }
-# Operators an API reaches only when an argument is given (keyword, position): the OpInfo
-# samples that reached them happened to pass it.
-NEEDS_ARGUMENT = {"aten::round.decimals": ("decimals", None), "aten::embedding_renorm_": ("max_norm", 3)}
+# Operators an API ("*": any) reaches only when an argument is visibly given (keyword, position,
+# the values that bring the operator in; None: any value but None). The OpInfo samples that
+# reached them happened to pass it.
+NEEDS_ARGUMENT: Dict[Tuple[str, str], Tuple[str, Optional[int], Optional[FrozenSet[object]]]] = {
+    ("*", "aten::round.decimals"): ("decimals", None, None),
+    ("*", "aten::embedding_renorm_"): ("max_norm", 3, None),
+    ("torch.norm", "aten::_linalg_svd"): ("p", 1, frozenset({"nuc"})),
+    ("torch.Tensor.norm", "aten::_linalg_svd"): ("p", 0, frozenset({"nuc"})),
+    ("torch.linalg.matrix_norm", "aten::_linalg_svd"): ("ord", 1, frozenset({"nuc", 2, -2})),
+}
 # Adaptive pooling to size 1 is a mean, which runs everywhere: (keyword, position for functions).
 GLOBAL_POOL_OPS = {"aten::_adaptive_avg_pool3d": ("output_size", 1)}
 
@@ -118,7 +126,8 @@ def _raw_cases(api: str) -> List[Tuple[Mapping[str, object], Tuple[str, ...], Tu
         return [(case.when, case.entry, case.ops) for case in load_module_table() if case.name == api]
     record = load_api_ops()["apis"][api]
     entries = (record["entry"],) if record.get("entry") else ()
-    return [(case["when"], entries, tuple(case["ops"])) for case in record.get("cases") or [{"when": {}, "ops": record["ops"]}]]
+    cases = record.get("cases") or [{"when": {}, "ops": record["ops"]}]
+    return [(case["when"], entries, tuple(case["ops"])) for case in cases]
 
 
 @functools.lru_cache(maxsize=None)
@@ -130,9 +139,34 @@ def api_cases(api: str, release: str) -> Tuple[Case, ...]:
         if any(db.code(op, release) in RUNS_ON_MPS for op in entries):
             cases.append(Case(when, ()))  # the API's own composite takes an MPS path
             continue
-        gaps = {qualified(op_key(op)): KIND_OF_CODE.get(db.code(op, release)) for op in entries + ops}
-        cases.append(Case(when, tuple(sorted((op, kind) for op, kind in gaps.items() if kind))))
+        gaps = {}
+        for op in entries + ops:
+            kind = KIND_OF_CODE.get(db.code(op, release))
+            if kind is not None:
+                fallback = _intercepting_fallback(api, op, release)
+                gaps[fallback or qualified(op_key(op))] = ON_CPU if fallback else kind
+        cases.append(Case(when, tuple(sorted(gaps.items()))))
     return tuple(cases) if any(case.gaps for case in cases) else ()
+
+
+def _own_op(api: str) -> str:
+    """The operator named after an API: torch.linalg.svd -> linalg_svd, F.grid_sample -> grid_sample."""
+    rest = api[len("torch."):]
+    for prefix, replacement in OWN_OP_PREFIXES:
+        if rest.startswith(prefix):
+            return replacement + rest[len(prefix):]
+    return rest
+
+
+def _intercepting_fallback(api: str, op: str, release: str) -> Optional[str]:
+    """An explicit CPU fallback registered on a composite above ``op``, which takes the call first on
+    MPS: the API's own operator (torch.linalg.svd -> linalg_svd) or the `.vec` overload that Python
+    calls (interpolate -> upsample_nearest3d.vec). The dispatch trace only saw what it decomposes to."""
+    db = CoverageDB.load()
+    for candidate in (_own_op(api), op_key(op).split(".")[0] + ".vec"):
+        if db.has_op(candidate) and db.code(candidate, release) == "F":
+            return qualified(candidate)
+    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -406,6 +440,9 @@ def _literal(node: Optional[cst.BaseExpression]) -> object:
         return int(node.value, 0)
     if isinstance(node, cst.Float):
         return float(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        value = _literal(node.expression)
+        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN
     return UNKNOWN
 
 
@@ -445,11 +482,17 @@ def _possible(case: Case, values: Mapping[str, object], ndim: Optional[int], def
     return ndim is None or wanted is None or wanted == ndim
 
 
+def _needed_argument(api: str, op: str):
+    return NEEDS_ARGUMENT.get((api, op)) or NEEDS_ARGUMENT.get(("*", op))
+
+
 def _reached(op: str, api: str, call: cst.Call) -> bool:
-    if op in NEEDS_ARGUMENT:
-        keyword, position = NEEDS_ARGUMENT[op]
+    needed = _needed_argument(api, op)
+    if needed is not None:
+        keyword, position, values = needed
         given = _argument(call, keyword, position)
-        return given is not None and _literal(given) not in (None, UNKNOWN)
+        value = _literal(given) if given is not None else None
+        return value is not None and value is not UNKNOWN and (values is None or value in values)
     if op in GLOBAL_POOL_OPS:
         keyword, position = GLOBAL_POOL_OPS[op]
         size = _argument(call, keyword, 0 if api in _module_names() else position)
@@ -474,8 +517,9 @@ def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int]) -> Option
     defaults = ARGUMENTS.get(api, {})
     possible = [case for case in cases if _possible(case, values, ndim, defaults)]
     # an operator that an argument brings in is reached whatever the case (`x.round(decimals=1)`)
-    forced = {gap for case in cases for gap in case.gaps if gap[0] in NEEDS_ARGUMENT and _reached(gap[0], api, call)}
-    gaps = [{gap for gap in case.gaps if _reached(gap[0], api, call)} | forced for case in possible]
+    reached = {gap for case in cases for gap in case.gaps if _reached(gap[0], api, call)}
+    forced = {gap for gap in reached if _needed_argument(api, gap[0])}
+    gaps = [(set(case.gaps) & reached) | forced for case in possible]
     if not gaps or not all(gaps):
         return None
     kind = RAISES if all(any(k == RAISES for _, k in case) for case in gaps) else ON_CPU
@@ -510,19 +554,18 @@ def _check_ops(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx
         return
     kind, ops, deciding = found
     label = _describe(api, deciding, ndim, any("ndim" in case.when for case in api_cases(api, release)))
-    listed = ", ".join(ops)
+    reaches = f"{label} reaches {', '.join(ops)}, which"
     support = _support(ops, release, ctx)
     if kind == RAISES:
         ctx.report(
             "CDL604", call,
-            f"{label} reaches {listed}, which {'have' if len(ops) > 1 else 'has'} no MPS kernel in torch "
-            f"{_target(ctx)}: it raises "
+            f"{reaches} {'have' if len(ops) > 1 else 'has'} no MPS kernel in torch {_target(ctx)}: it raises "
             f"NotImplementedError on MPS unless PYTORCH_ENABLE_MPS_FALLBACK=1; {support}",
         )
     else:
         ctx.report(
             "CDL605", call,
-            f"{label} reaches {listed}, which {'run' if len(ops) > 1 else 'runs'} on the CPU in torch {_target(ctx)} (MPS falls back "
+            f"{reaches} {'run' if len(ops) > 1 else 'runs'} on the CPU in torch {_target(ctx)} (MPS falls back "
             f"silently, slowly, with a one-time warning); {support}",
         )
 

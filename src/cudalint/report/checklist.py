@@ -13,7 +13,9 @@ from cudalint.tracing.records import TraceData
 PASS, WARNING, FAIL, PENDING = "pass", "warning", "fail", "pending"
 VERDICT_ORDER = (FAIL, WARNING, PENDING, PASS)  # worst first
 
-DTYPE_CODES = frozenset({"CDL601", "CDL602", "CDL603"})  # the rest of CDL6 is operator coverage
+# CDL6 splits into dtypes MPS lacks and operator coverage; of the latter, CDL605 is the CPU-fallback rule.
+DTYPE_CODES = frozenset({"CDL601", "CDL602", "CDL603", "CDL607", "CDL608"})
+CPU_FALLBACK_CODES = frozenset({"CDL605"})
 
 
 def is_dependency_blocker(code: str) -> bool:
@@ -49,11 +51,12 @@ class Traced:
     error: Optional[str] = None
 
     def stopped_early(self) -> Optional[str]:
-        """Why the trace is partial beyond its scope: the program failed; None when it finished."""
+        """Why the trace may be partial beyond its scope: a non-zero exit status; None for a clean exit."""
         if not self.exit_code:
             return None
-        return (f"the traced program exited with status {self.exit_code}"
-                + (f" ({self.error})" if self.error else "") + ": it stopped early, so the trace is partial")
+        error = f" ({self.error})" if self.error else ""
+        return (f"the traced program exited with status {self.exit_code}{error}: it may have stopped early, "
+                "so the trace may be partial")
 
 
 def _unless_stopped(verdict: str, traced: Traced, evidence: List[str]) -> str:
@@ -99,7 +102,7 @@ def build_checklist(findings: Sequence[Finding], files: int, release: str, trace
         "dependencies", "Dependencies and native code install on a Mac", _by_severity(deps), checked,
         [finding_line(f) for f in deps] or [f"no dependency, build or native-code finding in {files} files"]))
 
-    static_ops = [f for f in findings if is_op_coverage(f.code)]
+    static_ops = [f for f in findings if is_op_coverage(f.code) and f.code not in CPU_FALLBACK_CODES]
     evidence = [finding_line(f) for f in static_ops]
     verdicts = [_by_severity(static_ops)]
     if traced:
@@ -117,16 +120,20 @@ def build_checklist(findings: Sequence[Finding], files: int, release: str, trace
         evidence.append(no_trace)
     items.append(CheckItem("operators", "Operators run on MPS", _worst(verdicts), checked, evidence))
 
+    static_fallbacks = [f for f in findings if f.code in CPU_FALLBACK_CODES]
+    evidence = [finding_line(f) for f in static_fallbacks]
+    verdicts = [WARNING if static_fallbacks else PASS]
     if traced:
         fallbacks = traced.assessment.having(CPU_FALLBACK)
-        evidence = [f"{op.record.op} runs on the CPU ({_times(op.record.count)}, first from "
-                    f"{op.record.site or 'no frame of your code'})" for op in fallbacks]
+        evidence += [f"{op.record.op} runs on the CPU ({_times(op.record.count)}, first from "
+                     f"{op.record.site or 'no frame of your code'})" for op in fallbacks]
         plural = "" if len(fallbacks) == 1 else "s"
         evidence.append(f"{where_trace}: {len(fallbacks)} operator{plural} falling back to the CPU")
-        verdict = _unless_stopped(WARNING if fallbacks else PASS, traced, evidence)
-        items.append(CheckItem("cpu_fallbacks", "No silent CPU fallbacks", verdict, checked, evidence))
+        verdicts.append(_unless_stopped(WARNING if fallbacks else PASS, traced, evidence))
     else:
-        items.append(CheckItem("cpu_fallbacks", "No silent CPU fallbacks", PENDING, checked, [no_trace]))
+        verdicts.append(PENDING)
+        evidence.append(no_trace)
+    items.append(CheckItem("cpu_fallbacks", "No silent CPU fallbacks", _worst(verdicts), checked, evidence))
 
     dtype_findings = [f for f in findings if f.code in DTYPE_CODES]
     evidence = [finding_line(f) for f in dtype_findings]

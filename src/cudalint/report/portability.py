@@ -142,7 +142,8 @@ def torch_lines(doc: dict) -> List[str]:
         lines.append(f"Installed torch: none ({t['note']}).")
     else:
         lines.append(f"Installed torch: {t['installed']}; on this machine torch.backends.mps.is_built() is "
-                     f"{_yes_no(t['mps_built'])} and torch.backends.mps.is_available() is {_yes_no(t['mps_available'])}.")
+                     f"{_yes_no(t['mps_built'])} and torch.backends.mps.is_available() is "
+                     f"{_yes_no(t['mps_available'])}.")
     traced = doc["op_coverage"]["traced"]
     if traced:
         lines.append(f"Trace: `{traced['ran']['command']}` with torch {traced['installed']}, re-checked against "

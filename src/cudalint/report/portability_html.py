@@ -14,6 +14,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2r
 h1 { font-size: 1.6rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #d5d9e0; padding-bottom: .2rem; }
 code { background: #f1f3f6; padding: 0 .25em; border-radius: 3px; }
 table { border-collapse: collapse; margin: .6rem 0 1.2rem; width: 100%; }
+caption { text-align: left; }
 th, td { border: 1px solid #d5d9e0; padding: .35rem .55rem; text-align: left; vertical-align: top; }
 th { background: #f1f3f6; width: 14rem; }
 .verdict { font-weight: 600; border-radius: 4px; padding: .05rem .5rem; }

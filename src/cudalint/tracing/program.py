@@ -9,7 +9,7 @@ import shlex
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 
 class UsageError(ValueError):
@@ -37,7 +37,8 @@ def program_from(command: Sequence[str], module: Optional[Sequence[str]] = None)
     if words and words[0] == "--":
         words = words[1:]
     if not words:
-        raise UsageError("nothing to trace: give `-- python script.py ARGS`, `-m package.module ARGS` or `script.py ARGS`")
+        raise UsageError("nothing to trace: give `-- python script.py ARGS`, `-m package.module ARGS` "
+                         "or `script.py ARGS`")
     if _is_python(words[0]):
         words = words[1:]
         if words and words[0] == "-m":

@@ -574,6 +574,10 @@ def render(args, cache, corpus, dirs, files, lines, sample, sample_lines, result
     if cudalint_runs:
         peak = max(m.tree_rss_mb for m in cudalint_runs)
         target("peak memory < 500 MB (cudalint process tree)", f"{peak:.0f} MB", peak < TARGET_MEMORY_MB)
+    fix_runs = [eco[k] for k in ("fix1", "fix2") if k in eco]
+    if fix_runs:
+        peak = max(m.tree_rss_mb for m in fix_runs)
+        target("peak memory < 500 MB (`--fix` run, process tree)", f"{peak:.0f} MB", peak < TARGET_MEMORY_MB)
     if len(scaling) == 3:
         # CPU time per line: wall time on a shared 2-core machine moves with other people's load.
         per_line = [m.cpu / max(m.lines, 1) for _, m in scaling]
@@ -616,7 +620,8 @@ def render(args, cache, corpus, dirs, files, lines, sample, sample_lines, result
                        f"(Python {platform.python_version()}; they are the projects' own)"
                        + (": " + ", ".join(f"`{p}`" for p in eco["compile_before"][:20]) if eco["compile_before"] else "") + ".")
             if "fix1" in eco:
-                out.append(f"- 1st `--fix --unsafe-fixes` run: {fmt_s(eco['fix1'].wall)} s, {len(eco['changed1'])} files changed.")
+                out.append(f"- 1st `--fix --unsafe-fixes` run: {fmt_s(eco['fix1'].wall)} s wall, {fmt_s(eco['fix1'].cpu)} s CPU, "
+                           f"peak {eco['fix1'].tree_rss_mb:.0f} MB (process tree), {len(eco['changed1'])} files changed.")
                 out.append(f"- compileall after: {len(eco['compile_after'])} files do not compile; breakages (compiled before, not after): "
                            f"{len(eco['breakages'])}" + (": " + ", ".join(f"`{p}`" for p in eco["breakages"]) if eco["breakages"] else "") + ".")
                 out.append(f"- 2nd `--fix` run: {fmt_s(eco['fix2'].wall)} s, {len(eco['changed2'])} files changed"

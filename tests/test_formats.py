@@ -3,20 +3,20 @@ commands, and the text format's colour rules on a real terminal."""
 
 import json
 import os
-import pty
-import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import run_cli
 from cudalint.catalog import load_catalog
 from cudalint.findings import Edit, Finding, Fix, Safety, Severity
 from cudalint.report.github import escape_data, escape_property, render_github
 from cudalint.report.sarif import sarif_log
-from cudalint.runner import RunResult
+from cudalint.config import Settings
+from cudalint.runner import RunResult, lint_text
+from terminal import run_on_terminal
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
 CUDA_FILE = 'import torch\nx = torch.ones(1).cuda()\ndevice = torch.device("cuda")\ntorch.backends.cudnn.benchmark = True\n'
@@ -153,6 +153,9 @@ def test_sarif_by_hand_levels_absolute_paths_and_empty_runs(tmp_path):
 def test_github_format_exact_lines(project):
     result = run_cli("check", "--no-cache", "--format", "github", "--extend-select", "CDL210", ".", cwd=project)
     assert result.returncode == 1
+    settings = Settings(select=frozenset({"CDL210", "CDL501"}))
+    (cudnn,) = lint_text("pkg/train.py", "python", CUDA_FILE, settings, "2.3")
+    (flash,) = lint_text("requirements.txt", "requirements", "torch>=2.3\nflash-attn\n", settings, "2.3")
     assert result.stdout.splitlines() == [
         "::error file=pkg/my file.py,line=2,col=1,endLine=2,endColumn=23,title=CDL201::"
         "torch.cuda.synchronize only waits for CUDA; use torch.accelerator.synchronize() (torch >= 2.6)",
@@ -160,14 +163,8 @@ def test_github_format_exact_lines(project):
         ".cuda() moves data to CUDA only; use .to(device)",
         "::error file=pkg/train.py,line=3,col=23,endLine=3,endColumn=29,title=CDL101::"
         'device "cuda" is CUDA-only; choose the device at run time',
-        "::notice file=pkg/train.py,line=4,col=1,endLine=4,endColumn=31,title=CDL210::"
-        + json.loads(
-            run_cli("check", "--no-cache", "--format", "json", "--select", "CDL210", "pkg/train.py", cwd=project).stdout
-        )[0]["message"],
-        "::error file=requirements.txt,line=2,col=1,endLine=2,endColumn=11,title=CDL501::"
-        + json.loads(run_cli("check", "--no-cache", "--format", "json", "requirements.txt", cwd=project).stdout)[0][
-            "message"
-        ].replace("%", "%25"),
+        f"::notice file=pkg/train.py,line=4,col=1,endLine=4,endColumn=31,title=CDL210::{escape_data(cudnn.message)}",
+        f"::error file=requirements.txt,line=2,col=1,endLine=2,endColumn=11,title=CDL501::{escape_data(flash.message)}",
     ]
     assert result.stderr == ""
 
@@ -193,25 +190,10 @@ def test_unknown_format_is_a_usage_error(project):
 
 def _on_terminal(args, cwd, extra_env):
     """Run the CLI with stdout on a pseudo-terminal; return what the terminal showed."""
-    master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "CI")}
     env.update(extra_env)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cudalint", *args], cwd=cwd, stdout=slave, stderr=subprocess.PIPE, env=env
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    process.wait(timeout=60)
-    os.close(master)
-    return process.returncode, b"".join(chunks).decode().replace("\r\n", "\n")
+    code, shown, _ = run_on_terminal([sys.executable, "-m", "cudalint", *args], cwd=cwd, env=env)
+    return code, shown.decode().replace("\r\n", "\n")
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ import faulthandler
 import io
 import json
 import os
-import pty
 import shutil
 import signal
 import subprocess
@@ -19,6 +18,7 @@ from cudalint.catalog import load_catalog, rules_dir
 from cudalint.config import resolve
 from cudalint.progress import Progress
 from conftest import run_cli
+from terminal import run_on_terminal
 
 CUDA_FILE = "import torch\nx = torch.ones(1).cuda()\ntorch.cuda.synchronize()\n"
 VERSIONED = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"  # its message names a torch release
@@ -280,32 +280,19 @@ def test_progress_on_a_real_terminal_and_not_in_a_pipe(tmp_path):
         (tmp_path / f"f{index:03}.py").write_text("x = 1\n")
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     piped = subprocess.run(
-        [sys.executable, "-m", "cudalint", "check", "--no-cache", "."], cwd=tmp_path, capture_output=True, text=True, env=env
+        [sys.executable, "-m", "cudalint", "check", "--no-cache", "."], cwd=tmp_path, capture_output=True, text=True, env=env,
+        timeout=120,
     )
     assert piped.returncode == 0 and piped.stderr == ""
-    master, slave = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cudalint", "check", "--no-cache", "."],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=slave, env=env,
+    code, shown, out = run_on_terminal(
+        [sys.executable, "-m", "cudalint", "check", "--no-cache", "."], stream="stderr", cwd=tmp_path, env=env
     )
-    os.close(slave)
-    shown = b""
-    while True:
-        try:
-            data = os.read(master, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        shown += data
-    out, _ = process.communicate(timeout=60)
-    os.close(master)
-    assert process.returncode == 0
+    assert code == 0
     assert b"cudalint: checked 210/210 files (100%)" in shown
     assert shown.endswith(b"\r")  # erased before the report
     assert out.decode() == "All clear: 210 files checked, target torch 2.15 (newest release cudalint knows).\n"
     ci = subprocess.run(
         [sys.executable, "-m", "cudalint", "check", "--no-cache", "."],
-        cwd=tmp_path, capture_output=True, text=True, env={**env, "CI": "true"},
+        cwd=tmp_path, capture_output=True, text=True, env={**env, "CI": "true"}, timeout=120,
     )
     assert ci.stderr == ""

@@ -125,43 +125,25 @@ def _check(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     if args.fix or args.diff:
-        outcomes = _fix(result, settings, unsafe=args.unsafe_fixes, write=not args.diff)
+        from cudalint.fixes import fix_all, refresh
+
+        outcomes = fix_all(result, settings, unsafe=args.unsafe_fixes, write=not args.diff, jobs=args.jobs)
+        for outcome in outcomes:
+            if outcome.error:
+                print(f"cudalint: {outcome.display}: not fixed: {outcome.error}", file=sys.stderr)
         if args.diff:
             sys.stdout.write("".join(outcome.diff() for outcome in outcomes if outcome.changed))
             changed = sum(1 for outcome in outcomes if outcome.changed)
             applied = sum(outcome.applied for outcome in outcomes if outcome.changed)
             print(f"Would fix {applied} problem{'s' if applied != 1 else ''} in {changed} file{'s' if changed != 1 else ''}.", file=sys.stderr)
             return EXIT_FINDINGS if changed else EXIT_CLEAN
-        fixed = sum(outcome.applied for outcome in outcomes if outcome.changed)
-        if fixed:
-            result = run(args.paths, settings, jobs=args.jobs, cache=not args.no_cache)
-        result.fixed = fixed
+        refresh(result, outcomes, settings)
     colour = (
         args.format == "text" and not args.no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     )
     options = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet} if args.format == "text" else {}
     sys.stdout.write(FORMATS[args.format](result, **options))
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
-
-
-def _fix(result, settings, *, unsafe: bool, write: bool):
-    """Fix every Python file that has an applicable fix; report files left alone on stderr."""
-    from cudalint.discover import SourceFile
-    from cudalint.fixes import applicable, fix_file
-
-    outcomes = []
-    paths = sorted({f.path for f in applicable(result.findings, unsafe)})
-    for display in paths:
-        source = SourceFile(Path(display), display, "python")
-        if not display.endswith((".py", ".pyi")):
-            continue
-        outcome = fix_file(source, settings, result.torch_version, unsafe, write)
-        if outcome is None:
-            continue
-        if outcome.error:
-            print(f"cudalint: {display}: not fixed: {outcome.error}", file=sys.stderr)
-        outcomes.append(outcome)
-    return outcomes
 
 
 def _explain(code: str) -> int:

@@ -13,6 +13,7 @@ import difflib
 import os
 import re
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple
@@ -22,7 +23,7 @@ import libcst as cst
 from cudalint.config import Settings
 from cudalint.discover import SourceFile
 from cudalint.findings import Edit, Finding, Safety
-from cudalint.runner import lint_text
+from cudalint.runner import RunResult, lint_file, lint_text
 from cudalint.source import decode_python
 
 MAX_ROUNDS = 8
@@ -172,3 +173,33 @@ def write_atomically(path: Path, data: bytes) -> None:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def fix_all(result: RunResult, settings: Settings, *, unsafe: bool, write: bool, jobs: Optional[int] = None) -> List[FixOutcome]:
+    """Fix every Python file of a run that has an applicable fix, in worker processes when there are many."""
+    displays = sorted({f.path for f in applicable(result.findings, unsafe) if f.path.endswith((".py", ".pyi"))})
+    sources = [SourceFile(Path(display), display, "python") for display in displays]
+    arguments = (settings, result.torch_version, unsafe, write)
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(sources) >= 8:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            outcomes = list(pool.map(_fix_one, [(source, *arguments) for source in sources], chunksize=4))
+    else:
+        outcomes = [_fix_one((source, *arguments)) for source in sources]
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _fix_one(task) -> Optional[FixOutcome]:
+    return fix_file(*task)
+
+
+def refresh(result: RunResult, outcomes: Sequence[FixOutcome], settings: Settings) -> None:
+    """After writing fixes, re-lint only the files that changed and count what was fixed."""
+    changed = {outcome.display for outcome in outcomes if outcome.changed}
+    if not changed:
+        return
+    kept = [finding for finding in result.findings if finding.path not in changed]
+    for display in sorted(changed):
+        kept.extend(lint_file(SourceFile(Path(display), display, "python"), settings, result.torch_version))
+    result.findings = sorted(kept, key=lambda finding: finding.sort_key)
+    result.fixed = sum(outcome.applied for outcome in outcomes if outcome.changed)

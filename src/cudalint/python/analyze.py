@@ -10,7 +10,7 @@ import re
 import sys
 import threading
 import warnings
-from typing import Dict, FrozenSet, List, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -39,7 +39,17 @@ class Checks:
         custom = {rule.match["check"] for rule in python_rules if "check" in rule.match}
         for name in sorted(custom):
             idioms.CHECKS[name](self.registry)
-        self.prefilter = _word_pattern(self.index.words)
+        self.release_words = [idioms.RELEASE_WORDS[name] for name in sorted(custom) if name in idioms.RELEASE_WORDS]
+        self._prefilters: Dict[Tuple[int, ...], Optional["re.Pattern[str]"]] = {}
+
+    def prefilter(self, torch_version: Tuple[int, ...]) -> Optional["re.Pattern[str]"]:
+        """Words a file must contain for any selected check to fire at this target release."""
+        if torch_version not in self._prefilters:
+            words = set(self.index.words)
+            for release_words in self.release_words:
+                words |= release_words(torch_version)
+            self._prefilters[torch_version] = _word_pattern(words)
+        return self._prefilters[torch_version]
 
 
 def _word_pattern(words) -> "re.Pattern[str] | None":
@@ -67,7 +77,8 @@ def check_python(
     device: DeviceSetting = DeviceSetting(),
     unsafe_fixes: bool = False,
 ) -> List[Finding]:
-    if checks.prefilter is None or not checks.prefilter.search(text):
+    prefilter = checks.prefilter(torch_version)
+    if prefilter is None or not prefilter.search(text):
         return []
     syntax = _syntax_problem(path, text)
     if syntax is not None:

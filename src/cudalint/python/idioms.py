@@ -10,7 +10,7 @@ not selected.
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -455,6 +455,9 @@ def _mps_daemon(node: cst.SimpleString, ctx: FileContext) -> None:
 def mps_daemon(registry: Registry) -> None:
     registry.on(cst.SimpleString, _mps_daemon)
 
+
+# Checks whose trigger words depend on the target release (the file prefilter adds them).
+RELEASE_WORDS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {"op-coverage": op_coverage.trigger_words}
 
 CHECKS: Dict[str, Callable[[Registry], None]] = {
     "device-sink": device_sink,

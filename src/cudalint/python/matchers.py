@@ -95,6 +95,7 @@ class MatchIndex:
                 else:
                     self.refs[name] = Entry(rule, spec)
                     self.ref_words.add(name.rsplit(".", 1)[-1])
+                self.words.add(_reference_word(name))
             for spec in match.get("imports", ()):
                 self.imports[spec["module"]] = Entry(rule, spec)
                 self.words.add(spec["module"].rsplit(".", 1)[-1])
@@ -106,7 +107,7 @@ class MatchIndex:
                 self.words.add(spec["name"])
             for spec in match.get("arguments", ()):
                 self.arguments.append(Entry(rule, spec))
-                self.words.add(_argument_word(spec))
+                self.words.update(spec.get("words") or [_argument_word(spec)])
             for spec in match.get("env", ()):
                 name = spec["name"]
                 if name.endswith("*"):
@@ -116,7 +117,6 @@ class MatchIndex:
                     self.env[name] = Entry(rule, spec)
                     self.words.add(name)
             self.words.update(match.get("words", ()))
-        self.words |= self.ref_words | self.prefix_words
         self.words.discard("")
 
     def may_be_ref(self, node: cst.CSTNode, aliases: Mapping[str, str]) -> bool:
@@ -154,12 +154,20 @@ class MatchIndex:
         return None
 
 
+def _reference_word(name: str) -> str:
+    """A word every file using a qualified name contains (each part shows in its import or its use),
+    chosen to be rare: `cuda` or `cudnn` when the name has it, else the last part."""
+    parts = name.rstrip(".*").split(".")
+    for rare in ("cuda", "cudnn"):
+        if rare in parts:
+            return rare
+    return parts[-1]
+
+
 def _argument_word(spec: Mapping) -> str:
-    """A word any matching call must contain: the keyword when only a keyword can match, else the callee."""
+    """A word any matching call must contain: the callee's name, or the keyword for a wildcard callee."""
     callee = spec["callee"].rsplit(".", 1)[-1]
-    if "position" not in spec and "keyword" in spec or "*" in callee:
-        return spec.get("keyword", "")
-    return callee
+    return spec.get("keyword", "") if "*" in callee else callee
 
 
 def register(index: MatchIndex, registry: Registry) -> None:

@@ -108,6 +108,19 @@ def _module_names() -> FrozenSet[str]:
     return frozenset(case.name for case in load_module_table())
 
 
+@functools.lru_cache(maxsize=16)
+def trigger_words(version: Tuple[int, ...]) -> FrozenSet[str]:
+    """Last names of the public APIs with an MPS gap at the target release (`interpolate`, `Conv3d`):
+    a file that mentions none of them cannot get CDL604-606 and need not be parsed for them."""
+    release = release_for(version)
+    if release is None:
+        return frozenset()
+    apis = [*load_api_ops()["apis"], *_module_names()]
+    return frozenset(
+        api.rsplit(".", 1)[-1] for api in apis if is_public(api) and (api_cases(api, release) or dtype_gaps(api, release))
+    )
+
+
 def _known_api(api: str) -> bool:
     return api in load_api_ops()["apis"] or api in _module_names()
 

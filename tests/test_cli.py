@@ -203,3 +203,11 @@ def test_no_colour_in_pipes_and_parallel_run_is_deterministic(tmp_path):
 
 def test_python_dash_m_and_version(cli):
     assert cli("--version").stdout.startswith("cudalint ")
+
+
+def test_target_release_comes_from_the_project_when_one_file_is_checked(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch==2.4.1\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_text("import torch\n")
+    result = run_cli("check", "src/m.py", cwd=tmp_path)
+    assert result.stdout.strip().endswith("target torch 2.4.1 (from requirements.txt).")

@@ -70,6 +70,7 @@ def test_noqa_is_flake8s_own(project):
         (["--ignore", "CDL1"], [LINE_201]),
         (["--extend-ignore", "CDL201"], [LINE_102]),
         (["--select", "CDL", "--ignore", "CDL201"], [LINE_102]),
+        (["--per-file-ignores", "a.py:CDL102"], [LINE_201]),
         (["--select", "E,W,F"], []),
         (["--ignore", "CDL"], []),
     ],

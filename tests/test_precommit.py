@@ -169,6 +169,11 @@ def test_fix_hook_rewrites_then_passes(hooks, tmp_path):
 
 
 def test_hook_definitions():
+    validated = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert validated.returncode == 0, validated.stdout + validated.stderr
     assert [(hook["id"], hook["entry"], hook["language"]) for hook in HOOKS] == [
         ("cudalint", "cudalint check", "python"),
         ("cudalint-fix", "cudalint check --fix", "python"),

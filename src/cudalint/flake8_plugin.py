@@ -150,19 +150,9 @@ def _project(filename: str) -> Tuple[Path, Optional[str]]:
 
 
 def _from_manifests(root: Path) -> str:
-    """runner.target_torch over the manifests at the top of the project (not a walk of the whole tree)."""
+    """The runner's own rule for the target release, over the manifests at the top of the project."""
     from cudalint.config import Settings
-    from cudalint.discover import SourceFile, kind_of
     from cudalint.runner import target_torch
 
-    files = []
-    try:
-        entries = sorted(root.iterdir())
-    except OSError:
-        entries = []
-    for path in entries:
-        kind = kind_of(path) if path.is_file() else None
-        if kind and (kind != "python" or path.name == "setup.py"):
-            files.append(SourceFile(path, path.name, kind))
-    version, _origin = target_torch(Settings(select=frozenset()), files)
+    version, _origin = target_torch(Settings(select=frozenset(), root=root), [])
     return version

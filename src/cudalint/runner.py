@@ -34,11 +34,27 @@ class RunResult:
     fixed: int = 0
 
 
+def top_level_manifests(root: Path) -> List[SourceFile]:
+    """The manifests at the top of the project (requirements*.txt, pyproject.toml, setup.py, ...)."""
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return []
+    found = []
+    for path in entries:
+        kind = manifests.manifest_kind(str(path)) if path.is_file() else None
+        if kind is not None:
+            found.append(SourceFile(path, os.path.relpath(path), kind))
+    return found
+
+
 def target_torch(settings: Settings, files: Sequence[SourceFile]) -> Tuple[str, str]:
-    """--torch-version, else the project's own pin or lower bound, else the newest known release."""
+    """--torch-version, else the project's own pin or lower bound (in the files linted, then at the top
+    of the project, so a pre-commit run on one changed file still sees the project's pin), else the
+    newest known release."""
     if settings.torch_version:
         return settings.torch_version, "configured"
-    for source in files:
+    for source in [*files, *top_level_manifests(settings.root)]:
         if source.kind == "python" and source.path.name != "setup.py":
             continue
         try:

@@ -10,7 +10,7 @@ import re
 import sys
 import threading
 import warnings
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -42,12 +42,19 @@ class Checks:
         self.release_words = [idioms.RELEASE_WORDS[name] for name in sorted(custom) if name in idioms.RELEASE_WORDS]
         self._prefilters: Dict[Tuple[int, ...], Optional["re.Pattern[str]"]] = {}
 
-    def prefilter(self, torch_version: Tuple[int, ...]) -> Optional["re.Pattern[str]"]:
+        self.strings = _word_pattern(self.index.string_words)
+
+    def names(self, torch_version: Tuple[int, ...]) -> FrozenSet[str]:
         """Words a file must contain for any selected check to fire at this target release."""
+        words = set(self.index.words)
+        for release_words in self.release_words:
+            words |= release_words(torch_version)
+        return frozenset(words)
+
+    def prefilter(self, torch_version: Tuple[int, ...]) -> Optional["re.Pattern[str]"]:
+        """The same words as a text search: the cheap first gate, before any parsing."""
         if torch_version not in self._prefilters:
-            words = set(self.index.words)
-            for release_words in self.release_words:
-                words |= release_words(torch_version)
+            words = self.names(torch_version) | self.index.string_words | self.index.keyword_words
             self._prefilters[torch_version] = _word_pattern(words)
         return self._prefilters[torch_version]
 
@@ -80,18 +87,20 @@ def check_python(
     prefilter = checks.prefilter(torch_version)
     if prefilter is None or not prefilter.search(text):
         return []
-    syntax = _syntax_problem(path, text)
-    if syntax is not None:
-        return [syntax]
+    tree = _cpython_tree(path, text)
+    if isinstance(tree, Finding):
+        return [tree]
+    if not _mentions(tree, checks.names(torch_version), checks.index.keyword_words, checks.strings):
+        return []
     return _deep_stack(_analyze, path, text, checks, torch_version, device, unsafe_fixes)
 
 
-def _syntax_problem(path: str, text: str):
+def _cpython_tree(path: str, text: str) -> Union[ast.AST, Finding]:
     """CPython's own parser first: fast, exact messages, and it refuses nesting that would blow libcst's stack."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(text, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+            return compile(text, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as exc:
         message = f"syntax error: {exc.msg}; the file was not checked"
         return unreadable(path, message, exc.lineno or 1, max(exc.offset or 1, 1))
@@ -99,7 +108,42 @@ def _syntax_problem(path: str, text: str):
         return unreadable(path, "expression nested too deeply to analyse; the file was not checked")
     except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
         return unreadable(path, f"cannot parse: {exc}")
-    return None
+
+
+DOCUMENTED = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _mentions(tree: ast.AST, names: FrozenSet[str], keywords: Set[str], strings: Optional["re.Pattern[str]"]) -> bool:
+    """The exact second gate, on the tree CPython already built: a check can fire only if a name,
+    attribute, keyword or import the checks look for is in the code, or a string they read (a device,
+    an environment variable) is. Words in comments and docstrings no longer cost a libcst parse."""
+    docstrings = set()
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in names:
+                return True
+        elif kind is ast.Attribute:
+            if node.attr in names:
+                return True
+        elif kind is ast.keyword:
+            if node.arg in keywords:
+                return True
+        elif kind is ast.alias:
+            if node.asname in names or any(part in names for part in node.name.split(".")):
+                return True
+        elif kind is ast.ImportFrom:
+            if node.module and any(part in names for part in node.module.split(".")):
+                return True
+        elif kind is ast.Constant:
+            if strings is not None and isinstance(node.value, str) and id(node) not in docstrings:
+                if strings.search(node.value):
+                    return True
+        elif kind in DOCUMENTED and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return False
 
 
 def _analyze(

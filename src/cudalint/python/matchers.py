@@ -82,7 +82,9 @@ class MatchIndex:
         self.arguments: List[Entry] = []
         self.env: Dict[str, Entry] = {}
         self.env_prefixes: List[Tuple[str, Entry]] = []
-        self.words: set = set()
+        self.words: set = set()  # names, attributes, keywords or imports a file must mention
+        self.string_words: set = {"cuda"}  # words a check reads inside strings (device, env, values)
+        self.keyword_words: set = set()  # keyword-argument names a check reads (`pin_memory=`)
         self.ref_words: set = set()  # last components of ref entries
         self.prefix_words: set = set()  # last components of `prefix.*` ref entries
         for rule in rules:
@@ -107,16 +109,23 @@ class MatchIndex:
                 self.words.add(spec["name"])
             for spec in match.get("arguments", ()):
                 self.arguments.append(Entry(rule, spec))
-                self.words.update(spec.get("words") or [_argument_word(spec)])
+                self.string_words.update(spec.get("values", ()))
+                if spec.get("words"):
+                    self.words.update(spec["words"])
+                elif "*" in spec["callee"].rsplit(".", 1)[-1]:
+                    self.keyword_words.add(spec["keyword"])  # any callee: only the keyword tells
+                else:
+                    self.words.add(_argument_word(spec))
             for spec in match.get("env", ()):
                 name = spec["name"]
                 if name.endswith("*"):
                     self.env_prefixes.append((name[:-1], Entry(rule, spec)))
-                    self.words.add(name[:-1])
+                    self.string_words.add(name[:-1])
                 else:
                     self.env[name] = Entry(rule, spec)
-                    self.words.add(name)
-            self.words.update(match.get("words", ()))
+                    self.string_words.add(name)
+            for word in match.get("words", ()):
+                (self.words if word.isidentifier() else self.string_words).add(word)
         self.words.discard("")
 
     def may_be_ref(self, node: cst.CSTNode, aliases: Mapping[str, str]) -> bool:

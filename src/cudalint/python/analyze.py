@@ -114,16 +114,14 @@ DOCUMENTED = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _mentions(tree: ast.AST, names: FrozenSet[str], keywords: Set[str], strings: Optional["re.Pattern[str]"]) -> bool:
-    """The exact second gate, on the tree CPython already built: a check can fire only if a name,
-    attribute, keyword or import the checks look for is in the code, or a string they read (a device,
-    an environment variable) is. Words in comments and docstrings no longer cost a libcst parse."""
+    """The exact second gate, on the tree CPython already built: a check can fire only if an attribute,
+    keyword or import the checks look for is in the code, or a string they read (a device, an
+    environment variable) is. A bare name reaches an API only through an import, so names are
+    judged at their import. Words in comments and docstrings no longer cost a libcst parse."""
     docstrings = set()
     for node in ast.walk(tree):
         kind = type(node)
-        if kind is ast.Name:
-            if node.id in names:
-                return True
-        elif kind is ast.Attribute:
+        if kind is ast.Attribute:
             if node.attr in names:
                 return True
         elif kind is ast.keyword:

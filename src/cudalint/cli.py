@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true", help="neither read nor write .cudalint_cache/")
 
     sub.add_parser("rules", help="list every rule")
+    coverage = sub.add_parser("coverage", help="an API's or ATen operator's MPS status in every torch release")
+    coverage.add_argument("query", help="e.g. torch.nn.functional.grid_sample, grid_sample, nn.Conv3d, aten::grid_sampler_3d")
+    coverage.add_argument("--torch-version", help="the release to mark as the target (default: the newest)")
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
 
@@ -73,6 +76,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.command == "check":
             return _check(args)
+        if args.command == "coverage":
+            return _coverage(args.query, args.torch_version)
         if args.command == "rules":
             sys.stdout.write(rules_table())
             return EXIT_CLEAN
@@ -144,6 +149,18 @@ def _check(args: argparse.Namespace) -> int:
     options = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet} if args.format == "text" else {}
     sys.stdout.write(FORMATS[args.format](result, **options))
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _coverage(query: str, torch_version: Optional[str]) -> int:
+    from cudalint.coverage.query import coverage_table
+
+    try:
+        sys.stdout.write(coverage_table(query, torch_version))
+    except LookupError as exc:
+        raise ConfigError(str(exc.args[0])) from None
+    except ValueError as exc:
+        raise ConfigError(f"--torch-version: {exc}") from None
+    return EXIT_CLEAN
 
 
 def _explain(code: str) -> int:

@@ -30,3 +30,15 @@ def test_fixed_cuda_script_runs_on_cpu_with_the_same_loss(tmp_path):
 
     again = run_cli("check", "--diff", "--unsafe-fixes", "--torch-version", "2.13", "train.py", cwd=tmp_path)
     assert (again.returncode, again.stdout) == (0, "")
+
+
+def test_fixed_demo_project_runs_on_cpu(tmp_path):
+    demo = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", demo)
+    assert run_python("train.py", demo).returncode != 0
+    fixed = run_cli("check", "--fix", "--unsafe-fixes", ".", cwd=demo)
+    assert fixed.stdout.splitlines()[-1].startswith("Fixed 11 problems. Found 7 problems (7 warnings)")
+    after = run_python("train.py", demo)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout.startswith("peak memory 0.0 MiB")
+    assert (demo / "model.pt").is_file()

@@ -30,7 +30,7 @@ CASES = [
     ('CDL201', '2.3', False, 'import torch\ntorch.cuda.synchronize()\n', 'import torch\ntorch.cuda.synchronize()\n'),
     ('CDL201', '2.13', True, 'import torch\ntorch.cuda.synchronize()\n', 'import torch\nif torch.accelerator.is_available(): torch.accelerator.synchronize()\n'),
     ('CDL202', '2.3', False, 'import torch\ntorch.cuda.empty_cache()\npeak = torch.cuda.max_memory_allocated()\n', 'import torch\ntorch.cuda.empty_cache()\npeak = torch.cuda.max_memory_allocated()\n'),
-    ('CDL202', '2.13', True, 'import torch\ntorch.cuda.empty_cache()\npeak = torch.cuda.max_memory_allocated()\n', 'import torch\nif torch.accelerator.is_available(): torch.accelerator.empty_cache()\npeak = torch.accelerator.max_memory_allocated()\n'),
+    ('CDL202', '2.13', True, 'import torch\ntorch.cuda.empty_cache()\npeak = torch.cuda.max_memory_allocated()\n', 'import torch\nif torch.accelerator.is_available(): torch.accelerator.empty_cache()\npeak = (torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0)\n'),
     ('CDL203', '2.3', False, 'import torch\ntorch.cuda.manual_seed_all(0)\n', 'import torch\ntorch.cuda.manual_seed_all(0)\n'),
     ('CDL203', '2.13', True, 'import torch\ntorch.cuda.manual_seed_all(0)\n', 'import torch\ntorch.manual_seed(0)\n'),
     ('CDL205', '2.3', False, 'import torch\nfrom torch.cuda.amp import GradScaler\n\nscaler = GradScaler(enabled=True)\n\n\n@torch.cuda.amp.autocast(dtype=torch.float16)\ndef forward(model, x):\n    return model(x)\n', 'import torch\nfrom torch.cuda.amp import GradScaler\n\nscaler = torch.amp.GradScaler(enabled=True)\n\n\n@torch.autocast("cuda", dtype=torch.float16)\ndef forward(model, x):\n    return model(x)\n'),

@@ -244,15 +244,18 @@ def _reference_fix(entry: Entry, node: cst.CSTNode, ctx: FileContext) -> Optiona
         text = f"{new_name}({opened}{first}{', ' if call.args else ''}{rest})"
         return FixPlan(safety, f"use {target}({first}, ...)", [(call, text)])
     if "fix_guard" in spec:
+        if call is None:
+            return None
+        guard = template(spec["fix_guard"])
+        arguments = "".join(render(arg) for arg in call.args)
         statement = ctx.stack[-4] if len(ctx.stack) >= 4 else None
         expression = ctx.stack[-3] if len(ctx.stack) >= 3 else None
-        if call is None or not isinstance(expression, cst.Expr) or not isinstance(statement, cst.SimpleStatementLine):
-            return None
-        if len(statement.body) != 1:
-            return None
-        guard = dotted_replacement(spec["fix_guard"].split("(")[0]) + "(" + spec["fix_guard"].split("(", 1)[1]
-        text = f"if {guard}: {new_name}({''.join(render(arg) for arg in call.args)})"
-        return FixPlan(safety, f"{description}, guarded by {spec['fix_guard']}", [((statement.body[0]), text)])
+        described = f"{description}, guarded by {spec['fix_guard']}"
+        if isinstance(expression, cst.Expr) and isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+            return FixPlan(safety, described, [(expression, f"if {guard}: {new_name}({arguments})")])
+        if "fix_default" in spec:  # a value: the guarded call, else what a host without an accelerator has
+            return FixPlan(safety, described, [(call, f"({new_name}({arguments}) if {guard} else {spec['fix_default']})")])
+        return None
     return FixPlan(safety, description, [(node, new_name)])
 
 

@@ -1,4 +1,4 @@
-"""`cudalint check|rules|explain|trace|report`. Exit codes: 0 clean, 1 findings, 2 usage or configuration error."""
+"""`cudalint check|rules|explain|trace|report|compare`. Exit codes: 0 clean, 1 findings, 2 usage or configuration error."""
 
 from __future__ import annotations
 
@@ -67,6 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--format", choices=["markdown", "html", "json"], default="markdown")
     report.add_argument("--output", type=Path, help="write the report to this file")
     report.add_argument("--torch-version", help="the torch release the project targets (default: from its manifests)")
+    report.add_argument("--compare", type=Path, help="a compare.json from `cudalint compare --format json --output`")
+
+    compare = sub.add_parser("compare", help="numerical agreement of two torch.save files, tensor by tensor (needs torch)")
+    compare.add_argument("a", type=Path, metavar="A.pt", help="e.g. saved on the CUDA baseline")
+    compare.add_argument("b", type=Path, metavar="B.pt", help="e.g. saved on MPS or the CPU")
+    compare.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance, as torch.allclose (default 1e-5)")
+    compare.add_argument("--atol", type=float, default=1e-8, help="absolute tolerance, as torch.allclose (default 1e-8)")
+    compare.add_argument("--format", choices=["text", "json"], default="text")
+    compare.add_argument("--output", type=Path, help="write the comparison to this file")
     return parser
 
 
@@ -90,7 +99,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "report":
             from cudalint.report.portability import report_command
 
-            return report_command(args.path, args.trace, args.format, args.output, args.torch_version)
+            return report_command(args.path, args.trace, args.format, args.output, args.torch_version,
+                                  compare_path=args.compare)
+        if args.command == "compare":
+            from cudalint.compare import compare_command
+
+            return compare_command(args.a, args.b, args.rtol, args.atol, args.format, args.output)
     except ConfigError as exc:
         print(f"cudalint: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -90,7 +90,8 @@ def _times(count: int) -> str:
     return f"{count} call{'' if count == 1 else 's'}"
 
 
-def build_checklist(findings: Sequence[Finding], files: int, release: str, traced: Optional[Traced]) -> List[CheckItem]:
+def build_checklist(findings: Sequence[Finding], files: int, release: str, traced: Optional[Traced],
+                    compared: Optional[dict] = None) -> List[CheckItem]:
     checked = f"torch {release}"
     no_trace = ("no trace given: static analysis cannot see every operator a run reaches; "
                 "run `cudalint trace --output trace.json -- python train.py` and pass --trace")
@@ -160,11 +161,32 @@ def build_checklist(findings: Sequence[Finding], files: int, release: str, trace
     items.append(CheckItem("cuda_runtime", "No CUDA-only memory, stream or runtime code", _worst(verdicts), checked,
                            evidence))
 
-    items.append(CheckItem(
-        "numerics", "Numerical agreement with a CUDA baseline", PENDING, checked,
-        ["no comparison given: save the same outputs or state dict on the CUDA machine and on MPS or CPU, "
-         "and compare them tensor by tensor within a tolerance"]))
+    items.append(numerics_item(compared, checked))
     return items
+
+
+def _sci(value) -> str:
+    return f"{value:.1e}" if isinstance(value, (int, float)) else str(value)  # "nan"/"inf" arrive as strings
+
+
+def numerics_item(compared: Optional[dict], checked: str) -> CheckItem:
+    """Pass or fail from a `cudalint compare --format json` document; pending without one."""
+    title = "Numerical agreement with a CUDA baseline"
+    if not compared:
+        return CheckItem("numerics", title, PENDING, checked, [
+            "no comparison given: save the same outputs or state dict on the CUDA machine and on MPS or CPU, "
+            "run `cudalint compare cuda.pt mps.pt --format json --output compare.json` and pass --compare"])
+    from cudalint.compare import summary
+
+    tol = f"rtol={compared['rtol']:g} atol={compared['atol']:g}"
+    evidence = [f"{row['key']}: shape {row['shape_a']} vs {row['shape_b']}, dtype {row['dtype_a']} vs {row['dtype_b']}"
+                if row["max_abs"] is None or row["dtype_a"] != row["dtype_b"]
+                else f"{row['key']}: max_abs {_sci(row['max_abs'])}, max_rel {_sci(row['max_rel'])}, beyond {tol}"
+                for row in compared["tensors"] if not row["within"]]
+    evidence += [f"{key}: only in {compared['a']}" for key in compared["missing_in_b"]]
+    evidence += [f"{key}: only in {compared['b']}" for key in compared["missing_in_a"]]
+    evidence.append(f"comparison of {compared['a']} with {compared['b']}: {summary(compared)}")
+    return CheckItem("numerics", title, PASS if compared["verdict"] == "pass" else FAIL, checked, evidence)
 
 
 def overall(items: Sequence[CheckItem]) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from cudalint.catalog import FAMILIES, load_catalog
+from cudalint.compare import read_compare
 from cudalint.config import ConfigError, find_pyproject, resolve
 from cudalint.coverage import CoverageDB
 from cudalint.discover import MissingPath
@@ -64,7 +65,8 @@ def traced_from(doc: dict, release: str) -> Traced:
                   ran.get("error"))
 
 
-def build_report(path: str, trace_path: Optional[Path] = None, torch_version: Optional[str] = None) -> dict:
+def build_report(path: str, trace_path: Optional[Path] = None, torch_version: Optional[str] = None,
+                 compare_path: Optional[Path] = None) -> dict:
     from cudalint.runner import run
 
     catalog = load_catalog()
@@ -72,6 +74,7 @@ def build_report(path: str, trace_path: Optional[Path] = None, torch_version: Op
     settings = resolve(catalog, config_path=find_pyproject(start if start.exists() else Path.cwd()),
                        torch_version=torch_version)
     trace_doc = read_trace(trace_path) if trace_path else None
+    compared = read_compare(compare_path) if compare_path else None
     try:
         result = run([path], settings)
     except MissingPath as exc:
@@ -93,7 +96,7 @@ def build_report(path: str, trace_path: Optional[Path] = None, torch_version: Op
             codes[finding.code] = codes.get(finding.code, 0) + 1
         families.append({"family": family, "name": name, "findings": len(members),
                          "fixable": sum(1 for f in members if f.fix is not None), "codes": dict(sorted(codes.items()))})
-    checklist = build_checklist(findings, result.files, release, traced)
+    checklist = build_checklist(findings, result.files, release, traced, compared)
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -201,9 +204,9 @@ def _site(site: Optional[dict]) -> str:
 
 
 def report_command(path: str, trace_path: Optional[Path], fmt: str, output: Optional[Path],
-                   torch_version: Optional[str]) -> int:
+                   torch_version: Optional[str], compare_path: Optional[Path] = None) -> int:
     """Exit 0: the report is the product. Usage errors raise ConfigError (exit 2)."""
-    doc = build_report(path, trace_path, torch_version)
+    doc = build_report(path, trace_path, torch_version, compare_path)
     if fmt == "json":
         text = json.dumps(doc, indent=2) + "\n"
     elif fmt == "html":

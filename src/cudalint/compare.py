@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from cudalint.config import ConfigError
+from cudalint.config import ConfigError, read_json_input
 
 TORCH_MISSING = ("cudalint compare needs torch, which is not installed in this Python environment: "
                  "pip install cudalint[trace]")
@@ -152,15 +152,12 @@ REQUIRED_KEYS = ("a", "b", "rtol", "atol", "tensors", "missing_in_a", "missing_i
 
 def read_compare(path: Path) -> dict:
     """A JSON written by `cudalint compare --format json --output FILE`, for `cudalint report --compare`."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--compare {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise ConfigError(f"--compare {path}: not JSON ({exc})") from None
-    if not isinstance(doc, dict) or any(key not in doc for key in REQUIRED_KEYS):
-        raise ConfigError(f"--compare {path}: not a comparison written by `cudalint compare --format json --output`")
-    return doc
+    return read_json_input(
+        path,
+        "--compare",
+        lambda doc: all(key in doc for key in REQUIRED_KEYS),
+        "a comparison written by `cudalint compare --format json --output`",
+    )
 
 
 def compare_command(a: Path, b: Path, rtol: float, atol: float, fmt: str, output: Optional[Path]) -> int:

@@ -68,6 +68,21 @@ class Settings:
     unsafe_fixes: bool = False  # decides, e.g., whether enough fixes use the device to define DEVICE once
 
 
+def read_json_input(path: Path, option: str, accepted, written_by: str) -> dict:
+    """A JSON document named by a command-line option (a trace, a comparison), or a usage error."""
+    import json
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{option} {path}: not JSON ({exc})") from None
+    if not isinstance(doc, dict) or not accepted(doc):
+        raise ConfigError(f"{option} {path}: not {written_by}")
+    return doc
+
+
 def find_pyproject(start: Path) -> Optional[Path]:
     start = start.resolve()
     for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:

@@ -40,22 +40,26 @@ class Checks:
         for name in sorted(custom):
             idioms.CHECKS[name](self.registry)
         self.release_words = [idioms.RELEASE_WORDS[name] for name in sorted(custom) if name in idioms.RELEASE_WORDS]
-        self._prefilters: Dict[Tuple[int, ...], Optional["re.Pattern[str]"]] = {}
+        self._prefilters: Dict[Tuple[int, ...], Tuple[FrozenSet[str], Optional["re.Pattern[str]"]]] = {}
 
         self.strings = _word_pattern(self.index.string_words)
 
     def names(self, torch_version: Tuple[int, ...]) -> FrozenSet[str]:
         """Words a file must contain for any selected check to fire at this target release."""
-        words = set(self.index.words)
-        for release_words in self.release_words:
-            words |= release_words(torch_version)
-        return frozenset(words)
+        return self._gates(torch_version)[0]
 
     def prefilter(self, torch_version: Tuple[int, ...]) -> Optional["re.Pattern[str]"]:
         """The same words as a text search: the cheap first gate, before any parsing."""
+        return self._gates(torch_version)[1]
+
+    def _gates(self, torch_version: Tuple[int, ...]):
+        """Both gates' words for a release, computed once per release (they are read for every file)."""
         if torch_version not in self._prefilters:
-            words = self.names(torch_version) | self.index.string_words | self.index.keyword_words
-            self._prefilters[torch_version] = _word_pattern(words)
+            names = set(self.index.words)
+            for release_words in self.release_words:
+                names |= release_words(torch_version)
+            pattern = _word_pattern(names | self.index.string_words | self.index.keyword_words)
+            self._prefilters[torch_version] = (frozenset(names), pattern)
         return self._prefilters[torch_version]
 
 

@@ -186,14 +186,3 @@ def template(text: str) -> str:
 def _attribute(expression: str, name: str) -> str:
     simple = re.match(r"^[A-Za-z_][\w.]*(\(\))?$", expression)
     return f"{expression}.{name}" if simple else f"({expression}).{name}"
-
-
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
-
-
-def dotted_replacement(target: str) -> str:
-    """`torch.accelerator.synchronize` -> the same with the file's torch alias."""
-    if not _NAME_RE.match(target):
-        raise ValueError(f"not a dotted name: {target!r}")
-    head, _, rest = target.partition(".")
-    return f"{TORCH}.{rest}" if head == "torch" and rest else (TORCH if head == "torch" else target)

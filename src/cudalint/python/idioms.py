@@ -194,8 +194,8 @@ def _selection_fix(node: cst.IfExp, tests, arms, ctx: FileContext) -> Optional[F
         return None
     if not (_is_cuda_arm(arms[0], ctx) and _is_cpu_arm(arms[1], ctx)):
         return None
-    if string_value(arms[0]) not in ("cuda", None) or (string_value(arms[0]) is None and not _plain_device_call(arms[0])):
-        return None
+    if not (string_value(arms[0]) == "cuda" or _plain_device_call(arms[0])):
+        return None  # "cuda:1" names a device index: no safe rewrite
     as_device = isinstance(arms[0], cst.Call)
     text = f"{TORCH}.device({CHECKED_TYPE})" if as_device else CHECKED_TYPE
     return FixPlan(Safety.SAFE, "pick the available accelerator, else CPU", [(node, text)])

@@ -25,7 +25,7 @@ import libcst as cst
 from cudalint.catalog import Rule
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
-from cudalint.python.fixplan import FixPlan, dotted_replacement, render, template
+from cudalint.python.fixplan import FixPlan, render, template
 from cudalint.python.guards import source_of
 from cudalint.python.names import dotted, is_cuda_device_string, is_true, string_value
 from cudalint.python.visitor import Registry
@@ -174,9 +174,8 @@ def _reference_word(name: str) -> str:
 
 
 def _argument_word(spec: Mapping) -> str:
-    """A word any matching call must contain: the callee's name, or the keyword for a wildcard callee."""
-    callee = spec["callee"].rsplit(".", 1)[-1]
-    return spec.get("keyword", "") if "*" in callee else callee
+    """A word any call to a named callee contains: the callee's own name."""
+    return spec["callee"].rsplit(".", 1)[-1]
 
 
 def register(index: MatchIndex, registry: Registry) -> None:
@@ -231,7 +230,7 @@ def _reference_fix(entry: Entry, node: cst.CSTNode, ctx: FileContext) -> Optiona
     if not target or ctx.torch_version < parse_version(spec.get("fix_since", "0")):
         return None
     safety = Safety(spec.get("fix_safety", entry.rule.fix if entry.rule.fix != "none" else "unsafe"))
-    new_name = dotted_replacement(target)
+    new_name = template(target)
     description = f"use {target}"
     parent = ctx.parent
     call = parent if isinstance(parent, cst.Call) and parent.func is node else None

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 from cudalint.catalog import FAMILIES, load_catalog
 from cudalint.compare import read_compare
-from cudalint.config import ConfigError, find_pyproject, resolve
+from cudalint.config import ConfigError, find_pyproject, read_json_input, resolve
 from cudalint.coverage import CoverageDB
 from cudalint.discover import MissingPath
 from cudalint.report.checklist import (
@@ -42,15 +42,9 @@ def machine_torch() -> dict:
 
 
 def read_trace(path: Path) -> dict:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--trace {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise ConfigError(f"--trace {path}: not JSON ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != TRACE_FORMAT:
-        raise ConfigError(f"--trace {path}: not a trace written by `cudalint trace --output FILE.json`")
-    return doc
+    return read_json_input(
+        path, "--trace", lambda doc: doc.get("format") == TRACE_FORMAT, "a trace written by `cudalint trace --output FILE.json`"
+    )
 
 
 def traced_from(doc: dict, release: str) -> Traced:

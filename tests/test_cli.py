@@ -89,6 +89,7 @@ def test_json_format_is_stable(project):
                 }
             ],
         },
+        "related": [],
     }
     assert [(d["code"], d["line"]) for d in data] == [("CDL102", 2), ("CDL201", 3)]
 

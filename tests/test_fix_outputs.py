@@ -24,7 +24,7 @@ CASES = [
     ('CDL104-device', '2.3', False, 'import torch\ndevice = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")\n', 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu")\n'),
     ('CDL104-device', '2.13', True, 'import torch\ndevice = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")\n', 'import torch\ndevice = torch.device((torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type)\n'),
     ('CDL105', '2.3', False, 'import torch\ntorch.cuda.set_device(1)\nn = torch.cuda.device_count()\n', 'import torch\ntorch.cuda.set_device(1)\nn = torch.cuda.device_count()\n'),
-    ('CDL105', '2.13', True, 'import torch\ntorch.cuda.set_device(1)\nn = torch.cuda.device_count()\n', 'import torch\ntorch.accelerator.set_device_index(1)\nn = torch.accelerator.device_count()\n'),
+    ('CDL105', '2.13', True, 'import torch\ntorch.cuda.set_device(1)\nn = torch.cuda.device_count()\n', 'import torch\ntorch.accelerator.set_device_index(1)\nn = torch.cuda.device_count()\n'),
     ('CDL109', '2.3', False, 'import torch\nstate = torch.load("m.pt", weights_only=True)\n', 'import torch\nstate = torch.load("m.pt", weights_only=True, map_location=torch.device("cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"))\n'),
     ('CDL109', '2.13', True, 'import torch\nstate = torch.load("m.pt", weights_only=True)\n', 'import torch\nstate = torch.load("m.pt", weights_only=True, map_location=torch.accelerator.current_accelerator() or torch.device("cpu"))\n'),
     ('CDL201', '2.3', False, 'import torch\ntorch.cuda.synchronize()\n', 'import torch\ntorch.cuda.synchronize()\n'),

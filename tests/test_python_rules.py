@@ -62,7 +62,7 @@ def test_idioms():
         ("CDL107", 16, 12),  # "cuda" if device.type == "cuda" else "cpu"
         ("CDL104", 20, 5),  # the same as an if/else statement
         ("CDL112", 28, 5),  # assert torch.cuda.is_available()
-        ("CDL112", 29, 5),  # else: raise
+        ("CDL112", 30, 5),  # else: raise
         ("CDL112", 36, 5),  # cuda/xpu chain with no MPS or CPU branch
         ("CDL111", 43, 21),  # mps.is_built() alone
         ("CDL216", 47, 18),  # float(torch.version.cuda)

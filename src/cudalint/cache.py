@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import cudalint
 from cudalint.catalog import Catalog, CatalogError, rules_dir
 from cudalint.config import Settings
-from cudalint.findings import Edit, Finding, Fix, Safety, Severity
+from cudalint.findings import Edit, Finding, Fix, Related, Safety, Severity
 
 CACHE_DIR = ".cudalint_cache"
 FORMAT = 1  # bump when the layout of an entry changes
@@ -61,7 +61,7 @@ def _code_fingerprint() -> str:
 def _schema() -> str:
     """The shape of the values stored, so a new Finding field invalidates old entries."""
     return ",".join(
-        f"{cls.__name__}({' '.join(f.name for f in dataclasses.fields(cls))})" for cls in (Finding, Fix, Edit)
+        f"{cls.__name__}({' '.join(f.name for f in dataclasses.fields(cls))})" for cls in (Finding, Fix, Edit, Related)
     )
 
 
@@ -188,4 +188,5 @@ def decode_finding(data: Dict[str, Any], display: str) -> Finding:
         fix["safety"] = Safety(fix["safety"])
         fix["edits"] = tuple(Edit(**edit) for edit in fix.get("edits", ()))
         fields["fix"] = Fix(**fix)
+    fields["related"] = tuple(Related(**place) for place in fields.get("related", ()))
     return Finding(**fields)

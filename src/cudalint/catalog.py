@@ -54,6 +54,9 @@ class Rule:
     example_file: str = "example.py"
     example_torch: Optional[str] = None  # the target release the examples are checked against
     match: Mapping = field(default_factory=dict)
+    silenced_by_guard: bool = True  # code that never runs on a Mac (a CUDA guard) gets no finding
+    supersedes: tuple = ()  # codes whose finding on the same node this rule's finding replaces
+    silenced_in_tests: bool = False  # a reference inside an if/while test is a decision, not a use
 
     @property
     def family(self) -> str:
@@ -128,7 +131,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         raise CatalogError(f"{source}: bad rule code {code!r}")
     if table.get("fix", "none") not in FIX_KINDS:
         raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
-    known = set(required) | {"fix", "default", "example_file", "example_torch", "match"}
+    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests"}
     extra = set(table) - known
     if extra:
         raise CatalogError(f"{source}: {code}: unknown keys {sorted(extra)}")
@@ -145,6 +148,9 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         example_file=table.get("example_file", "example.py"),
         example_torch=table.get("example_torch"),
         match=table.get("match", {}),
+        silenced_by_guard=bool(table.get("silenced_by_guard", True)),
+        supersedes=tuple(table.get("supersedes", ())),
+        silenced_in_tests=bool(table.get("silenced_in_tests", False)),
     )
 
 

@@ -53,6 +53,26 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place in the same file that explains a finding (the device argument a value reaches)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+
+    def to_json(self) -> dict:
+        return {
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem at one place. Lines and columns are 1-based; columns count characters."""
 
@@ -65,6 +85,7 @@ class Finding:
     message: str
     severity: Severity
     fix: Optional[Fix] = field(default=None, compare=False)
+    related: Tuple[Related, ...] = field(default=(), compare=False)
 
     @property
     def sort_key(self) -> tuple:
@@ -81,4 +102,5 @@ class Finding:
             "message": self.message,
             "severity": self.severity.value,
             "fix": self.fix.to_json() if self.fix else None,
+            "related": [place.to_json() for place in self.related],
         }

@@ -16,10 +16,11 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from cudalint.catalog import Rule
-from cudalint.findings import Finding, Safety, Severity
+from cudalint.findings import Finding, Related, Safety, Severity
 from cudalint.python import idioms, matchers
 from cudalint.python.context import FileContext
 from cudalint.python.fixplan import DeviceSetting, FileFixer
+from cudalint.python.semantic import SemanticModel
 from cudalint.python.visitor import Registry, Walker
 
 # libcst recurses once per nesting level; deep but valid code needs a deep stack.
@@ -157,15 +158,15 @@ def _analyze(
         return [unreadable(path, f"syntax error: {exc.message}; the file was not checked", exc.raw_line, exc.raw_column + 1)]
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
-    ctx = FileContext(checks.rules, torch_version)
     try:
+        ctx = FileContext(checks.rules, torch_version, SemanticModel(module))
         Walker(ctx, checks.registry.visit, checks.registry.leave).walk(module)
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
     if not ctx.hits:
         return []
     positions = _positions(module)
-    fixer = FileFixer(module, positions, ctx.imports, torch_version, device, text)
+    fixer = FileFixer(module, positions, ctx.model, torch_version, device, text)
     fixer.decide([hit.fix for hit in ctx.hits if hit.fix is not None and (unsafe_fixes or hit.fix.safety is Safety.SAFE)])
     findings = []
     for hit in ctx.hits:
@@ -181,9 +182,14 @@ def _analyze(
                 message=hit.message,
                 severity=checks.rules[hit.code].severity,
                 fix=fixer.build(hit.fix) if hit.fix is not None else None,
+                related=tuple(_related(positions[node], what) for node, what in hit.related if node in positions),
             )
         )
     return findings
+
+
+def _related(where, message: str) -> Related:
+    return Related(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, message)
 
 
 def _positions(module: cst.Module):

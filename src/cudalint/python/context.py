@@ -9,7 +9,10 @@ import libcst as cst
 
 from cudalint.catalog import Rule
 from cudalint.python.fixplan import FixPlan
-from cudalint.python.names import ImportMap
+from cudalint.python.semantic import SemanticModel
+
+# A related location: the node and what it is ("the device argument it reaches").
+Related = Tuple[cst.CSTNode, str]
 
 
 @dataclass
@@ -18,37 +21,57 @@ class Hit:
     node: cst.CSTNode
     message: str
     fix: Optional[FixPlan] = None
+    related: Tuple[Related, ...] = ()
 
 
 class FileContext:
-    def __init__(self, rules: Dict[str, Rule], torch_version: Tuple[int, ...]):
+    def __init__(self, rules: Dict[str, Rule], torch_version: Tuple[int, ...], model: SemanticModel):
         self.rules = rules
         self.torch_version = torch_version
-        self.imports = ImportMap()
+        self.model = model
         self.stack: List[cst.CSTNode] = []
         self.hits: List[Hit] = []
-        self.handled: Set[int] = set()
+        self.handled: Set[int] = set()  # nodes already judged (reported, or part of a judged idiom)
+        self.reported: Dict[int, Hit] = {}
         # Depth counters maintained by the visitor.
-        self.guard_depth = 0  # inside a branch that only runs on CUDA
+        self.guard_depth = 0  # inside code that never runs on a Mac (the guard evaluator says so)
         self.test_depth = 0  # inside the test of an if/while/ternary
         self.optional_import_depth = 0  # inside `try:` whose handler catches ImportError
         self.import_depth = 0  # inside an import statement
-        # name -> string literal nodes bound to a CUDA device string, per scope (flow-insensitive)
-        self.cuda_bindings: Dict[Tuple[int, str], List[cst.CSTNode]] = {}
-        self.device_name_uses: List[Tuple[int, str]] = []
-        self.scopes: List[int] = [0]
         self.check_state: Dict[str, object] = {}  # per-file state of a custom check, keyed by its name
+
+    @property
+    def imports(self) -> SemanticModel:
+        """Name resolution in the current scope (the semantic model)."""
+        return self.model
+
+    @property
+    def scope_key(self) -> int:
+        return id(self.model.scope)
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:
         return self.stack[-2] if len(self.stack) >= 2 else None
 
-    def report(self, code: str, node: cst.CSTNode, message: str, fix: Optional[FixPlan] = None) -> None:
-        if code not in self.rules:
+    def report(
+        self,
+        code: str,
+        node: cst.CSTNode,
+        message: str,
+        fix: Optional[FixPlan] = None,
+        related: Tuple[Related, ...] = (),
+    ) -> None:
+        rule = self.rules.get(code)
+        if rule is None:
             return
-        if self.guard_depth and not code.startswith("CDL6"):
-            return  # code that runs only on CUDA hosts is not a portability problem
+        if self.guard_depth and rule.silenced_by_guard:
+            return  # code that never runs on a Mac is not a portability problem
         if id(node) in self.handled:
-            return
+            earlier = self.reported.get(id(node))
+            if earlier is None or earlier.code not in rule.supersedes:
+                return  # one finding per node; a rule that supersedes another replaces its finding
+            self.hits.remove(earlier)
         self.handled.add(id(node))
-        self.hits.append(Hit(code, node, message, fix))
+        hit = Hit(code, node, message, fix, related)
+        self.reported[id(node)] = hit
+        self.hits.append(hit)

@@ -89,7 +89,7 @@ class FileFixer:
         self.version = version
         self.setting = setting
         self.newline = "\r\n" if "\r\n" in text else "\n"
-        self.torch_alias = next((local for local, full in imports.aliases.items() if full == "torch"), None)
+        self.torch_alias = next((local for local, full in imports.module_aliases.items() if full == "torch"), None)
         self.insert_line = _import_point(module, positions)
         self.names = _module_names(module)
         alias = self.torch_alias or "torch"

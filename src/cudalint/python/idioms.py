@@ -14,33 +14,51 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
-from cudalint.python import guards, op_coverage
+from cudalint.python import op_coverage
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import CHECKED_TYPE, DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
-from cudalint.python.guards import is_cuda_string, mentions_mac_path, source_of
-from cudalint.python.names import dotted, is_cuda_device_string, is_true, string_value
-from cudalint.python.visitor import Registry
+from cudalint.python.names import dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_value
+from cudalint.python.semantic import guard_facts
+from cudalint.python.visitor import Registry, ends_flow
 
 DEVICE_POSITIONAL = {"torch.device": 0, "torch.set_default_device": 0, "torch.amp.GradScaler": 0}
-DEVICE_NAME_RE = re.compile(r"device", re.IGNORECASE)
+DEVICE_KEY_RE = re.compile(r"(^|_)device$", re.IGNORECASE)  # config keys: "device", "eval_device"
 BACKEND_QUERY_RE = re.compile(r"\b(cuda|xpu|npu|hpu|mlu)\b.*is_available")
 VERSION_PARSERS = {"float", "int", "Version", "parse", "LooseVersion", "StrictVersion", "version.parse"}
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 
 
-# -- CDL101: a CUDA device string reaching a device argument -----------------------
-def _device_sink(value: cst.BaseExpression, ctx: FileContext, as_string: bool = False) -> None:
-    if is_cuda_device_string(value):
-        ctx.report(
-            "CDL101",
-            value,
-            f"device {source_of(value)} is CUDA-only; choose the device at run time",
-            _literal_fix(value, as_string),
-        )
-    elif isinstance(value, cst.Name) and not ctx.guard_depth:
-        ctx.device_name_uses.append((ctx.scopes[-1], value.value))
+# -- CDL101: a CUDA device reaching a device argument ------------------------------
+def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = False) -> None:
+    """Every value the argument can take (a literal here, a constant, an option default, an
+    attribute set in __init__, an f-string) that names CUDA, reported where it is written."""
+    for value in ctx.model.values(node):
+        if value.off_mac:
+            continue  # the value is only chosen where CUDA is there: a selection, judged as one
+        if value.is_cuda_device():
+            origin = value.origin
+            if origin is node:
+                message = f"device {source_of(node)} is CUDA-only; choose the device at run time"
+                ctx.report("CDL101", node, message, _literal_fix(node, as_string))
+            else:
+                message = f"{source_of(origin)} reaches a device argument ({source_of(node)}); CUDA-only"
+                related = ((node, f"{source_of(origin)} reaches this device argument"),)
+                ctx.report("CDL101", origin, message, _literal_fix(origin, as_string=True), related)
+        elif value.kind == "int" and ctx.torch_version < _INT_DEVICE_ACCELERATOR:
+            ctx.report(
+                "CDL101",
+                node,
+                f"device {source_of(node)} is an integer index, which means cuda:N before torch 2.5; "
+                "name the device (torch.device(DEVICE.type, index))",
+            )
+            return
+
+
+# From torch 2.5 an integer device index means the current accelerator's device, not cuda:N
+# (PyTorch pull request #129119, "Refine the logic of device construction when only device index is given").
+_INT_DEVICE_ACCELERATOR = (2, 5)
 
 
 def _literal_fix(value: cst.BaseExpression, as_string: bool) -> Optional[FixPlan]:
@@ -57,9 +75,9 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
         if arg.keyword is not None and arg.keyword.value == "device":
             _device_sink(arg.value, ctx)
     func = node.func
-    position = DEVICE_POSITIONAL.get(ctx.imports.resolve(func) or "")
+    position = DEVICE_POSITIONAL.get(ctx.model.resolve(func) or "")
     if position is None and isinstance(func, cst.Attribute) and func.attr.value == "to":
-        position = None if ctx.imports.is_module_ref(func.value) else 0
+        position = None if ctx.model.is_module_ref(func.value) else 0
     if position is not None:
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         if len(positional) > position:
@@ -71,45 +89,16 @@ def _in_class_body(ctx: FileContext) -> bool:
     return len(ctx.stack) >= 4 and isinstance(ctx.stack[-4], cst.ClassDef)
 
 
-def _device_binding(node: cst.CSTNode, ctx: FileContext) -> None:
-    value = node.value
-    if value is None or not is_cuda_device_string(value) or _in_class_body(ctx):
-        return
-    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-    for target in targets:
-        name = target.value if isinstance(target, cst.Name) else target.attr.value if isinstance(target, cst.Attribute) else None
-        if name is None:
-            continue
-        if DEVICE_NAME_RE.search(name):
-            _device_sink(value, ctx, as_string=True)
-        elif isinstance(target, cst.Name) and not ctx.guard_depth:
-            ctx.cuda_bindings.setdefault((ctx.scopes[-1], name), []).append(value)
-
-
 def _device_dict_entry(node: cst.DictElement, ctx: FileContext) -> None:
+    """A config literal's device entry (`{"device": "cuda"}`): data that names where tensors go."""
     key = string_value(node.key)
-    if key is not None and DEVICE_NAME_RE.search(key):
+    if key is not None and DEVICE_KEY_RE.search(key):
         _device_sink(node.value, ctx, as_string=True)
-
-
-def _device_names_at_end(node: cst.Module, ctx: FileContext) -> None:
-    """`DEVICE = "cuda"` ... `x.to(DEVICE)`: report at the binding, once."""
-    for scope, name in ctx.device_name_uses:
-        for literal in ctx.cuda_bindings.get((scope, name)) or ctx.cuda_bindings.get((0, name), ()):
-            ctx.report(
-                "CDL101",
-                literal,
-                f"{name} = {source_of(literal)} reaches a device argument; CUDA-only",
-                _literal_fix(literal, as_string=True),
-            )
 
 
 def device_sink(registry: Registry) -> None:
     registry.on(cst.Call, _device_call)
-    registry.on(cst.Assign, _device_binding)
-    registry.on(cst.AnnAssign, _device_binding)
     registry.on(cst.DictElement, _device_dict_entry)
-    registry.on_leave(cst.Module, _device_names_at_end)
 
 
 # -- CDL104 / CDL107: device selection that forgets MPS, or collapses the type ------
@@ -190,7 +179,7 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
 def _selection_fix(node: cst.IfExp, tests, arms, ctx: FileContext) -> Optional[FixPlan]:
     """`"cuda" if torch.cuda.is_available() else "cpu"` (either arm may be torch.device(...)) -> the
     available accelerator, else "cpu"; safe because CUDA hosts still get "cuda"."""
-    if len(tests) != 1 or not guards.is_availability_query(tests[0], ctx.imports):
+    if len(tests) != 1 or not _is_availability_query(tests[0], ctx):
         return None
     if not (_is_cuda_arm(arms[0], ctx) and _is_cpu_arm(arms[1], ctx)):
         return None
@@ -230,7 +219,7 @@ def _is_chain_head(node: cst.If, ctx: FileContext) -> bool:
 
 
 def _selection_statement(node: cst.If, ctx: FileContext) -> None:
-    if not _is_chain_head(node, ctx) or not guards.is_cuda_guard(node.test, ctx.imports):
+    if not _is_chain_head(node, ctx) or not ctx.model.guard(node.test).when_true:
         return
     pairs, else_body = _branches(node)
     if else_body is None or any(mentions_mac_path(test) for test, _ in pairs):
@@ -331,19 +320,7 @@ def _version_cuda(node: cst.Attribute, ctx: FileContext) -> None:
         misuse = "an ordering comparison with torch.version.cuda"
     else:
         return
-    if _short_circuit_guarded(ctx):
-        return
     ctx.report("CDL216", node, f"{misuse} fails on builds without CUDA, where torch.version.cuda is None")
-
-
-def _short_circuit_guarded(ctx: FileContext) -> bool:
-    """`torch.version.cuda and int(torch.version.cuda[0])`: the right side runs only when set."""
-    for depth in range(len(ctx.stack) - 2, 0, -1):
-        holder = ctx.stack[depth]
-        if isinstance(holder, cst.BooleanOperation) and isinstance(holder.operator, cst.And):
-            if ctx.stack[depth + 1] is holder.right and guards.is_cuda_guard(holder.left, ctx.imports):
-                return True
-    return False
 
 
 def version_cuda(registry: Registry) -> None:
@@ -382,21 +359,21 @@ def mps_built(registry: Registry) -> None:
 def _cuda_required_if(node: cst.If, ctx: FileContext) -> None:
     if not _is_chain_head(node, ctx):
         return
-    imports = ctx.imports
-    if guards.negated_guard(node.test, imports) and guards.ends_flow(node.body) == "raise":
+    guard = ctx.model.guard(node.test)
+    if guard.when_false and not guard.when_true and ends_flow(node.body, ctx.model) == "raise":
         ctx.report("CDL112", node, "stops when CUDA is missing: MPS and CPU hosts cannot run this code")
         return
-    if not guards.is_cuda_guard(node.test, imports):
+    if not guard.when_true:
         return
     pairs, else_body = _branches(node)
     if any(mentions_mac_path(test) for test, _ in pairs[:1]):
         return
-    if else_body is not None and guards.ends_flow(else_body) == "raise" and not any(
+    if else_body is not None and ends_flow(else_body, ctx.model) == "raise" and not any(
         mentions_mac_path(test) for test, _ in pairs
     ):
         ctx.report("CDL112", node, "the branch for hosts without CUDA raises: MPS and CPU hosts cannot run this code")
     elif else_body is None and len(pairs) > 1 and not any(mentions_mac_path(test) for test, _ in pairs[1:]):
-        if all(BACKEND_QUERY_RE.search(source_of(test)) for test, _ in pairs):
+        if all(BACKEND_QUERY_RE.search(source_of(test)) for test, _ in pairs) and not _only_housekeeping(pairs, ctx):
             ctx.report(
                 "CDL112",
                 node,
@@ -404,8 +381,31 @@ def _cuda_required_if(node: cst.If, ctx: FileContext) -> None:
             )
 
 
+def _only_housekeeping(pairs, ctx: FileContext) -> bool:
+    """Every branch only frees memory, synchronises or seeds: a Mac doing none of it loses nothing."""
+    harmless = set(ctx.rules["CDL112"].match.get("housekeeping", ()))
+    for _, body in pairs:
+        for line in body.body:
+            smalls = line.body if isinstance(line, cst.SimpleStatementLine) else [line]
+            for small in smalls:
+                if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+                    return False
+                name = dotted(small.value.func) or ""
+                if name.rsplit(".", 1)[-1] not in harmless:
+                    return False
+    return True
+
+
+def _is_availability_query(test: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`torch.cuda.is_available()`, `torch.cuda.device_count() > 0`: a question about the host."""
+    if isinstance(test, cst.Comparison):
+        test = test.left
+    return isinstance(test, cst.Call) and ctx.model.resolve(test.func) in guard_facts().queries
+
+
 def _cuda_required_assert(node: cst.Assert, ctx: FileContext) -> None:
-    if guards.is_availability_query(node.test, ctx.imports):
+    test = node.test
+    if ctx.model.guard(test).when_true and not (isinstance(test, cst.Attribute) and test.attr.value == "is_cuda"):
         ctx.report("CDL112", node, "asserts a CUDA host: MPS and CPU hosts stop here")
 
 

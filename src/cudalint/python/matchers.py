@@ -26,8 +26,8 @@ from cudalint.catalog import Rule
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import FixPlan, render, template
-from cudalint.python.guards import source_of
-from cudalint.python.names import dotted, is_cuda_device_string, is_true, string_value
+from cudalint.python.names import dotted, source_of, string_value
+from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry
 from cudalint.versions import parse_version
 
@@ -51,23 +51,26 @@ class Entry:
 
 
 # -- value predicates for `arguments` entries ---------------------------------
-def _numpy_float64(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    return ctx.imports.resolve(node) in {"numpy.float64", "numpy.double", "numpy.complex128", "numpy.cdouble"}
+NUMPY_FLOAT64 = {"numpy.float64", "numpy.double", "numpy.complex128", "numpy.cdouble"}
 
-
-VALUE_TESTS: Dict[str, Callable[[cst.BaseExpression, FileContext], bool]] = {
-    "true": lambda node, ctx: is_true(node),
-    "cuda": lambda node, ctx: is_cuda_device_string(node),
-    "any": lambda node, ctx: True,
-    "numpy-float64": _numpy_float64,
+VALUE_TESTS: Dict[str, Callable[[Value], bool]] = {
+    "true": lambda value: value.kind == "bool" and value.data is True,
+    "cuda": Value.is_cuda_device,
+    "numpy-float64": lambda value: value.kind == "ref" and value.data in NUMPY_FLOAT64,
 }
 
 
-def _value_matches(spec: Mapping, node: cst.BaseExpression, ctx: FileContext) -> bool:
+def matching_values(spec: Mapping, node: cst.BaseExpression, ctx: FileContext) -> List[Value]:
+    """The values an argument can take that the entry looks for — through names, attributes,
+    options and config literals as surely as a literal — skipping values only taken off a Mac."""
+    if spec.get("value", "any") == "any" and "values" not in spec:
+        return [Value("unknown", None, node)]
     if "values" in spec:
-        value = string_value(node)
-        return value is not None and value in spec["values"]
-    return VALUE_TESTS[spec.get("value", "any")](node, ctx)
+        wanted = spec["values"]
+        test = lambda value: value.kind == "str" and value.data in wanted  # noqa: E731
+    else:
+        test = VALUE_TESTS[spec["value"]]
+    return [value for value in ctx.model.values(node) if not value.off_mac and test(value)]
 
 
 class MatchIndex:
@@ -128,11 +131,11 @@ class MatchIndex:
                 (self.words if word.isidentifier() else self.string_words).add(word)
         self.words.discard("")
 
-    def may_be_ref(self, node: cst.CSTNode, aliases: Mapping[str, str]) -> bool:
+    def may_be_ref(self, node: cst.CSTNode, imported: Mapping[str, str]) -> bool:
         """A cheap test before resolving: the last name must be one a ref entry ends with (or the
-        one before it a `prefix.*` entry's), and a bare name must be an import alias."""
+        one before it a `prefix.*` entry's), and a bare name must be imported somewhere in the file."""
         if isinstance(node, cst.Name):
-            return node.value in aliases
+            return node.value in imported
         last = node.attr.value
         if last in self.ref_words:
             return True
@@ -206,7 +209,7 @@ def _is_reference(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
 
 
 def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
-    if not index.may_be_ref(node, ctx.imports.aliases):
+    if not index.may_be_ref(node, ctx.model.file_imports):
         return
     if ctx.import_depth or not _is_reference(node, ctx.parent):
         return
@@ -216,8 +219,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
     entry = index.ref(qualified)
     if entry is None or not entry.applies(ctx):
         return
-    if ctx.test_depth and ctx.rules[entry.rule.code].family == "CDL1":
-        return  # device queries inside an if-test decide, they do not move data
+    if ctx.test_depth and entry.rule.silenced_in_tests:
+        return  # a query inside an if-test decides, it does not move data
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
 
 
@@ -297,8 +300,7 @@ def _callee_matches(pattern: str, func: cst.BaseExpression, ctx: FileContext) ->
         return isinstance(func, cst.Attribute) and func.attr.value == pattern[1:] and not ctx.imports.is_module_ref(
             func.value
         )
-    qualified = ctx.imports.resolve(func)
-    return qualified is not None and fnmatch.fnmatchcase(qualified, pattern)
+    return any(fnmatch.fnmatchcase(qualified, pattern) for qualified in ctx.model.resolve_all(func))
 
 
 def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
@@ -322,9 +324,20 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))
             continue
         arg = _find_argument(node, spec.get("keyword"), spec.get("position"))
-        if arg is not None and _value_matches(spec, arg.value, ctx):
-            found = f"{arg.keyword.value}=" if arg.keyword else ""
-            ctx.report(entry.rule.code, arg, entry.message(found + source_of(arg.value)), _argument_fix(entry, node, arg, ctx))
+        if arg is None:
+            continue
+        found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)
+        for value in matching_values(spec, arg.value, ctx):
+            if value.origin is arg.value:  # written right here
+                ctx.report(entry.rule.code, arg, entry.message(found), _argument_fix(entry, node, arg, ctx))
+            else:  # written elsewhere: report where a person would change it, the call as related
+                written = source_of(value.origin)
+                ctx.report(
+                    entry.rule.code,
+                    value.origin,
+                    entry.message(f"{written} (reaching {found})"),
+                    related=((arg, f"{written} reaches {source_of(func)}({found}) here"),),
+                )
 
 
 def _method_fix(entry: Entry, call: cst.Call, ctx: FileContext) -> Optional[FixPlan]:

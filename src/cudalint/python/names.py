@@ -1,15 +1,10 @@
-"""Name resolution without scope analysis: an import map built during the same pass.
-
-`import torch.cuda as tc`, `from torch import cuda` and `import torch as T` all make
-`tc.synchronize`, `cuda.synchronize` and `T.cuda.synchronize` resolve to
-`torch.cuda.synchronize`. The map is per file and flow-insensitive, which is what
-rules about module-level APIs need, at a fraction of the cost of full scope analysis.
-"""
+"""Syntax helpers: dotted names, literal strings, source text. Meaning (what a name is
+bound to, what a value can be) is the semantic model's business (python/semantic/)."""
 
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional
+from typing import Optional
 
 import libcst as cst
 
@@ -26,49 +21,6 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
-
-
-def module_name(node: cst.BaseExpression) -> str:
-    return dotted(node) or ""
-
-
-class ImportMap:
-    def __init__(self) -> None:
-        self.aliases: Dict[str, str] = {}
-
-    def add_import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = module_name(alias.name)
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.aliases[alias.asname.name.value] = full
-            else:
-                top = full.split(".")[0]
-                self.aliases[top] = top
-
-    def add_import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        base = module_name(node.module)
-        for alias in node.names:
-            name = alias.name.value if isinstance(alias.name, cst.Name) else module_name(alias.name)
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self.aliases[local] = f"{base}.{name}"
-
-    def resolve(self, node: cst.BaseExpression) -> Optional[str]:
-        """Qualified name of a Name/Attribute chain rooted in an import, else None."""
-        name = dotted(node)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        target = self.aliases.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
-
-    def is_module_ref(self, node: cst.BaseExpression) -> bool:
-        return self.resolve(node) is not None
 
 
 def string_value(node: cst.BaseExpression) -> Optional[str]:
@@ -106,3 +58,21 @@ def is_cuda_device_string(node: cst.BaseExpression) -> bool:
 
 def is_true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
+
+
+_CODEGEN = cst.Module(body=[])
+MAC_PATH_RE = re.compile(r"\b(mps|accelerator)\b")
+
+
+def source_of(node: cst.CSTNode) -> str:
+    return _CODEGEN.code_for_node(node)
+
+
+def mentions_mac_path(node: cst.CSTNode) -> bool:
+    """The code names a path that works on a Mac: MPS or the generic accelerator API."""
+    return bool(MAC_PATH_RE.search(source_of(node)))
+
+
+def is_cuda_string(node: cst.BaseExpression) -> bool:
+    value = string_value(node)
+    return value is not None and (value == "cuda" or value.startswith("cuda:"))

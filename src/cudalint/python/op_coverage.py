@@ -302,7 +302,7 @@ def _has_float(node: cst.BaseExpression) -> bool:
 def fact_of(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fact]:
     """What is visible about the value of ``node``: a tensor or NumPy array, its dtype and rank."""
     if isinstance(node, cst.Name):
-        return _facts(ctx).get((ctx.scopes[-1], node.value))
+        return _facts(ctx).get((ctx.scope_key, node.value))
     if not isinstance(node, cst.Call):
         return None
     func = node.func
@@ -415,13 +415,13 @@ def _bind(node: cst.CSTNode, ctx: FileContext) -> None:
     else:
         target = node.target
     if isinstance(target, cst.Name) and node.value is not None:
-        _facts(ctx)[(ctx.scopes[-1], target.value)] = fact_of(node.value, ctx)
+        _facts(ctx)[(ctx.scope_key, target.value)] = fact_of(node.value, ctx)
 
 
 def _bind_param(node: cst.Param, ctx: FileContext) -> None:
     annotation = node.annotation
     if annotation is not None and ctx.imports.resolve(annotation.annotation) == "torch.Tensor":
-        _facts(ctx)[(ctx.scopes[-1], node.name.value)] = Fact("tensor")
+        _facts(ctx)[(ctx.scope_key, node.name.value)] = Fact("tensor")
 
 
 # -- CDL604 / CDL605: operators without an MPS kernel, or with a CPU fallback --------

@@ -14,7 +14,6 @@ from typing import Callable, Dict, List, Optional, Tuple, Type
 
 import libcst as cst
 
-from cudalint.python import guards
 from cudalint.python.context import FileContext
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
@@ -29,8 +28,10 @@ TRIVIA_FIELDS = frozenset(
         "trailing_whitespace", "relative", "asynchronous", "star_tok", "first_line",
     }
 )  # fmt: skip
-GUARDED_FIELDS = ("body", "orelse")
 BRANCHING = (cst.If, cst.IfExp, cst.While)
+SCOPES = (cst.FunctionDef, cst.ClassDef)
+SCOPE_OPENS = {cst.FunctionDef: "params", cst.ClassDef: "body"}  # parameters bind in the function's scope
+BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
 
 
 @functools.lru_cache(maxsize=None)
@@ -49,15 +50,18 @@ class Walker:
 
     libcst's own `visit` rebuilds every node it passes (even for a visitor that changes
     nothing) and enters every comma and space; this walk reads the fields that can hold
-    code, and keeps the state the checks share: the node stack, the import map, whether
-    the code runs only on CUDA, whether it is an if-test or an optional import.
+    code, moves the semantic model's current scope, and keeps the state the checks share:
+    the node stack, whether the code can run on a Mac (the guard evaluator's answer for
+    branches, short-circuits, early exits, fallbacks and skip decorators), whether it is an
+    if-test or an optional import.
     """
 
     def __init__(self, ctx: FileContext, visit: Dict[Type, List[Handler]], leave: Dict[Type, List[Handler]]):
         self.ctx = ctx
+        self.model = ctx.model
         self.visit_handlers = visit
         self.leave_handlers = leave
-        self.block_guards: List[int] = []  # per open block: guards added by early returns
+        self.block_guards: List[int] = []  # per open block: guards added by early exits
 
     def walk(self, node: cst.CSTNode) -> None:
         ctx = self.ctx
@@ -66,71 +70,155 @@ class Walker:
         self._enter(node, kind)
         for handler in self.visit_handlers.get(kind, ()):
             handler(node, ctx)
-        branch = guards.guarded_branch(node.test, ctx.imports) if kind in BRANCHING else None
+        shielded = self._shielded_fields(node, kind)
         optional = kind is cst.Try and _catches_import_error(node)
         for name in child_fields(kind):
             value = getattr(node, name)
             if value is None or isinstance(value, str):
                 continue
-            state = self._field_state(kind, name, branch, optional)
-            self._adjust(state, +1)
+            test = kind in BRANCHING and name == "test"
+            guarded = name in shielded
+            if kind in SCOPES and name == SCOPE_OPENS[kind]:
+                self.model.enter(node)
+            ctx.test_depth += test
+            ctx.guard_depth += guarded
+            ctx.optional_import_depth += optional and name == "body"
             if isinstance(value, cst.CSTNode):
                 self.walk(value)
             elif isinstance(value, (list, tuple)):
                 for item in value:
                     if isinstance(item, cst.CSTNode):
                         self.walk(item)
-            self._adjust(state, -1)
+            ctx.test_depth -= test
+            ctx.guard_depth -= guarded
+            ctx.optional_import_depth -= optional and name == "body"
+            if name == "body" and kind in SCOPES:
+                self.model.leave(node)
         for handler in self.leave_handlers.get(kind, ()):
             handler(node, ctx)
         self._leave(node, kind)
         ctx.stack.pop()
 
+    def _shielded_fields(self, node: cst.CSTNode, kind: Type) -> Tuple[str, ...]:
+        """The fields of a node that only run where the host is not a Mac."""
+        model = self.model
+        if kind in BRANCHING:
+            guard = model.guard(node.test)
+            return (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
+        if kind is cst.BooleanOperation:
+            guard = model.guard(node.left)
+            shielded = guard.when_true if isinstance(node.operator, cst.And) else guard.when_false
+            return ("right",) if shielded else ()
+        if kind is cst.Try:
+            return ("body",) if _has_fallback(node) else ()
+        if kind in (cst.FunctionDef, cst.ClassDef):
+            return ("body",) if self._skipped_off_cuda(node) else ()
+        if kind is cst.Module:
+            marker = model.module_scope.bindings.get("pytestmark")
+            return ("body",) if marker and self._skips_off_cuda(marker[0].value) else ()
+        return ()
+
+    def _skipped_off_cuda(self, node) -> bool:
+        """A test skipped unless CUDA is there: `@unittest.skipIf(not torch.cuda.is_available(), ...)`,
+        `@pytest.mark.skipif(...)`, a marker bound to one, or a class's `pytestmark`."""
+        if any(self._skips_off_cuda(decorator.decorator) for decorator in node.decorators):
+            return True
+        if isinstance(node, cst.ClassDef):
+            inner = self.model.scopes.get(id(node))
+            marker = inner.bindings.get("pytestmark") if inner is not None else None
+            return bool(marker) and self._skips_off_cuda(marker[0].value)
+        return False
+
+    def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression], depth: int = 0) -> bool:
+        model = self.model
+        if isinstance(decorator, (cst.Name, cst.Attribute)) and depth < 3:
+            return any(
+                binding.kind == "assign" and self._skips_off_cuda(binding.value, depth + 1)
+                for binding in model.bindings_of(decorator)
+            )
+        if isinstance(decorator, (cst.List, cst.Tuple)):
+            return any(self._skips_off_cuda(element.value, depth + 1) for element in decorator.elements)
+        if not isinstance(decorator, cst.Call) or not decorator.args:
+            return False
+        facts = model.guards.facts
+        qualified = model.resolve(decorator.func)
+        condition = decorator.args[0].value
+        if qualified in facts.skip_if:
+            return model.guard(condition).when_false
+        if qualified in facts.skip_unless:
+            return model.guard(condition).when_true
+        return False
+
     def _enter(self, node: cst.CSTNode, kind: Type) -> None:
         ctx = self.ctx
-        if kind is cst.Import:
+        if kind in (cst.Import, cst.ImportFrom):
             ctx.import_depth += 1
-            ctx.imports.add_import(node)
-        elif kind is cst.ImportFrom:
-            ctx.import_depth += 1
-            ctx.imports.add_import_from(node)
-        elif kind in (cst.IndentedBlock, cst.Module):
+        elif kind in BLOCKS:
             self.block_guards.append(0)
-        elif kind in (cst.FunctionDef, cst.Lambda):
-            ctx.scopes.append(id(node))
+        elif kind is cst.Lambda:
+            self.model.enter(node)
 
     def _leave(self, node: cst.CSTNode, kind: Type) -> None:
         ctx = self.ctx
         if kind in (cst.Import, cst.ImportFrom):
             ctx.import_depth -= 1
-        elif kind in (cst.IndentedBlock, cst.Module):
+        elif kind in BLOCKS:
             ctx.guard_depth -= self.block_guards.pop()
-        elif kind in (cst.FunctionDef, cst.Lambda):
-            ctx.scopes.pop()
+        elif kind is cst.Lambda:
+            self.model.leave(node)
         elif kind is cst.If and self.block_guards:
             self._early_exit_guard(node)
-
-    @staticmethod
-    def _field_state(kind: Type, name: str, branch: Optional[str], optional: bool) -> Optional[str]:
-        if kind in BRANCHING:
-            if name == "test":
-                return "test_depth"
-            if name in GUARDED_FIELDS and name == branch:
-                return "guard_depth"
-        elif optional and name == "body":
-            return "optional_import_depth"
-        return None
-
-    def _adjust(self, state: Optional[str], step: int) -> None:
-        if state is not None:
-            setattr(self.ctx, state, getattr(self.ctx, state) + step)
+        elif kind is cst.Assert and self.block_guards and self.model.guard(node.test).when_true:
+            self._guard_rest_of_block()
 
     def _early_exit_guard(self, node: cst.If) -> None:
-        """`if not torch.cuda.is_available(): return` guards the rest of the block."""
-        if node.orelse is None and guards.negated_guard(node.test, self.ctx.imports):
-            if guards.ends_flow(node.body) == "return":
-                self.block_guards[-1] += 1
-                self.ctx.guard_depth += 1
+        """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;
+        so does an `else:` that leaves when the test is false."""
+        guard = self.model.guard(node.test)
+        if not guard.known:
+            return
+        body_exits = ends_flow(node.body, self.model) is not None
+        orelse = node.orelse
+        else_exits = isinstance(orelse, cst.Else) and ends_flow(orelse.body, self.model) is not None
+        if (guard.when_false and body_exits and not else_exits) or (guard.when_true and else_exits and not body_exits):
+            self._guard_rest_of_block()
+
+    def _guard_rest_of_block(self) -> None:
+        self.block_guards[-1] += 1
+        self.ctx.guard_depth += 1
+
+
+EXITS = {"sys.exit", "os._exit", "pytest.skip", "pytest.exit", "pytest.fail", "unittest.SkipTest"}
+BUILTIN_EXITS = {"exit", "quit"}
+
+
+def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:
+    """"raise" or "return" when the suite's last statement leaves the block (return, raise,
+    continue, break, sys.exit(), pytest.skip(), ...)."""
+    body = block.body
+    if not body:
+        return None
+    last = body[-1]
+    statements = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
+    final = statements[-1] if statements else None
+    if isinstance(final, cst.Raise):
+        return "raise"
+    if isinstance(final, (cst.Return, cst.Continue, cst.Break)):
+        return "return"
+    if isinstance(final, cst.Expr) and isinstance(final.value, cst.Call):
+        func = final.value.func
+        qualified = model.resolve(func) if model is not None else None
+        if qualified in EXITS or (isinstance(func, cst.Name) and func.value in BUILTIN_EXITS):
+            return "raise"
+    return None
+
+
+def _has_fallback(node: cst.Try) -> bool:
+    """`try: <CUDA work> except ...: <another way>`: a handler that neither re-raises nor exits."""
+    for handler in node.handlers:
+        if ends_flow(handler.body) is None:
+            return True
+    return False
 
 
 def _catches_import_error(node: cst.Try) -> bool:

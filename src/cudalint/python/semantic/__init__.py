@@ -1,0 +1,157 @@
+"""The semantic model of one file, in the spirit of ruff's SemanticModel.
+
+Built from a pre-pass over the module's statements (scopes and bindings), then moved
+through the file by the main walk (`enter`/`leave` keep the current scope). Every rule
+asks it — never a private table — what a name is bound to (`lookup`), what an expression
+names (`resolve`: a canonical qualified name, re-exports mapped through the alias table),
+what values an expression can take (`values`) and whether a test guards code away from a
+Mac (`guard`).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from cudalint.python.names import dotted
+from cudalint.python.semantic.canonical import canonical
+from cudalint.python.semantic.guards import Guard, GuardEvaluator, guard_facts
+from cudalint.python.semantic.scopes import Binding, Scope, ScopeBuilder
+from cudalint.python.semantic.values import Evaluator, Value
+
+__all__ = ["Binding", "Guard", "Scope", "SemanticModel", "Value", "guard_facts"]
+MAX_ALIAS_DEPTH = 6
+
+
+class SemanticModel:
+    def __init__(self, module: cst.Module):
+        builder = ScopeBuilder()
+        self.module_scope = builder.build(module)
+        self.scopes: Dict[int, Scope] = builder.scopes
+        self.file_imports = builder.file_imports
+        self.options = builder.options
+        self.scope = self.module_scope
+        self._stack: List[Scope] = []
+        self.evaluator = Evaluator(self)
+        self.guards = GuardEvaluator(self)
+        self.canonical = canonical
+
+    # -- moving through the file --------------------------------------------------------
+    def enter(self, node: cst.CSTNode) -> None:
+        inner = self.scopes.get(id(node))
+        if inner is None and isinstance(node, cst.Lambda):
+            inner = Scope("lambda", node, self.scope)
+            params = node.params
+            for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+                inner.bind(Binding(param.name.value, "param", inner, param, param.default, where=self.scope))
+            self.scopes[id(node)] = inner
+        if inner is not None:
+            self._stack.append(self.scope)
+            self.scope = inner
+
+    def leave(self, node: cst.CSTNode) -> None:
+        if self._stack and self.scope.node is node:
+            self.scope = self._stack.pop()
+
+    # -- names ------------------------------------------------------------------------
+    def lookup(self, name: str, scope: Optional[Scope] = None) -> List[Binding]:
+        """The bindings a name refers to from a scope (class bodies are not seen from their methods)."""
+        start = scope or self.scope
+        current: Optional[Scope] = start
+        while current is not None:
+            if current.kind == "class" and current is not start:
+                current = current.parent
+                continue
+            if name in current.declared_global and current.parent is not None:
+                current = self.module_scope
+                continue
+            found = current.bindings.get(name)
+            if found:
+                return found
+            current = current.parent
+        return []
+
+    def bindings_of(self, node: cst.BaseExpression, scope: Optional[Scope] = None) -> List[Binding]:
+        """What a Name, or `self.attr` inside a method, is bound to."""
+        scope = scope or self.scope
+        if isinstance(node, cst.Name):
+            return self.lookup(node.value, scope)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            owner = self.self_class(node.value.value, scope)
+            if owner is not None:
+                name = node.attr.value
+                return list(owner.attributes.get(name, ())) + list(owner.bindings.get(name, ()))
+        return []
+
+    def self_class(self, name: str, scope: Scope) -> Optional[Scope]:
+        """The class scope when `name` is the `self` parameter of an enclosing method."""
+        current: Optional[Scope] = scope
+        while current is not None:
+            if current.kind == "function":
+                if current.self_name == name:
+                    return current.enclosing_class
+                if name in current.bindings:
+                    return None
+            current = current.parent
+        return None
+
+    def resolve(self, node: cst.BaseExpression, scope: Optional[Scope] = None, depth: int = 0) -> Optional[str]:
+        """The canonical qualified name a Name/Attribute chain refers to through an import, else None.
+        A name bound to another name (`tc = torch.cuda`) resolves through it; a parameter,
+        loop variable or any other local binding shadows an import of the same name."""
+        name = dotted(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        target = self._resolve_head(head, scope or self.scope, depth)
+        if target is None:
+            return None
+        return canonical(f"{target}.{rest}" if rest else target)
+
+    def _resolve_head(self, head: str, scope: Scope, depth: int) -> Optional[str]:
+        bindings = self.lookup(head, scope)
+        if not bindings:
+            return self.file_imports.get(head)  # imported in another function of this file
+        imported = [b.qualified for b in bindings if b.kind == "import"]
+        if imported:
+            return imported[0]
+        if depth >= MAX_ALIAS_DEPTH:
+            return None
+        targets: Set[str] = set()
+        for binding in bindings:
+            value = binding.value
+            if binding.kind != "assign" or not isinstance(value, (cst.Name, cst.Attribute)):
+                return None
+            resolved = self.resolve(value, binding.context, depth + 1)
+            if resolved is None:
+                return None
+            targets.add(resolved)
+        return targets.pop() if len(targets) == 1 else None
+
+    def resolve_all(self, node: cst.BaseExpression, scope: Optional[Scope] = None) -> Set[str]:
+        """Every API an expression may name: `scope = autocast if amp else nullcontext` names both."""
+        scope = scope or self.scope
+        direct = self.resolve(node, scope)
+        if direct is not None:
+            return {direct}
+        return {value.data for value in self.values(node, scope) if value.kind == "ref"}
+
+    def is_module_ref(self, node: cst.BaseExpression) -> bool:
+        return self.resolve(node) is not None
+
+    @property
+    def module_aliases(self) -> Dict[str, str]:
+        """Module-level import bindings: local name -> qualified name."""
+        return {
+            name: bindings[0].qualified
+            for name, bindings in self.module_scope.bindings.items()
+            if bindings and bindings[0].kind == "import"
+        }
+
+    # -- values and guards -----------------------------------------------------------------
+    def values(self, node: cst.BaseExpression, scope: Optional[Scope] = None, depth: int = 0) -> Tuple[Value, ...]:
+        return self.evaluator.values(node, scope or self.scope, depth)
+
+    def guard(self, test: cst.BaseExpression, scope: Optional[Scope] = None, depth: int = 0) -> Guard:
+        return self.guards.guard(test, scope or self.scope, depth)

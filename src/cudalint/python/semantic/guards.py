@@ -1,0 +1,261 @@
+"""One guard evaluator: does a test being true (or false) mean the host is not a Mac?
+
+Three-valued in effect: for a test, `when_true` says "if this is true, the code it guards
+never runs on a Mac" (a CUDA or ROCm host, a Linux or Windows platform), `when_false`
+the same for the other outcome, and both False means "unknown". The answer comes from
+what names are bound to, never from how they are spelled: availability queries and
+build flags (from the catalog's guard table), device-type comparisons whose values the
+value model knows, enum members named CUDA, platform tests, names and attributes bound
+to any of those, and local functions that return them — combined through `not`, `and`,
+`or` (De Morgan falls out of the combination rules).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, FrozenSet, Iterable, Tuple
+
+import libcst as cst
+
+from cudalint.catalog import rules_dir
+from cudalint.python.names import string_value
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cudalint.python.semantic import SemanticModel
+    from cudalint.python.semantic.scopes import Binding, Scope
+
+MAX_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Guard:
+    when_true: bool = False
+    when_false: bool = False
+
+    def negated(self) -> "Guard":
+        return Guard(self.when_false, self.when_true)
+
+    @property
+    def known(self) -> bool:
+        return self.when_true or self.when_false
+
+
+UNKNOWN = Guard()
+TRUE_OFF_MAC = Guard(True, False)
+
+
+@dataclass(frozen=True)
+class GuardFacts:
+    """rules/guards.toml: the APIs whose answer tells a host that is not a Mac."""
+
+    queries: FrozenSet[str]  # calls: true only on a CUDA/ROCm host
+    flags: FrozenSet[str]  # attributes: truthy only on a CUDA/ROCm build
+    platforms: FrozenSet[str]  # values naming the platform (sys.platform, platform.system())
+    mac_platforms: FrozenSet[str]  # the platform strings that are macOS
+    enum_members: FrozenSet[str]  # enum member names that mean CUDA (RNGType.CUDA)
+    skip_if: FrozenSet[str]  # decorators that skip when their condition is true
+    skip_unless: FrozenSet[str]  # decorators that skip when their condition is false
+
+
+@functools.lru_cache(maxsize=1)
+def guard_facts() -> GuardFacts:
+    data = tomllib.loads((rules_dir() / "guards.toml").read_text(encoding="utf-8"))
+    return GuardFacts(**{key: frozenset(value) for key, value in data.items() if isinstance(value, list)})
+
+
+def _cuda_string(text) -> bool:
+    return isinstance(text, str) and (text == "cuda" or text.startswith("cuda:"))
+
+
+class GuardEvaluator:
+    def __init__(self, model: "SemanticModel"):
+        self.model = model
+        self.facts = guard_facts()
+        self.memo = {}
+        self.binding_memo = {}
+
+    def guard(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Guard:
+        key = (id(test), id(scope))
+        cached = self.memo.get(key)
+        if cached is not None:
+            return cached
+        if depth > MAX_DEPTH:
+            return UNKNOWN
+        self.memo[key] = UNKNOWN  # a cycle through bindings is unknown
+        found = self._guard(test, scope, depth)
+        self.memo[key] = found
+        return found
+
+    def binding_off_mac(self, binding: "Binding", depth: int = 0) -> bool:
+        """A binding under `if torch.cuda.is_available():` only happens on a host that is not a Mac."""
+        key = id(binding)
+        if key not in self.binding_memo:
+            self.binding_memo[key] = False
+            self.binding_memo[key] = self.conditions_off_mac(binding.conditions, binding.context, depth)
+        return self.binding_memo[key]
+
+    def conditions_off_mac(self, conditions, scope: "Scope", depth: int = 0) -> bool:
+        for test, polarity in conditions:
+            found = self.guard(test, scope, depth + 1)
+            if found.when_true if polarity else found.when_false:
+                return True
+        return False
+
+    # -- one test ---------------------------------------------------------------------
+    def _guard(self, test, scope, depth) -> Guard:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.guard(test.expression, scope, depth + 1).negated()
+        if isinstance(test, cst.BooleanOperation):
+            left = self.guard(test.left, scope, depth + 1)
+            right = self.guard(test.right, scope, depth + 1)
+            if isinstance(test.operator, cst.And):
+                return Guard(left.when_true or right.when_true, left.when_false and right.when_false)
+            return Guard(left.when_true and right.when_true, left.when_false or right.when_false)
+        if isinstance(test, cst.Comparison):
+            return self._comparison(test, scope, depth)
+        if isinstance(test, cst.Call):
+            return self._call(test, scope, depth)
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            return self._reference(test, scope, depth)
+        if isinstance(test, cst.NamedExpr):
+            return self.guard(test.value, scope, depth + 1)
+        return UNKNOWN
+
+    def _call(self, call: cst.Call, scope, depth) -> Guard:
+        qualified = self.model.resolve(call.func, scope)
+        if qualified in self.facts.queries:
+            return TRUE_OFF_MAC
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "startswith" and call.args:
+            prefix = string_value(call.args[0].value)
+            if self._is_platform(func.value, scope, depth):
+                return self._platform_equals(prefix, depth)
+            if _cuda_string(prefix):
+                return TRUE_OFF_MAC
+            return UNKNOWN
+        if qualified is None:
+            guards = []
+            for callee in self.model.values(func, scope, depth + 1):
+                if callee.kind != "func":
+                    return UNKNOWN
+                inner = self.model.scopes.get(id(callee.data))
+                if inner is None or not inner.returns:
+                    return UNKNOWN
+                guards.extend(self.guard(returned, inner, depth + 1) for returned, _ in inner.returns)
+            return _agree(guards)
+        return UNKNOWN
+
+    def _reference(self, node, scope, depth) -> Guard:
+        qualified = self.model.resolve(node, scope)
+        if qualified is not None:
+            return TRUE_OFF_MAC if qualified in self.facts.flags else UNKNOWN
+        if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
+            return TRUE_OFF_MAC  # a tensor's own answer: it is on a CUDA device
+        return _agree(self._bound_guards(node, scope, depth))
+
+    def _bound_guards(self, node, scope, depth):
+        """The guards of every expression a name (or self.attr) is bound to; None when one is unknown."""
+        bindings = self.model.bindings_of(node, scope)
+        if not bindings:
+            return [UNKNOWN]
+        found = []
+        for binding in bindings:
+            if binding.kind != "assign" or binding.value is None:
+                return [UNKNOWN]
+            found.append(self.guard(binding.value, binding.context, depth + 1))
+        return found
+
+    def _comparison(self, test: cst.Comparison, scope, depth) -> Guard:
+        if len(test.comparisons) != 1:
+            return UNKNOWN
+        target = test.comparisons[0]
+        op, left, right = target.operator, test.left, target.comparator
+        positive = isinstance(op, (cst.Equal, cst.Is, cst.In))
+        negative = isinstance(op, (cst.NotEqual, cst.IsNot, cst.NotIn))
+        # A query or flag compared with a count or None: device_count() > 0, torch.version.hip is not None
+        for atom, other in ((left, right), (right, left)):
+            inner = self.guard(atom, scope, depth + 1)
+            if inner.known and _is_quantity(other):
+                return _counted(inner, op, other, atom is left)
+        if self._is_platform(left, scope, depth) and (positive or negative):
+            found = self._platform_equals(string_value(right), depth)
+            return found if positive else found.negated()
+        if isinstance(op, (cst.In, cst.NotIn)):
+            cuda = self._all_cuda(left, scope, depth) or self._container_all_cuda(right, scope, depth)
+            if cuda:
+                return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
+            return UNKNOWN
+        if positive or negative:
+            for side in (left, right):
+                if isinstance(side, cst.Attribute) and side.attr.value in self.facts.enum_members:
+                    return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
+                if self._all_cuda(side, scope, depth):
+                    return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
+        return UNKNOWN
+
+    def _all_cuda(self, node, scope, depth) -> bool:
+        if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Name, cst.Attribute)):
+            return False
+        values = self.model.values(node, scope, depth + 1)
+        return bool(values) and all(v.kind in ("str", "prefix") and _cuda_string(v.text) for v in values)
+
+    def _container_all_cuda(self, node, scope, depth) -> bool:
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)) and node.elements:
+            return all(self._all_cuda(element.value, scope, depth) for element in node.elements)
+        return False
+
+    def _is_platform(self, node, scope, depth) -> bool:
+        target = node.func if isinstance(node, cst.Call) else node
+        qualified = self.model.resolve(target, scope)
+        return qualified in self.facts.platforms
+
+    def _platform_equals(self, text, depth) -> Guard:
+        """`sys.platform == text`: true off a Mac when text is another platform; false off a Mac when it is macOS."""
+        if not isinstance(text, str) or not text:
+            return UNKNOWN
+        if any(text.lower().startswith(mac) for mac in self.facts.mac_platforms):
+            return Guard(False, True)
+        return TRUE_OFF_MAC
+
+
+def _agree(guards: Iterable[Guard]) -> Guard:
+    """Several bindings or returns: only what all of them say holds."""
+    guards = list(guards)
+    if not guards:
+        return UNKNOWN
+    return Guard(all(g.when_true for g in guards), all(g.when_false for g in guards))
+
+
+def _is_quantity(node) -> bool:
+    return isinstance(node, cst.Integer) or (isinstance(node, cst.Name) and node.value == "None")
+
+
+def _counted(inner: Guard, op, other, atom_left: bool) -> Guard:
+    """`device_count() > 0` keeps the query's meaning; `== 0`, `is None` turn it round."""
+    if isinstance(other, cst.Name):  # None
+        if isinstance(op, (cst.IsNot, cst.NotEqual)):
+            return inner
+        if isinstance(op, (cst.Is, cst.Equal)):
+            return inner.negated()
+        return UNKNOWN
+    number = int(other.value.replace("_", ""), 0)
+    if not atom_left:  # 0 < n  ->  n > 0
+        flipped = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan,
+                   cst.LessThanEqual: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.LessThanEqual}
+        op = flipped.get(type(op), type(op))()
+    if isinstance(op, cst.GreaterThan) and number >= 0 or isinstance(op, cst.GreaterThanEqual) and number >= 1:
+        return inner
+    if isinstance(op, cst.NotEqual) and number == 0:
+        return inner
+    if isinstance(op, cst.Equal) and number == 0 or isinstance(op, cst.LessThan) and number <= 1:
+        return inner.negated()
+    if isinstance(op, cst.LessThanEqual) and number == 0:
+        return inner.negated()
+    return UNKNOWN

@@ -1,0 +1,310 @@
+"""What an expression can be: a small, bounded constant propagation.
+
+`values(expr)` answers with the values an expression may take — strings, string prefixes
+(`f"cuda:{rank}"`), ints, bools, None, references to APIs, dict literals, local functions
+and classes — each with the node where the value is written (`origin`), so a finding is
+reported where a person would change it. Names are followed through every binding in
+scope (flow-insensitive), `self.x` through the class's methods and attributes, `args.x`
+through argparse/click options, `cfg["k"]` and `cfg.get("k", d)` through dict literals,
+calls of local functions through their returns, conditional expressions through both
+arms. Depth and fan-out are bounded; anything else is `unknown`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+import libcst as cst
+
+from cudalint.python.names import string_value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cudalint.python.semantic import SemanticModel
+    from cudalint.python.semantic.scopes import Scope
+
+MAX_DEPTH = 8
+MAX_VALUES = 16
+ENV_READERS = {"os.getenv", "os.environ.get"}
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: str  # str, prefix, int, float, bool, none, ref, dict, func, class, instance, unknown
+    data: object
+    origin: cst.CSTNode
+    off_mac: bool = False  # taken only where the guard evaluator proves the host is not a Mac
+
+    def __repr__(self) -> str:
+        return f"Value({self.kind}, {self.data!r}{', off_mac' if self.off_mac else ''})" if self.kind not in (
+            "dict", "func", "class", "instance") else f"Value({self.kind})"
+
+    @property
+    def text(self) -> Optional[str]:
+        return self.data if self.kind in ("str", "prefix") and isinstance(self.data, str) else None
+
+    def is_cuda_device(self) -> bool:
+        """"cuda", "cuda:0", or a prefix that already says "cuda:" / is "cuda" followed by more."""
+        text = self.text
+        if text is None:
+            return False
+        if self.kind == "str":
+            return text == "cuda" or (text.startswith("cuda:") and text[5:].isdigit())
+        return text.startswith("cuda:") or text == "cuda"
+
+
+UNKNOWN_KIND = "unknown"
+
+
+class Evaluator:
+    def __init__(self, model: "SemanticModel"):
+        self.model = model
+        self.memo = {}
+
+    def values(self, node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Tuple[Value, ...]:
+        key = (id(node), id(scope))
+        cached = self.memo.get(key)
+        if cached is not None:
+            return cached
+        if depth > MAX_DEPTH:
+            return (Value(UNKNOWN_KIND, None, node),)
+        self.memo[key] = (Value(UNKNOWN_KIND, None, node),)  # cycles read as unknown
+        found = self._values(node, scope, depth)[:MAX_VALUES]
+        self.memo[key] = found
+        return found
+
+    # -- one expression -----------------------------------------------------------
+    def _values(self, node, scope, depth) -> Tuple[Value, ...]:
+        literal = _literal(node)
+        if literal is not None:
+            return (literal,)
+        if isinstance(node, cst.Name):
+            return self._name(node, scope, depth)
+        if isinstance(node, cst.Attribute):
+            return self._attribute(node, scope, depth)
+        if isinstance(node, cst.IfExp):
+            guard = self.model.guards.guard(node.test, scope, depth + 1)
+            body = [_off_mac(v, guard.when_true) for v in self.values(node.body, scope, depth + 1)]
+            other = [_off_mac(v, guard.when_false) for v in self.values(node.orelse, scope, depth + 1)]
+            return tuple(body + other)
+        if isinstance(node, cst.BooleanOperation):
+            guard = self.model.guards.guard(node.left, scope, depth + 1)
+            left = self.values(node.left, scope, depth + 1)
+            shielded = guard.when_true if isinstance(node.operator, cst.And) else guard.when_false
+            right = [_off_mac(v, shielded) for v in self.values(node.right, scope, depth + 1)]
+            return tuple(left) + tuple(right)
+        if isinstance(node, cst.BinaryOperation):
+            left = string_value(node.left)
+            if left is not None and isinstance(node.operator, cst.Add):
+                return (Value("prefix", left, node),)
+            if left is not None and isinstance(node.operator, cst.Modulo):
+                return (Value("prefix", left.split("%", 1)[0], node),)
+            return (Value(UNKNOWN_KIND, None, node),)
+        if isinstance(node, cst.Call):
+            return self._call(node, scope, depth)
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node, scope, depth)
+        if isinstance(node, cst.Dict):
+            return (Value("dict", (node, scope), node),)
+        if isinstance(node, cst.NamedExpr):
+            return self.values(node.value, scope, depth + 1)
+        return (Value(UNKNOWN_KIND, None, node),)
+
+    def _bound(self, bindings, depth) -> Tuple[Value, ...]:
+        found: List[Value] = []
+        for binding in bindings:
+            off_mac = self.model.guards.binding_off_mac(binding, depth + 1)
+            for value in self._binding_values(binding, depth):
+                found.append(_off_mac(value, off_mac))
+        return tuple(found)
+
+    def _binding_values(self, binding, depth) -> Tuple[Value, ...]:
+        kind = binding.kind
+        if kind == "import":
+            return (Value("ref", binding.qualified, binding.node),)
+        if kind == "def":
+            return (Value("func", binding.node, binding.node),)
+        if kind == "class":
+            return (Value("class", binding.node, binding.node),)
+        if kind == "assign" and binding.value is not None:
+            return self.values(binding.value, binding.context, depth + 1)
+        if kind == "param":
+            found: List[Value] = [Value(UNKNOWN_KIND, None, binding.node)]  # whatever a caller passes
+            if binding.value is not None:  # the default, evaluated where the function is defined
+                found[:0] = self.values(binding.value, binding.context, depth + 1)
+            if _names_int(binding.annotation):
+                found.append(Value("int", None, binding.node))
+            return tuple(found)
+        return (Value(UNKNOWN_KIND, None, binding.node),)
+
+    def _name(self, node: cst.Name, scope, depth) -> Tuple[Value, ...]:
+        if node.value in ("True", "False", "None"):
+            return (_literal(node),)
+        bindings = self.model.lookup(node.value, scope)
+        if not bindings:
+            imported = self.model.file_imports.get(node.value)
+            if imported is not None:
+                return (Value("ref", self.model.canonical(imported), node),)
+            return (Value(UNKNOWN_KIND, None, node),)
+        return self._bound(bindings, depth) or (Value(UNKNOWN_KIND, None, node),)
+
+    def _attribute(self, node: cst.Attribute, scope, depth) -> Tuple[Value, ...]:
+        qualified = self.model.resolve(node, scope)
+        if qualified is not None:
+            return (Value("ref", qualified, node),)
+        base, name = node.value, node.attr.value
+        if isinstance(base, cst.Name):
+            owner = self.model.self_class(base.value, scope)
+            if owner is not None:
+                bindings = list(owner.attributes.get(name, ())) + list(owner.bindings.get(name, ()))
+                return self._bound(bindings, depth) or (Value(UNKNOWN_KIND, None, node),)
+            options = self.model.options.get(name)
+            if options and self._may_hold_options(base, scope, depth):
+                return self._option_values(options, node, depth)
+            for value in self.values(base, scope, depth + 1):
+                if value.kind == "instance":
+                    return self._instance_field(value.data, name, node, depth)
+        return (Value(UNKNOWN_KIND, None, node),)
+
+    def _may_hold_options(self, base: cst.Name, scope, depth) -> bool:
+        """`args` is the result of parse_args(), or a parameter (a function handed the parsed options)."""
+        for binding in self.model.lookup(base.value, scope):
+            if binding.kind == "param":
+                return True
+            if binding.kind == "assign" and isinstance(binding.value, (cst.Call, cst.Subscript)):
+                call = binding.value.value if isinstance(binding.value, cst.Subscript) else binding.value
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+                    if call.func.attr.value in ("parse_args", "parse_known_args", "parse_intermixed_args"):
+                        return True
+        return False
+
+    def _option_values(self, options, node, depth) -> Tuple[Value, ...]:
+        found: List[Value] = []
+        for call, where in options:
+            keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+            if "default" in keywords:
+                found.extend(self.values(keywords["default"], where, depth + 1))
+            elif string_value(keywords.get("action", cst.Name("x"))) == "store_true":
+                found.append(Value("bool", False, call))
+            else:
+                found.append(Value("none", None, call))
+            if isinstance(keywords.get("type"), cst.Name) and keywords["type"].value == "int":
+                found.append(Value("int", None, call))
+            found.append(Value(UNKNOWN_KIND, None, node))  # the command line may say otherwise
+        return tuple(found)
+
+    def _instance_field(self, data, name, node, depth) -> Tuple[Value, ...]:
+        call, klass, where = data
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return self.values(arg.value, where, depth + 1)
+        inner = self.model.scopes.get(id(klass))
+        if inner is not None and name in inner.bindings:
+            return self._bound(inner.bindings[name], depth)
+        return (Value(UNKNOWN_KIND, None, node),)
+
+    def _call(self, node: cst.Call, scope, depth) -> Tuple[Value, ...]:
+        qualified = self.model.resolve(node.func, scope)
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        if qualified == "torch.device" and positional:
+            return self.values(positional[0], scope, depth + 1)
+        if qualified in ENV_READERS:
+            default = positional[1] if len(positional) > 1 else None
+            found = [Value(UNKNOWN_KIND, None, node)]
+            if default is not None:
+                found[:0] = self.values(default, scope, depth + 1)
+            return tuple(found)
+        if isinstance(node.func, cst.Name) and not self.model.lookup(node.func.value, scope):
+            builtin = node.func.value
+            if builtin == "int":
+                return (Value("int", None, node),)
+            if builtin == "str" and positional:
+                inner = self.values(positional[0], scope, depth + 1)
+                return tuple(v for v in inner if v.kind in ("str", "prefix")) or (Value(UNKNOWN_KIND, None, node),)
+            if builtin == "dict":
+                return (Value("dict", (node, scope), node),)
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            template = string_value(func.value)
+            if template is not None and func.attr.value == "format":
+                return (Value("prefix", template.split("{", 1)[0], node),)
+            if func.attr.value == "get" and positional:
+                key = string_value(positional[0])
+                found: List[Value] = []
+                if key is not None:
+                    for holder in self.values(func.value, scope, depth + 1):
+                        if holder.kind == "dict":
+                            found.extend(self._dict_entry(holder.data, key, depth))
+                if len(positional) > 1:
+                    found.extend(self.values(positional[1], scope, depth + 1))
+                return tuple(found) or (Value(UNKNOWN_KIND, None, node),)
+        found = []
+        for callee in self.values(func, scope, depth + 1):
+            if callee.kind == "func":
+                inner = self.model.scopes.get(id(callee.data))
+                if inner is not None:
+                    for returned, conditions in inner.returns:
+                        off_mac = self.model.guards.conditions_off_mac(conditions, inner, depth + 1)
+                        found.extend(_off_mac(v, off_mac) for v in self.values(returned, inner, depth + 1))
+            elif callee.kind == "class":
+                found.append(Value("instance", (node, callee.data, scope), node))
+        return tuple(found) or (Value(UNKNOWN_KIND, None, node),)
+
+    def _subscript(self, node: cst.Subscript, scope, depth) -> Tuple[Value, ...]:
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return (Value(UNKNOWN_KIND, None, node),)
+        key = string_value(node.slice[0].slice.value)
+        if key is None:
+            return (Value(UNKNOWN_KIND, None, node),)
+        found: List[Value] = []
+        for holder in self.values(node.value, scope, depth + 1):
+            if holder.kind == "dict":
+                found.extend(self._dict_entry(holder.data, key, depth))
+        return tuple(found) or (Value(UNKNOWN_KIND, None, node),)
+
+    def _dict_entry(self, data, key, depth) -> Tuple[Value, ...]:
+        holder, where = data
+        if isinstance(holder, cst.Dict):
+            for element in holder.elements:
+                if isinstance(element, cst.DictElement) and string_value(element.key) == key:
+                    return self.values(element.value, where, depth + 1)
+        elif isinstance(holder, cst.Call):
+            for arg in holder.args:
+                if arg.keyword is not None and arg.keyword.value == key:
+                    return self.values(arg.value, where, depth + 1)
+        return ()
+
+
+def _off_mac(value: Value, off_mac: bool) -> Value:
+    return replace(value, off_mac=True) if off_mac and not value.off_mac else value
+
+
+def _names_int(annotation) -> bool:
+    return isinstance(annotation, cst.Name) and annotation.value == "int"
+
+
+def _literal(node) -> Optional[Value]:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        text = string_value(node)
+        return Value("str", text, node) if text is not None else Value(UNKNOWN_KIND, None, node)
+    if isinstance(node, cst.FormattedString):
+        parts = node.parts
+        if all(isinstance(part, cst.FormattedStringText) for part in parts):
+            return Value("str", "".join(part.value for part in parts), node)
+        head = parts[0].value if parts and isinstance(parts[0], cst.FormattedStringText) else ""
+        return Value("prefix", head, node)
+    if isinstance(node, cst.Integer):
+        try:
+            return Value("int", int(node.value.replace("_", ""), 0), node)
+        except ValueError:
+            return Value("int", None, node)
+    if isinstance(node, cst.Float):
+        return Value("float", None, node)
+    if isinstance(node, cst.Name):
+        if node.value == "True":
+            return Value("bool", True, node)
+        if node.value == "False":
+            return Value("bool", False, node)
+        if node.value == "None":
+            return Value("none", None, node)
+    return None

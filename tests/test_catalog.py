@@ -85,3 +85,20 @@ def test_readme_rule_table_is_generated_from_the_catalog():
     start = readme.index("<!-- rules:start -->") + len("<!-- rules:start -->\n")
     end = readme.index("<!-- rules:end -->")
     assert readme[start:end] == rules_table(markdown=True), "run: python scripts/update_readme.py"
+
+
+def test_every_check_reports_only_its_own_codes():
+    from cudalint.python import idioms
+
+    idioms.validate(CATALOG)  # raises CatalogError on a mismatch
+
+
+def test_a_check_reporting_another_checks_code_is_refused():
+    from dataclasses import replace
+
+    from cudalint.catalog import CatalogError
+    from cudalint.python import idioms
+
+    moved = [replace(rule, match={**rule.match, "check": "torch-load"}) if rule.code == "CDL101" else rule for rule in CATALOG]
+    with pytest.raises(CatalogError, match="CDL101: check 'torch-load' does not report it"):
+        idioms.validate(moved)

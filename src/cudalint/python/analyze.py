@@ -39,7 +39,7 @@ class Checks:
         matchers.register(self.index, self.registry)
         custom = {rule.match["check"] for rule in python_rules if "check" in rule.match}
         for name in sorted(custom):
-            idioms.CHECKS[name](self.registry)
+            idioms.CHECKS[name].register(self.registry)
         self.release_words = [idioms.RELEASE_WORDS[name] for name in sorted(custom) if name in idioms.RELEASE_WORDS]
         self._prefilters: Dict[Tuple[int, ...], Tuple[FrozenSet[str], Optional["re.Pattern[str]"]]] = {}
 
@@ -74,6 +74,7 @@ def _word_pattern(words) -> "re.Pattern[str] | None":
 
 @functools.lru_cache(maxsize=8)
 def checks_for(codes: FrozenSet[str], catalog_rules: Tuple[Rule, ...]) -> Checks:
+    idioms.validate(catalog_rules)
     return Checks({rule.code: rule for rule in catalog_rules if rule.code in codes})
 
 
@@ -130,7 +131,7 @@ def _mentions(tree: ast.AST, names: FrozenSet[str], keywords: Set[str], strings:
             if node.attr in names:
                 return True
         elif kind is ast.keyword:
-            if node.arg in keywords:
+            if node.arg in keywords or node.arg in names:
                 return True
         elif kind is ast.alias:
             if node.asname in names or any(part in names for part in node.name.split(".")):

@@ -10,6 +10,7 @@ not selected.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
@@ -287,13 +288,21 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
             "a checkpoint saved on CUDA fails to load on MPS or CPU",
             FixPlan(Safety.SAFE, "load onto the accelerator in use", [(node, render(with_location))]),
         )
-    elif is_cuda_device_string(location):
-        ctx.report(
-            "CDL109",
-            location,
-            f"map_location={source_of(location)} loads onto CUDA only",
-            _literal_fix(location, as_string=False),
-        )
+    elif any(value.is_cuda_device() and not value.off_mac for value in ctx.model.values(location)):
+        for value in ctx.model.values(location):
+            if not value.is_cuda_device() or value.off_mac:
+                continue
+            origin = value.origin
+            if origin is location:
+                ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only", _literal_fix(location, as_string=False))
+            else:
+                ctx.report(
+                    "CDL109",
+                    origin,
+                    f"{source_of(origin)} reaches map_location={source_of(location)}: loads onto CUDA only",
+                    _literal_fix(origin, as_string=True),
+                    ((location, f"{source_of(origin)} reaches this map_location"),),
+                )
     elif isinstance(location, cst.Lambda) and ".cuda(" in source_of(location):
         ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
 
@@ -457,17 +466,54 @@ def mps_daemon(registry: Registry) -> None:
 
 
 # Checks whose trigger words depend on the target release (the file prefilter adds them).
-RELEASE_WORDS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {"op-coverage": op_coverage.trigger_words}
+def _int_device_words(torch_version: Tuple[int, ...]) -> FrozenSet[str]:
+    """Before torch 2.5 any `.to(n)` or `device=n` can be an integer CUDA index: every such file is read."""
+    return frozenset({"to", "device"}) if torch_version < _INT_DEVICE_ACCELERATOR else frozenset()
 
-CHECKS: Dict[str, Callable[[Registry], None]] = {
-    "device-sink": device_sink,
-    "device-selection": device_selection,
-    "default-device": default_device,
-    "torch-load": torch_load,
-    "version-cuda": version_cuda,
-    "mps-built": mps_built,
-    "cuda-required": cuda_required,
-    "jit-extension": jit_extension,
-    "mps-daemon": mps_daemon,
-    "op-coverage": op_coverage.register,
+
+RELEASE_WORDS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {
+    "op-coverage": op_coverage.trigger_words,
+    "device-sink": _int_device_words,
 }
+
+@dataclass(frozen=True)
+class Check:
+    """A named check: how it registers on the walk, and the only codes it may report."""
+
+    register: Callable[[Registry], None]
+    codes: FrozenSet[str]
+
+
+CHECKS: Dict[str, Check] = {
+    "device-sink": Check(device_sink, frozenset({"CDL101"})),
+    "device-selection": Check(device_selection, frozenset({"CDL104", "CDL107"})),
+    "default-device": Check(default_device, frozenset({"CDL108"})),
+    "torch-load": Check(torch_load, frozenset({"CDL109"})),
+    "version-cuda": Check(version_cuda, frozenset({"CDL216"})),
+    "mps-built": Check(mps_built, frozenset({"CDL111"})),
+    "cuda-required": Check(cuda_required, frozenset({"CDL112"})),
+    "jit-extension": Check(jit_extension, frozenset({"CDL402"})),
+    "mps-daemon": Check(mps_daemon, frozenset({"CDL217"})),
+    "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608"})),
+}
+
+
+def validate(rules) -> None:
+    """Each rule that names a check is one the check may report, and each code a check may report
+    is a catalog rule naming that check (so a check cannot report a code the catalog gave another)."""
+    from cudalint.catalog import CatalogError
+
+    named = {}
+    for rule in rules:
+        check = rule.match.get("check")
+        if check is None:
+            continue
+        if check not in CHECKS:
+            raise CatalogError(f"{rule.code}: unknown check {check!r}")
+        if rule.code not in CHECKS[check].codes:
+            raise CatalogError(f"{rule.code}: check {check!r} does not report it")
+        named[rule.code] = check
+    for name, check in CHECKS.items():
+        for code in check.codes:
+            if named.get(code) != name:
+                raise CatalogError(f"check {name!r} may report {code}, but the catalog's {code} does not name it")

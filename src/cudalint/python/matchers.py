@@ -40,7 +40,7 @@ class Entry:
     spec: Mapping
 
     def message(self, found: str) -> str:
-        template = self.rule.match.get("message", "{found}: " + self.rule.summary)
+        template = self.spec.get("message") or self.rule.match.get("message", "{found}: " + self.rule.summary)
         fields = {"found": found, "use": "", "since": "", "until": "", "note": ""}
         fields.update({key: str(value) for key, value in self.spec.items()})
         return template.format(**fields)
@@ -141,7 +141,11 @@ class MatchIndex:
             return True
         before = node.value
         name = before.value if isinstance(before, cst.Name) else before.attr.value if isinstance(before, cst.Attribute) else None
-        return name in self.prefix_words
+        if name in self.prefix_words:
+            return True
+        # `import torch.cuda.nvtx as nv; nv.range_push()`: the alias hides the prefix's last part
+        target = imported.get(name) if isinstance(before, cst.Name) else None
+        return target is not None and target.rsplit(".", 1)[-1] in self.prefix_words
 
     def ref(self, qualified: str) -> Optional[Entry]:
         entry = self.refs.get(qualified)
@@ -221,6 +225,10 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return
     if ctx.test_depth and entry.rule.silenced_in_tests:
         return  # a query inside an if-test decides, it does not move data
+    if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
+        return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
+    if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
+        return  # `torch.manual_seed(s)` just before already seeded every device
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
 
 
@@ -259,6 +267,58 @@ def _reference_fix(entry: Entry, node: cst.CSTNode, ctx: FileContext) -> Optiona
             return FixPlan(safety, described, [(call, f"({new_name}({arguments}) if {guard} else {spec['fix_default']})")])
         return None
     return FixPlan(safety, description, [(node, new_name)])
+
+
+HOST_SIDE = {"cpu", "numpy", "item", "tolist", "float", "half", "bfloat16", "int", "long"}
+
+
+def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """A dtype handed to a call can reach the device unless the code shows the tensor stays on the
+    host: made with `device="cpu"`, or narrowed or turned into NumPy/Python at once
+    (`torch.linspace(..., dtype=torch.float64).float()`, `.numpy()`, `.item()`). A dtype outside a
+    call (a comparison, an annotation) makes no tensor. `x.cpu().to(torch.float64)` is host-side too."""
+    stack = ctx.stack
+    holder = stack[-2] if len(stack) >= 2 else None
+    if isinstance(holder, cst.Call) and holder.func is node:  # torch.DoubleTensor(...)
+        call = holder
+    elif isinstance(holder, cst.Arg) and len(stack) >= 3 and isinstance(stack[-3], cst.Call):
+        call = stack[-3]
+    else:
+        return False
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and not ctx.model.is_module_ref(func.value):
+        receiver = func.value
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in HOST_SIDE:
+            return False
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            values = ctx.model.values(arg.value)
+            if values and all(value.kind == "str" and value.data.split(":")[0] in ("cpu", "meta") for value in values):
+                return False
+    after = stack[-4] if len(stack) >= 4 and stack[-3] is call else None
+    if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE:
+        return False
+    return True
+
+
+def _follows_call(api: str, ctx: FileContext, window: int = 3) -> bool:
+    """The statement holding the current node comes right after (within `window` statements of
+    the same block) a call of `api`."""
+    stack = ctx.stack
+    for depth in range(len(stack) - 1, 0, -1):
+        line, block = stack[depth], stack[depth - 1]
+        if isinstance(line, cst.SimpleStatementLine) and isinstance(block, (cst.IndentedBlock, cst.Module)):
+            index = next((i for i, item in enumerate(block.body) if item is line), None)
+            if index is None:
+                return False
+            for earlier in block.body[max(0, index - window):index]:
+                if isinstance(earlier, cst.SimpleStatementLine):
+                    for small in earlier.body:
+                        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                            if ctx.model.resolve(small.value.func) == api:
+                                return True
+            return False
+    return False
 
 
 def _imported_entry(index: MatchIndex, module: str) -> Optional[Entry]:

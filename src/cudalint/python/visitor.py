@@ -188,13 +188,14 @@ class Walker:
         self.ctx.guard_depth += 1
 
 
-EXITS = {"sys.exit", "os._exit", "pytest.skip", "pytest.exit", "pytest.fail", "unittest.SkipTest"}
+EXITS = {"sys.exit", "os._exit", "pytest.exit", "pytest.fail"}
+SKIPS = {"pytest.skip", "unittest.SkipTest", "pytest.importorskip"}
 BUILTIN_EXITS = {"exit", "quit"}
 
 
 def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:
-    """"raise" or "return" when the suite's last statement leaves the block (return, raise,
-    continue, break, sys.exit(), pytest.skip(), ...)."""
+    """How the suite's last statement leaves the block: "raise" (raise, sys.exit()), "skip" (a test
+    skipped: pytest.skip(), raise unittest.SkipTest), "return" (return, continue, break), else None."""
     body = block.body
     if not body:
         return None
@@ -202,6 +203,9 @@ def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:
     statements = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
     final = statements[-1] if statements else None
     if isinstance(final, cst.Raise):
+        raised = final.exc.func if isinstance(final.exc, cst.Call) else final.exc
+        if model is not None and raised is not None and model.resolve(raised) in SKIPS:
+            return "skip"
         return "raise"
     if isinstance(final, (cst.Return, cst.Continue, cst.Break)):
         return "return"
@@ -210,6 +214,8 @@ def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:
         qualified = model.resolve(func) if model is not None else None
         if qualified in EXITS or (isinstance(func, cst.Name) and func.value in BUILTIN_EXITS):
             return "raise"
+        if qualified in SKIPS:
+            return "skip"
     return None
 
 

@@ -13,10 +13,32 @@ FIXTURES = ROOT / "fixtures"
 SHARED = ROOT.parent / "shared"
 
 
-def findings_of(text: str, *, path: str = "example.py", kind: str = "python", select=None, torch_version="2.15"):
+def findings_of(
+    text: str, *, path: str = "example.py", kind: str = "python", select=None, torch_version="2.15", project_files=None
+):
+    """Findings of one text; with `project_files` ({path: text}), as a file of a project holding them."""
     catalog = load_catalog()
     codes = frozenset(select) if select is not None else frozenset(rule.code for rule in catalog)
-    return lint_text(path, kind, text, Settings(select=codes), torch_version)
+    if not project_files:
+        return lint_text(path, kind, text, Settings(select=codes), torch_version)
+    import os
+    import tempfile
+
+    from cudalint.runner import project_index
+
+    with tempfile.TemporaryDirectory() as folder:
+        for name, content in {**project_files, path: text}.items():
+            target = Path(folder, name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+        settings = Settings(select=codes, root=Path(folder))
+        settings.project = project_index(settings)
+        previous = os.getcwd()
+        os.chdir(folder)
+        try:
+            return lint_text(path, kind, text, settings, torch_version)
+        finally:
+            os.chdir(previous)
 
 
 def triples(findings):

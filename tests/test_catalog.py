@@ -28,14 +28,18 @@ def _kind(rule):
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
 def test_bad_example_produces_exactly_this_rule(rule):
-    found = findings_of(rule.bad, path=rule.example_file, kind=_kind(rule), torch_version=rule.example_torch or "2.15")
+    found = findings_of(
+        rule.bad, path=rule.example_file, kind=_kind(rule), torch_version=rule.example_torch or "2.15", project_files=rule.example_files
+    )
     assert found, f"{rule.code}: bad example produces nothing"
     assert {f.code for f in found} == {rule.code}
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
 def test_good_example_produces_nothing(rule):
-    found = findings_of(rule.good, path=rule.example_file, kind=_kind(rule), torch_version=rule.example_torch or "2.15")
+    found = findings_of(
+        rule.good, path=rule.example_file, kind=_kind(rule), torch_version=rule.example_torch or "2.15", project_files=rule.example_files
+    )
     assert [(f.code, f.line, f.message) for f in found] == []
 
 

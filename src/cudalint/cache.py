@@ -86,13 +86,16 @@ def run_fingerprint(catalog: Catalog, settings: Settings, torch_version: str) ->
             if f.name not in NOT_PER_FILE
         },
         "torch": torch_version,
+        # A file's findings can read facts of other files (a guard helper, a "cuda" default, a CUDA
+        # extension): when any such fact changes, every cached result is stale.
+        "index": getattr(settings.project, "facts_digest", None),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
 # Settings fields that choose which files are linted, not what a file's findings are. Every other
 # field (select, per-file-ignores, torch-version, the fix device expression, ...) is part of the key.
-NOT_PER_FILE = frozenset({"exclude", "root", "config_file"})
+NOT_PER_FILE = frozenset({"exclude", "root", "config_file", "project"})
 
 
 def _canonical(value: Any) -> Any:

@@ -57,6 +57,7 @@ class Rule:
     silenced_by_guard: bool = True  # code that never runs on a Mac (a CUDA guard) gets no finding
     supersedes: tuple = ()  # codes whose finding on the same node this rule's finding replaces
     silenced_in_tests: bool = False  # a reference inside an if/while test is a decision, not a use
+    example_files: Mapping = field(default_factory=dict)  # other files of the examples' project (path -> text)
 
     @property
     def family(self) -> str:
@@ -131,7 +132,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         raise CatalogError(f"{source}: bad rule code {code!r}")
     if table.get("fix", "none") not in FIX_KINDS:
         raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
-    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests"}
+    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests", "example_files"}
     extra = set(table) - known
     if extra:
         raise CatalogError(f"{source}: {code}: unknown keys {sorted(extra)}")
@@ -151,6 +152,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         silenced_by_guard=bool(table.get("silenced_by_guard", True)),
         supersedes=tuple(table.get("supersedes", ())),
         silenced_in_tests=bool(table.get("silenced_in_tests", False)),
+        example_files=dict(table.get("example_files", {})),
     )
 
 

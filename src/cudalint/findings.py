@@ -61,9 +61,11 @@ class Related:
     end_line: int
     end_column: int
     message: str
+    path: str = ""  # another file of the project; empty: the finding's own file
 
     def to_json(self) -> dict:
         return {
+            **({"path": self.path} if self.path else {}),
             "line": self.line,
             "column": self.column,
             "end_line": self.end_line,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from collections import deque
@@ -85,7 +86,11 @@ def lint_text(
     findings: List[Finding] = []
     if kind == "python":
         checks = checks_for(settings.select, tuple(catalog))
-        findings.extend(check_python(display, text, checks, parse_version(torch_version), settings.device, settings.unsafe_fixes))
+        findings.extend(
+            check_python(
+                display, text, checks, parse_version(torch_version), settings.device, settings.unsafe_fixes, settings.project
+            )
+        )
     if kind != "python" or Path(display).name == "setup.py":
         findings.extend(manifests.check_manifest(display, text, torch_version=torch_version))
     return _filter(findings, text, display, settings, noqa)
@@ -141,6 +146,8 @@ def run(
     """Lint the files under `paths`. `cache=True` reads and writes `.cudalint_cache/` under settings.root;
     `progress` is told how many files are done after each step."""
     files = list(discover(paths, settings.exclude, settings.root))
+    if settings.project is None and any(source.kind == "python" for source in files):
+        settings = dataclasses.replace(settings, project=project_index(settings, cache))
     torch_version, origin = target_torch(settings, files)
     result = RunResult(files=len(files), torch_version=torch_version, torch_version_source=origin)
     report = progress or (lambda done, total: None)
@@ -187,6 +194,18 @@ def run(
         result.findings.extend(per_file[index])
     result.findings.sort(key=lambda f: f.sort_key)
     return result
+
+
+def project_index(settings: Settings, cache: bool = False):
+    """The index of the whole project under settings.root (also for a run that lints only some files)."""
+    from cudalint.project import build_index
+    from cudalint.python.semantic import guard_facts
+
+    catalog = load_catalog()
+    libraries = [spec["module"] for rule in catalog if rule.code == "CDL404" for spec in rule.match.get("imports", ())]
+    facts = guard_facts()
+    folder = settings.root / ".cudalint_cache" if cache else None
+    return build_index(settings.root, libraries, facts.queries, facts.flags, folder)
 
 
 def _open_cache(settings: Settings, torch_version: str):

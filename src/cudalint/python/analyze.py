@@ -89,16 +89,27 @@ def check_python(
     torch_version: Tuple[int, ...],
     device: DeviceSetting = DeviceSetting(),
     unsafe_fixes: bool = False,
+    project=None,
 ) -> List[Finding]:
     prefilter = checks.prefilter(torch_version)
-    if prefilter is None or not prefilter.search(text):
+    project_words = project.gate_words if project is not None else frozenset()
+    if (prefilter is None or not prefilter.search(text)) and not _any_word(project_words, text):
         return []
     tree = _cpython_tree(path, text)
     if isinstance(tree, Finding):
         return [tree]
-    if not _mentions(tree, checks.names(torch_version), checks.index.keyword_words, checks.strings):
+    if not _mentions(tree, checks.names(torch_version) | project_words, checks.index.keyword_words, checks.strings):
         return []
-    return _deep_stack(_analyze, path, text, checks, torch_version, device, unsafe_fixes)
+    return _deep_stack(_analyze, path, text, checks, torch_version, device, unsafe_fixes, project)
+
+
+def _any_word(words: FrozenSet[str], text: str) -> bool:
+    return bool(words) and _word_pattern_cached(words).search(text) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def _word_pattern_cached(words: FrozenSet[str]):
+    return _word_pattern(words)
 
 
 def _cpython_tree(path: str, text: str) -> Union[ast.AST, Finding]:
@@ -151,7 +162,7 @@ def _mentions(tree: ast.AST, names: FrozenSet[str], keywords: Set[str], strings:
 
 
 def _analyze(
-    path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], device: DeviceSetting, unsafe_fixes: bool
+    path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], device: DeviceSetting, unsafe_fixes: bool, project=None
 ) -> List[Finding]:
     try:
         module = cst.parse_module(text)
@@ -160,7 +171,7 @@ def _analyze(
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
     try:
-        ctx = FileContext(checks.rules, torch_version, SemanticModel(module))
+        ctx = FileContext(checks.rules, torch_version, _model(module, path, project), path)
         Walker(ctx, checks.registry.visit, checks.registry.leave).walk(module)
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
@@ -183,13 +194,27 @@ def _analyze(
                 message=hit.message,
                 severity=checks.rules[hit.code].severity,
                 fix=fixer.build(hit.fix) if hit.fix is not None else None,
-                related=tuple(_related(positions[node], what) for node, what in hit.related if node in positions),
+                related=tuple(_related(positions, place, what) for place, what in hit.related if place in positions or isinstance(place, tuple)),
             )
         )
     return findings
 
 
-def _related(where, message: str) -> Related:
+def _model(module: cst.Module, path: str, project) -> SemanticModel:
+    """The file's semantic model, told its module name (for relative imports) and the project index."""
+    name = project.module_of(path) if project is not None else None
+    if name is None:
+        return SemanticModel(module, project)
+    package = name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
+    return SemanticModel(module, project, name, package)
+
+
+def _related(positions, place, message: str) -> Related:
+    """A node of this file, or (path, line, column) in another file of the project."""
+    if isinstance(place, tuple):
+        path, line, column = place
+        return Related(line, column, line, column, message, path=path)
+    where = positions[place]
     return Related(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, message)
 
 

@@ -25,7 +25,8 @@ class Hit:
 
 
 class FileContext:
-    def __init__(self, rules: Dict[str, Rule], torch_version: Tuple[int, ...], model: SemanticModel):
+    def __init__(self, rules: Dict[str, Rule], torch_version: Tuple[int, ...], model: SemanticModel, path: str = ""):
+        self.path = path
         self.rules = rules
         self.torch_version = torch_version
         self.model = model

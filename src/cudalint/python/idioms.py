@@ -15,7 +15,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
-from cudalint.python import op_coverage
+from cudalint.python import op_coverage, project_checks
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import CHECKED_TYPE, DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
@@ -40,7 +40,11 @@ def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = F
             continue  # the value is only chosen where CUDA is there: a selection, judged as one
         if value.is_cuda_device():
             origin = value.origin
-            if origin is node:
+            if value.where is not None:  # a constant of another module of the project
+                path, line, column = value.where
+                message = f"{source_of(node)} is {value.data!r} (set in {path}:{line}), a CUDA-only device"
+                ctx.report("CDL101", node, message, None, ((value.where, f"{value.data!r} is set here"),))
+            elif origin is node:
                 message = f"device {source_of(node)} is CUDA-only; choose the device at run time"
                 ctx.report("CDL101", node, message, _literal_fix(node, as_string))
             else:
@@ -495,6 +499,9 @@ CHECKS: Dict[str, Check] = {
     "jit-extension": Check(jit_extension, frozenset({"CDL402"})),
     "mps-daemon": Check(mps_daemon, frozenset({"CDL217"})),
     "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608"})),
+    "cuda-default-call": Check(project_checks.cuda_default_call, frozenset({"CDL113"})),
+    "extension-import": Check(project_checks.extension_import, frozenset({"CDL406"})),
+    "import-chain": Check(project_checks.import_chain, frozenset({"CDL407"})),
 }
 
 

@@ -330,11 +330,19 @@ def _imported_entry(index: MatchIndex, module: str) -> Optional[Entry]:
     return None
 
 
+def _own(module: str, ctx: FileContext) -> bool:
+    """The project's own packages are never CUDA-only libraries (a project named like one, say)."""
+    project = ctx.model.project
+    return project is not None and project.is_own(module)
+
+
 def _check_import(index: MatchIndex, node: cst.Import, ctx: FileContext) -> None:
     if ctx.optional_import_depth:
         return
     for alias in node.names:
         module = dotted(alias.name) or ""
+        if _own(module, ctx):
+            continue
         entry = _imported_entry(index, module)
         if entry is not None:
             ctx.report(entry.rule.code, node, entry.message(module))
@@ -346,6 +354,8 @@ def _check_import_from(index: MatchIndex, node: cst.ImportFrom, ctx: FileContext
         return
     base = dotted(node.module) or ""
     names = [] if isinstance(node.names, cst.ImportStar) else [dotted(alias.name) or "" for alias in node.names]
+    if _own(base, ctx):
+        return
     for module in [base] + [f"{base}.{name}" for name in names]:
         entry = _imported_entry(index, module)
         if entry is not None:
@@ -388,7 +398,15 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue
         found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)
         for value in matching_values(spec, arg.value, ctx):
-            if value.origin is arg.value:  # written right here
+            if value.where is not None:  # a constant of another module of the project
+                path, line, _ = value.where
+                ctx.report(
+                    entry.rule.code,
+                    arg,
+                    entry.message(f"{found} (= {value.data!r}, set in {path}:{line})"),
+                    related=((value.where, f"{value.data!r} is set here"),),
+                )
+            elif value.origin is arg.value:  # written right here
                 ctx.report(entry.rule.code, arg, entry.message(found), _argument_fix(entry, node, arg, ctx))
             else:  # written elsewhere: report where a person would change it, the call as related
                 written = source_of(value.origin)

@@ -130,6 +130,18 @@ def _result(finding: Finding, index: Dict[str, int]) -> dict:
     }
     if finding.code in index:
         out["ruleIndex"] = index[finding.code]
+    if finding.related:
+        out["relatedLocations"] = [
+            {
+                "id": number,
+                "physicalLocation": {
+                    "artifactLocation": artifact_location(place.path) if place.path else dict(location),
+                    "region": _region(place.line, place.column, place.end_line, place.end_column),
+                },
+                "message": {"text": place.message},
+            }
+            for number, place in enumerate(finding.related, 1)
+        ]
     if finding.fix is not None and finding.fix.edits:
         out["fixes"] = [_fix(finding.fix, location)]
     return out

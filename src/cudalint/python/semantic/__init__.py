@@ -25,8 +25,11 @@ MAX_ALIAS_DEPTH = 6
 
 
 class SemanticModel:
-    def __init__(self, module: cst.Module):
-        builder = ScopeBuilder()
+    def __init__(self, module: cst.Module, project=None, module_name: str = "", package: str = ""):
+        self.project = project  # the project index (cudalint.project.ProjectIndex), when the run built one
+        self.module_name = module_name
+        builder = ScopeBuilder(package)
+        self.absolute = builder.absolute
         self.module_scope = builder.build(module)
         self.scopes: Dict[int, Scope] = builder.scopes
         self.file_imports = builder.file_imports

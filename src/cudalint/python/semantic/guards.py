@@ -132,6 +132,10 @@ class GuardEvaluator:
         qualified = self.model.resolve(call.func, scope)
         if qualified in self.facts.queries:
             return TRUE_OFF_MAC
+        project = self.model.project
+        if qualified is not None and project is not None and project.is_own(qualified):
+            found = project.guard_of(qualified)  # a helper in another module of the project
+            return Guard(*found) if found else UNKNOWN
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "startswith" and call.args:
             prefix = string_value(call.args[0].value)

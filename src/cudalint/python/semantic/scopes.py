@@ -65,7 +65,8 @@ class Scope:
 class ScopeBuilder:
     """Builds every statement-level scope of a module; lambdas are added by the main walk."""
 
-    def __init__(self) -> None:
+    def __init__(self, package: str = "") -> None:
+        self.package = package  # the package relative imports start from ("" when not known)
         self.scopes: Dict[int, Scope] = {}
         self.file_imports: Dict[str, str] = {}  # every import in the file, whatever its scope
         self.options: Dict[str, List[Tuple[cst.Call, Scope]]] = {}  # argparse/click option dest -> its declaring calls
@@ -172,9 +173,11 @@ class ScopeBuilder:
                     local = target = full.split(".")[0]
                 self._import(local, target, scope, node, conditions)
         elif isinstance(node, cst.ImportFrom):
-            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            if isinstance(node.names, cst.ImportStar):
                 return
-            base = dotted(node.module) or ""
+            base = self.absolute(len(node.relative), dotted(node.module) if node.module is not None else None)
+            if base is None:
+                return
             for alias in node.names:
                 name = dotted(alias.name) or ""
                 local = name
@@ -208,6 +211,18 @@ class ScopeBuilder:
             dest = chosen.lstrip("-").replace("-", "_")
         if dest.isidentifier():
             self.options.setdefault(dest, []).append((call, scope))
+
+    def absolute(self, level: int, module: Optional[str]) -> Optional[str]:
+        """`from ..utils import x` inside package `a.b` -> `a.utils`; None when it cannot be known."""
+        if not level:
+            return module
+        if not self.package:
+            return None
+        parts = self.package.split(".")
+        if level - 1 > len(parts) - 1:
+            return None
+        base = parts[: len(parts) - (level - 1)]
+        return ".".join([*base, module] if module else base)
 
     def _import(self, local: str, target: str, scope: Scope, node, conditions) -> None:
         scope.bind(Binding(local, "import", scope, node, qualified=target, conditions=conditions))

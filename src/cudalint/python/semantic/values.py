@@ -34,6 +34,7 @@ class Value:
     data: object
     origin: cst.CSTNode
     off_mac: bool = False  # taken only where the guard evaluator proves the host is not a Mac
+    where: Optional[Tuple[str, int, int]] = None  # written in another file of the project: (path, line, column)
 
     def __repr__(self) -> str:
         return f"Value({self.kind}, {self.data!r}{', off_mac' if self.off_mac else ''})" if self.kind not in (
@@ -121,7 +122,14 @@ class Evaluator:
     def _binding_values(self, binding, depth) -> Tuple[Value, ...]:
         kind = binding.kind
         if kind == "import":
-            return (Value("ref", binding.qualified, binding.node),)
+            project = self.model.project
+            if project is not None and project.is_own(binding.qualified):
+                found = project.constant(binding.qualified)  # a module constant of the project
+                if found is not None:
+                    path, (value_kind, data, line, column) = found
+                    path = project.display(path)
+                    return (Value(value_kind, data, binding.node, where=(path, line, column)),)
+            return (Value("ref", self.model.canonical(binding.qualified), binding.node),)
         if kind == "def":
             return (Value("func", binding.node, binding.node),)
         if kind == "class":

@@ -1,0 +1,242 @@
+"""One file's facts for the project index, from CPython's own tree (no libcst).
+
+Only module-level structure is read: imports (and whether a try/if guards them), functions
+whose every return is a CUDA guard, parameters that default to a CUDA device, module
+constants with a literal value, and CUDA extension modules built by a call in the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, List, Optional, Tuple
+
+# Calls that build a CUDA extension module: the name is their first argument or `name=`.
+BUILDERS = {
+    "torch.utils.cpp_extension.CUDAExtension",
+    "torch.utils.cpp_extension.load",
+    "torch.utils.cpp_extension.load_inline",
+}
+CUDA_SOURCE_RE = re.compile(r"\.(cu|cuh)$")
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+class FileFacts:
+    """JSON-ready facts of one module."""
+
+    def __init__(self) -> None:
+        self.imports: List[Tuple[str, int, int, bool]] = []  # (module, line, column, guarded)
+        self.guards: Dict[str, Tuple[bool, bool]] = {}  # function -> (true off a Mac, false off a Mac)
+        self.cuda_defaults: Dict[str, List[Tuple[str, int, int, int]]] = {}  # callable -> [(param, position, line, col)]
+        self.constants: Dict[str, Tuple[str, object, int, int]] = {}  # NAME -> (kind, value, line, col)
+        self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
+
+    def to_json(self) -> dict:
+        return {
+            "imports": self.imports,
+            "guards": self.guards,
+            "cuda_defaults": self.cuda_defaults,
+            "constants": self.constants,
+            "extensions": self.extensions,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FileFacts":
+        facts = cls()
+        facts.imports = [tuple(item) for item in data.get("imports", [])]
+        facts.guards = {name: tuple(value) for name, value in data.get("guards", {}).items()}
+        facts.cuda_defaults = {name: [tuple(p) for p in params] for name, params in data.get("cuda_defaults", {}).items()}
+        facts.constants = {name: tuple(value) for name, value in data.get("constants", {}).items()}
+        facts.extensions = [tuple(item) for item in data.get("extensions", [])]
+        return facts
+
+
+def _is_cuda(value) -> bool:
+    return isinstance(value, str) and (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit()))
+
+
+class _Reader:
+    def __init__(self, module: str, queries, flags):
+        self.module = module
+        self.queries = queries
+        self.flags = flags
+        self.aliases: Dict[str, str] = {}
+        self.facts = FileFacts()
+        self.functions: Dict[str, ast.AST] = {}
+
+    def absolute(self, level: int, name: Optional[str]) -> str:
+        if not level:
+            return name or ""
+        base = self.module.split(".")
+        package = base[: len(base) - level] if len(base) >= level else []
+        return ".".join(part for part in [*package, name or ""] if part)
+
+    def resolve(self, node: ast.AST) -> Optional[str]:
+        name = _dotted(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def read(self, tree: ast.Module) -> FileFacts:
+        self._statements(tree.body, guarded=False)
+        for name, node in self.functions.items():
+            guard = self._function_guard(node)
+            if guard is not None:
+                self.facts.guards[name] = guard
+        return self.facts
+
+    def _statements(self, body, guarded: bool, prefix: str = "") -> None:
+        for node in body:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                    if not prefix:
+                        self.facts.imports.append((alias.name, node.lineno, node.col_offset + 1, guarded))
+            elif isinstance(node, ast.ImportFrom):
+                base = self.absolute(node.level, node.module)
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+                if not prefix:
+                    self.facts.imports.append((base, node.lineno, node.col_offset + 1, guarded))
+                    for alias in node.names:  # `from pkg import submodule` imports the submodule
+                        if alias.name != "*":
+                            self.facts.imports.append((f"{base}.{alias.name}", node.lineno, node.col_offset + 1, guarded))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[prefix + node.name] = node
+                self._defaults(prefix + node.name, node.args, method=bool(prefix))
+                self._calls(node)
+            elif isinstance(node, ast.ClassDef) and not prefix:
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
+                        self._defaults(node.name, item.args, method=True)
+                self._calls(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not prefix:
+                self._constant(node)
+                self._calls(node)
+            elif isinstance(node, (ast.Try, ast.If, ast.With)) or type(node).__name__ == "TryStar":
+                if isinstance(node, ast.If) and _is_main_test(node.test):
+                    self._calls(node)
+                    continue
+                for field in ("body", "orelse", "finalbody"):
+                    self._statements(getattr(node, field, []) or [], guarded=guarded or not isinstance(node, ast.With), prefix=prefix)
+                for handler in getattr(node, "handlers", []):
+                    self._statements(handler.body, guarded=True, prefix=prefix)
+            else:
+                self._calls(node)
+
+    def _constant(self, node) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        if not isinstance(value, ast.Constant) or not isinstance(value.value, (str, bool, int)):
+            return
+        for target in targets:
+            if isinstance(target, ast.Name):
+                kind = "bool" if isinstance(value.value, bool) else "int" if isinstance(value.value, int) else "str"
+                self.facts.constants[target.id] = (kind, value.value, value.lineno, value.col_offset + 1)
+
+    def _defaults(self, name: str, args: ast.arguments, method: bool) -> None:
+        positional = [*args.posonlyargs, *args.args]
+        found = []
+        offset = len(positional) - len(args.defaults)
+        for index, default in enumerate(args.defaults):
+            if isinstance(default, ast.Constant) and _is_cuda(default.value):
+                position = offset + index - (1 if method else 0)
+                found.append((positional[offset + index].arg, position, default.lineno, default.col_offset + 1))
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+            if isinstance(default, ast.Constant) and _is_cuda(default.value):
+                found.append((arg.arg, -1, default.lineno, default.col_offset + 1))
+        if found:
+            self.facts.cuda_defaults[name] = found
+
+    def _calls(self, node: ast.AST) -> None:
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Call):
+                qualified = self.resolve(inner.func)
+                if qualified in BUILDERS:
+                    self._extension(inner, qualified)
+
+    def _extension(self, call: ast.Call, qualified: str) -> None:
+        name = next((kw.value for kw in call.keywords if kw.arg == "name"), call.args[0] if call.args else None)
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return
+        if qualified.endswith(".load"):
+            sources = next((kw.value for kw in call.keywords if kw.arg == "sources"), call.args[1] if len(call.args) > 1 else None)
+            texts = [e.value for e in getattr(sources, "elts", []) if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if not any(CUDA_SOURCE_RE.search(text) for text in texts):
+                return
+        if qualified.endswith(".load_inline"):
+            cuda = next((kw.value for kw in call.keywords if kw.arg == "cuda_sources"), None)
+            if cuda is None or (isinstance(cuda, (ast.List, ast.Tuple)) and not cuda.elts):
+                return
+        self.facts.extensions.append((name.value, name.lineno, name.col_offset + 1))
+
+    # -- helpers that are guards ---------------------------------------------------------
+    def _function_guard(self, node) -> Optional[Tuple[bool, bool]]:
+        returns = [inner.value for inner in ast.walk(node) if isinstance(inner, ast.Return) and inner.value is not None]
+        if not returns:
+            return None
+        guards = [self._guard(value) for value in returns]
+        true, false = all(g[0] for g in guards), all(g[1] for g in guards)
+        return (true, false) if true or false else None
+
+    def _guard(self, node: ast.AST) -> Tuple[bool, bool]:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            true, false = self._guard(node.operand)
+            return false, true
+        if isinstance(node, ast.BoolOp):
+            parts = [self._guard(value) for value in node.values]
+            if isinstance(node.op, ast.And):
+                return any(p[0] for p in parts), all(p[1] for p in parts)
+            return all(p[0] for p in parts), any(p[1] for p in parts)
+        if isinstance(node, ast.Call):
+            qualified = self.resolve(node.func)
+            if qualified in self.queries:
+                return True, False
+            if isinstance(node.func, ast.Name) and node.func.id in self.functions and node.func.id not in self._visiting:
+                self._visiting.add(node.func.id)
+                try:
+                    return self._function_guard(self.functions[node.func.id]) or (False, False)
+                finally:
+                    self._visiting.discard(node.func.id)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, op, right = node.left, node.ops[0], node.comparators[0]
+            inner = self._guard(left)
+            if inner[0] and isinstance(right, ast.Constant):
+                if isinstance(op, (ast.Gt, ast.NotEq, ast.IsNot)) or (isinstance(op, ast.GtE) and right.value == 1):
+                    return inner
+                if isinstance(op, (ast.Eq, ast.Is, ast.Lt)):
+                    return inner[1], inner[0]
+        if isinstance(node, (ast.Attribute, ast.Name)) and self.resolve(node) in self.flags:
+            return True, False
+        return False, False
+
+    _visiting: set = set()
+
+
+def _is_main_test(test: ast.AST) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+    )
+
+
+def read_facts(tree: ast.Module, module: str, queries, flags) -> FileFacts:
+    reader = _Reader(module, queries, flags)
+    reader._visiting = set()
+    return reader.read(tree)

@@ -1,0 +1,318 @@
+"""The project index: built once per run from every Python and build file under the project
+root, before any file is linted, and cached by content hash in `.cudalint_cache/`."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import re
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from cudalint.project.facts import FileFacts, read_facts
+
+INDEX_VERSION = "1"
+MAX_FILE_BYTES = 4 * 1024 * 1024
+SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", ".cudalint_cache", "build", "dist", ".eggs", "site-packages"}
+CMAKE_TARGET_RE = re.compile(r"\b(pybind11_add_module|add_library|python_add_library|Python_add_library)\s*\(\s*([A-Za-z_][\w.]*)([^)]*)\)", re.S)
+CUDA_SOURCE_RE = re.compile(r"\.(cu|cuh)\b")
+
+
+@dataclass(frozen=True)
+class Place:
+    path: str  # relative to the project root, with "/"
+    line: int
+    column: int
+
+
+@dataclass
+class ProjectIndex:
+    root: str = ""
+    modules: Dict[str, str] = field(default_factory=dict)  # module -> path
+    paths: Dict[str, str] = field(default_factory=dict)  # path -> module
+    facts: Dict[str, FileFacts] = field(default_factory=dict)  # path -> facts
+    packages: Set[str] = field(default_factory=set)  # the project's own top-level packages/modules
+    extensions: Dict[str, Place] = field(default_factory=dict)  # extension module -> where it is built
+    cuda_modules: Tuple[str, ...] = ()
+    facts_digest: str = ""  # changes only when a fact another file can read changes
+
+    _gate: Optional[frozenset] = None
+
+    # -- queries ------------------------------------------------------------------------
+    @property
+    def gate_words(self) -> frozenset:
+        """Words that make a file worth analysing because of another file: extension modules the project
+        builds, its modules that import CUDA-only libraries, callables with "cuda" defaults, constants
+        that name CUDA or NCCL. A file mentioning none of them has nothing the project rules can report."""
+        if self._gate is None:
+            words = set()
+            for name in self.extensions:
+                words.update(name.split("."))
+            for module in self.modules:
+                if self.cuda_chain(module) is not None:
+                    words.add(module.rsplit(".", 1)[-1])
+            for facts in self.facts.values():
+                words.update(name.rsplit(".", 1)[-1] for name in facts.cuda_defaults)
+                words.update(
+                    name for name, (kind, value, _, _) in facts.constants.items()
+                    if kind == "str" and (value == "nccl" or value == "cuda" or str(value).startswith("cuda:"))
+                )
+            self._gate = frozenset(word for word in words if word.isidentifier())
+        return self._gate
+
+
+    def module_of(self, path: str) -> Optional[str]:
+        return self.paths.get(_key(path, self.root))
+
+    def display(self, path: str) -> str:
+        """A project path as the run shows paths (relative to the working folder)."""
+        return os.path.relpath(os.path.join(self.root, path))
+
+    def paths_of_module(self, module: str) -> Optional[str]:
+        return self.modules.get(module)
+
+    def is_own(self, module: str) -> bool:
+        return module.split(".")[0] in self.packages
+
+    def extension(self, module: str) -> Optional[Tuple[str, Place]]:
+        """The extension module an import names (`fused_ops_cuda`, `pkg.fused_ops_cuda`, `pkg._C`)."""
+        parts = module.split(".")
+        for end in range(len(parts), 0, -1):
+            name = ".".join(parts[:end])
+            if name in self.extensions:
+                return name, self.extensions[name]
+            short = parts[end - 1]
+            if end == len(parts) and short in self.extensions and self.is_own(module):
+                return short, self.extensions[short]
+        return None
+
+    def _module_file(self, module: str) -> Optional[str]:
+        return self.modules.get(module)
+
+    def cuda_chain(self, module: str) -> Optional[List[str]]:
+        """[module path, ..., CUDA-only library] when importing `module` imports a CUDA-only library at
+        module level through the project's own modules (unguarded imports only); None otherwise."""
+        seen: Set[str] = set()
+        start = self._module_file(module)
+        if start is None:
+            return None
+        stack: List[Tuple[str, List[str]]] = [(start, [start])]
+        while stack:
+            path, chain = stack.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            facts = self.facts.get(path)
+            if facts is None:
+                continue
+            for imported, _line, _column, guarded in facts.imports:
+                if guarded:
+                    continue
+                library = self._cuda_library(imported)
+                if library is not None and not self.is_own(imported):
+                    return [*chain, library]
+                target = self._module_file(imported) if self.is_own(imported) else None
+                if target is not None and target not in seen:
+                    stack.append((target, [*chain, target]))
+        return None
+
+    def _cuda_library(self, module: str) -> Optional[str]:
+        for library in self.cuda_modules:
+            if module == library or module.startswith(library + "."):
+                return library
+        return None
+
+    def function(self, qualified: str) -> Optional[Tuple[FileFacts, str, str]]:
+        """(facts, path, local name) of a function or class defined in the project."""
+        module, _, name = qualified.rpartition(".")
+        while module:
+            path = self._module_file(module)
+            if path is not None:
+                return self.facts.get(path), path, name
+            module, _, head = module.rpartition(".")
+            name = f"{head}.{name}"
+        return None
+
+    def guard_of(self, qualified: str) -> Optional[Tuple[bool, bool]]:
+        found = self.function(qualified)
+        if found is None or found[0] is None:
+            return None
+        return found[0].guards.get(found[2])
+
+    def cuda_defaults(self, qualified: str):
+        found = self.function(qualified)
+        if found is None or found[0] is None:
+            return None
+        params = found[0].cuda_defaults.get(found[2])
+        return (found[1], params) if params else None
+
+    def constant(self, qualified: str):
+        found = self.function(qualified)
+        if found is None or found[0] is None:
+            return None
+        value = found[0].constants.get(found[2])
+        return (found[1], value) if value else None
+
+
+def _key(path: str, root: str) -> str:
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute, root)
+    except ValueError:
+        return absolute
+    return relative.replace(os.sep, "/")
+
+
+def _module_name(relative: str, roots: Sequence[str]) -> Optional[str]:
+    """`src/pkg/mod.py` -> `pkg.mod` (src layout), `pkg/__init__.py` -> `pkg`."""
+    for prefix in roots:
+        if prefix and not relative.startswith(prefix + "/"):
+            continue
+        inner = relative[len(prefix) + 1:] if prefix else relative
+        parts = inner[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and all(part.isidentifier() for part in parts):
+            return ".".join(parts)
+    return None
+
+
+PROJECT_FILES = {"setup.py", "pyproject.toml", "setup.cfg"}
+
+
+def _import_roots(relative_paths: Sequence[str]) -> List[str]:
+    """Folders modules are imported from: the root, every folder holding its own project file (a
+    subproject of a monorepo, an example with its own setup.py), and the `src/` of each of them."""
+    roots = {""}
+    for path in relative_paths:
+        folder, _, name = path.rpartition("/")
+        if name in PROJECT_FILES:
+            roots.add(folder)
+    for folder in list(roots):
+        source = f"{folder}/src" if folder else "src"
+        if any(path.startswith(source + "/") for path in relative_paths):
+            roots.add(source)
+    return sorted(roots, key=len, reverse=True)
+
+
+def _walk(root: str):
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".") and not d.endswith(".egg-info"))
+        for name in sorted(files):
+            yield os.path.join(folder, name)
+
+
+def _read(path: str) -> Optional[bytes]:
+    """A regular file's bytes, never a FIFO, device or link out of the tree, never past the size limit."""
+    try:
+        if os.path.islink(path):
+            return None
+        info = os.stat(path)
+        if not (info.st_mode & 0o170000 == 0o100000) or info.st_size > MAX_FILE_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]
+    except OSError:
+        return None
+
+
+def _parse(data: bytes, path: str) -> Optional[ast.Module]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def build_index(root: Path, cuda_modules: Iterable[str], queries, flags, cache_dir: Optional[Path] = None) -> ProjectIndex:
+    """Index every .py file and CMake build under `root`; facts of unchanged files come from the cache."""
+    root_text = os.path.abspath(str(root))
+    cached = _load_cache(cache_dir)
+    fresh: Dict[str, Tuple[str, dict]] = {}
+    index = ProjectIndex(root=root_text, cuda_modules=tuple(sorted(cuda_modules)))
+    files = list(_walk(root_text))
+    relative_paths = [_key(path, root_text) for path in files]
+    roots = _import_roots(relative_paths)
+    for path, relative in zip(files, relative_paths):
+        if relative.endswith(".py"):
+            module = _module_name(relative, roots)
+            if module is None:
+                continue
+            data = _read(path)
+            if data is None:
+                continue
+            content = hashlib.sha256(data).hexdigest()
+            index.modules.setdefault(module, relative)
+            index.paths[relative] = module
+            index.packages.add(module.split(".")[0])
+            entry = cached.get(relative)
+            if entry is not None and entry[0] == content:
+                facts = FileFacts.from_json(entry[1])
+            else:
+                tree = _parse(data, relative)
+                facts = read_facts(tree, module, queries, flags) if tree is not None else FileFacts()
+            fresh[relative] = (content, facts.to_json())
+            index.facts[relative] = facts
+            for name, line, column in facts.extensions:
+                index.extensions.setdefault(name, Place(relative, line, column))
+        elif os.path.basename(relative) == "CMakeLists.txt" or relative.endswith(".cmake"):
+            data = _read(path)
+            if data is None:
+                continue
+            text = data.decode("utf-8", "replace")
+            for match in CMAKE_TARGET_RE.finditer(text):
+                if CUDA_SOURCE_RE.search(match.group(3)):
+                    line = text.count("\n", 0, match.start(2)) + 1
+                    column = match.start(2) - (text.rfind("\n", 0, match.start(2)) + 1) + 1
+                    index.extensions.setdefault(match.group(2), Place(relative, line, column))
+    material = {
+        "version": INDEX_VERSION,
+        "modules": index.modules,
+        "facts": {path: facts.to_json() for path, facts in index.facts.items()},
+        "extensions": {name: [p.path, p.line, p.column] for name, p in index.extensions.items()},
+    }
+    index.facts_digest = hashlib.sha256(json.dumps(material, sort_keys=True, default=list).encode()).hexdigest()[:16]
+    _save_cache(cache_dir, fresh)
+    return index
+
+
+def _cache_file(cache_dir: Optional[Path]) -> Optional[Path]:
+    return cache_dir / f"index-v{INDEX_VERSION}.json" if cache_dir is not None else None
+
+
+def _load_cache(cache_dir: Optional[Path]) -> Dict[str, Tuple[str, dict]]:
+    target = _cache_file(cache_dir)
+    if target is None:
+        return {}
+    data = _read(str(target))
+    if data is None:
+        return {}
+    try:
+        loaded = json.loads(data)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    return {key: tuple(value) for key, value in loaded.items() if isinstance(value, list) and len(value) == 2}
+
+
+def _save_cache(cache_dir: Optional[Path], entries: Dict[str, Tuple[str, dict]]) -> None:
+    target = _cache_file(cache_dir)
+    if target is None:
+        return
+    try:
+        if cache_dir.is_symlink() or (cache_dir.exists() and not cache_dir.is_dir()):
+            return  # never write through a link that may leave the project
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".cudalint-index-", dir=str(cache_dir))
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(entries, stream)
+        os.replace(temporary, target)
+    except OSError:
+        pass  # a read-only checkout: index on, cache nothing

@@ -1,0 +1,154 @@
+"""Checks that read the project index: what a file imports or calls from the rest of the
+project. Each is a named check (`check = "..."` in the catalog) like the idioms."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from cudalint.python.context import FileContext
+from cudalint.python.names import dotted, is_cuda_device_string, source_of
+from cudalint.python.visitor import Registry
+
+
+def _imported_modules(node, ctx: FileContext) -> List[str]:
+    """Absolute module names an import statement loads (a from-import may name submodules)."""
+    if isinstance(node, cst.Import):
+        return [dotted(alias.name) or "" for alias in node.names]
+    base = ctx.model.absolute(len(node.relative), dotted(node.module) if node.module is not None else None)
+    if base is None:
+        return []
+    names = [] if isinstance(node.names, cst.ImportStar) else [dotted(alias.name) or "" for alias in node.names]
+    return [base] + [f"{base}.{name}" for name in names]
+
+
+# -- CDL406: import of a CUDA extension module this project builds -------------------------
+def _extension_import(node, ctx: FileContext) -> None:
+    project = ctx.model.project
+    if project is None or ctx.optional_import_depth:
+        return
+    for module in _imported_modules(node, ctx):
+        found = project.extension(module)
+        if found is not None:
+            name, place = found
+            where = project.display(place.path)
+            ctx.report(
+                "CDL406",
+                node,
+                f"{name} is a CUDA extension this project builds ({where}:{place.line}): it exists only "
+                "where nvcc compiled it, so this import fails on a Mac; import it under try/except ImportError "
+                "with a torch fallback",
+                related=(((where, place.line, place.column), f"{name} is built here"),),
+            )
+            return
+
+
+def extension_import(registry: Registry) -> None:
+    registry.on(cst.Import, _extension_import)
+    registry.on(cst.ImportFrom, _extension_import)
+
+
+# -- CDL407: a project module that imports a CUDA-only library at import time ---------------
+def _import_chain(node, ctx: FileContext) -> None:
+    project = ctx.model.project
+    if project is None or ctx.optional_import_depth or ctx.model.scope.kind in ("function", "lambda"):
+        return  # an import inside a function runs when it is called: the lazy import a port wants
+    here = project.paths_of_module(ctx.model.module_name)
+    for module in _imported_modules(node, ctx):
+        if not project.is_own(module) or module == ctx.model.module_name:
+            continue
+        chain = project.cuda_chain(module)
+        if chain is None or here in chain:
+            continue
+        library = chain[-1]
+        ctx.report(
+            "CDL407",
+            node,
+            f"importing {module} imports {library} at module level, which does not exist on a Mac: "
+            f"{' → '.join([ctx.path, *map(project.display, chain[:-1]), library])}; import it lazily or guard the import",
+        )
+        return
+
+
+def import_chain(registry: Registry) -> None:
+    registry.on(cst.Import, _import_chain)
+    registry.on(cst.ImportFrom, _import_chain)
+
+
+# -- CDL113: a call that takes a "cuda" default silently -------------------------------------
+def _omitted(call: cst.Call, name: str, position: int) -> bool:
+    if any(arg.star for arg in call.args):
+        return False  # *args / **kwargs may pass it
+    if any(arg.keyword is not None and arg.keyword.value == name for arg in call.args):
+        return False
+    positional = sum(1 for arg in call.args if arg.keyword is None)
+    return position < 0 or positional <= position
+
+
+def _local_defaults(callee, ctx: FileContext) -> Optional[List[Tuple[str, int, cst.CSTNode]]]:
+    """(param, position, default node) for "cuda" defaults of a function or class of this file."""
+    node = callee.data
+    method = False
+    if callee.kind == "class":
+        init = next(
+            (item for item in getattr(node.body, "body", ()) if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"),
+            None,
+        )
+        if init is None:
+            return None
+        node, method = init, True
+    elif ctx.model.scopes.get(id(node)) is not None and ctx.model.scopes[id(node)].self_name is not None:
+        method = True
+    params = node.params
+    ordered = [*params.posonly_params, *params.params]
+    found = []
+    for index, param in enumerate(ordered):
+        if param.default is not None and is_cuda_device_string(param.default):
+            found.append((param.name.value, index - (1 if method else 0), param.default))
+    for param in params.kwonly_params:
+        if param.default is not None and is_cuda_device_string(param.default):
+            found.append((param.name.value, -1, param.default))
+    return found or None
+
+
+def _cuda_default_call(node: cst.Call, ctx: FileContext) -> None:
+    model = ctx.model
+    qualified = model.resolve(node.func)
+    project = model.project
+    if qualified is not None:
+        if project is None or not project.is_own(qualified):
+            return
+        found = project.cuda_defaults(qualified)
+        if found is None:
+            return
+        path, params = found
+        path = project.display(path)
+        for name, position, line, column in params:
+            if _omitted(node, name, position):
+                ctx.report(
+                    "CDL113",
+                    node,
+                    f"{source_of(node.func)}() takes its {name}=\"cuda\" default here ({path}:{line}): "
+                    f"pass the selected device",
+                    related=(((path, line, column), f"{name} defaults to a CUDA device here"),),
+                )
+                return
+        return
+    for callee in model.values(node.func):
+        if callee.kind not in ("func", "class"):
+            continue
+        params = _local_defaults(callee, ctx)
+        for name, position, default in params or ():
+            if _omitted(node, name, position):
+                ctx.report(
+                    "CDL113",
+                    node,
+                    f"{source_of(node.func)}() takes its {name}={source_of(default)} default: pass the selected device",
+                    related=((default, f"{name} defaults to a CUDA device here"),),
+                )
+                return
+
+
+def cuda_default_call(registry: Registry) -> None:
+    registry.on(cst.Call, _cuda_default_call)

@@ -1,0 +1,97 @@
+"""The project index: facts of the whole repository that no single file shows."""
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import FIXTURES, run_cli
+from cudalint.config import Settings
+from cudalint.runner import project_index
+
+
+def _copy(tmp_path: Path) -> Path:
+    target = tmp_path / "project"
+    shutil.copytree(FIXTURES / "project", target)
+    return target
+
+
+def _findings(project: Path, *args):
+    result = run_cli("check", "--format", "json", *args, ".", cwd=project)
+    assert result.returncode == 1, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_cross_file_findings_with_related_locations(tmp_path):
+    project = _copy(tmp_path)
+    data = _findings(project)
+    assert [(d["path"], d["code"], d["line"], d["column"]) for d in data] == [
+        ("mypkg/kernels/layer_norm.py", "CDL404", 1, 1),  # import triton: right
+        ("mypkg/model.py", "CDL406", 1, 1),  # the extension setup.py builds
+        ("mypkg/model.py", "CDL407", 2, 1),  # importing the module imports triton
+        # `import mypkg` inside mypkg itself: no finding (the project's own package)
+        ("sample.py", "CDL113", 3, 9),  # takes the "cuda" default of utils.get_batch
+        ("setup.py", "CDL401", 4, 16),
+        ("utils.py", "CDL108", 4, 31),  # the default itself, once
+        # train.py: has_cuda() from lib/env.py is a guard: no finding
+    ]
+    by_code = {d["code"]: d for d in data}
+    assert by_code["CDL406"]["related"] == [
+        {"path": "setup.py", "line": 4, "column": 30, "end_line": 4, "end_column": 30, "message": "fused_ops_cuda is built here"}
+    ]
+    assert by_code["CDL113"]["related"][0]["path"] == "utils.py"
+    assert (by_code["CDL113"]["related"][0]["line"], by_code["CDL113"]["related"][0]["column"]) == (4, 31)
+    assert "mypkg/model.py → mypkg/kernels/layer_norm.py → triton" in by_code["CDL407"]["message"]
+
+
+def test_sarif_carries_related_locations(tmp_path):
+    project = _copy(tmp_path)
+    result = run_cli("check", "--format", "sarif", ".", cwd=project)
+    sarif = json.loads(result.stdout)
+    results = {r["ruleId"]: r for r in sarif["runs"][0]["results"]}
+    [related] = results["CDL406"]["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"].endswith("setup.py")
+    assert related["physicalLocation"]["region"]["startLine"] == 4
+
+
+def test_a_guard_helper_in_another_module_silences(tmp_path):
+    project = _copy(tmp_path)
+    (project / "lib" / "env.py").write_text("def has_cuda():\n    return True\n", encoding="utf-8")
+    codes = [(d["path"], d["code"]) for d in _findings(project)]
+    assert ("train.py", "CDL201") in codes  # no longer a guard: the call is reported
+
+
+def test_subproject_roots_resolve_their_own_imports(tmp_path):
+    project = _copy(tmp_path)
+    # Linted from the folder above: the project's own setup.py makes its folder an import root.
+    result = run_cli("check", "--format", "json", "project", cwd=tmp_path)
+    data = json.loads(result.stdout)
+    assert ("project/mypkg/model.py", "CDL407") in [(d["path"], d["code"]) for d in data]
+    assert ("project/train.py", "CDL201") not in [(d["path"], d["code"]) for d in data]
+
+
+def test_index_is_cached_and_incremental(tmp_path):
+    project = _copy(tmp_path)
+    settings = Settings(select=frozenset({"CDL101"}), root=project)
+    first = project_index(settings, cache=True)
+    cache_file = project / ".cudalint_cache" / "index-v1.json"
+    assert cache_file.is_file()
+    stored = json.loads(cache_file.read_text(encoding="utf-8"))
+    assert "mypkg/model.py" in stored
+    # An edit that changes no fact keeps the digest, so cached per-file results stay valid.
+    (project / "sample.py").write_text((project / "sample.py").read_text() + "# a comment\n", encoding="utf-8")
+    second = project_index(settings, cache=True)
+    assert second.facts_digest == first.facts_digest
+    # An edit that changes a fact other files read changes it.
+    (project / "lib" / "env.py").write_text("def has_cuda():\n    return True\n", encoding="utf-8")
+    third = project_index(settings, cache=True)
+    assert third.facts_digest != first.facts_digest
+    assert third.guard_of("lib.env.has_cuda") is None
+
+
+def test_cached_result_is_invalid_when_an_index_fact_changes(tmp_path):
+    project = _copy(tmp_path)
+    result = run_cli("check", "--format", "json", "train.py", cwd=project)
+    assert result.returncode == 0 and json.loads(result.stdout) == []
+    (project / "lib" / "env.py").write_text("def has_cuda():\n    return True\n", encoding="utf-8")
+    result = run_cli("check", "--format", "json", "train.py", cwd=project)
+    assert [(d["code"], d["line"]) for d in json.loads(result.stdout)] == [("CDL201", 6)]

@@ -47,11 +47,12 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 LABELS = BENCH / "labels"
 REPORT = BENCH / "EVAL.md"
-TORCH_VERSION = "2.9.0"  # fixed, so runs on different days compare
+TORCH_VERSION = "2.9.1"  # fixed (a release in the MPS coverage database), so runs on different days compare
 FAMILIES = tuple(f"CDL{n}" for n in range(1, 8))
 VERDICTS = ("flag", "ok")
 KINDS = ("training scripts", "CUDA extensions", "device-agnostic library", "CUDA-pinned manifests")
 MARKER = ".cudalint-eval.json"
+KEEP = "<!-- evaluate.py rewrites everything above this line; what follows it is kept -->"
 
 
 class LabelError(ValueError):
@@ -338,12 +339,23 @@ def _pct(value: Optional[float]) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def render(results: Dict[str, dict], projects: Sequence[Project], unjudged: List[Tuple[str, Finding]], torch_version: str) -> str:
+def cudalint_revision() -> str:
+    """The commit of this checkout, marked when src/ or rules/ have uncommitted changes."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + (" with uncommitted changes" if git("status", "--porcelain", "--", "src", "rules") else "")
+
+
+def render(results: Dict[str, dict], projects: Sequence[Project], unjudged: List[Tuple[str, Finding]],
+           torch_version: str, revision: str = "") -> str:
     lines = [
         "# cudalint on labelled real code",
         "",
         "Written by `python bench/evaluate.py` (see its docstring for the matching rules); cudalint's",
-        f"default rule set, target torch {torch_version}. Phase 1 labels were written by reading the code",
+        f"default rule set{f' at {revision}' if revision else ''}, target torch {torch_version}. Phase 1 labels were written by reading the code",
         "before looking at cudalint's output; phase 2 labels judge findings on lines phase 1 had not",
         "covered. Precision = TP / (TP + FP); unjudged findings are in neither. Recall = flagged lines",
         "with a finding of their family / flagged lines.",
@@ -392,6 +404,18 @@ def render(results: Dict[str, dict], projects: Sequence[Project], unjudged: List
     return "\n".join(lines) + "\n"
 
 
+def write_report(path: Path, text: str) -> None:
+    """Replace the generated part of the report; keep whatever follows the KEEP line."""
+    kept = ""
+    try:
+        old = path.read_text(encoding="utf-8")
+    except OSError:
+        old = ""
+    if KEEP in old:
+        kept = old[old.index(KEEP) + len(KEEP):]
+    path.write_text(text + "\n" + KEEP + (kept or "\n"), encoding="utf-8")
+
+
 def _jsonable(score: Score) -> dict:
     return {
         name: [{"project": project, **vars(item)} for project, item in getattr(score, name)]
@@ -433,7 +457,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"evaluate: {problem}", file=sys.stderr)
     results = {title: summarize(score) for title, score in scores.items()}
     last = scores[phases[-1]]
-    args.report.write_text(render(results, projects, last.unjudged, args.torch_version), encoding="utf-8")
+    write_report(args.report, render(results, projects, last.unjudged, args.torch_version, cudalint_revision()))
     for title, summary in results.items():
         o = summary["overall"]
         print(f"{title}: precision {_pct(o['precision'])} ({o['tp']} TP, {o['fp']} FP, {o['unjudged']} unjudged), "

@@ -191,3 +191,12 @@ def test_render_writes_the_tables():
     assert "| CDL205 | 0 | 0 | 1 | — |" in text
     assert "- demo `b.py:9` CDL101 device" in text
     assert "Overall: precision **0.43** (3 TP, 4 FP, 2 unjudged), recall **0.50** (2 of 4 flagged lines); 1 unreadable-file findings not scored." in text
+
+
+def test_write_report_keeps_what_follows_the_keep_line(tmp_path):
+    report = tmp_path / "EVAL.md"
+    evaluate.write_report(report, "# first\n")
+    assert report.read_text() == "# first\n\n" + evaluate.KEEP + "\n"
+    report.write_text(report.read_text() + "## Before\n\nhand-kept figures\n")
+    evaluate.write_report(report, "# second\n")
+    assert report.read_text() == "# second\n\n" + evaluate.KEEP + "\n## Before\n\nhand-kept figures\n"

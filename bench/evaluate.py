@@ -236,13 +236,16 @@ def summarize(score: Score) -> dict:
     """Precision per rule and family, recall per family, and overall figures."""
     per_rule: Dict[str, Counter] = defaultdict(Counter)
     per_family: Dict[str, Counter] = defaultdict(Counter)
+    per_project: Dict[str, Counter] = defaultdict(Counter)
     for outcome in ("tp", "fp", "unjudged"):
-        for _, finding in getattr(score, outcome):
+        for project, finding in getattr(score, outcome):
             per_rule[finding.code][outcome] += 1
             per_family[finding.family][outcome] += 1
+            per_project[project][outcome] += 1
     for outcome in ("found", "fn"):
-        for _, label in getattr(score, outcome):
+        for project, label in getattr(score, outcome):
             per_family[label.family][outcome] += 1
+            per_project[project][outcome] += 1
     tp, fp = len(score.tp), len(score.fp)
     found, fn = len(score.found), len(score.fn)
 
@@ -264,6 +267,7 @@ def summarize(score: Score) -> dict:
         },
         "rules": {code: row(per_rule[code], False) for code in sorted(per_rule)},
         "families": {family: row(per_family[family], True) for family in sorted(per_family)},
+        "projects": {project: row(per_project[project], True) for project in sorted(per_project)},
     }
 
 
@@ -390,6 +394,12 @@ def render(results: Dict[str, dict], projects: Sequence[Project], unjudged: List
         for family, r in summary["families"].items():
             lines.append(
                 f"| {family} | {r['tp']} | {r['fp']} | {r['unjudged']} | {_pct(r['precision'])} | {r['found']} | {r['fn']} | {_pct(r['recall'])} |"
+            )
+        lines += ["", "| project | TP | FP | unjudged | precision | flagged found | missed | recall |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for project, r in summary["projects"].items():
+            lines.append(
+                f"| {project} | {r['tp']} | {r['fp']} | {r['unjudged']} | {_pct(r['precision'])} | {r['found']} | {r['fn']} | {_pct(r['recall'])} |"
             )
         lines += ["", "| rule | TP | FP | unjudged | precision |", "|---|---:|---:|---:|---:|"]
         for code, r in summary["rules"].items():

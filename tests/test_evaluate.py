@@ -88,6 +88,9 @@ def test_summary_per_rule_family_and_overall():
         "tp": 0, "fp": 1, "unjudged": 0, "precision": 0.0, "found": 0, "fn": 1, "recall": 0.0,
     }
     assert "CDL0" not in summary["families"]
+    assert summary["projects"] == {"demo": {
+        "tp": 3, "fp": 4, "unjudged": 2, "precision": 3 / 7, "found": 2, "fn": 2, "recall": 0.5,
+    }}
 
 
 def test_parse_labels_reads_the_format():
@@ -189,6 +192,7 @@ def test_render_writes_the_tables():
     assert "| demo | 1.0 | training scripts | 7 | 4 | 3 | 6 | 1 |" in text
     assert "| CDL1 | 2 | 0 | 1 | 1.00 | 1 | 1 | 0.50 |" in text
     assert "| CDL205 | 0 | 0 | 1 | — |" in text
+    assert "| demo | 3 | 4 | 2 | 0.43 | 2 | 2 | 0.50 |" in text
     assert "- demo `b.py:9` CDL101 device" in text
     assert "Overall: precision **0.43** (3 TP, 4 FP, 2 unjudged), recall **0.50** (2 of 4 flagged lines); 1 unreadable-file findings not scored." in text
 

@@ -204,3 +204,31 @@ def test_write_report_keeps_what_follows_the_keep_line(tmp_path):
     report.write_text(report.read_text() + "## Before\n\nhand-kept figures\n")
     evaluate.write_report(report, "# second\n")
     assert report.read_text() == "# second\n\n" + evaluate.KEEP + "\n## Before\n\nhand-kept figures\n"
+
+
+def test_main_refuses_a_bad_label_file_with_its_name(tmp_path, capsys):
+    (tmp_path / "demo.toml").write_text(HEADER + '[[label]]\npath = "a.py"\nline = 1\nverdict = "flag"\nfamily = "CDL8"\nwhy = ""\nphase = 1\n')
+    assert evaluate.main(["--labels", str(tmp_path), "--cache-dir", str(tmp_path / "cache"), "--report", str(tmp_path / "EVAL.md")]) == 2
+    assert capsys.readouterr().err == "evaluate: demo.toml label 1 (a.py:1): family must be one of CDL1..CDL7, got 'CDL8'\n"
+    assert not (tmp_path / "EVAL.md").exists()
+
+
+def test_main_scores_a_local_sdist_and_writes_the_report(tmp_path, capsys):
+    archive = _sdist(tmp_path / "cache" / "sdists", {"pkg/train.py": SOURCE})
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    (labels / "demo.toml").write_text(
+        HEADER.replace('"00"', f'"{digest}"')
+        + '[[label]]\npath = "pkg/train.py"\nline = 3\nverdict = "flag"\nfamily = "CDL1"\nwhy = "cuda"\nphase = 1\n'
+        + '[[label]]\npath = "pkg/train.py"\nline = 9\nverdict = "ok"\nfamily = "CDL1"\nwhy = "past the end"\nphase = 1\n'
+    )
+    report = tmp_path / "EVAL.md"
+    code = evaluate.main(["--labels", str(labels), "--cache-dir", str(tmp_path / "cache"), "--report", str(report), "--phase", "1"])
+    out, err = capsys.readouterr()
+    assert code == 1  # a label points past the end of its file
+    assert err == "evaluate: demo.toml: pkg/train.py:9: the file has 6 lines\n"
+    assert out.splitlines()[-1] == "phase 1 labels: precision 1.00 (1 TP, 0 FP, 1 unjudged), recall 1.00 (1/1)"
+    text = report.read_text()
+    assert "- demo `pkg/train.py:6` CDL201 " in text
+    assert text.endswith(evaluate.KEEP + "\n")

@@ -95,3 +95,42 @@ def test_cached_result_is_invalid_when_an_index_fact_changes(tmp_path):
     (project / "lib" / "env.py").write_text("def has_cuda():\n    return True\n", encoding="utf-8")
     result = run_cli("check", "--format", "json", "train.py", cwd=project)
     assert [(d["code"], d["line"]) for d in json.loads(result.stdout)] == [("CDL201", 6)]
+
+
+def test_flake8_plugin_sees_the_project(tmp_path):
+    import subprocess
+    import sys
+
+    project = _copy(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select=CDL", "sample.py", "train.py"],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    assert result.stdout.splitlines() == [
+        'sample.py:3:9: CDL113 get_batch() takes its device="cuda" default here (utils.py:4): pass the selected device'
+    ]
+
+
+def test_test_helpers_and_guard_constants_from_other_modules(tmp_path):
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "setup.py").write_text("from setuptools import setup\nsetup(name='pkg')\n", encoding="utf-8")
+    (project / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "pkg" / "testing.py").write_text(
+        "import unittest\nimport torch\n\n"
+        "CUDA_IS_AVAILABLE = torch.cuda.is_available()\n\n\n"
+        "def is_cuda_available():\n    available = torch.cuda.is_available()\n    return available\n\n\n"
+        "def require_multi_gpu(test_case):\n"
+        "    return unittest.skipUnless(torch.cuda.device_count() > 1, 'needs GPUs')(test_case)\n",
+        encoding="utf-8",
+    )
+    (project / "test_it.py").write_text(
+        "import pytest\nimport torch\n\n"
+        "from pkg.testing import CUDA_IS_AVAILABLE, is_cuda_available, require_multi_gpu\n\n\n"
+        "@require_multi_gpu\ndef test_a():\n    torch.cuda.empty_cache()\n\n\n"
+        "@pytest.mark.skipif(not CUDA_IS_AVAILABLE, reason='CUDA')\ndef test_b():\n    torch.cuda.synchronize()\n\n\n"
+        "def test_c():\n    if is_cuda_available():\n        torch.cuda.synchronize()\n    torch.cuda.empty_cache()\n",
+        encoding="utf-8",
+    )
+    result = run_cli("check", "--format", "json", ".", cwd=project)
+    assert [(d["path"], d["code"], d["line"]) for d in json.loads(result.stdout)] == [("test_it.py", "CDL202", 20)]

@@ -390,3 +390,60 @@ def test_bf16_query_message_states_what_it_does_off_cuda():
     [finding] = findings_of("import torch\nuse_bf16 = torch.cuda.is_bf16_supported()\n", torch_version="2.13")
     assert finding.code == "CDL204"
     assert "returns False wherever CUDA is missing" in finding.message
+
+
+def test_loading_a_file_the_same_code_saved_needs_no_map_location():
+    assert lint(
+        """
+        import torch
+        def test_round_trip(tmp_path, model):
+            torch.save(model.state_dict(), tmp_path / "m.pt")
+            model.load_state_dict(torch.load(tmp_path / "m.pt"))
+        def restore(path, model):
+            model.load_state_dict(torch.load(path))
+        """
+    ) == [("CDL109", 6, 27)]
+
+
+def test_loading_from_pytest_temporary_folder_needs_no_map_location():
+    assert lint(
+        """
+        import torch
+        def test_export(tmp_path, run):
+            out = tmp_path / "final"
+            run(out)
+            state = torch.load(out / "model.pth")
+        """
+    ) == []
+
+
+def test_test_helpers_that_skip_without_cuda_guard_the_test():
+    assert lint(
+        """
+        import unittest
+        import torch
+        def require_cuda(test_case):
+            return unittest.skipUnless(torch.cuda.is_available(), "needs CUDA")(test_case)
+        class T(unittest.TestCase):
+            @require_cuda
+            def test_memory(self):
+                torch.cuda.empty_cache()
+        def not_a_guard(test_case):
+            return test_case
+        @not_a_guard
+        def test_other():
+            torch.cuda.empty_cache()
+        """
+    ) == [("CDL202", 13, 5)]
+
+
+def test_early_return_for_every_mac_device_guards_the_rest():
+    assert lint(
+        """
+        import torch
+        def autobatch(device):
+            if device.type in {"cpu", "mps"}:
+                return 16
+            return torch.cuda.get_device_properties(device).total_memory
+        """
+    ) == []

@@ -114,11 +114,29 @@ class CudalintChecker:
 
         text = "".join(self.lines)
         kind = kind_of(Path(self.filename)) or "python"
-        settings = Settings(select=selected)
+        settings = Settings(select=selected, project=self._project_index())
         torch_version = self._torch_version()
         for finding in lint_text(self.filename, kind, text, settings, torch_version, noqa=type(self).use_noqa):
             # cudalint's columns are 1-based; flake8 wants 0-based and prints col + 1
             yield finding.line, max(finding.column - 1, 0), f"{finding.code} {finding.message}", type(self)
+
+    def _project_index(self):
+        """The project index of the file's project, built once per flake8 process (and cached on disk)."""
+        cls = type(self)
+        root, _ = _project(self.filename)
+        indexes = cls.__dict__.get("_indexes")
+        if indexes is None:
+            indexes = cls._indexes = {}
+        key = str(root)
+        if key not in indexes:
+            from cudalint.config import Settings
+            from cudalint.runner import project_index
+
+            try:
+                indexes[key] = project_index(Settings(select=frozenset(), root=Path(root)), cache=True)
+            except Exception:  # noqa: BLE001 - an unreadable tree costs the project rules, not the run
+                indexes[key] = None
+        return indexes[key]
 
     def _torch_version(self) -> str:
         cls = type(self)

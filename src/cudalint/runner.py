@@ -205,7 +205,7 @@ def project_index(settings: Settings, cache: bool = False):
     libraries = [spec["module"] for rule in catalog if rule.code == "CDL404" for spec in rule.match.get("imports", ())]
     facts = guard_facts()
     folder = settings.root / ".cudalint_cache" if cache else None
-    return build_index(settings.root, libraries, facts.queries, facts.flags, folder)
+    return build_index(settings.root, libraries, facts.queries, facts.flags, folder, facts.skip_if, facts.skip_unless)
 
 
 def _open_cache(settings: Settings, torch_version: str):

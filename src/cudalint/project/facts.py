@@ -40,6 +40,8 @@ class FileFacts:
         self.cuda_defaults: Dict[str, List[Tuple[str, int, int, int]]] = {}  # callable -> [(param, position, line, col)]
         self.constants: Dict[str, Tuple[str, object, int, int]] = {}  # NAME -> (kind, value, line, col)
         self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
+        self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
+        self.skips: List[str] = []  # test decorators (functions) that skip unless CUDA is there
 
     def to_json(self) -> dict:
         return {
@@ -48,6 +50,8 @@ class FileFacts:
             "cuda_defaults": self.cuda_defaults,
             "constants": self.constants,
             "extensions": self.extensions,
+            "guard_constants": self.guard_constants,
+            "skips": self.skips,
         }
 
     @classmethod
@@ -58,6 +62,8 @@ class FileFacts:
         facts.cuda_defaults = {name: [tuple(p) for p in params] for name, params in data.get("cuda_defaults", {}).items()}
         facts.constants = {name: tuple(value) for name, value in data.get("constants", {}).items()}
         facts.extensions = [tuple(item) for item in data.get("extensions", [])]
+        facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
+        facts.skips = list(data.get("skips", []))
         return facts
 
 
@@ -66,10 +72,13 @@ def _is_cuda(value) -> bool:
 
 
 class _Reader:
-    def __init__(self, module: str, queries, flags):
+    def __init__(self, module: str, queries, flags, skip_if=(), skip_unless=()):
         self.module = module
         self.queries = queries
         self.flags = flags
+        self.skip_if = skip_if
+        self.skip_unless = skip_unless
+        self.pending: Dict[str, ast.AST] = {}  # module-level NAME = <expression>, judged once functions are known
         self.aliases: Dict[str, str] = {}
         self.facts = FileFacts()
         self.functions: Dict[str, ast.AST] = {}
@@ -97,7 +106,27 @@ class _Reader:
             guard = self._function_guard(node)
             if guard is not None:
                 self.facts.guards[name] = guard
+            if self._skips_off_cuda(node):
+                self.facts.skips.append(name)
+        for name, value in self.pending.items():
+            true, false = self._guard(value)
+            if true or false:
+                self.facts.guard_constants[name] = (true, false)
         return self.facts
+
+    def _skips_off_cuda(self, node) -> bool:
+        """`return unittest.skipUnless(torch.cuda.is_available(), ...)(test_case)` and the like."""
+        for inner in ast.walk(node):
+            if not isinstance(inner, ast.Return) or not isinstance(inner.value, ast.Call):
+                continue
+            call = inner.value.func if isinstance(inner.value.func, ast.Call) else inner.value
+            if not isinstance(call, ast.Call) or not call.args:
+                continue
+            qualified = self.resolve(call.func)
+            true, false = self._guard(call.args[0], node)
+            if (qualified in self.skip_unless and true) or (qualified in self.skip_if and false):
+                return True
+        return False
 
     def _statements(self, body, guarded: bool, prefix: str = "") -> None:
         for node in body:
@@ -142,6 +171,11 @@ class _Reader:
     def _constant(self, node) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = node.value
+        if value is not None and not isinstance(value, ast.Constant):
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    self.pending[target.id] = value
+            return
         if not isinstance(value, ast.Constant) or not isinstance(value.value, (str, bool, int)):
             return
         for target in targets:
@@ -190,16 +224,18 @@ class _Reader:
         returns = [inner.value for inner in ast.walk(node) if isinstance(inner, ast.Return) and inner.value is not None]
         if not returns:
             return None
-        guards = [self._guard(value) for value in returns]
+        guards = [self._guard(value, node) for value in returns]
         true, false = all(g[0] for g in guards), all(g[1] for g in guards)
         return (true, false) if true or false else None
 
-    def _guard(self, node: ast.AST) -> Tuple[bool, bool]:
+    def _guard(self, node: ast.AST, function=None, depth: int = 0) -> Tuple[bool, bool]:
+        if depth > 6:
+            return False, False
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            true, false = self._guard(node.operand)
+            true, false = self._guard(node.operand, function, depth + 1)
             return false, true
         if isinstance(node, ast.BoolOp):
-            parts = [self._guard(value) for value in node.values]
+            parts = [self._guard(value, function, depth + 1) for value in node.values]
             if isinstance(node.op, ast.And):
                 return any(p[0] for p in parts), all(p[1] for p in parts)
             return all(p[0] for p in parts), any(p[1] for p in parts)
@@ -215,7 +251,7 @@ class _Reader:
                     self._visiting.discard(node.func.id)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             left, op, right = node.left, node.ops[0], node.comparators[0]
-            inner = self._guard(left)
+            inner = self._guard(left, function, depth + 1)
             if inner[0] and isinstance(right, ast.Constant):
                 if isinstance(op, (ast.Gt, ast.NotEq, ast.IsNot)) or (isinstance(op, ast.GtE) and right.value == 1):
                     return inner
@@ -223,6 +259,17 @@ class _Reader:
                     return inner[1], inner[0]
         if isinstance(node, (ast.Attribute, ast.Name)) and self.resolve(node) in self.flags:
             return True, False
+        if isinstance(node, ast.Name):  # a local of the function, or a module constant, bound to a guard
+            values = [
+                inner.value
+                for inner in ast.walk(function)
+                if isinstance(inner, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in inner.targets)
+            ] if function is not None else []
+            if not values and node.id in self.pending:
+                values = [self.pending[node.id]]
+            if values:
+                parts = [self._guard(value, function, depth + 1) for value in values]
+                return all(p[0] for p in parts), all(p[1] for p in parts)
         return False, False
 
     _visiting: set = set()
@@ -236,7 +283,7 @@ def _is_main_test(test: ast.AST) -> bool:
     )
 
 
-def read_facts(tree: ast.Module, module: str, queries, flags) -> FileFacts:
-    reader = _Reader(module, queries, flags)
+def read_facts(tree: ast.Module, module: str, queries, flags, skip_if=(), skip_unless=()) -> FileFacts:
+    reader = _Reader(module, queries, flags, skip_if, skip_unless)
     reader._visiting = set()
     return reader.read(tree)

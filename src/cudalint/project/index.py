@@ -16,7 +16,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from cudalint.project.facts import FileFacts, read_facts
 
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", ".cudalint_cache", "build", "dist", ".eggs", "site-packages"}
 CMAKE_TARGET_RE = re.compile(r"\b(pybind11_add_module|add_library|python_add_library|Python_add_library)\s*\(\s*([A-Za-z_][\w.]*)([^)]*)\)", re.S)
@@ -144,6 +144,16 @@ class ProjectIndex:
             return None
         return found[0].guards.get(found[2])
 
+    def guard_constant(self, qualified: str) -> Optional[Tuple[bool, bool]]:
+        found = self.function(qualified)
+        if found is None or found[0] is None:
+            return None
+        return found[0].guard_constants.get(found[2])
+
+    def skips_off_cuda(self, qualified: str) -> bool:
+        found = self.function(qualified)
+        return bool(found and found[0] is not None and found[2] in found[0].skips)
+
     def cuda_defaults(self, qualified: str):
         found = self.function(qualified)
         if found is None or found[0] is None:
@@ -230,7 +240,9 @@ def _parse(data: bytes, path: str) -> Optional[ast.Module]:
         return None
 
 
-def build_index(root: Path, cuda_modules: Iterable[str], queries, flags, cache_dir: Optional[Path] = None) -> ProjectIndex:
+def build_index(
+    root: Path, cuda_modules: Iterable[str], queries, flags, cache_dir: Optional[Path] = None, skip_if=(), skip_unless=()
+) -> ProjectIndex:
     """Index every .py file and CMake build under `root`; facts of unchanged files come from the cache."""
     root_text = os.path.abspath(str(root))
     cached = _load_cache(cache_dir)
@@ -256,7 +268,7 @@ def build_index(root: Path, cuda_modules: Iterable[str], queries, flags, cache_d
                 facts = FileFacts.from_json(entry[1])
             else:
                 tree = _parse(data, relative)
-                facts = read_facts(tree, module, queries, flags) if tree is not None else FileFacts()
+                facts = read_facts(tree, module, queries, flags, skip_if, skip_unless) if tree is not None else FileFacts()
             fresh[relative] = (content, facts.to_json())
             index.facts[relative] = facts
             for name, line, column in facts.extensions:

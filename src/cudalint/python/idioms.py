@@ -281,6 +281,8 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     location = next((arg.value for arg in node.args if arg.keyword and arg.keyword.value == "map_location"), None)
     if location is None and len(positional) >= 2:
         location = positional[1].value
+    if location is None and (_saved_here(ctx) or (positional and _temporary(positional[0].value, ctx))):
+        return  # a file this code saved itself (a round-trip test) loads onto the device it came from
     if location is None:
         with_location = node.with_changes(
             args=[*node.args, cst.Arg(keyword=cst.Name("map_location"), value=cst.Name(DEVICE), equal=_EQUAL)]
@@ -309,6 +311,41 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
                 )
     elif isinstance(location, cst.Lambda) and ".cuda(" in source_of(location):
         ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
+
+
+def _saved_here(ctx: FileContext) -> bool:
+    """The function (or module) holding the load also saves with torch.save."""
+    return any(ctx.model.resolve(callee) == "torch.save" for callee in ctx.model.scope.called)
+
+
+TEMPORARY_FIXTURES = {"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"}  # pytest's own fixtures
+
+
+def _temporary(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
+    """A path under pytest's temporary folder or from tempfile: a file the run itself wrote on this host."""
+    if depth > 3:
+        return False
+    if isinstance(node, cst.Name):
+        for binding in ctx.model.lookup(node.value):
+            if binding.kind == "param" and node.value in TEMPORARY_FIXTURES:
+                return True
+            if binding.kind in ("assign", "with") and binding.value is not None and _temporary(binding.value, ctx, depth + 1):
+                return True
+        return False
+    if isinstance(node, cst.Call):
+        qualified = ctx.model.resolve(node.func) or ""
+        if qualified.startswith("tempfile."):
+            return True
+        return any(_temporary(arg.value, ctx, depth + 1) for arg in node.args) or _temporary(node.func, ctx, depth + 1)
+    if isinstance(node, cst.Attribute):
+        return _temporary(node.value, ctx, depth + 1)
+    if isinstance(node, cst.BinaryOperation):
+        return _temporary(node.left, ctx, depth + 1) or _temporary(node.right, ctx, depth + 1)
+    if isinstance(node, cst.FormattedString):
+        return any(
+            _temporary(part.expression, ctx, depth + 1) for part in node.parts if isinstance(part, cst.FormattedStringExpression)
+        )
+    return False
 
 
 def torch_load(registry: Registry) -> None:

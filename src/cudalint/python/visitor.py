@@ -132,10 +132,15 @@ class Walker:
     def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         model = self.model
         if isinstance(decorator, (cst.Name, cst.Attribute)) and depth < 3:
-            return any(
-                binding.kind == "assign" and self._skips_off_cuda(binding.value, depth + 1)
-                for binding in model.bindings_of(decorator)
-            )
+            qualified = model.resolve(decorator)
+            if qualified is not None and model.project is not None and model.project.is_own(qualified):
+                return model.project.skips_off_cuda(qualified)  # @require_cuda from the project's test helpers
+            for binding in model.bindings_of(decorator):
+                if binding.kind == "assign" and self._skips_off_cuda(binding.value, depth + 1):
+                    return True
+                if binding.kind == "def" and self._returns_skip(binding.node, depth):
+                    return True
+            return False
         if isinstance(decorator, (cst.List, cst.Tuple)):
             return any(self._skips_off_cuda(element.value, depth + 1) for element in decorator.elements)
         if not isinstance(decorator, cst.Call) or not decorator.args:
@@ -148,6 +153,23 @@ class Walker:
         if qualified in facts.skip_unless:
             return model.guard(condition).when_true
         return False
+
+    def _returns_skip(self, function: cst.FunctionDef, depth: int) -> bool:
+        """A decorator function of this file: `return unittest.skipUnless(<CUDA>, ...)(test_case)`."""
+        inner = self.model.scopes.get(id(function))
+        for returned, _ in inner.returns if inner is not None else ():
+            call = returned.func if isinstance(returned, cst.Call) and isinstance(returned.func, cst.Call) else returned
+            if self._skips_off_cuda_in(call, inner, depth + 1):
+                return True
+        return False
+
+    def _skips_off_cuda_in(self, call, scope, depth: int) -> bool:
+        if not isinstance(call, cst.Call) or not call.args or depth > 3:
+            return False
+        facts = self.model.guards.facts
+        qualified = self.model.resolve(call.func, scope)
+        guard = self.model.guard(call.args[0].value, scope)
+        return (qualified in facts.skip_if and guard.when_false) or (qualified in facts.skip_unless and guard.when_true)
 
     def _enter(self, node: cst.CSTNode, kind: Type) -> None:
         ctx = self.ctx

@@ -159,7 +159,13 @@ class GuardEvaluator:
     def _reference(self, node, scope, depth) -> Guard:
         qualified = self.model.resolve(node, scope)
         if qualified is not None:
-            return TRUE_OFF_MAC if qualified in self.facts.flags else UNKNOWN
+            if qualified in self.facts.flags:
+                return TRUE_OFF_MAC
+            project = self.model.project
+            if project is not None and project.is_own(qualified):
+                found = project.guard_constant(qualified)  # CUDA_IS_AVAILABLE = torch.cuda.is_available() elsewhere
+                return Guard(*found) if found else UNKNOWN
+            return UNKNOWN
         if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
             return TRUE_OFF_MAC  # a tensor's own answer: it is on a CUDA device
         return _agree(self._bound_guards(node, scope, depth))
@@ -195,6 +201,8 @@ class GuardEvaluator:
             cuda = self._all_cuda(left, scope, depth) or self._container_all_cuda(right, scope, depth)
             if cuda:
                 return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
+            if MAC_DEVICE_TYPES <= _strings(right):  # device.type in {"cpu", "mps"}: false only off a Mac
+                return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC
             return UNKNOWN
         if positive or negative:
             for side in (left, right):
@@ -227,6 +235,15 @@ class GuardEvaluator:
         if any(text.lower().startswith(mac) for mac in self.facts.mac_platforms):
             return Guard(False, True)
         return TRUE_OFF_MAC
+
+
+MAC_DEVICE_TYPES = frozenset({"cpu", "mps"})  # every device a Mac has
+
+
+def _strings(node) -> FrozenSet[str]:
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return frozenset(text for text in (string_value(e.value) for e in node.elements) if text is not None)
+    return frozenset()
 
 
 def _agree(guards: Iterable[Guard]) -> Guard:

@@ -121,6 +121,14 @@ class ProjectIndex:
                     stack.append((target, [*chain, target]))
         return None
 
+    def imports_cuda_library(self, path: str) -> bool:
+        """The module at `path` imports a CUDA-only library at module level, unguarded."""
+        facts = self.facts.get(path)
+        return facts is not None and any(
+            not guarded and self._cuda_library(module) is not None and not self.is_own(module)
+            for module, _, _, guarded in facts.imports
+        )
+
     def _cuda_library(self, module: str) -> Optional[str]:
         for library in self.cuda_modules:
             if module == library or module.startswith(library + "."):

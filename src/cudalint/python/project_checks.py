@@ -55,17 +55,20 @@ def _import_chain(node, ctx: FileContext) -> None:
     if project is None or ctx.optional_import_depth or ctx.model.scope.kind in ("function", "lambda"):
         return  # an import inside a function runs when it is called: the lazy import a port wants
     here = project.paths_of_module(ctx.model.module_name)
+    if here is not None and project.imports_cuda_library(here):
+        return  # this module imports the library itself (CDL404 says so there): the chain adds nothing
     for module in _imported_modules(node, ctx):
         if not project.is_own(module) or module == ctx.model.module_name:
             continue
         chain = project.cuda_chain(module)
-        if chain is None or here in chain:
-            continue
+        if chain is None or here in chain or len(chain) != 2:
+            continue  # reported once, at the import of the module that imports the library itself
         library = chain[-1]
         ctx.report(
             "CDL407",
             node,
-            f"importing {module} imports {library} at module level, which does not exist on a Mac: "
+            f"importing {module} imports {library} at module level, which does not exist on a Mac "
+            "(so does every module that imports this one): "
             f"{' → '.join([ctx.path, *map(project.display, chain[:-1]), library])}; import it lazily or guard the import",
         )
         return

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Build rules/mps_coverage.json, the MPS operator coverage database cudalint ships.
 
-    python scripts/build_coverage_db.py [SHARED_DIR]          # from the mps-coverage data set
+    python scripts/build_coverage_db.py [FACTS_DIR]           # from the per-release facts
     python scripts/build_coverage_db.py --from-installed-torch  # add/replace the installed torch's release
 
-SHARED_DIR defaults to ../shared/mps-coverage relative to the repository root.
+FACTS_DIR defaults to data/mps-coverage in this repository (the trimmed copy of the
+mps-coverage data set, see data/README.md); the full data set's folder works too.
 Releases earlier added from an installed torch are kept when rebuilding from the
-data set (unless the data set itself covers that release). See docs/coverage.md.
+facts (unless the facts themselves cover that release). See docs/coverage.md.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from cudalint.coverage.database_format import build_database, dumps, release_fro
 from cudalint.coverage.installed_release import read_installed_release  # noqa: E402
 from cudalint.coverage.shared_facts import read_release, release_files  # noqa: E402
 
-DEFAULT_SHARED = REPO.parent / "shared" / "mps-coverage"
+DEFAULT_FACTS = REPO / "data" / "mps-coverage"
 DEFAULT_OUTPUT = REPO / "rules" / "mps_coverage.json"
 
 
-def rebuild_from_shared(shared: Path, previous: dict | None) -> dict:
-    files = release_files(shared)
+def rebuild_from_facts(facts: Path, previous: dict | None) -> dict:
+    files = release_files(facts)
     if not files:
-        raise SystemExit(f"no torch-<version>.json files in {shared}")
+        raise SystemExit(f"no torch-<version>.json files in {facts}")
     releases = [read_release(path) for path in files.values()]
     if previous is not None:
         for version, info in previous["release_info"].items():
@@ -50,7 +51,7 @@ def add_installed_torch(previous: dict, replace: bool) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("shared", nargs="?", type=Path, default=DEFAULT_SHARED, help="mps-coverage data set folder")
+    parser.add_argument("facts", nargs="?", type=Path, default=DEFAULT_FACTS, help="folder of per-release facts")
     parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--from-installed-torch", action="store_true",
                         help="merge the installed torch's native_functions.yaml into the existing database")
@@ -63,7 +64,7 @@ def main(argv=None) -> int:
             raise SystemExit(f"{args.output} does not exist; build it from the data set first")
         database = add_installed_torch(previous, args.replace)
     else:
-        database = rebuild_from_shared(args.shared, previous)
+        database = rebuild_from_facts(args.facts, previous)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     data = dumps(database)
     args.output.write_bytes(data)

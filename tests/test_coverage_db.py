@@ -16,7 +16,7 @@ from cudalint.coverage.release_facts import KIND_COMPOSITE, KIND_MISSING, KIND_N
 from cudalint.coverage.resolve import reachable_gaps, resolve_release
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "mps-coverage"
+FACTS = REPO / "data" / "mps-coverage"
 SHIPPED = REPO / "rules" / "mps_coverage.json"
 RELEASES = ("1.13.1", "2.0.1", "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1",
             "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
@@ -178,10 +178,9 @@ def test_module_table_cases():
     assert ctc["aten::_ctc_loss.Tensor"].first_supported == "2.14.1"
 
 
-def test_rebuild_from_shared_is_byte_identical(tmp_path):
-    assert SHARED.is_dir(), f"the mps-coverage data set is expected at {SHARED}"
+def test_rebuild_from_the_facts_in_the_repository_is_byte_identical(tmp_path):
     output = tmp_path / "mps_coverage.json"
     shutil.copyfile(SHIPPED, output)  # releases once added from an installed torch are carried over
-    subprocess.run([sys.executable, str(REPO / "scripts" / "build_coverage_db.py"), str(SHARED), "-o", str(output)],
+    subprocess.run([sys.executable, str(REPO / "scripts" / "build_coverage_db.py"), str(FACTS), "-o", str(output)],
                    check=True, capture_output=True)
     assert output.read_bytes() == SHIPPED.read_bytes()

@@ -7,6 +7,7 @@ operators, and the OpInfo MPS test lists.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from pathlib import Path
@@ -30,12 +31,30 @@ _DELEGATE = re.compile(r"structured_delegate -> (\S+)")
 _ERROR_INPUTS_TEST = "mps_ops_error_inputs_modifier"
 _GRAD_TEST = "mps_ops_grad_modifier"
 REASON_LENGTH = 80
+# What the builder reads of a release file (scripts/vendor_mps_facts.py keeps only these).
+RELEASE_FIELDS = ("torch", "format_version", "source", "sources", "registered_outside_yaml", "xfail",
+                  "xfail_approximate", "xfail_lists", "xfail_sets")
+OP_FIELDS = ("on_mps", "kind", "basis", "decomposes_to", "autogen_of", "xfail_opinfo_guess",
+             "registered_outside_yaml")
+SUFFIXES = (".json", ".json.gz")
+
+
+def _version_of(path: Path) -> str:
+    name = path.name[len("torch-"):]
+    return next(name[: -len(suffix)] for suffix in sorted(SUFFIXES, key=len, reverse=True) if name.endswith(suffix))
 
 
 def release_files(directory: Path) -> Dict[str, Path]:
-    """version -> file, for every ``torch-<version>.json`` in ``directory``."""
-    found = {path.stem[len("torch-"):]: path for path in directory.glob("torch-*.json")}
+    """version -> file, for every ``torch-<version>.json`` (or ``.json.gz``) in ``directory``."""
+    found = {_version_of(path): path for suffix in SUFFIXES for path in directory.glob("torch-*" + suffix)}
     return {version: found[version] for version in sort_releases(found)}
+
+
+def load_release_file(path: Path) -> dict:
+    raw = path.read_bytes()
+    if path.name.endswith(".gz"):
+        raw = gzip.decompress(raw)
+    return json.loads(raw.decode("utf-8"))
 
 
 # Name parts of operators that serve one layout or library (sparse, quantized, ...);
@@ -110,7 +129,7 @@ def _complex_support(sets: dict) -> Dict[str, str]:
 
 
 def read_release(path: Path) -> ReleaseFacts:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = load_release_file(path)
     sources = data.get("sources", {})
     ops = {op_key(name): _op_facts(name, entry) for name, entry in data["ops"].items()}
     for name, entry in data["ops"].items():

@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     coverage = sub.add_parser("coverage", help="an API's or ATen operator's MPS status in every torch release")
     coverage.add_argument("query", help="e.g. torch.nn.functional.grid_sample, grid_sample, nn.Conv3d, aten::grid_sampler_3d")
     coverage.add_argument("--torch-version", help="the release to mark as the target (default: the newest)")
+    coverage.add_argument("--why", action="store_true",
+                          help="say where each release's answer came from (dispatch table, binary or Python "
+                               "registration, manual correction, test list)")
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
 
@@ -86,7 +89,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "check":
             return _check(args)
         if args.command == "coverage":
-            return _coverage(args.query, args.torch_version)
+            return _coverage(args.query, args.torch_version, args.why)
         if args.command == "rules":
             sys.stdout.write(rules_table())
             return EXIT_CLEAN
@@ -165,11 +168,11 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
 
 
-def _coverage(query: str, torch_version: Optional[str]) -> int:
+def _coverage(query: str, torch_version: Optional[str], why: bool = False) -> int:
     from cudalint.coverage.query import coverage_table
 
     try:
-        sys.stdout.write(coverage_table(query, torch_version))
+        sys.stdout.write(coverage_table(query, torch_version, why))
     except LookupError as exc:
         raise ConfigError(str(exc.args[0])) from None
     except ValueError as exc:

@@ -7,11 +7,12 @@ operators, and the OpInfo MPS test lists.
 
 from __future__ import annotations
 
+import ast
 import gzip
 import json
 import re
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from .names import base_name, op_key
 from .release_facts import (
@@ -20,6 +21,7 @@ from .release_facts import (
     KIND_MISSING,
     KIND_MISSING_BACKEND,
     KIND_NATIVE,
+    SOURCE_BINARY,
     OpFacts,
     ReleaseFacts,
     XfailEntry,
@@ -85,6 +87,13 @@ def short_reason(text: Optional[str]) -> str:
 
 
 def _op_facts(name: str, entry: dict) -> OpFacts:
+    facts = _yaml_or_binary_facts(name, entry)
+    if entry.get("registered_outside_yaml") or entry["on_mps"] == "cpu-fallback":
+        facts.source = SOURCE_BINARY
+    return facts
+
+
+def _yaml_or_binary_facts(name: str, entry: dict) -> OpFacts:
     on_mps = entry["on_mps"]
     if on_mps == "native":
         return OpFacts(KIND_NATIVE)
@@ -98,6 +107,43 @@ def _op_facts(name: str, entry: dict) -> OpFacts:
     if listed is None:  # registered outside the yaml (a device-mismatch guard): a real gap
         return OpFacts(KIND_MISSING)
     return OpFacts(missing_kind(name, [key.strip() for key in listed.group(1).split(",") if key.strip()]))
+
+
+def _dtype_list(node: ast.AST) -> Optional[Tuple[str, ...]]:
+    """``[torch.int32, torch.int64]`` -> ("int32", "int64"); None for anything else."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    names = []
+    for element in node.elts:
+        if not (isinstance(element, ast.Attribute) and isinstance(element.value, ast.Name)
+                and element.value.id == "torch"):
+            return None
+        names.append(element.attr)
+    return tuple(names)
+
+
+def always_listed(expression: str) -> Tuple[str, ...]:
+    """Dtypes in both branches of a conditional dtype list (``[a, b] if MACOS_VERSION < 15.0 else [b]``):
+    listed whatever the condition. () when the expression is not of that form."""
+    try:
+        node = ast.parse(expression, mode="eval").body
+    except SyntaxError:
+        return ()
+    if not isinstance(node, ast.IfExp):
+        return ()
+    body, orelse = _dtype_list(node.body), _dtype_list(node.orelse)
+    if body is None or orelse is None:
+        return ()
+    return tuple(dtype for dtype in body if dtype in orelse)
+
+
+def _xfail_entries(raw: dict) -> List[XfailEntry]:
+    entry = _xfail_entry(raw)
+    both = always_listed(raw["dtypes_expr"]) if raw.get("dtypes_expr") and raw.get("dtypes") is None else ()
+    if not both:
+        return [entry]
+    unconditional = XfailEntry(entry.list_name, entry.kind, entry.grad, both, entry.reason, raw.get("condition") or "")
+    return [unconditional, entry]
 
 
 def _xfail_entry(raw: dict) -> XfailEntry:
@@ -137,7 +183,7 @@ def read_release(path: Path) -> ReleaseFacts:
         delegate = _DELEGATE.match(entry.get("basis", ""))
         base = op_key(delegate.group(1)) if delegate else op_key(entry.get("autogen_of") or "")
         if entry["on_mps"] == "error" and ops.get(base) and ops[base].kind in (KIND_MISSING, KIND_MISSING_BACKEND):
-            ops[op_key(name)] = OpFacts(ops[base].kind)
+            ops[op_key(name)] = OpFacts(ops[base].kind, source=ops[op_key(name)].source)
     links = {
         op_key(name): tuple(entry["xfail_opinfo_guess"])
         for name, entry in data["ops"].items()
@@ -147,7 +193,7 @@ def read_release(path: Path) -> ReleaseFacts:
     if data.get("xfail") is not None:
         xfail = {}
         for key, entries in data["xfail"].items():
-            kept = [_xfail_entry(raw) for raw in entries if raw["function"] != _ERROR_INPUTS_TEST]
+            kept = [entry for raw in entries if raw["function"] != _ERROR_INPUTS_TEST for entry in _xfail_entries(raw)]
             if kept:
                 xfail[key] = kept
     if data.get("xfail") is None:

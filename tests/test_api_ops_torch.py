@@ -91,8 +91,12 @@ def test_yaml_reader_agrees_with_the_data_set_on_native_kernels():
     yaml_ops = read_native_functions(installed_torch()["yaml"])
     shipped = CoverageDB.load()
     native_yaml = {name for name, facts in yaml_ops.items() if facts.kind == "native"}
-    native_data = {op.split("::")[1] for op in shipped.ops() if shipped.status(op, "2.13.0") is OpStatus.NATIVE}
-    assert native_yaml == native_data
+    native = {op.split("::")[1]: shipped.source(op, "2.13.0") for op in shipped.ops()
+              if shipped.status(op, "2.13.0") is OpStatus.NATIVE}
+    assert native_yaml == {op for op, source in native.items() if source == "y"}
+    # what the yaml cannot show: a Python registration, and the functional call it serves (a correction)
+    assert {op: source for op, source in native.items() if source != "y"} == {
+        "linalg_lu_solve.out": "p", "linalg_lu_solve": "m"}
 
 
 @pytest.mark.parametrize("name, when", [
@@ -108,3 +112,17 @@ def test_module_table_samples(name, when):
 
 def test_whole_module_table():
     assert check_module_table() == []
+
+
+def test_python_registrations_of_the_installed_torch_are_in_the_data_file():
+    from cudalint.coverage.reviewed_facts import covering, load_registrations, scan_torch
+
+    scanned = scan_torch(Path(torch.__file__).parent)
+    assert scanned == {"linalg_lu_solve.out": "torch/_refs/linalg/__init__.py"}
+    # the dispatcher answers for Python-registered kernels even on a CPU build
+    dispatcher = {name[len("aten::"):] for name in torch._C._dispatch_get_registrations_for_dispatch_key("MPS")
+                  if name.startswith("aten::")}
+    assert dispatcher == set(scanned)
+    known = load_registrations(REPO / "data" / "mps-coverage" / "python_registrations.toml")
+    assert [r.op for r in known if r.span.covers("2.13.0")] == list(scanned)
+    assert all(covering(known, op, "2.13.0")[0].file == file for op, file in scanned.items())

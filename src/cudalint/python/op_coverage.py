@@ -30,6 +30,7 @@ from cudalint.coverage.api_ops import load_api_ops
 from cudalint.coverage.module_table import load_module_table
 from cudalint.coverage.names import op_key, qualified
 from cudalint.coverage.status import RUNS_ON_MPS
+from cudalint.coverage.target import RANGE_NOTE
 from cudalint.coverage.versions import version_tuple
 from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
 from cudalint.python.context import FileContext
@@ -109,16 +110,32 @@ def _module_names() -> FrozenSet[str]:
 
 
 @functools.lru_cache(maxsize=16)
+def older_allowed(version: Tuple[int, ...]) -> Tuple[str, ...]:
+    """The covered releases before the target that the project also allows (its floor on), oldest first."""
+    floor = getattr(version, "floor", None)
+    target = release_for(version)
+    if floor is None or target is None:
+        return ()
+    releases = CoverageDB.load().versions()
+    return tuple(r for r in releases[: releases.index(target)] if version_tuple(r)[:2] >= floor[:2])
+
+
+@functools.lru_cache(maxsize=16)
 def trigger_words(version: Tuple[int, ...]) -> FrozenSet[str]:
-    """Last names of the public APIs with an MPS gap at the target release (`interpolate`, `Conv3d`):
-    a file that mentions none of them cannot get CDL604-606 and need not be parsed for them."""
+    """Last names of the public APIs with an MPS gap at the target release, or at an older allowed one
+    (`interpolate`, `Conv3d`): a file that mentions none of them cannot get CDL604-606 or CDL609 and
+    need not be parsed for them."""
     release = release_for(version)
     if release is None:
         return frozenset()
     apis = [*load_api_ops()["apis"], *_module_names()]
     return frozenset(
-        api.rsplit(".", 1)[-1] for api in apis if is_public(api) and (api_cases(api, release) or dtype_gaps(api, release))
+        api.rsplit(".", 1)[-1] for api in apis if is_public(api) and _has_gap(api, release, older_allowed(version))
     )
+
+
+def _has_gap(api: str, release: str, older: Sequence[str]) -> bool:
+    return bool(api_cases(api, release) or dtype_gaps(api, release) or any(api_cases(api, r) for r in older))
 
 
 def _known_api(api: str) -> bool:
@@ -564,6 +581,7 @@ def _check_ops(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx
     ndim = fact.ndim if fact is not None else None
     found = _gaps(api, release, call, ndim)
     if found is None:
+        _check_range(api, call, ndim, release, ctx)
         return
     kind, ops, deciding = found
     label = _describe(api, deciding, ndim, any("ndim" in case.when for case in api_cases(api, release)))
@@ -581,6 +599,40 @@ def _check_ops(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx
             f"{reaches} {'run' if len(ops) > 1 else 'runs'} on the CPU in torch {_target(ctx)} (MPS falls back "
             f"silently, slowly, with a one-time warning); {support}",
         )
+
+
+# -- CDL609: runs at the target, fails in an older release the project allows -----------
+def _spans(releases: Sequence[str], within: Sequence[str]) -> str:
+    """"2.0-2.2" for consecutive releases of ``within``, comma-separated runs otherwise."""
+    runs: List[List[str]] = []
+    for release in releases:
+        if runs and within.index(release) == within.index(runs[-1][-1]) + 1:
+            runs[-1].append(release)
+        else:
+            runs.append([release])
+    return ", ".join(_short(run[0]) if len(run) == 1 else f"{_short(run[0])}-{_short(run[-1])}" for run in runs)
+
+
+def _check_range(api: str, call: cst.Call, ndim: Optional[int], release: str, ctx: FileContext) -> None:
+    older = older_allowed(ctx.torch_version)
+    failing = {r: found for r in older if (found := _gaps(api, r, call, ndim)) is not None}
+    if not failing:
+        return
+    ops = tuple(sorted({op for _, found_ops, _ in failing.values() for op in found_ops}))
+    seen = ctx.check_state.setdefault(CHECK + ":range", set())
+    if ops in seen:
+        return  # one note per operator
+    seen.add(ops)  # type: ignore[union-attr]
+    allowed = (*older, release)
+    first = allowed[allowed.index(max(failing, key=version_tuple)) + 1]
+    raises = any(kind == RAISES for kind, _, _ in failing.values())
+    deciding = next(iter(failing.values()))[2]
+    label = _describe(api, deciding, ndim, any("ndim" in case.when for case in api_cases(api, max(failing))))
+    plural = len(ops) > 1
+    verb = (("have" if plural else "has") + " no MPS kernel") if raises else ("run" if plural else "runs") + " on the CPU"
+    ctx.report("CDL609", call, RANGE_NOTE.format(
+        reaches=f"{label} reaches {', '.join(ops)}, which", verb=verb, failing=_spans(sorted(failing, key=version_tuple), allowed),
+        allowed=f"{_short(allowed[0])}-{_short(allowed[-1])}", first=_short(first)))
 
 
 # -- CDL606: a dtype the operator lacks on MPS -----------------------------------------
@@ -677,7 +729,7 @@ def _on_call(call: cst.Call, ctx: FileContext) -> None:
     if release is None:
         return
     api, source = _called_api(call, ctx)
-    if api is None or not (api_cases(api, release) or dtype_gaps(api, release)):
+    if api is None or not _has_gap(api, release, older_allowed(ctx.torch_version)):
         return
     fact = fact_of(source, ctx) if source is not None else None
     if api.startswith("torch.Tensor.") and (fact is None or fact.kind != "tensor"):

@@ -33,6 +33,7 @@ class RunResult:
     torch_version_source: str = "newest release cudalint knows"
     fixed: int = 0
     notes: List[str] = field(default_factory=list)  # project-level advice (the suggested torch lower bound)
+    lint_version: str = NEWEST_KNOWN_TORCH  # what files were linted for: the target and the oldest allowed release
 
 
 def top_level_manifests(root: Path) -> List[SourceFile]:
@@ -154,7 +155,8 @@ def run(
     `progress` is told how many files are done after each step."""
     files = list(discover(paths, settings.exclude, settings.root))
     torch_version, origin = target_torch(settings, files)
-    result = RunResult(files=len(files), torch_version=plain_version(torch_version), torch_version_source=origin)
+    result = RunResult(files=len(files), torch_version=plain_version(torch_version), torch_version_source=origin,
+                       lint_version=torch_version)
     report = progress or (lambda done, total: None)
     per_file: Dict[int, List[Finding]] = {}
     store = _open_cache(settings, torch_version) if cache else None

@@ -134,10 +134,10 @@ def project_target(dep) -> Tuple[str, str]:
 
     from .db import CoverageDB
 
-    allowed = allowed_releases(dep.specifier, CoverageDB.load().versions())
-    if not allowed:  # older or newer than every covered release: its own lower bound answers
-        from cudalint.manifests.versions import lower_bound
+    from cudalint.manifests.versions import lower_bound
 
+    allowed = allowed_releases(dep.specifier, CoverageDB.load().versions())
+    if len(allowed) < 2:  # one release (a pin), or none covered: the requirement's own version answers
         return lower_bound(dep.specifier) or "", f"from {dep.path}"
     origin = f"the newest release {requirement_text(dep)} in {dep.path} allows"
     return with_floor(short(allowed[-1]), short(allowed[0])), origin

@@ -26,7 +26,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 import libcst as cst
 
 from cudalint.coverage import CoverageDB
-from cudalint.coverage.api_ops import load_api_ops
+from cudalint.coverage.api_ops import UNKNOWN, api_arguments, load_api_ops
 from cudalint.coverage.module_table import load_module_table
 from cudalint.coverage.names import op_key, qualified
 from cudalint.coverage.status import RUNS_ON_MPS
@@ -40,30 +40,16 @@ from cudalint.python.visitor import Registry
 CHECK = "op-coverage"
 RAISES, ON_CPU = "raises", "cpu"
 KIND_OF_CODE = {"E": RAISES, "X": RAISES, "F": ON_CPU, "B": ON_CPU}  # other codes: runs, or undecided
-OWN_OP_PREFIXES = (("nn.functional.", ""), ("linalg.", "linalg_"), ("special.", "special_"), ("fft.", "fft_"),
-                   ("Tensor.", ""))
-PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.Tensor.")
+PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.Tensor.",
+                     "torch.optim.", "torchvision.ops.")
 WIDE_DTYPES = frozenset({"float64", "complex128"})
-UNKNOWN = object()  # an argument whose value the source does not show
 
-# Arguments that select between an API's cases: (position, default) per API and keyword.
-ARGUMENTS: Dict[str, Dict[str, Tuple[Optional[int], object]]] = {
-    "torch.nn.functional.interpolate": {"mode": (3, "nearest")},
-    "torch.nn.Upsample": {"mode": (2, "nearest")},
-    "torch.nn.Embedding": {"max_norm": (3, None)},
-    "torch.nn.functional.embedding": {"scale_grad_by_freq": (5, False), "sparse": (6, False)},
-    "torch.nn.functional.embedding_bag": {"scale_grad_by_freq": (5, False), "sparse": (7, False)},
-    "torch.nn.functional.ctc_loss": {"reduction": (5, "mean"), "zero_infinity": (6, False)},
-    "torch.linalg.norm": {"ord": (1, None)},
-}
 # Operators an API ("*": any) reaches only when an argument is visibly given (keyword, position,
 # the values that bring the operator in; None: any value but None). The OpInfo samples that
 # reached them happened to pass it.
 NEEDS_ARGUMENT: Dict[Tuple[str, str], Tuple[str, Optional[int], Optional[FrozenSet[object]]]] = {
     ("*", "aten::round.decimals"): ("decimals", None, None),
     ("*", "aten::embedding_renorm_"): ("max_norm", 3, None),
-    ("torch.norm", "aten::_linalg_svd"): ("p", 1, frozenset({"nuc"})),
-    ("torch.Tensor.norm", "aten::_linalg_svd"): ("p", 0, frozenset({"nuc"})),
     ("torch.linalg.matrix_norm", "aten::_linalg_svd"): ("ord", 1, frozenset({"nuc", 2, -2})),
 }
 # Adaptive pooling to size 1 is a mean, which runs everywhere: (keyword, position for functions).
@@ -97,6 +83,7 @@ ARRAY_KEEPS_DTYPE = frozenset({"reshape", "copy", "ravel", "flatten", "squeeze",
 class Case:
     when: Mapping[str, object]  # argument values / input rank this case stands for
     gaps: Tuple[Tuple[str, str], ...]  # (operator, RAISES or ON_CPU)
+    otherwise: bool = False  # the default case: holds when no other case does
 
 
 @functools.lru_cache(maxsize=16)
@@ -143,21 +130,22 @@ def _known_api(api: str) -> bool:
 
 
 def is_public(api: str) -> bool:
-    """torch.<fn>, torch.nn.functional/linalg/fft/special.<fn>, torch.Tensor.<method>, torch.nn.<Module>."""
+    """torch.<fn>, torch.nn.functional/linalg/fft/special.<fn>, torch.Tensor.<method>, torch.nn.<Module>,
+    torch.optim.<Optimizer>, torchvision.ops.<fn or Module>."""
     parts = api.split(".")
-    if parts[0] != "torch" or any(part.startswith("_") for part in parts):
+    if parts[0] not in ("torch", "torchvision") or any(part.startswith("_") for part in parts):
         return False
     return len(parts) == 2 or api.startswith(PUBLIC_NAMESPACES) or (len(parts) == 3 and parts[1] == "nn")
 
 
-def _raw_cases(api: str) -> List[Tuple[Mapping[str, object], Tuple[str, ...], Tuple[str, ...]]]:
-    """(when, entry ops, reached ops) per case of an API or nn.Module class."""
+def _raw_cases(api: str) -> List[Tuple[Mapping[str, object], Tuple[str, ...], Tuple[str, ...], bool]]:
+    """(when, entry ops, reached ops, the default case) per case of an API or nn.Module class."""
     if api in _module_names():
-        return [(case.when, case.entry, case.ops) for case in load_module_table() if case.name == api]
+        return [(case.when, case.entry, case.ops, False) for case in load_module_table() if case.name == api]
     record = load_api_ops()["apis"][api]
     entries = (record["entry"],) if record.get("entry") else ()
     cases = record.get("cases") or [{"when": {}, "ops": record["ops"]}]
-    return [(case["when"], entries, tuple(case["ops"])) for case in cases]
+    return [(case["when"], entries, tuple(case["ops"]), bool(case.get("otherwise"))) for case in cases]
 
 
 @functools.lru_cache(maxsize=None)
@@ -165,38 +153,17 @@ def api_cases(api: str, release: str) -> Tuple[Case, ...]:
     """The API's cases with their gaps at ``release``; empty when no case has one."""
     db = CoverageDB.load()
     cases = []
-    for when, entries, ops in _raw_cases(api):
+    for when, entries, ops, otherwise in _raw_cases(api):
         if any(db.code(op, release) in RUNS_ON_MPS for op in entries):
-            cases.append(Case(when, ()))  # the API's own composite takes an MPS path
+            cases.append(Case(when, (), otherwise))  # the API's own composite takes an MPS path
             continue
         gaps = {}
         for op in entries + ops:
             kind = KIND_OF_CODE.get(db.code(op, release))
             if kind is not None:
-                fallback = _intercepting_fallback(api, op, release)
-                gaps[fallback or qualified(op_key(op))] = ON_CPU if fallback else kind
-        cases.append(Case(when, tuple(sorted(gaps.items()))))
+                gaps[qualified(op_key(op))] = kind
+        cases.append(Case(when, tuple(sorted(gaps.items())), otherwise))
     return tuple(cases) if any(case.gaps for case in cases) else ()
-
-
-def _own_op(api: str) -> str:
-    """The operator named after an API: torch.linalg.svd -> linalg_svd, F.grid_sample -> grid_sample."""
-    rest = api[len("torch."):]
-    for prefix, replacement in OWN_OP_PREFIXES:
-        if rest.startswith(prefix):
-            return replacement + rest[len(prefix):]
-    return rest
-
-
-def _intercepting_fallback(api: str, op: str, release: str) -> Optional[str]:
-    """An explicit CPU fallback registered on a composite above ``op``, which takes the call first on
-    MPS: the API's own operator (torch.linalg.svd -> linalg_svd) or the `.vec` overload that Python
-    calls (interpolate -> upsample_nearest3d.vec). The dispatch trace only saw what it decomposes to."""
-    db = CoverageDB.load()
-    for candidate in (_own_op(api), op_key(op).split(".")[0] + ".vec"):
-        if db.has_op(candidate) and db.code(candidate, release) == "F":
-            return qualified(candidate)
-    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -266,7 +233,19 @@ def _argument(call: cst.Call, name: str, position: Optional[int]) -> Optional[cs
     if arg is not None:
         return arg.value
     positional = _positional(call)
-    return positional[position] if position is not None and position < len(positional) else None
+    return positional[position] if position is not None and 0 <= position < len(positional) else None
+
+
+def _argument_value(call: cst.Call, keyword: str, position: Optional[int], ctx: FileContext,
+                    default: object = UNKNOWN) -> object:
+    """The value of one argument of ``call`` (by keyword, else at ``position``; None or -1: keyword only):
+    a literal Python value (str, int, float, bool, None, or a tuple of those), ``default`` when the call
+    leaves the argument out, UNKNOWN when the source does not show it. The one place this check reads
+    argument values, so that a value model can answer for names here."""
+    node = _argument(call, keyword, position)
+    if node is None:
+        return UNKNOWN if _has_star(call) else default
+    return _literal(node)
 
 
 def _torch_dtype(node: cst.BaseExpression, ctx: FileContext) -> Optional[str]:
@@ -473,27 +452,29 @@ def _literal(node: Optional[cst.BaseExpression]) -> object:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         value = _literal(node.expression)
         return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN
+    if isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        items = tuple(_literal(element.value) for element in node.elements)
+        return UNKNOWN if any(item is UNKNOWN for item in items) else items
     return UNKNOWN
 
 
-def _argument_values(api: str, call: cst.Call, keys: FrozenSet[str]) -> Dict[str, object]:
+def _argument_values(api: str, call: cst.Call, keys: FrozenSet[str], ctx: FileContext) -> Dict[str, object]:
     """Visible value of each case-selecting argument: the literal, the default when left out, or UNKNOWN."""
-    known = ARGUMENTS.get(api, {})
+    known = api_arguments(api)
     values: Dict[str, object] = {}
     for key in keys:
         position, default = known.get(key, (None, UNKNOWN))
-        node = _argument(call, key, position)
-        if node is not None:
-            values[key] = _literal(node)
-        else:
-            values[key] = UNKNOWN if _has_star(call) else default
+        values[key] = _argument_value(call, key, position, ctx, default)
     return values
 
 
 def _same(expected: object, given: object) -> bool:
-    """``true`` in the tables means "set to anything but None/False" (Embedding's max_norm)."""
+    """``true`` in the tables means "set to anything but None/False" (Embedding's max_norm);
+    ``{kind = "number"}`` a number literal (isin's scalar)."""
     if expected is True:
         return given is not None and given is not False
+    if isinstance(expected, dict):
+        return expected.get("kind") == "number" and isinstance(given, (int, float)) and not isinstance(given, bool)
     return expected == given
 
 
@@ -512,54 +493,74 @@ def _possible(case: Case, values: Mapping[str, object], ndim: Optional[int], def
     return ndim is None or wanted is None or wanted == ndim
 
 
+def _certain(case: Case, values: Mapping[str, object], ndim: Optional[int]) -> bool:
+    """Whether the visible values put the call in ``case`` for sure."""
+    for key, expected in case.when.items():
+        given = ndim if key == "ndim" else values.get(key, UNKNOWN)
+        if given is UNKNOWN or given is None and key == "ndim" or not _same(expected, given):
+            return False
+    return True
+
+
+def _possible_cases(cases: Sequence[Case], values: Mapping[str, object], ndim: Optional[int],
+                    defaults: Mapping) -> List[Case]:
+    """The cases a call can be in; the default case holds unless another case certainly does."""
+    specific = [case for case in cases if not case.otherwise]
+    possible = [case for case in specific if _possible(case, values, ndim, defaults)]
+    if any(case.otherwise for case in cases) and not any(_certain(case, values, ndim) for case in specific):
+        possible += [case for case in cases if case.otherwise]
+    return possible
+
+
 def _needed_argument(api: str, op: str):
     return NEEDS_ARGUMENT.get((api, op)) or NEEDS_ARGUMENT.get(("*", op))
 
 
-def _reached(op: str, api: str, call: cst.Call) -> bool:
+def _reached(op: str, api: str, call: cst.Call, ctx: FileContext) -> bool:
     needed = _needed_argument(api, op)
     if needed is not None:
         keyword, position, values = needed
-        given = _argument(call, keyword, position)
-        value = _literal(given) if given is not None else None
+        value = _argument_value(call, keyword, position, ctx, default=None)
         return value is not None and value is not UNKNOWN and (values is None or value in values)
     if op in GLOBAL_POOL_OPS:
         keyword, position = GLOBAL_POOL_OPS[op]
-        size = _argument(call, keyword, 0 if api in _module_names() else position)
+        size = _argument_value(call, keyword, 0 if api in _module_names() else position, ctx, default=None)
         return size is not None and _visible_sizes(size) not in (None, {1})
     return True
 
 
-def _visible_sizes(node: cst.BaseExpression) -> Optional[set]:
-    """The set of sizes in a literal int or tuple of ints; None when not all visible."""
-    elements = [e.value for e in node.elements] if isinstance(node, (cst.Tuple, cst.List)) else [node]
-    sizes = {_literal(element) for element in elements}
-    return None if not elements or any(not isinstance(size, int) for size in sizes) else sizes
+def _visible_sizes(value: object) -> Optional[set]:
+    """The set of sizes in an int or tuple of ints; None when not all visible."""
+    sizes = set(value) if isinstance(value, tuple) else {value}
+    return None if not sizes or any(not isinstance(size, int) or isinstance(size, bool) for size in sizes) else sizes
 
 
-def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int]) -> Optional[Tuple[str, Tuple[str, ...], Dict]]:
+def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int], ctx: FileContext
+          ) -> Optional[Tuple[str, Tuple[str, ...], Dict]]:
     """(kind, operators, deciding values) when every case the call can be in has a gap, else None."""
     cases = api_cases(api, release)
     if not cases:
         return None
     keys = frozenset(key for case in cases for key in case.when if key != "ndim")
-    values = _argument_values(api, call, keys)
-    defaults = ARGUMENTS.get(api, {})
-    possible = [case for case in cases if _possible(case, values, ndim, defaults)]
+    values = _argument_values(api, call, keys, ctx)
+    possible = _possible_cases(cases, values, ndim, api_arguments(api))
     # an operator that an argument brings in is reached whatever the case (`x.round(decimals=1)`)
-    reached = {gap for case in cases for gap in case.gaps if _reached(gap[0], api, call)}
+    reached = {gap for case in cases for gap in case.gaps if _reached(gap[0], api, call, ctx)}
     forced = {gap for gap in reached if _needed_argument(api, gap[0])}
     gaps = [(set(case.gaps) & reached) | forced for case in possible]
     if not gaps or not all(gaps):
         return None
     kind = RAISES if all(any(k == RAISES for _, k in case) for case in gaps) else ON_CPU
     ops = tuple(sorted({op for case in gaps for op, k in case if k == kind}))
-    deciding = {key: value for key, value in values.items() if value is not UNKNOWN and len(possible) < len(cases)}
+    deciding = {key: value for key, value in values.items() if len(possible) < len(cases) or value is UNKNOWN}
     return kind, ops, deciding
 
 
 def _describe(api: str, deciding: Mapping[str, object], ndim: Optional[int], selected: bool) -> str:
-    shown = [f"{key}={value!r}" for key, value in sorted(deciding.items())]
+    """The API and the argument values that decided its case; an argument the source does not show is named
+    as such (every case it could select has the gap)."""
+    shown = [f"{key}={value!r}" if value is not UNKNOWN else f"{key} not visible, every case"
+             for key, value in sorted(deciding.items())]
     if ndim is not None and selected:
         shown.append(f"{ndim}-D input")
     return f"{api} ({', '.join(shown)})" if shown else api
@@ -579,7 +580,7 @@ def _support(ops: Sequence[str], release: str, ctx: FileContext) -> str:
 
 def _check_ops(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx: FileContext) -> None:
     ndim = fact.ndim if fact is not None else None
-    found = _gaps(api, release, call, ndim)
+    found = _gaps(api, release, call, ndim, ctx)
     if found is None:
         _check_range(api, call, ndim, release, ctx)
         return
@@ -615,7 +616,7 @@ def _spans(releases: Sequence[str], within: Sequence[str]) -> str:
 
 def _check_range(api: str, call: cst.Call, ndim: Optional[int], release: str, ctx: FileContext) -> None:
     older = older_allowed(ctx.torch_version)
-    failing = {r: found for r in older if (found := _gaps(api, r, call, ndim)) is not None}
+    failing = {r: found for r in older if (found := _gaps(api, r, call, ndim, ctx)) is not None}
     if not failing:
         return
     ops = tuple(sorted({op for _, found_ops, _ in failing.values() for op in found_ops}))

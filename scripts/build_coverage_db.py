@@ -25,12 +25,15 @@ from cudalint.coverage.installed_release import installed_python_registrations, 
 from cudalint.coverage.reviewed_facts import (  # noqa: E402
     CORRECTIONS_FILE,
     REGISTRATIONS_FILE,
+    TORCHVISION_FILE,
     load_corrections,
     load_registrations,
+    load_torchvision,
 )
 from cudalint.coverage.shared_facts import read_release, release_files  # noqa: E402
 
 DEFAULT_FACTS = REPO / "data" / "mps-coverage"
+TORCHVISION = REPO / "data" / "torchvision" / TORCHVISION_FILE
 DEFAULT_OUTPUT = REPO / "rules" / "mps_coverage.json"
 
 
@@ -50,7 +53,7 @@ def rebuild_from_facts(facts: Path, previous: dict | None, reviewed_dir: Path) -
         for version, info in previous["release_info"].items():
             if info.get("source") == "installed torch" and version not in files:
                 releases.append(release_from_database(previous, version))
-    return build_database(releases, *reviewed(reviewed_dir))
+    return build_database(releases, *reviewed(reviewed_dir), load_torchvision(TORCHVISION))
 
 
 def add_installed_torch(previous: dict, replace: bool, reviewed_dir: Path) -> dict:
@@ -64,7 +67,7 @@ def add_installed_torch(previous: dict, replace: bool, reviewed_dir: Path) -> di
     for registration in found:
         print(f"note: torch {release.version} registers {registration.op} for MPS in {registration.file}; "
               f"add it to {reviewed_dir / REGISTRATIONS_FILE}")
-    return build_database(list(existing.values()), [*registrations, *found], corrections)
+    return build_database(list(existing.values()), [*registrations, *found], corrections, load_torchvision(TORCHVISION))
 
 
 def main(argv=None) -> int:

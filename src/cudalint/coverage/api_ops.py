@@ -101,7 +101,7 @@ def api_arguments(api: str) -> Dict[str, Tuple[int, object]]:
 
 
 def _canonical(qualname: str) -> str:
-    return qualname if qualname.startswith("torch.") else "torch." + qualname
+    return qualname if qualname.startswith(("torch.", "torchvision.")) else "torch." + qualname
 
 
 def _same(expected: object, given: object) -> bool:

@@ -13,6 +13,7 @@ Layout (minified JSON, sorted keys)::
                             "x": ["OpInfo key", ...]}}   OpInfo keys whose test lists concern the op
     sources       legend of the provenance characters
     registrations [{op, releases: [i, ...], file, reference}]        Python registrations applied
+    torchvision   {pairs: {torch minor: torchvision minor}, ops: [{op, mps_from, reference}]}
     corrections   [{ops, releases: [i, ...], code, reference, why}]  manual corrections applied
     xfail         {OpInfo key: [[[i, ...], list, kind, grad, dtypes|null, reason, condition], ...]}
     complex       {OpInfo key: "yyymn.."}  complex dtypes per release: y yes, m from macOS 14, n no, . no data
@@ -38,7 +39,7 @@ from .release_facts import (
     XfailEntry,
 )
 from .resolve import resolve_release
-from .reviewed_facts import Correction, Registration, apply
+from .reviewed_facts import Correction, Registration, TorchvisionTable, apply
 from .status import CODE_ABSENT, CODE_LEGEND, COMPOSITE_CODES
 from .versions import sort_releases
 
@@ -73,11 +74,13 @@ def default_source(code: str) -> str:
 
 
 def build_database(releases: List[ReleaseFacts], registrations: Sequence[Registration] = (),
-                   corrections: Sequence[Correction] = ()) -> dict:
+                   corrections: Sequence[Correction] = (), torchvision: Optional[TorchvisionTable] = None) -> dict:
     versions = sort_releases([r.version for r in releases])
     by_version = {r.version: r for r in releases}
     ordered = [by_version[v] for v in versions]
     for release in ordered:
+        if torchvision is not None:
+            release.ops.update(torchvision.facts(release.version))
         apply(release.version, release.ops, registrations, corrections)
     resolved = [resolve_release(r.ops) for r in ordered]
     names = sorted(set().union(*(r.ops for r in ordered)))
@@ -119,6 +122,7 @@ def build_database(releases: List[ReleaseFacts], registrations: Sequence[Registr
              "why": c.why}
             for c in corrections if _covered(versions, c.span)
         ],
+        "torchvision": torchvision.to_json() if torchvision is not None else {"pairs": {}, "ops": []},
         "xfail": _xfail_table(ordered),
         "complex": _complex_table(ordered),
     }

@@ -116,6 +116,10 @@ class CoverageDB:
         key = op_key(op)
         return tuple(r for r in self._data["registrations"] if r["op"] == key and index in r["releases"])
 
+    def torchvision(self) -> dict:
+        """The torchvision table: torch minor -> torchvision minor, and each operator's first MPS release."""
+        return self._data["torchvision"]
+
     def corrections(self, op: str, version: str) -> Tuple[dict, ...]:
         """The manual corrections that decide ``op`` at ``version``."""
         index = self._releases.index(self._release(version))

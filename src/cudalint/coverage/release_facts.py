@@ -18,11 +18,13 @@ SOURCE_YAML = "y"        # native_functions.yaml: an MPS kernel, a structured de
 SOURCE_BINARY = "b"      # a registration in the macOS libtorch outside the yaml (MPSFallback.mm's CPU fallbacks, ...)
 SOURCE_PYTHON = "p"      # a kernel registered for MPS from Python (torch.library) in the wheel's .py files
 SOURCE_CORRECTION = "m"  # a reviewed manual correction (data/mps-coverage/corrections.toml), with its reference
+SOURCE_TORCHVISION = "t"  # torchvision's own operators, by the torchvision release paired with the torch release
 SOURCE_LEGEND = {
     SOURCE_YAML: "native_functions.yaml dispatch table of the release",
     SOURCE_BINARY: "registration in the release's macOS libtorch outside the yaml (MPSFallback.mm)",
     SOURCE_PYTHON: "MPS kernel registered from Python (torch.library) in the release's wheel",
     SOURCE_CORRECTION: "reviewed manual correction",
+    SOURCE_TORCHVISION: "torchvision release facts (data/torchvision/ops.toml)",
 }
 
 

@@ -30,6 +30,7 @@ from .release_facts import (
     KIND_NATIVE,
     SOURCE_CORRECTION,
     SOURCE_PYTHON,
+    SOURCE_TORCHVISION,
     OpFacts,
 )
 from .status import COMPOSITE_CODES
@@ -37,6 +38,7 @@ from .versions import version_tuple
 
 REGISTRATIONS_FILE = "python_registrations.toml"
 CORRECTIONS_FILE = "corrections.toml"
+TORCHVISION_FILE = "ops.toml"  # in data/torchvision/
 LEAF_KINDS = {"N": KIND_NATIVE, "F": KIND_CPU_FALLBACK, "E": KIND_MISSING, "G": KIND_MISSING_BACKEND}
 
 
@@ -99,6 +101,38 @@ def load_corrections(path: Path) -> List[Correction]:
         found.append(Correction(tuple(op_key(op) for op in entry["ops"]), _span(entry, where), code,
                                 entry["reference"], entry.get("why", "")))
     return found
+
+
+@dataclass(frozen=True)
+class TorchvisionTable:
+    pairs: Dict[str, str]                     # torch minor -> torchvision minor
+    ops: Tuple[Tuple[str, str, str], ...]     # (operator name, first torchvision release with MPS, reference)
+
+    def release_for(self, torch_version: str) -> Optional[str]:
+        return self.pairs.get(".".join(torch_version.split(".")[:2]))
+
+    def facts(self, torch_version: str) -> Dict[str, OpFacts]:
+        """``torchvision::<name>`` -> its MPS kind with the torchvision release paired with ``torch_version``."""
+        release = self.release_for(torch_version)
+        if release is None:
+            return {}
+        return {f"torchvision::{name}": OpFacts(KIND_NATIVE if version_tuple(release) >= version_tuple(first)
+                                                else KIND_MISSING, source=SOURCE_TORCHVISION)
+                for name, first, _ in self.ops}
+
+    def to_json(self) -> dict:
+        return {"pairs": self.pairs, "ops": [{"op": f"torchvision::{name}", "mps_from": first, "reference": ref}
+                                             for name, first, ref in self.ops]}
+
+
+def load_torchvision(path: Path) -> TorchvisionTable:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    ops = []
+    for index, entry in enumerate(data.get("op", [])):
+        if not entry.get("reference"):
+            raise ValueError(f"{path.name}: op {index + 1}: every entry needs a reference")
+        ops.extend((name, str(entry["mps_from"]), entry["reference"]) for name in entry["names"])
+    return TorchvisionTable({str(k): str(v) for k, v in data["pairs"].items()}, tuple(ops))
 
 
 def apply(version: str, ops: Dict[str, OpFacts], registrations: Iterable[Registration],

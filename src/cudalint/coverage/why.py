@@ -11,7 +11,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from .db import CoverageDB
 from .names import qualified
-from .release_facts import SOURCE_BINARY, SOURCE_CORRECTION, SOURCE_PYTHON
+from .release_facts import SOURCE_BINARY, SOURCE_CORRECTION, SOURCE_PYTHON, SOURCE_TORCHVISION
 from .status import CODE_ABSENT, COMPOSITE_CODES
 
 _YAML_SAYS = {
@@ -67,6 +67,13 @@ def reason(db: CoverageDB, op: str, release: str) -> str:
         found = db.registrations(op, release)
         if found:
             return f"Python registration in {found[0]['file']} [{found[0]['reference']}]"
+    if source == SOURCE_TORCHVISION:
+        table = db.torchvision()
+        found = next(entry for entry in table["ops"] if entry["op"] == op)
+        first_torch = next((t for t, v in table["pairs"].items() if v == found["mps_from"]), "?")
+        has = "an MPS kernel" if code == "N" else "no MPS kernel"
+        return (f"the torchvision release paired with this torch has {has}; MPS from torchvision "
+                f"{found['mps_from']} (torch {first_torch}) [{found['reference']}]")
     if source == SOURCE_BINARY:
         return "binary: " + _BINARY_SAYS.get(code, "registration outside the yaml")
     if code in COMPOSITE_CODES:

@@ -44,6 +44,14 @@ PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "tor
                      "torch.optim.", "torchvision.ops.")
 WIDE_DTYPES = frozenset({"float64", "complex128"})
 
+
+class _Tensor:
+    def __repr__(self) -> str:
+        return "<tensor>"
+
+
+TENSOR = _Tensor()  # an argument known to be a tensor (not a literal)
+
 # Operators an API ("*": any) reaches only when an argument is visibly given (keyword, position,
 # the values that bring the operator in; None: any value but None). The OpInfo samples that
 # reached them happened to pass it.
@@ -239,13 +247,17 @@ def _argument(call: cst.Call, name: str, position: Optional[int]) -> Optional[cs
 def _argument_value(call: cst.Call, keyword: str, position: Optional[int], ctx: FileContext,
                     default: object = UNKNOWN) -> object:
     """The value of one argument of ``call`` (by keyword, else at ``position``; None or -1: keyword only):
-    a literal Python value (str, int, float, bool, None, or a tuple of those), ``default`` when the call
-    leaves the argument out, UNKNOWN when the source does not show it. The one place this check reads
-    argument values, so that a value model can answer for names here."""
+    a literal Python value (str, int, float, bool, None, or a tuple of those), TENSOR for a value known to
+    be a tensor, ``default`` when the call leaves the argument out, UNKNOWN when the source does not show
+    it. The one place this check reads argument values, so that a value model can answer for names here."""
     node = _argument(call, keyword, position)
     if node is None:
         return UNKNOWN if _has_star(call) else default
-    return _literal(node)
+    value = _literal(node)
+    if value is UNKNOWN:
+        fact = fact_of(node, ctx)
+        return TENSOR if fact is not None and fact.kind == "tensor" else UNKNOWN
+    return value
 
 
 def _torch_dtype(node: cst.BaseExpression, ctx: FileContext) -> Optional[str]:

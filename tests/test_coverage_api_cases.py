@@ -116,3 +116,29 @@ def test_torchvision_ops_by_their_paired_release():
     why = run_cli("coverage", "torchvision.ops.nms", "--why").stdout.splitlines()
     assert why[-2].startswith("  1.13-2.0  E  the torchvision release paired with this torch has no MPS kernel; "
                               "MPS from torchvision 0.16 (torch 2.1) [pytorch/vision#7643")
+
+
+def test_grid_sample_border_padding_is_a_kernel_limit():
+    text = ("import torch\nimport torch.nn.functional as F\nx = torch.randn(1, 3, 8, 8)\n"
+            "a = F.grid_sample(x, g, padding_mode='border')\nb = F.grid_sample(x, g)\n"
+            "c = F.grid_sample(x, g, padding_mode=mode)\n")
+    [(code, line, _, message)] = found(text, "2.12")
+    assert (code, line) == ("CDL604", 4)
+    assert message.startswith("torch.nn.functional.grid_sample (padding_mode='border', 4-D input) reaches "
+                              "aten::grid_sampler_2d[padding_mode='border'], which has no MPS kernel in torch 2.12")
+    assert found(text, "2.13") == []
+
+
+def test_spot_check_agreement():
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "spot_check_coverage.py")],
+                            capture_output=True, text=True, timeout=300)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0
+    assert lines[-2:] == ["test list: 420 checks, 413 verifiable, 409 agree (99.0%)",
+                          "reference: 18 checks, 18 verifiable, 18 agree (100.0%)"]
+    assert sum(line.startswith("DISAGREE") for line in lines) == 4

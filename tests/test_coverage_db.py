@@ -162,7 +162,10 @@ def test_assess_api_without_torch():
     assert [(v.op, v.status, v.first_supported, v.release) for v in verdicts] == [
         ("aten::grid_sampler_3d", OpStatus.NOT_IMPLEMENTED, "2.9.1", "2.5.1")]
     both = assess_api("nn.functional.grid_sample", "2.5")
-    assert {v.op for v in both} == {"aten::grid_sampler_2d", "aten::grid_sampler_3d"}
+    assert {v.op for v in both} == {"aten::grid_sampler_2d", "aten::grid_sampler_3d"}  # padding_mode="zeros"
+    border = assess_api("nn.functional.grid_sample", "2.12", kwargs={"padding_mode": "border"}, ndim=4)
+    assert [(v.op, v.runs_on_mps, v.first_supported) for v in border] == [
+        ("aten::grid_sampler_2d[padding_mode='border']", False, "2.13.0")]
     bicubic = assess_api("torch.nn.functional.interpolate", "2.5", kwargs={"mode": "bicubic"}, ndim=4)
     assert [(v.op, v.runs_on_mps) for v in bicubic] == [("aten::upsample_bicubic2d", False)]
     assert assess_api("torch.no_such_api", "2.5") == []

@@ -111,13 +111,21 @@ def _same(expected: object, given: object) -> bool:
     return expected == given
 
 
-def _matches(when: Dict[str, object], kwargs: Dict[str, object], ndim: Optional[int]) -> bool:
-    """Lenient: a feature the caller does not know matches any value."""
+def _matches(when: Dict[str, object], kwargs: Dict[str, object], ndim: Optional[int],
+             defaults: Dict[str, object]) -> bool:
+    """A keyword the caller leaves out holds its default, if the API has one, and so does a keyword a case
+    does not name; a feature without default that the caller does not know matches any value."""
     for key, value in when.items():
         if key == "ndim":
             if ndim is not None and ndim != value:
                 return False
-        elif key in kwargs and not _same(value, kwargs[key]):
+            continue
+        given = kwargs.get(key, defaults.get(key, UNKNOWN))
+        if given is not UNKNOWN and not _same(value, given):
+            return False
+    for key, given in kwargs.items():  # a case that does not name a keyword stands for its default
+        default = defaults.get(key, UNKNOWN)
+        if key not in when and default is not UNKNOWN and not _same(default, given):
             return False
     return True
 
@@ -128,10 +136,10 @@ def _chosen_module_cases(cases: list, kwargs: Dict[str, object], ndim: Optional[
     def keywords(case) -> set:
         return set(case.when) - {"ndim"}
 
-    specific = [c for c in cases if keywords(c) and keywords(c) <= kwargs.keys() and _matches(c.when, kwargs, ndim)]
+    specific = [c for c in cases if keywords(c) and keywords(c) <= kwargs.keys() and _matches(c.when, kwargs, ndim, {})]
     if specific:
         return specific
-    defaults = [c for c in cases if not keywords(c) and _matches(c.when, kwargs, ndim)]
+    defaults = [c for c in cases if not keywords(c) and _matches(c.when, kwargs, ndim, {})]
     return defaults or cases
 
 
@@ -154,7 +162,8 @@ def api_ops(qualname: str, *, kwargs: Optional[dict] = None, ndim: Optional[int]
     cases = record.get("cases")
     ops: Iterable[str] = record["ops"]
     if cases:
-        matching = [case for case in cases if _matches(case["when"], kwargs, ndim)]
+        defaults = {key: default for key, (_, default) in api_arguments(name).items()}
+        matching = [case for case in cases if _matches(case["when"], kwargs, ndim, defaults)]
         if matching:
             ops = [op for case in matching for op in case["ops"]]
     entries = (record["entry"],) if record.get("entry") else ()

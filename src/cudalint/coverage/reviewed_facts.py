@@ -88,7 +88,38 @@ def load_registrations(path: Path) -> List[Registration]:
     return found
 
 
+@dataclass(frozen=True)
+class Limit:
+    """An argument value the MPS kernel of ``op`` rejects in ``span``: database row ``op[argument]``."""
+
+    op: str
+    argument: str
+    span: Span
+    reference: str
+    why: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}[{self.argument}]"
+
+    def as_correction(self) -> Correction:
+        return Correction((self.key,), self.span, "E", self.reference, self.why)
+
+
+def load_limits(path: Path) -> List[Limit]:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    found = []
+    for index, entry in enumerate(data.get("limit", [])):
+        where = f"{path.name}: limit {index + 1}"
+        if not entry.get("reference"):
+            raise ValueError(f"{where}: every limit needs a reference")
+        found.append(Limit(op_key(entry["op"]), entry["argument"], _span(entry, where), entry["reference"],
+                           entry.get("why", "")))
+    return found
+
+
 def load_corrections(path: Path) -> List[Correction]:
+    """The [[op]] corrections, and each [[limit]] as a correction of its own row."""
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     found = []
     for index, entry in enumerate(data.get("op", [])):
@@ -100,7 +131,7 @@ def load_corrections(path: Path) -> List[Correction]:
             raise ValueError(f"{where}: unknown status code {code!r}")
         found.append(Correction(tuple(op_key(op) for op in entry["ops"]), _span(entry, where), code,
                                 entry["reference"], entry.get("why", "")))
-    return found
+    return found + [limit.as_correction() for limit in load_limits(path)]
 
 
 @dataclass(frozen=True)
@@ -137,7 +168,13 @@ def load_torchvision(path: Path) -> TorchvisionTable:
 
 def apply(version: str, ops: Dict[str, OpFacts], registrations: Iterable[Registration],
           corrections: Iterable[Correction]) -> None:
-    """Fold the reviewed facts covering ``version`` into ``ops`` (in place); corrections win."""
+    """Fold the reviewed facts covering ``version`` into ``ops`` (in place); corrections win. A limit's row
+    (``op[argument]``, named by its correction) starts as a copy of its operator."""
+    for correction in corrections:
+        for key in correction.ops:
+            base = key.split("[", 1)[0]
+            if "[" in key and base in ops and key not in ops:
+                ops[key] = OpFacts(ops[base].kind, ops[base].callees, ops[base].source, ops[base].forced)
     for registration in registrations:
         facts = ops.get(registration.op)
         if registration.span.covers(version) and facts is not None and facts.kind != KIND_NATIVE:

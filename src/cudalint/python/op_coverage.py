@@ -564,7 +564,10 @@ def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int], ctx: File
         return None
     kind = RAISES if all(any(k == RAISES for _, k in case) for case in gaps) else ON_CPU
     ops = tuple(sorted({op for case in gaps for op, k in case if k == kind}))
-    deciding = {key: value for key, value in values.items() if len(possible) < len(cases) or value is UNKNOWN}
+    known = api_arguments(api)
+    given = {key for key in values if _argument(call, key, known.get(key, (None, None))[0]) is not None}
+    deciding = {key: value for key, value in values.items()
+                if value is UNKNOWN or (key in given and len(possible) < len(cases))}
     return kind, ops, deciding
 
 

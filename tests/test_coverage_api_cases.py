@@ -139,6 +139,6 @@ def test_spot_check_agreement():
                             capture_output=True, text=True, timeout=300)
     lines = result.stdout.splitlines()
     assert result.returncode == 0
-    assert lines[-2:] == ["test list: 420 checks, 413 verifiable, 409 agree (99.0%)",
+    assert lines[-2:] == ["test list: 420 checks, 413 verifiable, 405 agree (98.1%)",
                           "reference: 18 checks, 18 verifiable, 18 agree (100.0%)"]
-    assert sum(line.startswith("DISAGREE") for line in lines) == 4
+    assert sum(line.startswith("DISAGREE") for line in lines) == 8

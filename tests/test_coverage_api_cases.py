@@ -142,3 +142,13 @@ def test_spot_check_agreement():
     assert lines[-2:] == ["test list: 420 checks, 413 verifiable, 405 agree (98.1%)",
                           "reference: 18 checks, 18 verifiable, 18 agree (100.0%)"]
     assert sum(line.startswith("DISAGREE") for line in lines) == 8
+
+
+def test_dtype_limits_of_an_opinfo_variant_follow_the_argument():
+    text = ("import torch\nimport torch.nn.functional as F\nx = torch.zeros(1, 3, 8, 8, dtype=torch.uint8)\n"
+            "y = F.interpolate(x, scale_factor=2, mode='bicubic')\nz = F.interpolate(x, scale_factor=2, mode='bilinear')\n")
+    [(code, line, column, message)] = found(text, "2.15")
+    assert (code, line, column) == ("CDL606", 4, 5)
+    assert message == ("torch.nn.functional.interpolate (bicubic) on a tensor of dtype uint8 is listed as not "
+                       "implemented on MPS in torch 2.15 (PyTorch's MPS test list: 'Failures due to lack of op "
+                       "implementation on MPS backend'); still listed in torch 2.15; use a float32 tensor")

@@ -130,7 +130,8 @@ def trigger_words(version: Tuple[int, ...]) -> FrozenSet[str]:
 
 
 def _has_gap(api: str, release: str, older: Sequence[str]) -> bool:
-    return bool(api_cases(api, release) or dtype_gaps(api, release) or any(api_cases(api, r) for r in older))
+    return bool(api_cases(api, release) or any(dtype_gaps(api, release, v) for v in opinfo_variants(api))
+                or any(api_cases(api, r) for r in older))
 
 
 def _known_api(api: str) -> bool:
@@ -174,19 +175,30 @@ def api_cases(api: str, release: str) -> Tuple[Case, ...]:
     return tuple(cases) if any(case.gaps for case in cases) else ()
 
 
+def _opinfo_base(api: str) -> str:
+    return api.split(".", 2)[-1] if api.startswith("torch.Tensor.") else api[len("torch."):]
+
+
+def opinfo_variants(api: str) -> Tuple[str, ...]:
+    """The API's OpInfo variant names: "" for the OpInfo named after it, "bicubic" for
+    nn.functional.interpolatebicubic (a variant is named after the argument value it tests)."""
+    record = load_api_ops()["apis"].get(api) or {}
+    base = _opinfo_base(api)
+    return tuple(key[len(base):] for key in record.get("opinfo", ()) if key.startswith(base))
+
+
 @functools.lru_cache(maxsize=None)
-def dtype_gaps(api: str, release: str) -> Mapping[str, str]:
+def dtype_gaps(api: str, release: str, variant: str = "") -> Mapping[str, str]:
     """dtype -> reason, for dtypes PyTorch's MPS test list marks unimplemented for this API at ``release``.
 
-    Only the OpInfo named after the API counts (variants test other arguments); float32 entries
-    concern a particular sample, float64 is CDL601's, and reasons about float64 outputs are skipped.
+    The OpInfo named after the API counts, or its ``variant`` (``interpolate`` + ``bicubic``) for a
+    call that passes that argument value; float32 entries concern a particular sample, float64 is
+    CDL601's, and reasons about float64 outputs are skipped.
     """
-    record = load_api_ops()["apis"].get(api)
-    key = api.split(".", 2)[-1] if api.startswith("torch.Tensor.") else api[len("torch."):]
-    if record is None or key not in record.get("opinfo", ()):
+    if variant not in opinfo_variants(api):
         return {}
     gaps = {}
-    for failure in CoverageDB.load().known_failures(key, release):
+    for failure in CoverageDB.load().known_failures(_opinfo_base(api) + variant, release):
         if failure.grad or failure.condition or failure.list_name != UNIMPLEMENTED_LIST or failure.dtypes is None:
             continue
         if "float64" in failure.reason:
@@ -655,22 +667,26 @@ def _check_range(api: str, call: cst.Call, ndim: Optional[int], release: str, ct
 def _check_dtype(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx: FileContext) -> None:
     if fact is None or fact.kind != "tensor" or fact.dtype is None:
         return
-    reason = dtype_gaps(api, release).get(fact.dtype)
-    if reason is None:
+    values = _argument_values(api, call, frozenset(api_arguments(api)), ctx)
+    variants = [""] + [value for value in values.values() if isinstance(value, str)]
+    variant = next((v for v in variants if fact.dtype in dtype_gaps(api, release, v)), None)
+    if variant is None:
         return
-    later = _dtype_listed_until(api, fact.dtype, release)
+    reason = dtype_gaps(api, release, variant)[fact.dtype]
+    later = _dtype_listed_until(api, fact.dtype, release, variant)
+    label = f"{api} ({variant})" if variant else api
     ctx.report(
         "CDL606", call,
-        f"{api} on a tensor of dtype {fact.dtype} is listed as not implemented on MPS in torch {_target(ctx)} "
+        f"{label} on a tensor of dtype {fact.dtype} is listed as not implemented on MPS in torch {_target(ctx)} "
         f"(PyTorch's MPS test list: {reason!r}); {later}",
     )
 
 
-def _dtype_listed_until(api: str, dtype: str, release: str) -> str:
+def _dtype_listed_until(api: str, dtype: str, release: str, variant: str = "") -> str:
     db = CoverageDB.load()
     releases = db.versions()
     for later in releases[releases.index(release) + 1:]:
-        if db.release_info(later).get("xfail") == "release" and dtype not in dtype_gaps(api, later):
+        if db.release_info(later).get("xfail") == "release" and dtype not in dtype_gaps(api, later, variant):
             return f"no longer listed from torch {_short(later)}, you target {_short(release)}"
     return f"still listed in torch {_short(releases[-1])}; use a float32 tensor"
 

@@ -602,7 +602,9 @@ def _support(ops: Sequence[str], release: str, ctx: FileContext) -> str:
     if first is None:
         newest = _short(CoverageDB.load().newest())
         return f"no torch release up to {newest} runs it on MPS"
-    return f"supported on MPS from torch {_short(first)}, you target {_target(ctx)}"
+    paired = CoverageDB.load().torchvision()["pairs"].get(_short(first))
+    with_torchvision = f" (torchvision {paired})" if paired and any(op.startswith("torchvision::") for op in ops) else ""
+    return f"supported on MPS from torch {_short(first)}{with_torchvision}, you target {_target(ctx)}"
 
 
 def _check_ops(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx: FileContext) -> None:

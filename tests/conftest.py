@@ -10,7 +10,7 @@ from cudalint.runner import lint_text
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
-SHARED = ROOT.parent / "shared"
+DATA = ROOT / "data"  # the facts the catalog and the coverage database are built from
 
 
 def findings_of(

@@ -45,7 +45,8 @@ def test_grid_sample_reaches_the_sampler_of_its_rank():
     assert "aten::grid_sampler_2d" in record_ops(F.grid_sample, image, grid, align_corners=False)
     volume, grid3d = torch.randn(1, 2, 3, 4, 4), torch.rand(1, 2, 2, 2, 3) * 2 - 1
     assert "aten::grid_sampler_3d" in record_ops(F.grid_sample, volume, grid3d, align_corners=False)
-    cases = load_api_ops()["apis"]["torch.nn.functional.grid_sample"]["cases"]
+    traced = json.loads((REPO / "rules" / "api_ops.json").read_text(encoding="utf-8"))["apis"]
+    cases = traced["torch.nn.functional.grid_sample"]["cases"]
     assert {(case["when"]["ndim"], tuple(case["ops"])) for case in cases} == {
         (4, ("aten::grid_sampler_2d",)), (5, ("aten::grid_sampler_3d",))}
 
@@ -91,8 +92,13 @@ def test_yaml_reader_agrees_with_the_data_set_on_native_kernels():
     yaml_ops = read_native_functions(installed_torch()["yaml"])
     shipped = CoverageDB.load()
     native_yaml = {name for name, facts in yaml_ops.items() if facts.kind == "native"}
-    native_data = {op.split("::")[1] for op in shipped.ops() if shipped.status(op, "2.13.0") is OpStatus.NATIVE}
-    assert native_yaml == native_data
+    native = {op.split("::")[1]: shipped.source(op, "2.13.0") for op in shipped.ops()
+              if op.startswith("aten::") and shipped.status(op, "2.13.0") is OpStatus.NATIVE}
+    limits = {op for op in native if "[" in op}  # rows of kernel limits (corrections.toml), not operators
+    assert native_yaml == {op for op, source in native.items() if source == "y"} - limits
+    # what the yaml cannot show: a Python registration, and the functional call it serves (a correction)
+    assert {op: source for op, source in native.items() if source != "y" and op not in limits} == {
+        "linalg_lu_solve.out": "p", "linalg_lu_solve": "m"}
 
 
 @pytest.mark.parametrize("name, when", [
@@ -108,3 +114,17 @@ def test_module_table_samples(name, when):
 
 def test_whole_module_table():
     assert check_module_table() == []
+
+
+def test_python_registrations_of_the_installed_torch_are_in_the_data_file():
+    from cudalint.coverage.reviewed_facts import covering, load_registrations, scan_torch
+
+    scanned = scan_torch(Path(torch.__file__).parent)
+    assert scanned == {"linalg_lu_solve.out": "torch/_refs/linalg/__init__.py"}
+    # the dispatcher answers for Python-registered kernels even on a CPU build
+    dispatcher = {name[len("aten::"):] for name in torch._C._dispatch_get_registrations_for_dispatch_key("MPS")
+                  if name.startswith("aten::")}
+    assert dispatcher == set(scanned)
+    known = load_registrations(REPO / "data" / "mps-coverage" / "python_registrations.toml")
+    assert [r.op for r in known if r.span.covers("2.13.0")] == list(scanned)
+    assert all(covering(known, op, "2.13.0")[0].file == file for op, file in scanned.items())

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SHARED, findings_of
+from conftest import DATA, ROOT, findings_of
 from cudalint.catalog import CODE_RE, load_catalog
 from cudalint.cli import rules_table
 from cudalint.manifests import manifest_kind
@@ -59,7 +59,7 @@ def test_rule_names_are_unique():
 
 
 def test_every_api_in_the_reference_is_covered():
-    reference = tomllib.loads((SHARED / "reference" / "api-map.toml").read_text(encoding="utf-8"))
+    reference = tomllib.loads((DATA / "reference" / "api-map.toml").read_text(encoding="utf-8"))
     covered = set()
     for rule in CATALOG:
         for kind in ("refs", "imports", "methods", "attributes", "arguments", "env"):

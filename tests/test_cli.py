@@ -212,3 +212,6 @@ def test_target_release_comes_from_the_project_when_one_file_is_checked(tmp_path
     (tmp_path / "src" / "m.py").write_text("import torch\n")
     result = run_cli("check", "src/m.py", cwd=tmp_path)
     assert result.stdout.strip().endswith("target torch 2.4.1 (from requirements.txt).")
+    (tmp_path / "requirements.txt").write_text("torch>=2.4.1,<2.7\n")
+    result = run_cli("check", "src/m.py", cwd=tmp_path)
+    assert result.stdout.strip().endswith("target torch 2.6 (the newest release torch>=2.4.1,<2.7 in requirements.txt allows).")

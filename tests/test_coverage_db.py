@@ -16,7 +16,7 @@ from cudalint.coverage.release_facts import KIND_COMPOSITE, KIND_MISSING, KIND_N
 from cudalint.coverage.resolve import reachable_gaps, resolve_release
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "mps-coverage"
+FACTS = REPO / "data" / "mps-coverage"
 SHIPPED = REPO / "rules" / "mps_coverage.json"
 RELEASES = ("1.13.1", "2.0.1", "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1",
             "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
@@ -162,7 +162,10 @@ def test_assess_api_without_torch():
     assert [(v.op, v.status, v.first_supported, v.release) for v in verdicts] == [
         ("aten::grid_sampler_3d", OpStatus.NOT_IMPLEMENTED, "2.9.1", "2.5.1")]
     both = assess_api("nn.functional.grid_sample", "2.5")
-    assert {v.op for v in both} == {"aten::grid_sampler_2d", "aten::grid_sampler_3d"}
+    assert {v.op for v in both} == {"aten::grid_sampler_2d", "aten::grid_sampler_3d"}  # padding_mode="zeros"
+    border = assess_api("nn.functional.grid_sample", "2.12", kwargs={"padding_mode": "border"}, ndim=4)
+    assert [(v.op, v.runs_on_mps, v.first_supported) for v in border] == [
+        ("aten::grid_sampler_2d[padding_mode='border']", False, "2.13.0")]
     bicubic = assess_api("torch.nn.functional.interpolate", "2.5", kwargs={"mode": "bicubic"}, ndim=4)
     assert [(v.op, v.runs_on_mps) for v in bicubic] == [("aten::upsample_bicubic2d", False)]
     assert assess_api("torch.no_such_api", "2.5") == []
@@ -178,10 +181,9 @@ def test_module_table_cases():
     assert ctc["aten::_ctc_loss.Tensor"].first_supported == "2.14.1"
 
 
-def test_rebuild_from_shared_is_byte_identical(tmp_path):
-    assert SHARED.is_dir(), f"the mps-coverage data set is expected at {SHARED}"
+def test_rebuild_from_the_facts_in_the_repository_is_byte_identical(tmp_path):
     output = tmp_path / "mps_coverage.json"
     shutil.copyfile(SHIPPED, output)  # releases once added from an installed torch are carried over
-    subprocess.run([sys.executable, str(REPO / "scripts" / "build_coverage_db.py"), str(SHARED), "-o", str(output)],
+    subprocess.run([sys.executable, str(REPO / "scripts" / "build_coverage_db.py"), str(FACTS), "-o", str(output)],
                    check=True, capture_output=True)
     assert output.read_bytes() == SHIPPED.read_bytes()

@@ -156,8 +156,11 @@ def test_torch_version_option_config_manifest_and_default(project):
     (project / "setup.cfg").write_text("[flake8]\ncudalint-torch-version = 2.2\n")
     assert message() == from_option
     (project / "setup.cfg").unlink()
+    # from the project's manifest, like `cudalint check`: the newest release it allows
     (project / "requirements.txt").write_text("torch>=2.2\n")
-    assert message("--isolated") == from_option  # from the project's manifest, like `cudalint check`
+    assert message("--isolated") == newest
+    (project / "requirements.txt").write_text("torch>=2.2,<2.3\n")
+    assert message("--isolated") == from_option
     (project / "pyproject.toml").write_text('[tool.cudalint]\ntorch-version = "2.15"\n')
     assert message("--isolated") == newest
     as_json = json.loads(run_cli("check", "--no-cache", "--format", "json", "a.py", "--torch-version", "2.2", cwd=project).stdout)

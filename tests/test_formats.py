@@ -64,7 +64,8 @@ def test_sarif_is_valid_and_complete(project):
 
     assert run["columnKind"] == "unicodeCodePoints"
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.resolve().as_uri() + "/"
-    assert run["properties"] == {"filesChecked": 3, "torchVersion": "2.3", "torchVersionSource": "from requirements.txt"}
+    assert run["properties"] == {"filesChecked": 3, "torchVersion": "2.15",
+                                 "torchVersionSource": "the newest release torch>=2.3 in requirements.txt allows"}
     got = [
         (
             r["ruleId"],
@@ -220,4 +221,4 @@ def test_summary_counts_severities_fixable_and_torch_release(project):
     result = run_cli("check", "--no-cache", "--extend-select", "CDL210", ".", cwd=project)
     last = result.stdout.splitlines()[-1]
     assert last.startswith("Found 5 problems (4 errors, 1 info) in 3 files checked; 1 fixable")
-    assert last.endswith("; target torch 2.3 (from requirements.txt).")
+    assert last.endswith("; target torch 2.15 (the newest release torch>=2.3 in requirements.txt allows).")

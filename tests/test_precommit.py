@@ -122,7 +122,7 @@ def test_check_hook_fails_on_cuda_code_and_manifests(hooks, tmp_path):
     assert "train.py:2:19: CDL102 .cuda() moves data to CUDA only; use .to(device)" in result.stdout
     assert "requirements.txt:2:1: CDL501 " in result.stdout
     assert "README.md" not in result.stdout
-    assert "target torch 2.3 (from requirements.txt)" in result.stdout
+    assert "target torch 2.15 (the newest release torch>=2.3 in requirements.txt allows)" in result.stdout
 
 
 def test_check_hook_passes_on_portable_code(hooks, tmp_path):

@@ -48,8 +48,9 @@ def test_json_without_trace(in_root, capsys):
                          "fixable_total", "families", "dependency_blockers", "op_coverage", "checklist", "overall"]
     import torch
 
-    assert doc["torch"] == {"target": "2.9", "target_source": "from fixtures/demo/requirements.txt",
-                            "database_release": "2.9.1", "database_note": "", "installed": torch.__version__,
+    assert doc["torch"] == {"target": "2.15",
+                            "target_source": "the newest release torch>=2.9 in fixtures/demo/requirements.txt allows",
+                            "database_release": "2.15.0", "database_note": "", "installed": torch.__version__,
                             "mps_built": torch.backends.mps.is_built(),
                             "mps_available": torch.backends.mps.is_available(), "note": "checked on this machine"}
     assert {f["family"]: f["findings"] for f in doc["families"]} == FAMILY_COUNTS
@@ -60,12 +61,12 @@ def test_json_without_trace(in_root, capsys):
     assert doc["dependency_blockers"] == []
     assert doc["op_coverage"] == {"static": [], "traced": None}
     assert [(item["id"], item["verdict"], item["checked_against"]) for item in doc["checklist"]] == [
-        ("dependencies", "pass", "torch 2.9.1"),
-        ("operators", "pending", "torch 2.9.1"),
-        ("cpu_fallbacks", "pending", "torch 2.9.1"),
-        ("dtypes", "warning", "torch 2.9.1"),
-        ("cuda_runtime", "fail", "torch 2.9.1"),
-        ("numerics", "pending", "torch 2.9.1"),
+        ("dependencies", "pass", "torch 2.15.0"),
+        ("operators", "pending", "torch 2.15.0"),
+        ("cpu_fallbacks", "pending", "torch 2.15.0"),
+        ("dtypes", "warning", "torch 2.15.0"),
+        ("cuda_runtime", "fail", "torch 2.15.0"),
+        ("numerics", "pending", "torch 2.15.0"),
     ]
     assert doc["checklist"][3]["evidence"] == [
         "fixtures/demo/train.py:26:39 CDL601 torch.float64 does not exist on MPS; use float32 "

@@ -48,8 +48,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("rules", help="list every rule")
     coverage = sub.add_parser("coverage", help="an API's or ATen operator's MPS status in every torch release")
-    coverage.add_argument("query", help="e.g. torch.nn.functional.grid_sample, grid_sample, nn.Conv3d, aten::grid_sampler_3d")
+    coverage.add_argument("query", nargs="?",
+                          help="e.g. torch.nn.functional.grid_sample, grid_sample, nn.Conv3d, aten::grid_sampler_3d")
+    coverage.add_argument("--project", metavar="PATH",
+                          help="instead of a query: the operators PATH reaches that fail on MPS in a release its torch "
+                               "requirement allows, and the lower bound from which they all run")
     coverage.add_argument("--torch-version", help="the release to mark as the target (default: the newest)")
+    coverage.add_argument("--why", action="store_true",
+                          help="say where each release's answer came from (dispatch table, binary or Python "
+                               "registration, manual correction, test list)")
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
 
@@ -86,7 +93,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "check":
             return _check(args)
         if args.command == "coverage":
-            return _coverage(args.query, args.torch_version)
+            return _coverage(args.query, args.torch_version, args.why, args.project)
         if args.command == "rules":
             sys.stdout.write(rules_table())
             return EXIT_CLEAN
@@ -165,11 +172,20 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
 
 
-def _coverage(query: str, torch_version: Optional[str]) -> int:
+def _coverage(query: Optional[str], torch_version: Optional[str], why: bool, project: Optional[str]) -> int:
     from cudalint.coverage.query import coverage_table
 
+    if (query is None) == (project is None):
+        raise ConfigError("coverage: give a QUERY or --project PATH")
     try:
-        sys.stdout.write(coverage_table(query, torch_version))
+        if project is not None:
+            from cudalint.coverage.project import project_report
+
+            sys.stdout.write(project_report(project, torch_version))
+        else:
+            sys.stdout.write(coverage_table(query, torch_version, why))
+    except MissingPath as exc:
+        raise ConfigError(str(exc)) from None
     except LookupError as exc:
         raise ConfigError(str(exc.args[0])) from None
     except ValueError as exc:

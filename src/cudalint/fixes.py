@@ -179,7 +179,7 @@ def fix_all(result: RunResult, settings: Settings, *, unsafe: bool, write: bool,
     """Fix every Python file of a run that has an applicable fix, in worker processes when there are many."""
     displays = sorted({f.path for f in applicable(result.findings, unsafe) if f.path.endswith((".py", ".pyi"))})
     sources = [SourceFile(Path(display), display, "python") for display in displays]
-    arguments = (settings, result.torch_version, unsafe, write)
+    arguments = (settings, result.lint_version, unsafe, write)
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and len(sources) >= 8:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -200,6 +200,6 @@ def refresh(result: RunResult, outcomes: Sequence[FixOutcome], settings: Setting
         return
     kept = [finding for finding in result.findings if finding.path not in changed]
     for display in sorted(changed):
-        kept.extend(lint_file(SourceFile(Path(display), display, "python"), settings, result.torch_version))
+        kept.extend(lint_file(SourceFile(Path(display), display, "python"), settings, result.lint_version))
     result.findings = sorted(kept, key=lambda finding: finding.sort_key)
     result.fixed = sum(outcome.applied for outcome in outcomes if outcome.changed)

@@ -20,7 +20,7 @@ from cudalint.findings import Finding, Severity
 from cudalint.noqa import noqa_lines, silenced
 from cudalint.python.analyze import checks_for, check_python, unreadable
 from cudalint.source import decode_python, decode_text
-from cudalint.versions import parse_version
+from cudalint.versions import parse_version, plain_version
 
 PARALLEL_THRESHOLD = 16  # below this many files a process pool costs more than it saves
 NEWEST_KNOWN_TORCH = "2.15"
@@ -33,6 +33,8 @@ class RunResult:
     torch_version: str = NEWEST_KNOWN_TORCH
     torch_version_source: str = "newest release cudalint knows"
     fixed: int = 0
+    notes: List[str] = field(default_factory=list)  # project-level advice (the suggested torch lower bound)
+    lint_version: str = NEWEST_KNOWN_TORCH  # what files were linted for: the target and the oldest allowed release
 
 
 def top_level_manifests(root: Path) -> List[SourceFile]:
@@ -49,22 +51,33 @@ def top_level_manifests(root: Path) -> List[SourceFile]:
     return found
 
 
-def target_torch(settings: Settings, files: Sequence[SourceFile]) -> Tuple[str, str]:
-    """--torch-version, else the project's own pin or lower bound (in the files linted, then at the top
-    of the project, so a pre-commit run on one changed file still sees the project's pin), else the
-    newest known release."""
-    if settings.torch_version:
-        return settings.torch_version, "configured"
+def torch_requirement(settings: Settings, files: Sequence[SourceFile]) -> Optional[manifests.Dependency]:
+    """The project's torch requirement: in the files linted, then at the top of the project (so a
+    pre-commit run on one changed file still sees it)."""
     for source in [*files, *top_level_manifests(settings.root)]:
         if source.kind == "python" and source.path.name != "setup.py":
             continue
         try:
             text = source.path.read_text(encoding="utf-8")
-            found = manifests.torch_version_from(manifests.dependencies(source.display, text))
+            found = manifests.torch_requirement(manifests.dependencies(source.display, text))
         except Exception:  # noqa: BLE001 - a broken manifest is reported by its own check
             continue
-        if found:
-            return found, f"from {source.display}"
+        if found is not None:
+            return found
+    return None
+
+
+def target_torch(settings: Settings, files: Sequence[SourceFile]) -> Tuple[str, str]:
+    """--torch-version, else the newest covered release the project's torch requirement allows (what a
+    user installing today gets; the text also carries the oldest allowed release, see
+    versions.with_floor), else the newest known release."""
+    if settings.torch_version:
+        return settings.torch_version, "configured"
+    dep = torch_requirement(settings, files)
+    if dep is not None:
+        from cudalint.coverage.target import project_target
+
+        return project_target(dep)
     return NEWEST_KNOWN_TORCH, "newest release cudalint knows"
 
 
@@ -92,7 +105,7 @@ def lint_text(
             )
         )
     if kind != "python" or Path(display).name == "setup.py":
-        findings.extend(manifests.check_manifest(display, text, torch_version=torch_version))
+        findings.extend(manifests.check_manifest(display, text, torch_version=plain_version(torch_version)))
     return _filter(findings, text, display, settings, noqa)
 
 
@@ -149,7 +162,8 @@ def run(
     if settings.project is None and any(source.kind == "python" for source in files):
         settings = dataclasses.replace(settings, project=project_index(settings, cache))
     torch_version, origin = target_torch(settings, files)
-    result = RunResult(files=len(files), torch_version=torch_version, torch_version_source=origin)
+    result = RunResult(files=len(files), torch_version=plain_version(torch_version), torch_version_source=origin,
+                       lint_version=torch_version)
     report = progress or (lambda done, total: None)
     per_file: Dict[int, List[Finding]] = {}
     store = _open_cache(settings, torch_version) if cache else None
@@ -192,6 +206,10 @@ def run(
             report(done, len(files))
     for index in sorted(per_file):
         result.findings.extend(per_file[index])
+    if not settings.torch_version:
+        from cudalint.coverage.target import project_notes
+
+        result.findings, result.notes = project_notes(result.findings, torch_requirement(settings, files))
     result.findings.sort(key=lambda f: f.sort_key)
     return result
 

@@ -8,12 +8,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
+
 from .db import CoverageDB, rules_dir
 from .module_table import module_cases
 from .names import op_key, qualified
 from .status import CODE_MISSING_BACKEND, OpStatus, Resolution
 
+UNKNOWN = object()  # an argument value the source does not show (or a required argument's default)
 API_OPS_FILE = "api_ops.json"
+API_CASES_FILE = "api_cases.toml"
+TRACED = "cpu trace"
+REQUIRED = "?"  # an argument without default in api_cases.toml
 
 
 @dataclass(frozen=True)
@@ -29,12 +38,70 @@ class OpVerdict:
 
 @functools.lru_cache(maxsize=4)
 def load_api_ops(path: Optional[str] = None) -> dict:
+    """The API -> operator mapping: the CPU trace (api_ops.json), in-place variants derived from it, and
+    the reviewed cases of api_cases.toml on top. Each record says where it came from (``source``);
+    ``arguments`` holds, per API, the arguments that choose its case: {name: (position, default)}."""
     file = Path(path) if path else rules_dir() / API_OPS_FILE
-    return json.loads(file.read_text(encoding="utf-8"))
+    data = json.loads(file.read_text(encoding="utf-8"))
+    apis = data["apis"]
+    for record in apis.values():
+        record.setdefault("source", TRACED)
+    _add_inplace_variants(apis)
+    data["arguments"] = {}
+    with open(file.parent / API_CASES_FILE, "rb") as handle:
+        reviewed = tomllib.load(handle)["api"]
+    for entry in reviewed:
+        name = entry["name"]
+        if "arguments" in entry:
+            data["arguments"][name] = {key: (position, _default(value))
+                                       for key, (position, value) in entry["arguments"].items()}
+        if "ops" not in entry and "case" not in entry:
+            continue
+        record: Dict[str, object] = {"source": entry["source"]}
+        if "opinfo" in apis.get(name, {}):
+            record["opinfo"] = apis[name]["opinfo"]
+        if "case" in entry:
+            record["cases"] = [{"when": case.get("when", {}), "ops": case["ops"], **({} if "when" in case else
+                                                                                     {"otherwise": True})}
+                               for case in entry["case"]]
+            record["ops"] = sorted({op for case in entry["case"] for op in case["ops"]})
+        else:
+            record["ops"] = list(entry["ops"])
+        apis[name] = record
+    return data
+
+
+def _default(value: object) -> object:
+    return {"None": None, REQUIRED: UNKNOWN}.get(value, value) if isinstance(value, str) else value
+
+
+def _add_inplace_variants(apis: Dict[str, dict]) -> None:
+    """torch.Tensor.X_ for each traced torch.Tensor.X whose operators have in-place overloads (X_)."""
+    db = CoverageDB.load()
+
+    def inplace(op: str) -> str:
+        base, dot, overload = op_key(op).partition(".")
+        candidate = f"{base}_{dot}{overload}"
+        return qualified(candidate) if db.has_op(candidate) else op
+
+    for name in [n for n in apis if n.startswith("torch.Tensor.") and not n.endswith("_")]:
+        record = apis[name]
+        if name + "_" in apis or all(inplace(op) == op for op in record["ops"]):
+            continue
+        derived = {"ops": sorted({inplace(op) for op in record["ops"]}), "source": f"in-place form of {name}"}
+        if record.get("cases"):
+            derived["cases"] = [{"when": case["when"], "ops": sorted({inplace(op) for op in case["ops"]})}
+                                for case in record["cases"]]
+        apis[name + "_"] = derived
+
+
+def api_arguments(api: str) -> Dict[str, Tuple[int, object]]:
+    """The arguments that choose the API's case: name -> (position, default); -1: keyword only."""
+    return load_api_ops()["arguments"].get(api, {})
 
 
 def _canonical(qualname: str) -> str:
-    return qualname if qualname.startswith("torch.") else "torch." + qualname
+    return qualname if qualname.startswith(("torch.", "torchvision.")) else "torch." + qualname
 
 
 def _same(expected: object, given: object) -> bool:
@@ -44,13 +111,21 @@ def _same(expected: object, given: object) -> bool:
     return expected == given
 
 
-def _matches(when: Dict[str, object], kwargs: Dict[str, object], ndim: Optional[int]) -> bool:
-    """Lenient: a feature the caller does not know matches any value."""
+def _matches(when: Dict[str, object], kwargs: Dict[str, object], ndim: Optional[int],
+             defaults: Dict[str, object]) -> bool:
+    """A keyword the caller leaves out holds its default, if the API has one, and so does a keyword a case
+    does not name; a feature without default that the caller does not know matches any value."""
     for key, value in when.items():
         if key == "ndim":
             if ndim is not None and ndim != value:
                 return False
-        elif key in kwargs and not _same(value, kwargs[key]):
+            continue
+        given = kwargs.get(key, defaults.get(key, UNKNOWN))
+        if given is not UNKNOWN and not _same(value, given):
+            return False
+    for key, given in kwargs.items():  # a case that does not name a keyword stands for its default
+        default = defaults.get(key, UNKNOWN)
+        if key not in when and default is not UNKNOWN and not _same(default, given):
             return False
     return True
 
@@ -61,10 +136,10 @@ def _chosen_module_cases(cases: list, kwargs: Dict[str, object], ndim: Optional[
     def keywords(case) -> set:
         return set(case.when) - {"ndim"}
 
-    specific = [c for c in cases if keywords(c) and keywords(c) <= kwargs.keys() and _matches(c.when, kwargs, ndim)]
+    specific = [c for c in cases if keywords(c) and keywords(c) <= kwargs.keys() and _matches(c.when, kwargs, ndim, {})]
     if specific:
         return specific
-    defaults = [c for c in cases if not keywords(c) and _matches(c.when, kwargs, ndim)]
+    defaults = [c for c in cases if not keywords(c) and _matches(c.when, kwargs, ndim, {})]
     return defaults or cases
 
 
@@ -87,7 +162,8 @@ def api_ops(qualname: str, *, kwargs: Optional[dict] = None, ndim: Optional[int]
     cases = record.get("cases")
     ops: Iterable[str] = record["ops"]
     if cases:
-        matching = [case for case in cases if _matches(case["when"], kwargs, ndim)]
+        defaults = {key: default for key, (_, default) in api_arguments(name).items()}
+        matching = [case for case in cases if _matches(case["when"], kwargs, ndim, defaults)]
         if matching:
             ops = [op for case in matching for op in case["ops"]]
     entries = (record["entry"],) if record.get("entry") else ()

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from .database_format import FORMAT, FORMAT_VERSION, release_from_database
+from .database_format import FORMAT, FORMAT_VERSION, default_source, release_from_database
 from .names import op_key, qualified
 from .release_facts import ReleaseFacts
 from .resolve import reachable_gaps
@@ -99,6 +99,32 @@ class CoverageDB:
     def runs_on_mps(self, op: str, version: str) -> bool:
         """Runs on the GPU: a native kernel, or a composite whose reachable operators all have one."""
         return self.code(op, version) in RUNS_ON_MPS
+
+    def sources(self, op: str) -> str:
+        """Where each release's answer came from, one character per release (legend: ``SOURCE_LEGEND``)."""
+        entry = self._ops.get(op_key(op))
+        if isinstance(entry, dict) and "p" in entry:
+            return entry["p"]  # type: ignore[return-value]
+        return "".join(default_source(code) for code in self.codes(op))
+
+    def source(self, op: str, version: str) -> str:
+        return self.sources(op)[self._releases.index(self._release(version))]
+
+    def registrations(self, op: str, version: str) -> Tuple[dict, ...]:
+        """The Python registrations that make ``op`` run on MPS at ``version``."""
+        index = self._releases.index(self._release(version))
+        key = op_key(op)
+        return tuple(r for r in self._data["registrations"] if r["op"] == key and index in r["releases"])
+
+    def torchvision(self) -> dict:
+        """The torchvision table: torch minor -> torchvision minor, and each operator's first MPS release."""
+        return self._data["torchvision"]
+
+    def corrections(self, op: str, version: str) -> Tuple[dict, ...]:
+        """The manual corrections that decide ``op`` at ``version``."""
+        index = self._releases.index(self._release(version))
+        key = op_key(op)
+        return tuple(c for c in self._data["corrections"] if key in c["ops"] and index in c["releases"])
 
     def first_supported(self, op: str, after: Optional[str] = None) -> Optional[str]:
         """First covered release where ``op`` runs on MPS (see runs_on_mps), later than ``after`` if given."""

@@ -8,11 +8,27 @@ outside the yaml and the OpInfo test lists are absent for such a release.
 
 from __future__ import annotations
 
-from typing import List
+import importlib.util
+from pathlib import Path
+from typing import List, Sequence
 
 from .native_functions import installed_torch, read_native_functions
 from .release_facts import KIND_COMPOSITE, OpFacts, ReleaseFacts
+from .reviewed_facts import Registration, Span, covering, scan_torch
 from .versions import version_tuple
+
+
+def installed_python_registrations(version: str, known: Sequence[Registration]) -> List[Registration]:
+    """MPS registrations in the installed torch's .py files that ``known`` does not list for ``version``."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        return []
+    minor = ".".join(version.split(".")[:2])
+    found = []
+    for op, file in sorted(scan_torch(Path(spec.origin).parent).items()):
+        if not covering(known, op, version):
+            found.append(Registration(op, Span(minor, minor), file, f"found in {file} of the installed torch {version}"))
+    return found
 
 
 def read_installed_release(known: List[ReleaseFacts]) -> ReleaseFacts:

@@ -21,8 +21,8 @@ def op_key(name: str) -> str:
 
 
 def qualified(key: str) -> str:
-    """``add.Tensor`` -> ``aten::add.Tensor``."""
-    return key if key.startswith(NAMESPACE) else NAMESPACE + key
+    """``add.Tensor`` -> ``aten::add.Tensor``; another namespace's operator (``torchvision::nms``) as is."""
+    return key if "::" in key else NAMESPACE + key
 
 
 def base_name(name: str) -> str:

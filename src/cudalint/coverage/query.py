@@ -8,6 +8,7 @@ from .api_ops import api_ops, load_api_ops, module_cases
 from .db import CoverageDB
 from .names import qualified
 from .status import CODE_LEGEND
+from .why import explain_op
 
 NAMESPACES = ("torch.", "torch.nn.functional.", "torch.Tensor.", "torch.nn.", "torch.linalg.", "torch.fft.", "torch.special.")
 
@@ -28,7 +29,7 @@ def resolve_query(query: str, db: CoverageDB) -> Tuple[str, Tuple[str, ...]]:
     raise LookupError(f"{query!r} is neither a torch API in the mapping nor an ATen operator in the database")
 
 
-def coverage_table(query: str, torch_version: Optional[str] = None) -> str:
+def coverage_table(query: str, torch_version: Optional[str] = None, why: bool = False) -> str:
     db = CoverageDB.load()
     found, ops = resolve_query(query, db)
     releases = list(db.versions())
@@ -52,6 +53,11 @@ def coverage_table(query: str, torch_version: Optional[str] = None) -> str:
     lines.append(
         f"runs on MPS from torch {'.'.join(first.split('.')[:2])}" if first else "no release in the database runs all of it on MPS"
     )
+    if why:
+        lines.append("")
+        lines.append("why, per release:")
+        for op in ops:
+            lines.extend(explain_op(db, op))
     return "\n".join(lines) + "\n"
 
 

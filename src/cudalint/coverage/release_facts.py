@@ -13,10 +13,27 @@ KIND_MISSING = "missing"                  # dense CPU and CUDA kernels exist, MP
 KIND_MISSING_BACKEND = "missing_backend"  # only one other backend / layout has a kernel
 
 
+# Where an operator's answer for one release comes from (the database's per-release provenance).
+SOURCE_YAML = "y"        # native_functions.yaml: an MPS kernel, a structured delegate, a composite, or no MPS key
+SOURCE_BINARY = "b"      # a registration in the macOS libtorch outside the yaml (MPSFallback.mm's CPU fallbacks, ...)
+SOURCE_PYTHON = "p"      # a kernel registered for MPS from Python (torch.library) in the wheel's .py files
+SOURCE_CORRECTION = "m"  # a reviewed manual correction (data/mps-coverage/corrections.toml), with its reference
+SOURCE_TORCHVISION = "t"  # torchvision's own operators, by the torchvision release paired with the torch release
+SOURCE_LEGEND = {
+    SOURCE_YAML: "native_functions.yaml dispatch table of the release",
+    SOURCE_BINARY: "registration in the release's macOS libtorch outside the yaml (MPSFallback.mm)",
+    SOURCE_PYTHON: "MPS kernel registered from Python (torch.library) in the release's wheel",
+    SOURCE_CORRECTION: "reviewed manual correction",
+    SOURCE_TORCHVISION: "torchvision release facts (data/torchvision/ops.toml)",
+}
+
+
 @dataclass
 class OpFacts:
     kind: str
     callees: Optional[Tuple[str, ...]] = None  # composite ops: direct ATen callees (database keys); None = unknown
+    source: str = SOURCE_YAML
+    forced: Optional[str] = None  # a corrected composite outcome (storage code), instead of resolving the callees
 
 
 @dataclass

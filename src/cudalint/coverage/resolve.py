@@ -4,7 +4,7 @@ Follows each composite's direct callees recursively (a callee that is being
 resolved further up the chain counts as neutral, so cycles terminate) and
 collects the operators without an MPS path that can be reached.
 
-Three rules keep device and layout branches from counting as gaps:
+Two rules keep device and layout branches from counting as gaps:
 
 * callees that only shape, view, copy or allocate tensors (``STRUCTURAL_OPS``)
   are taken to run everywhere and are not followed (their code paths for
@@ -12,10 +12,12 @@ Three rules keep device and layout branches from counting as gaps:
   conjugation callees, which only work on complex tensors;
 * a callee whose only kernels belong to one other backend or layout
   (``cudnn_*``, ``*_for_cpu``, sparse, quantized, ...) sits behind a device or
-  layout check and is ignored;
-* a composite that directly calls an MPS-specific operator (``mps`` in its
-  name) that has an MPS kernel takes that branch for MPS tensors, so its other
-  callees are taken to be other devices' paths.
+  layout check and is ignored.
+
+Where a composite picks its path by device in a way the call graph cannot show
+(the convolutions choosing ``_mps_convolution``), a reviewed correction
+(data/mps-coverage/corrections.toml) fixes its outcome: such an operator
+carries a ``forced`` code and is not resolved.
 """
 
 from __future__ import annotations
@@ -58,15 +60,20 @@ class Reach:
 _NEUTRAL = Reach()
 
 
-def has_mps_branch(callees: Tuple[str, ...], ops: Mapping[str, OpFacts]) -> bool:
-    for callee in callees:
-        facts = ops.get(callee)
-        if facts is not None and facts.kind == KIND_NATIVE and "mps" in base_name(callee).split("_"):
-            return True
-    return False
+def _forced_reach(key: str, code: str) -> Reach:
+    """What a composite with a corrected outcome stands for, to the composites calling it."""
+    if code == codes.CODE_COMPOSITE_RUNS:
+        return Reach(works=True)
+    if code == codes.CODE_COMPOSITE_FALLBACK:
+        return Reach(fallbacks=frozenset({key}))
+    if code == codes.CODE_COMPOSITE_UNKNOWN:
+        return _NEUTRAL
+    return Reach(gaps=frozenset({key}), works=code == codes.CODE_COMPOSITE_PARTIAL)
 
 
 def _leaf_reach(key: str, facts: Optional[OpFacts]) -> Reach:
+    if facts is not None and facts.forced:
+        return _forced_reach(key, facts.forced)
     if facts is None or facts.kind == KIND_MISSING_BACKEND:
         return _NEUTRAL
     if facts.kind == KIND_NATIVE:
@@ -91,13 +98,12 @@ class Resolver:
     def _followed(self, key: str) -> Tuple[str, ...]:
         """Callees whose own reach counts for ``key`` (structural ones are not followed)."""
         callees = self.ops[key].callees or ()
-        if has_mps_branch(callees, self.ops):
-            return ()
         return tuple(c for c in callees if base_name(c) not in NOT_FOLLOWED)
 
     def _is_composite(self, key: str) -> bool:
+        """A composite to resolve (one with a corrected outcome counts as a leaf)."""
         facts = self.ops.get(key)
-        return facts is not None and facts.kind == KIND_COMPOSITE
+        return facts is not None and facts.kind == KIND_COMPOSITE and not facts.forced
 
     def reach(self, key: str) -> Reach:
         if not self._is_composite(key):
@@ -109,8 +115,6 @@ class Resolver:
     def _own_reach(self, key: str) -> Reach:
         """What ``key`` reaches through its non-composite callees."""
         callees = self.ops[key].callees or ()
-        if has_mps_branch(callees, self.ops):
-            return Reach(works=True)
         parts = [_leaf_reach(c, self.ops.get(c)) for c in self._followed(key) if not self._is_composite(c)]
         return _union(parts, works=not callees)
 
@@ -170,6 +174,8 @@ class Resolver:
         facts = self.ops.get(key)
         if facts is None:
             return codes.CODE_ABSENT
+        if facts.forced:
+            return facts.forced
         if facts.kind == KIND_NATIVE:
             return codes.CODE_NATIVE
         if facts.kind == KIND_CPU_FALLBACK:

@@ -7,10 +7,12 @@ operators, and the OpInfo MPS test lists.
 
 from __future__ import annotations
 
+import ast
+import gzip
 import json
 import re
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from .names import base_name, op_key
 from .release_facts import (
@@ -19,6 +21,7 @@ from .release_facts import (
     KIND_MISSING,
     KIND_MISSING_BACKEND,
     KIND_NATIVE,
+    SOURCE_BINARY,
     OpFacts,
     ReleaseFacts,
     XfailEntry,
@@ -30,12 +33,30 @@ _DELEGATE = re.compile(r"structured_delegate -> (\S+)")
 _ERROR_INPUTS_TEST = "mps_ops_error_inputs_modifier"
 _GRAD_TEST = "mps_ops_grad_modifier"
 REASON_LENGTH = 80
+# What the builder reads of a release file (scripts/vendor_mps_facts.py keeps only these).
+RELEASE_FIELDS = ("torch", "format_version", "source", "sources", "registered_outside_yaml", "xfail",
+                  "xfail_approximate", "xfail_lists", "xfail_sets")
+OP_FIELDS = ("on_mps", "kind", "basis", "decomposes_to", "autogen_of", "xfail_opinfo_guess",
+             "registered_outside_yaml")
+SUFFIXES = (".json", ".json.gz")
+
+
+def _version_of(path: Path) -> str:
+    name = path.name[len("torch-"):]
+    return next(name[: -len(suffix)] for suffix in sorted(SUFFIXES, key=len, reverse=True) if name.endswith(suffix))
 
 
 def release_files(directory: Path) -> Dict[str, Path]:
-    """version -> file, for every ``torch-<version>.json`` in ``directory``."""
-    found = {path.stem[len("torch-"):]: path for path in directory.glob("torch-*.json")}
+    """version -> file, for every ``torch-<version>.json`` (or ``.json.gz``) in ``directory``."""
+    found = {_version_of(path): path for suffix in SUFFIXES for path in directory.glob("torch-*" + suffix)}
     return {version: found[version] for version in sort_releases(found)}
+
+
+def load_release_file(path: Path) -> dict:
+    raw = path.read_bytes()
+    if path.name.endswith(".gz"):
+        raw = gzip.decompress(raw)
+    return json.loads(raw.decode("utf-8"))
 
 
 # Name parts of operators that serve one layout or library (sparse, quantized, ...);
@@ -66,6 +87,13 @@ def short_reason(text: Optional[str]) -> str:
 
 
 def _op_facts(name: str, entry: dict) -> OpFacts:
+    facts = _yaml_or_binary_facts(name, entry)
+    if entry.get("registered_outside_yaml") or entry["on_mps"] == "cpu-fallback":
+        facts.source = SOURCE_BINARY
+    return facts
+
+
+def _yaml_or_binary_facts(name: str, entry: dict) -> OpFacts:
     on_mps = entry["on_mps"]
     if on_mps == "native":
         return OpFacts(KIND_NATIVE)
@@ -79,6 +107,43 @@ def _op_facts(name: str, entry: dict) -> OpFacts:
     if listed is None:  # registered outside the yaml (a device-mismatch guard): a real gap
         return OpFacts(KIND_MISSING)
     return OpFacts(missing_kind(name, [key.strip() for key in listed.group(1).split(",") if key.strip()]))
+
+
+def _dtype_list(node: ast.AST) -> Optional[Tuple[str, ...]]:
+    """``[torch.int32, torch.int64]`` -> ("int32", "int64"); None for anything else."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    names = []
+    for element in node.elts:
+        if not (isinstance(element, ast.Attribute) and isinstance(element.value, ast.Name)
+                and element.value.id == "torch"):
+            return None
+        names.append(element.attr)
+    return tuple(names)
+
+
+def always_listed(expression: str) -> Tuple[str, ...]:
+    """Dtypes in both branches of a conditional dtype list (``[a, b] if MACOS_VERSION < 15.0 else [b]``):
+    listed whatever the condition. () when the expression is not of that form."""
+    try:
+        node = ast.parse(expression, mode="eval").body
+    except SyntaxError:
+        return ()
+    if not isinstance(node, ast.IfExp):
+        return ()
+    body, orelse = _dtype_list(node.body), _dtype_list(node.orelse)
+    if body is None or orelse is None:
+        return ()
+    return tuple(dtype for dtype in body if dtype in orelse)
+
+
+def _xfail_entries(raw: dict) -> List[XfailEntry]:
+    entry = _xfail_entry(raw)
+    both = always_listed(raw["dtypes_expr"]) if raw.get("dtypes_expr") and raw.get("dtypes") is None else ()
+    if not both:
+        return [entry]
+    unconditional = XfailEntry(entry.list_name, entry.kind, entry.grad, both, entry.reason, raw.get("condition") or "")
+    return [unconditional, entry]
 
 
 def _xfail_entry(raw: dict) -> XfailEntry:
@@ -110,7 +175,7 @@ def _complex_support(sets: dict) -> Dict[str, str]:
 
 
 def read_release(path: Path) -> ReleaseFacts:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = load_release_file(path)
     sources = data.get("sources", {})
     ops = {op_key(name): _op_facts(name, entry) for name, entry in data["ops"].items()}
     for name, entry in data["ops"].items():
@@ -118,7 +183,7 @@ def read_release(path: Path) -> ReleaseFacts:
         delegate = _DELEGATE.match(entry.get("basis", ""))
         base = op_key(delegate.group(1)) if delegate else op_key(entry.get("autogen_of") or "")
         if entry["on_mps"] == "error" and ops.get(base) and ops[base].kind in (KIND_MISSING, KIND_MISSING_BACKEND):
-            ops[op_key(name)] = OpFacts(ops[base].kind)
+            ops[op_key(name)] = OpFacts(ops[base].kind, source=ops[op_key(name)].source)
     links = {
         op_key(name): tuple(entry["xfail_opinfo_guess"])
         for name, entry in data["ops"].items()
@@ -128,7 +193,7 @@ def read_release(path: Path) -> ReleaseFacts:
     if data.get("xfail") is not None:
         xfail = {}
         for key, entries in data["xfail"].items():
-            kept = [_xfail_entry(raw) for raw in entries if raw["function"] != _ERROR_INPUTS_TEST]
+            kept = [entry for raw in entries if raw["function"] != _ERROR_INPUTS_TEST for entry in _xfail_entries(raw)]
             if kept:
                 xfail[key] = kept
     if data.get("xfail") is None:

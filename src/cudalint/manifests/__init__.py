@@ -36,7 +36,7 @@ from cudalint.manifests.requirement import looks_like_url
 from cudalint.manifests.requirements import read_requirements
 from cudalint.manifests.versions import lower_bound
 
-__all__ = ["Dependency", "check_manifest", "dependencies", "manifest_kind", "torch_version_from"]
+__all__ = ["Dependency", "check_manifest", "dependencies", "manifest_kind", "torch_requirement", "torch_version_from"]
 
 # (kind, globs on the lower-cased file name)
 _NAMES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
@@ -139,11 +139,15 @@ def check_manifest(path: str, text: str, *, torch_version: Optional[str] = None)
     return sorted(findings, key=lambda f: f.sort_key)
 
 
+def torch_requirement(deps: Iterable[Dependency]) -> Optional[Dependency]:
+    """The first entry that requires torch with a version: its specifier says which releases are allowed."""
+    for dep in deps:
+        if dep.kind in ("package", "url", "vcs") and dep.name in _TORCH_NAMES and lower_bound(dep.specifier):
+            return dep
+    return None
+
+
 def torch_version_from(deps: Iterable[Dependency]) -> Optional[str]:
     """The torch release the entries pin or lower-bound: 'torch>=2.1,<3' -> '2.1'; None when none does."""
-    for dep in deps:
-        if dep.kind in ("package", "url", "vcs") and dep.name in _TORCH_NAMES:
-            version = lower_bound(dep.specifier)
-            if version:
-                return version
-    return None
+    dep = torch_requirement(deps)
+    return lower_bound(dep.specifier) if dep is not None else None

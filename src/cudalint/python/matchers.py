@@ -232,13 +232,18 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
 
 
+def _oldest_allowed(ctx: FileContext) -> Tuple[int, ...]:
+    """A fix must work on every release the project allows: the oldest one decides `fix_since`."""
+    return getattr(ctx.torch_version, "floor", None) or ctx.torch_version
+
+
 def _reference_fix(entry: Entry, node: cst.CSTNode, ctx: FileContext) -> Optional[FixPlan]:
     """A ref entry's `fix`: the portable name, from the release `fix_since`, optionally
     with a first argument (`torch.cuda.amp.autocast(...)` -> `torch.autocast("cuda", ...)`)
     or as a guarded statement (`if torch.accelerator.is_available(): ...`)."""
     spec = entry.spec
     target = spec.get("fix")
-    if not target or ctx.torch_version < parse_version(spec.get("fix_since", "0")):
+    if not target or _oldest_allowed(ctx) < parse_version(spec.get("fix_since", "0")):
         return None
     safety = Safety(spec.get("fix_safety", entry.rule.fix if entry.rule.fix != "none" else "unsafe"))
     new_name = template(target)
@@ -432,7 +437,7 @@ def _method_fix(entry: Entry, call: cst.Call, ctx: FileContext) -> Optional[FixP
 def _argument_fix(entry: Entry, call: cst.Call, arg: cst.Arg, ctx: FileContext) -> Optional[FixPlan]:
     """An `arguments` entry's fix: a new value (`fix_value`) or dropping the argument (`fix_drop`)."""
     spec = entry.spec
-    if ctx.torch_version < parse_version(spec.get("fix_since", "0")):
+    if _oldest_allowed(ctx) < parse_version(spec.get("fix_since", "0")):
         return None
     safety = Safety(spec.get("fix_safety", entry.rule.fix if entry.rule.fix != "none" else "unsafe"))
     if "fix_value" in spec:

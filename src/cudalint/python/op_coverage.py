@@ -26,10 +26,11 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 import libcst as cst
 
 from cudalint.coverage import CoverageDB
-from cudalint.coverage.api_ops import load_api_ops
+from cudalint.coverage.api_ops import UNKNOWN, api_arguments, load_api_ops
 from cudalint.coverage.module_table import load_module_table
 from cudalint.coverage.names import op_key, qualified
 from cudalint.coverage.status import RUNS_ON_MPS
+from cudalint.coverage.target import RANGE_NOTE
 from cudalint.coverage.versions import version_tuple
 from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
 from cudalint.python.context import FileContext
@@ -39,30 +40,24 @@ from cudalint.python.visitor import Registry
 CHECK = "op-coverage"
 RAISES, ON_CPU = "raises", "cpu"
 KIND_OF_CODE = {"E": RAISES, "X": RAISES, "F": ON_CPU, "B": ON_CPU}  # other codes: runs, or undecided
-OWN_OP_PREFIXES = (("nn.functional.", ""), ("linalg.", "linalg_"), ("special.", "special_"), ("fft.", "fft_"),
-                   ("Tensor.", ""))
-PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.Tensor.")
+PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.Tensor.",
+                     "torch.optim.", "torchvision.ops.")
 WIDE_DTYPES = frozenset({"float64", "complex128"})
-UNKNOWN = object()  # an argument whose value the source does not show
 
-# Arguments that select between an API's cases: (position, default) per API and keyword.
-ARGUMENTS: Dict[str, Dict[str, Tuple[Optional[int], object]]] = {
-    "torch.nn.functional.interpolate": {"mode": (3, "nearest")},
-    "torch.nn.Upsample": {"mode": (2, "nearest")},
-    "torch.nn.Embedding": {"max_norm": (3, None)},
-    "torch.nn.functional.embedding": {"scale_grad_by_freq": (5, False), "sparse": (6, False)},
-    "torch.nn.functional.embedding_bag": {"scale_grad_by_freq": (5, False), "sparse": (7, False)},
-    "torch.nn.functional.ctc_loss": {"reduction": (5, "mean"), "zero_infinity": (6, False)},
-    "torch.linalg.norm": {"ord": (1, None)},
-}
+
+class _Tensor:
+    def __repr__(self) -> str:
+        return "<tensor>"
+
+
+TENSOR = _Tensor()  # an argument known to be a tensor (not a literal)
+
 # Operators an API ("*": any) reaches only when an argument is visibly given (keyword, position,
 # the values that bring the operator in; None: any value but None). The OpInfo samples that
 # reached them happened to pass it.
 NEEDS_ARGUMENT: Dict[Tuple[str, str], Tuple[str, Optional[int], Optional[FrozenSet[object]]]] = {
     ("*", "aten::round.decimals"): ("decimals", None, None),
     ("*", "aten::embedding_renorm_"): ("max_norm", 3, None),
-    ("torch.norm", "aten::_linalg_svd"): ("p", 1, frozenset({"nuc"})),
-    ("torch.Tensor.norm", "aten::_linalg_svd"): ("p", 0, frozenset({"nuc"})),
     ("torch.linalg.matrix_norm", "aten::_linalg_svd"): ("ord", 1, frozenset({"nuc", 2, -2})),
 }
 # Adaptive pooling to size 1 is a mean, which runs everywhere: (keyword, position for functions).
@@ -96,6 +91,7 @@ ARRAY_KEEPS_DTYPE = frozenset({"reshape", "copy", "ravel", "flatten", "squeeze",
 class Case:
     when: Mapping[str, object]  # argument values / input rank this case stands for
     gaps: Tuple[Tuple[str, str], ...]  # (operator, RAISES or ON_CPU)
+    otherwise: bool = False  # the default case: holds when no other case does
 
 
 @functools.lru_cache(maxsize=16)
@@ -109,16 +105,33 @@ def _module_names() -> FrozenSet[str]:
 
 
 @functools.lru_cache(maxsize=16)
+def older_allowed(version: Tuple[int, ...]) -> Tuple[str, ...]:
+    """The covered releases before the target that the project also allows (its floor on), oldest first."""
+    floor = getattr(version, "floor", None)
+    target = release_for(version)
+    if floor is None or target is None:
+        return ()
+    releases = CoverageDB.load().versions()
+    return tuple(r for r in releases[: releases.index(target)] if version_tuple(r)[:2] >= floor[:2])
+
+
+@functools.lru_cache(maxsize=16)
 def trigger_words(version: Tuple[int, ...]) -> FrozenSet[str]:
-    """Last names of the public APIs with an MPS gap at the target release (`interpolate`, `Conv3d`):
-    a file that mentions none of them cannot get CDL604-606 and need not be parsed for them."""
+    """Last names of the public APIs with an MPS gap at the target release, or at an older allowed one
+    (`interpolate`, `Conv3d`): a file that mentions none of them cannot get CDL604-606 or CDL609 and
+    need not be parsed for them."""
     release = release_for(version)
     if release is None:
         return frozenset()
     apis = [*load_api_ops()["apis"], *_module_names()]
     return frozenset(
-        api.rsplit(".", 1)[-1] for api in apis if is_public(api) and (api_cases(api, release) or dtype_gaps(api, release))
+        api.rsplit(".", 1)[-1] for api in apis if is_public(api) and _has_gap(api, release, older_allowed(version))
     )
+
+
+def _has_gap(api: str, release: str, older: Sequence[str]) -> bool:
+    return bool(api_cases(api, release) or any(dtype_gaps(api, release, v) for v in opinfo_variants(api))
+                or any(api_cases(api, r) for r in older))
 
 
 def _known_api(api: str) -> bool:
@@ -126,21 +139,22 @@ def _known_api(api: str) -> bool:
 
 
 def is_public(api: str) -> bool:
-    """torch.<fn>, torch.nn.functional/linalg/fft/special.<fn>, torch.Tensor.<method>, torch.nn.<Module>."""
+    """torch.<fn>, torch.nn.functional/linalg/fft/special.<fn>, torch.Tensor.<method>, torch.nn.<Module>,
+    torch.optim.<Optimizer>, torchvision.ops.<fn or Module>."""
     parts = api.split(".")
-    if parts[0] != "torch" or any(part.startswith("_") for part in parts):
+    if parts[0] not in ("torch", "torchvision") or any(part.startswith("_") for part in parts):
         return False
     return len(parts) == 2 or api.startswith(PUBLIC_NAMESPACES) or (len(parts) == 3 and parts[1] == "nn")
 
 
-def _raw_cases(api: str) -> List[Tuple[Mapping[str, object], Tuple[str, ...], Tuple[str, ...]]]:
-    """(when, entry ops, reached ops) per case of an API or nn.Module class."""
+def _raw_cases(api: str) -> List[Tuple[Mapping[str, object], Tuple[str, ...], Tuple[str, ...], bool]]:
+    """(when, entry ops, reached ops, the default case) per case of an API or nn.Module class."""
     if api in _module_names():
-        return [(case.when, case.entry, case.ops) for case in load_module_table() if case.name == api]
+        return [(case.when, case.entry, case.ops, False) for case in load_module_table() if case.name == api]
     record = load_api_ops()["apis"][api]
     entries = (record["entry"],) if record.get("entry") else ()
     cases = record.get("cases") or [{"when": {}, "ops": record["ops"]}]
-    return [(case["when"], entries, tuple(case["ops"])) for case in cases]
+    return [(case["when"], entries, tuple(case["ops"]), bool(case.get("otherwise"))) for case in cases]
 
 
 @functools.lru_cache(maxsize=None)
@@ -148,53 +162,43 @@ def api_cases(api: str, release: str) -> Tuple[Case, ...]:
     """The API's cases with their gaps at ``release``; empty when no case has one."""
     db = CoverageDB.load()
     cases = []
-    for when, entries, ops in _raw_cases(api):
+    for when, entries, ops, otherwise in _raw_cases(api):
         if any(db.code(op, release) in RUNS_ON_MPS for op in entries):
-            cases.append(Case(when, ()))  # the API's own composite takes an MPS path
+            cases.append(Case(when, (), otherwise))  # the API's own composite takes an MPS path
             continue
         gaps = {}
         for op in entries + ops:
             kind = KIND_OF_CODE.get(db.code(op, release))
             if kind is not None:
-                fallback = _intercepting_fallback(api, op, release)
-                gaps[fallback or qualified(op_key(op))] = ON_CPU if fallback else kind
-        cases.append(Case(when, tuple(sorted(gaps.items()))))
+                gaps[qualified(op_key(op))] = kind
+        cases.append(Case(when, tuple(sorted(gaps.items())), otherwise))
     return tuple(cases) if any(case.gaps for case in cases) else ()
 
 
-def _own_op(api: str) -> str:
-    """The operator named after an API: torch.linalg.svd -> linalg_svd, F.grid_sample -> grid_sample."""
-    rest = api[len("torch."):]
-    for prefix, replacement in OWN_OP_PREFIXES:
-        if rest.startswith(prefix):
-            return replacement + rest[len(prefix):]
-    return rest
+def _opinfo_base(api: str) -> str:
+    return api.split(".", 2)[-1] if api.startswith("torch.Tensor.") else api[len("torch."):]
 
 
-def _intercepting_fallback(api: str, op: str, release: str) -> Optional[str]:
-    """An explicit CPU fallback registered on a composite above ``op``, which takes the call first on
-    MPS: the API's own operator (torch.linalg.svd -> linalg_svd) or the `.vec` overload that Python
-    calls (interpolate -> upsample_nearest3d.vec). The dispatch trace only saw what it decomposes to."""
-    db = CoverageDB.load()
-    for candidate in (_own_op(api), op_key(op).split(".")[0] + ".vec"):
-        if db.has_op(candidate) and db.code(candidate, release) == "F":
-            return qualified(candidate)
-    return None
+def opinfo_variants(api: str) -> Tuple[str, ...]:
+    """The API's OpInfo variant names: "" for the OpInfo named after it, "bicubic" for
+    nn.functional.interpolatebicubic (a variant is named after the argument value it tests)."""
+    record = load_api_ops()["apis"].get(api) or {}
+    base = _opinfo_base(api)
+    return tuple(key[len(base):] for key in record.get("opinfo", ()) if key.startswith(base))
 
 
 @functools.lru_cache(maxsize=None)
-def dtype_gaps(api: str, release: str) -> Mapping[str, str]:
+def dtype_gaps(api: str, release: str, variant: str = "") -> Mapping[str, str]:
     """dtype -> reason, for dtypes PyTorch's MPS test list marks unimplemented for this API at ``release``.
 
-    Only the OpInfo named after the API counts (variants test other arguments); float32 entries
-    concern a particular sample, float64 is CDL601's, and reasons about float64 outputs are skipped.
+    The OpInfo named after the API counts, or its ``variant`` (``interpolate`` + ``bicubic``) for a
+    call that passes that argument value; float32 entries concern a particular sample, float64 is
+    CDL601's, and reasons about float64 outputs are skipped.
     """
-    record = load_api_ops()["apis"].get(api)
-    key = api.split(".", 2)[-1] if api.startswith("torch.Tensor.") else api[len("torch."):]
-    if record is None or key not in record.get("opinfo", ()):
+    if variant not in opinfo_variants(api):
         return {}
     gaps = {}
-    for failure in CoverageDB.load().known_failures(key, release):
+    for failure in CoverageDB.load().known_failures(_opinfo_base(api) + variant, release):
         if failure.grad or failure.condition or failure.list_name != UNIMPLEMENTED_LIST or failure.dtypes is None:
             continue
         if "float64" in failure.reason:
@@ -249,7 +253,23 @@ def _argument(call: cst.Call, name: str, position: Optional[int]) -> Optional[cs
     if arg is not None:
         return arg.value
     positional = _positional(call)
-    return positional[position] if position is not None and position < len(positional) else None
+    return positional[position] if position is not None and 0 <= position < len(positional) else None
+
+
+def _argument_value(call: cst.Call, keyword: str, position: Optional[int], ctx: FileContext,
+                    default: object = UNKNOWN) -> object:
+    """The value of one argument of ``call`` (by keyword, else at ``position``; None or -1: keyword only):
+    a literal Python value (str, int, float, bool, None, or a tuple of those), TENSOR for a value known to
+    be a tensor, ``default`` when the call leaves the argument out, UNKNOWN when the source does not show
+    it. The one place this check reads argument values, so that a value model can answer for names here."""
+    node = _argument(call, keyword, position)
+    if node is None:
+        return UNKNOWN if _has_star(call) else default
+    value = _literal(node)
+    if value is UNKNOWN:
+        fact = fact_of(node, ctx)
+        return TENSOR if fact is not None and fact.kind == "tensor" else UNKNOWN
+    return value
 
 
 def _torch_dtype(node: cst.BaseExpression, ctx: FileContext) -> Optional[str]:
@@ -456,27 +476,29 @@ def _literal(node: Optional[cst.BaseExpression]) -> object:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         value = _literal(node.expression)
         return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN
+    if isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        items = tuple(_literal(element.value) for element in node.elements)
+        return UNKNOWN if any(item is UNKNOWN for item in items) else items
     return UNKNOWN
 
 
-def _argument_values(api: str, call: cst.Call, keys: FrozenSet[str]) -> Dict[str, object]:
+def _argument_values(api: str, call: cst.Call, keys: FrozenSet[str], ctx: FileContext) -> Dict[str, object]:
     """Visible value of each case-selecting argument: the literal, the default when left out, or UNKNOWN."""
-    known = ARGUMENTS.get(api, {})
+    known = api_arguments(api)
     values: Dict[str, object] = {}
     for key in keys:
         position, default = known.get(key, (None, UNKNOWN))
-        node = _argument(call, key, position)
-        if node is not None:
-            values[key] = _literal(node)
-        else:
-            values[key] = UNKNOWN if _has_star(call) else default
+        values[key] = _argument_value(call, key, position, ctx, default)
     return values
 
 
 def _same(expected: object, given: object) -> bool:
-    """``true`` in the tables means "set to anything but None/False" (Embedding's max_norm)."""
+    """``true`` in the tables means "set to anything but None/False" (Embedding's max_norm);
+    ``{kind = "number"}`` a number literal (isin's scalar)."""
     if expected is True:
         return given is not None and given is not False
+    if isinstance(expected, dict):
+        return expected.get("kind") == "number" and isinstance(given, (int, float)) and not isinstance(given, bool)
     return expected == given
 
 
@@ -495,54 +517,77 @@ def _possible(case: Case, values: Mapping[str, object], ndim: Optional[int], def
     return ndim is None or wanted is None or wanted == ndim
 
 
+def _certain(case: Case, values: Mapping[str, object], ndim: Optional[int]) -> bool:
+    """Whether the visible values put the call in ``case`` for sure."""
+    for key, expected in case.when.items():
+        given = ndim if key == "ndim" else values.get(key, UNKNOWN)
+        if given is UNKNOWN or given is None and key == "ndim" or not _same(expected, given):
+            return False
+    return True
+
+
+def _possible_cases(cases: Sequence[Case], values: Mapping[str, object], ndim: Optional[int],
+                    defaults: Mapping) -> List[Case]:
+    """The cases a call can be in; the default case holds unless another case certainly does."""
+    specific = [case for case in cases if not case.otherwise]
+    possible = [case for case in specific if _possible(case, values, ndim, defaults)]
+    if any(case.otherwise for case in cases) and not any(_certain(case, values, ndim) for case in specific):
+        possible += [case for case in cases if case.otherwise]
+    return possible
+
+
 def _needed_argument(api: str, op: str):
     return NEEDS_ARGUMENT.get((api, op)) or NEEDS_ARGUMENT.get(("*", op))
 
 
-def _reached(op: str, api: str, call: cst.Call) -> bool:
+def _reached(op: str, api: str, call: cst.Call, ctx: FileContext) -> bool:
     needed = _needed_argument(api, op)
     if needed is not None:
         keyword, position, values = needed
-        given = _argument(call, keyword, position)
-        value = _literal(given) if given is not None else None
+        value = _argument_value(call, keyword, position, ctx, default=None)
         return value is not None and value is not UNKNOWN and (values is None or value in values)
     if op in GLOBAL_POOL_OPS:
         keyword, position = GLOBAL_POOL_OPS[op]
-        size = _argument(call, keyword, 0 if api in _module_names() else position)
+        size = _argument_value(call, keyword, 0 if api in _module_names() else position, ctx, default=None)
         return size is not None and _visible_sizes(size) not in (None, {1})
     return True
 
 
-def _visible_sizes(node: cst.BaseExpression) -> Optional[set]:
-    """The set of sizes in a literal int or tuple of ints; None when not all visible."""
-    elements = [e.value for e in node.elements] if isinstance(node, (cst.Tuple, cst.List)) else [node]
-    sizes = {_literal(element) for element in elements}
-    return None if not elements or any(not isinstance(size, int) for size in sizes) else sizes
+def _visible_sizes(value: object) -> Optional[set]:
+    """The set of sizes in an int or tuple of ints; None when not all visible."""
+    sizes = set(value) if isinstance(value, tuple) else {value}
+    return None if not sizes or any(not isinstance(size, int) or isinstance(size, bool) for size in sizes) else sizes
 
 
-def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int]) -> Optional[Tuple[str, Tuple[str, ...], Dict]]:
+def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int], ctx: FileContext
+          ) -> Optional[Tuple[str, Tuple[str, ...], Dict]]:
     """(kind, operators, deciding values) when every case the call can be in has a gap, else None."""
     cases = api_cases(api, release)
     if not cases:
         return None
     keys = frozenset(key for case in cases for key in case.when if key != "ndim")
-    values = _argument_values(api, call, keys)
-    defaults = ARGUMENTS.get(api, {})
-    possible = [case for case in cases if _possible(case, values, ndim, defaults)]
+    values = _argument_values(api, call, keys, ctx)
+    possible = _possible_cases(cases, values, ndim, api_arguments(api))
     # an operator that an argument brings in is reached whatever the case (`x.round(decimals=1)`)
-    reached = {gap for case in cases for gap in case.gaps if _reached(gap[0], api, call)}
+    reached = {gap for case in cases for gap in case.gaps if _reached(gap[0], api, call, ctx)}
     forced = {gap for gap in reached if _needed_argument(api, gap[0])}
     gaps = [(set(case.gaps) & reached) | forced for case in possible]
     if not gaps or not all(gaps):
         return None
     kind = RAISES if all(any(k == RAISES for _, k in case) for case in gaps) else ON_CPU
     ops = tuple(sorted({op for case in gaps for op, k in case if k == kind}))
-    deciding = {key: value for key, value in values.items() if value is not UNKNOWN and len(possible) < len(cases)}
+    known = api_arguments(api)
+    given = {key for key in values if _argument(call, key, known.get(key, (None, None))[0]) is not None}
+    deciding = {key: value for key, value in values.items()
+                if value is UNKNOWN or (key in given and len(possible) < len(cases))}
     return kind, ops, deciding
 
 
 def _describe(api: str, deciding: Mapping[str, object], ndim: Optional[int], selected: bool) -> str:
-    shown = [f"{key}={value!r}" for key, value in sorted(deciding.items())]
+    """The API and the argument values that decided its case; an argument the source does not show is named
+    as such (every case it could select has the gap)."""
+    shown = [f"{key}={value!r}" if value is not UNKNOWN else f"{key} not visible, every case"
+             for key, value in sorted(deciding.items())]
     if ndim is not None and selected:
         shown.append(f"{ndim}-D input")
     return f"{api} ({', '.join(shown)})" if shown else api
@@ -557,13 +602,16 @@ def _support(ops: Sequence[str], release: str, ctx: FileContext) -> str:
     if first is None:
         newest = _short(CoverageDB.load().newest())
         return f"no torch release up to {newest} runs it on MPS"
-    return f"supported on MPS from torch {_short(first)}, you target {_target(ctx)}"
+    paired = CoverageDB.load().torchvision()["pairs"].get(_short(first))
+    with_torchvision = f" (torchvision {paired})" if paired and any(op.startswith("torchvision::") for op in ops) else ""
+    return f"supported on MPS from torch {_short(first)}{with_torchvision}, you target {_target(ctx)}"
 
 
 def _check_ops(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx: FileContext) -> None:
     ndim = fact.ndim if fact is not None else None
-    found = _gaps(api, release, call, ndim)
+    found = _gaps(api, release, call, ndim, ctx)
     if found is None:
+        _check_range(api, call, ndim, release, ctx)
         return
     kind, ops, deciding = found
     label = _describe(api, deciding, ndim, any("ndim" in case.when for case in api_cases(api, release)))
@@ -583,26 +631,64 @@ def _check_ops(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx
         )
 
 
+# -- CDL609: runs at the target, fails in an older release the project allows -----------
+def _spans(releases: Sequence[str], within: Sequence[str]) -> str:
+    """"2.0-2.2" for consecutive releases of ``within``, comma-separated runs otherwise."""
+    runs: List[List[str]] = []
+    for release in releases:
+        if runs and within.index(release) == within.index(runs[-1][-1]) + 1:
+            runs[-1].append(release)
+        else:
+            runs.append([release])
+    return ", ".join(_short(run[0]) if len(run) == 1 else f"{_short(run[0])}-{_short(run[-1])}" for run in runs)
+
+
+def _check_range(api: str, call: cst.Call, ndim: Optional[int], release: str, ctx: FileContext) -> None:
+    older = older_allowed(ctx.torch_version)
+    failing = {r: found for r in older if (found := _gaps(api, r, call, ndim, ctx)) is not None}
+    if not failing:
+        return
+    ops = tuple(sorted({op for _, found_ops, _ in failing.values() for op in found_ops}))
+    seen = ctx.check_state.setdefault(CHECK + ":range", set())
+    if ops in seen:
+        return  # one note per operator
+    seen.add(ops)  # type: ignore[union-attr]
+    allowed = (*older, release)
+    first = allowed[allowed.index(max(failing, key=version_tuple)) + 1]
+    raises = any(kind == RAISES for kind, _, _ in failing.values())
+    deciding = next(iter(failing.values()))[2]
+    label = _describe(api, deciding, ndim, any("ndim" in case.when for case in api_cases(api, max(failing))))
+    plural = len(ops) > 1
+    verb = (("have" if plural else "has") + " no MPS kernel") if raises else ("run" if plural else "runs") + " on the CPU"
+    ctx.report("CDL609", call, RANGE_NOTE.format(
+        reaches=f"{label} reaches {', '.join(ops)}, which", verb=verb, failing=_spans(sorted(failing, key=version_tuple), allowed),
+        allowed=f"{_short(allowed[0])}-{_short(allowed[-1])}", first=_short(first)))
+
+
 # -- CDL606: a dtype the operator lacks on MPS -----------------------------------------
 def _check_dtype(api: str, call: cst.Call, fact: Optional[Fact], release: str, ctx: FileContext) -> None:
     if fact is None or fact.kind != "tensor" or fact.dtype is None:
         return
-    reason = dtype_gaps(api, release).get(fact.dtype)
-    if reason is None:
+    values = _argument_values(api, call, frozenset(api_arguments(api)), ctx)
+    variants = [""] + [value for value in values.values() if isinstance(value, str)]
+    variant = next((v for v in variants if fact.dtype in dtype_gaps(api, release, v)), None)
+    if variant is None:
         return
-    later = _dtype_listed_until(api, fact.dtype, release)
+    reason = dtype_gaps(api, release, variant)[fact.dtype]
+    later = _dtype_listed_until(api, fact.dtype, release, variant)
+    label = f"{api} ({variant})" if variant else api
     ctx.report(
         "CDL606", call,
-        f"{api} on a tensor of dtype {fact.dtype} is listed as not implemented on MPS in torch {_target(ctx)} "
+        f"{label} on a tensor of dtype {fact.dtype} is listed as not implemented on MPS in torch {_target(ctx)} "
         f"(PyTorch's MPS test list: {reason!r}); {later}",
     )
 
 
-def _dtype_listed_until(api: str, dtype: str, release: str) -> str:
+def _dtype_listed_until(api: str, dtype: str, release: str, variant: str = "") -> str:
     db = CoverageDB.load()
     releases = db.versions()
     for later in releases[releases.index(release) + 1:]:
-        if db.release_info(later).get("xfail") == "release" and dtype not in dtype_gaps(api, later):
+        if db.release_info(later).get("xfail") == "release" and dtype not in dtype_gaps(api, later, variant):
             return f"no longer listed from torch {_short(later)}, you target {_short(release)}"
     return f"still listed in torch {_short(releases[-1])}; use a float32 tensor"
 
@@ -677,7 +763,7 @@ def _on_call(call: cst.Call, ctx: FileContext) -> None:
     if release is None:
         return
     api, source = _called_api(call, ctx)
-    if api is None or not (api_cases(api, release) or dtype_gaps(api, release)):
+    if api is None or not _has_gap(api, release, older_allowed(ctx.torch_version)):
         return
     fact = fact_of(source, ctx) if source is not None else None
     if api.startswith("torch.Tensor.") and (fact is None or fact.kind != "tensor"):

@@ -24,6 +24,7 @@ def render_text(result: RunResult, *, colour: bool = False, statistics: bool = F
         for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
             lines.append(f"{count:>5}  {code}")
     if not quiet:
+        lines.extend(f"note: {note}" for note in result.notes)
         lines.append(summary(result))
     return "\n".join(lines) + ("\n" if lines else "")
 

@@ -1,0 +1,170 @@
+"""Which covered torch releases a project's requirement allows, and what to suggest for its lower bound.
+
+The target of a run is the newest covered release the requirement allows (what a user
+installing today gets); the oldest allowed one is its floor. Ops that fail somewhere between
+floor and target are one info note each (CDL609); the smallest release from which every op the
+project reaches runs on MPS is the suggested lower bound (a note in the report, and
+``cudalint coverage --project``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+from cudalint.manifests.versions import alternatives, release
+
+from .versions import version_tuple
+
+Release = Tuple[int, ...]
+PATCHES = range(10)  # a covered release answers for its minor series: x.y.0 ... x.y.9
+
+
+def _pad(parts: Release, width: int) -> Release:
+    return parts + (0,) * (width - len(parts))
+
+
+def _cmp(a: Release, b: Release) -> int:
+    width = max(len(a), len(b))
+    a, b = _pad(a, width), _pad(b, width)
+    return (a > b) - (a < b)
+
+
+def _prefix(parts: Release, candidate: Release) -> bool:
+    return _pad(candidate, len(parts))[: len(parts)] == parts
+
+
+def _bump(parts: Release, index: int) -> Release:
+    return parts[:index] + (parts[index] + 1,)
+
+
+def _clause(op: str, version: str, candidate: Release) -> bool:
+    """Does ``candidate`` satisfy one pip / Poetry / conda clause?"""
+    if version in ("*", ""):
+        return True
+    wildcard = version.endswith("*")
+    parts = release(version.rstrip(".*"))
+    if parts is None:
+        return True  # not a release number: this check cannot tell
+    if op in ("==", "==="):
+        return _prefix(parts, candidate) if wildcard else _cmp(candidate, parts) == 0
+    if op == "!=":
+        return not (_prefix(parts, candidate) if wildcard else _cmp(candidate, parts) == 0)
+    if op in ("", "="):  # conda `=2.1` and bare `2.1`: the series
+        return _prefix(parts, candidate)
+    if op == "<":
+        return _cmp(candidate, parts) < 0
+    if op == "<=":
+        return _cmp(candidate, parts) <= 0
+    if op == ">":
+        return _cmp(candidate, parts) > 0
+    if op == ">=":
+        return _cmp(candidate, parts) >= 0
+    if op == "~=":
+        return _cmp(candidate, parts) >= 0 and _prefix(parts[:-1] or parts, candidate)
+    if op == "^":
+        first = next((i for i, part in enumerate(parts) if part), len(parts) - 1)
+        return _cmp(candidate, parts) >= 0 and _cmp(candidate, _bump(parts, first)) < 0
+    if op == "~":
+        return _cmp(candidate, parts) >= 0 and _cmp(candidate, _bump(parts, min(1, len(parts) - 1))) < 0
+    return True
+
+
+def satisfies(spec: str, version: str) -> bool:
+    """Does release ``version`` satisfy the requirement ``spec`` (any of its alternatives)?"""
+    candidate = release(version) or (0,)
+    return any(all(_clause(op, v, candidate) for op, v in clauses) for clauses in alternatives(spec))
+
+
+def allowed_releases(spec: str, releases: Sequence[str]) -> Tuple[str, ...]:
+    """The covered releases whose minor series ``spec`` allows, oldest first."""
+    allowed = []
+    for covered in releases:
+        major, minor, _ = version_tuple(covered)
+        if any(satisfies(spec, f"{major}.{minor}.{patch}") for patch in PATCHES):
+            allowed.append(covered)
+    return tuple(allowed)
+
+
+def short(release_text: str) -> str:
+    return ".".join(release_text.split(".")[:2])
+
+
+# -- CDL609 messages, and the lower bound they suggest -------------------------------------------------
+RANGE_NOTE = "{reaches} {verb} in torch {failing} of the releases the project allows ({allowed}); " \
+             "it runs on MPS from torch {first}"
+_NOTE = re.compile(r" reaches (?P<ops>.+?), which .* it runs on MPS from torch (?P<first>\d+\.\d+)$")
+
+
+@dataclass(frozen=True)
+class RangeNote:
+    ops: Tuple[str, ...]
+    first: str
+
+
+def range_note(message: str) -> Optional[RangeNote]:
+    """The ops and first good release of a CDL609 message (None for other messages)."""
+    match = _NOTE.search(message)
+    if match is None:
+        return None
+    return RangeNote(tuple(op.strip() for op in match.group("ops").split(",")), match.group("first"))
+
+
+def suggested_floor(notes: Sequence[RangeNote]) -> Optional[Tuple[str, List[str]]]:
+    """(lowest release from which every noted op runs, the ops that need it), or None without notes."""
+    if not notes:
+        return None
+    first = max((note.first for note in notes), key=version_tuple)
+    ops = sorted({op.split("::", 1)[-1] for note in notes for op in note.ops})
+    return first, ops
+
+
+# -- the run's target and its project-level notes -------------------------------------------------------
+RANGE_CODE = "CDL609"
+
+
+def requirement_text(dep) -> str:
+    return f"{dep.name}{dep.specifier}"
+
+
+def project_target(dep) -> Tuple[str, str]:
+    """(target text, where it came from) for a project whose torch requirement is ``dep``."""
+    from cudalint.versions import with_floor
+
+    from .db import CoverageDB
+
+    from cudalint.manifests.versions import lower_bound
+
+    allowed = allowed_releases(dep.specifier, CoverageDB.load().versions())
+    if len(allowed) < 2:  # one release (a pin), or none covered: the requirement's own version answers
+        return lower_bound(dep.specifier) or "", f"from {dep.path}"
+    origin = f"the newest release {requirement_text(dep)} in {dep.path} allows"
+    return with_floor(short(allowed[-1]), short(allowed[0])), origin
+
+
+def project_notes(findings: list, dep) -> Tuple[list, List[str]]:
+    """(findings with one CDL609 per operator across the project, the first; the suggested lower bound
+    as a note for the report, when some operator fails in an older allowed release)."""
+    kept, seen, notes = [], set(), []
+    for finding in sorted(findings, key=lambda f: f.sort_key):
+        note = range_note(finding.message) if finding.code == RANGE_CODE else None
+        if note is not None:
+            if note.ops in seen:
+                continue
+            seen.add(note.ops)
+            notes.append(note)
+        kept.append(finding)
+    suggestion = suggested_floor(notes)
+    if suggestion is None or dep is None:
+        return kept, []
+    return kept, [floor_message(dep, *suggestion)]
+
+
+def floor_message(dep, floor: str, ops: Sequence[str]) -> str:
+    clauses = [clause for group in alternatives(dep.specifier) for clause in group]
+    if len(clauses) == 1 and clauses[0][0] in (">=", ">"):
+        change = f"raise {requirement_text(dep)} to {dep.name}>={floor}"
+    else:
+        change = f"raise the lower bound of {requirement_text(dep)} to {floor}"
+    return f"{change} in {dep.path}:{dep.line} to get MPS kernels for {', '.join(ops)}"

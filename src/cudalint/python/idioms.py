@@ -535,7 +535,7 @@ CHECKS: Dict[str, Check] = {
     "cuda-required": Check(cuda_required, frozenset({"CDL112"})),
     "jit-extension": Check(jit_extension, frozenset({"CDL402"})),
     "mps-daemon": Check(mps_daemon, frozenset({"CDL217"})),
-    "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608"})),
+    "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608", "CDL609"})),
     "cuda-default-call": Check(project_checks.cuda_default_call, frozenset({"CDL113"})),
     "extension-import": Check(project_checks.extension_import, frozenset({"CDL406"})),
     "import-chain": Check(project_checks.import_chain, frozenset({"CDL407"})),

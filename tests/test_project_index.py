@@ -155,3 +155,19 @@ def test_import_chain_is_reported_once_per_boundary(tmp_path):
         ("pkg/kernel.py", "CDL404", 1),
         ("pkg/layer.py", "CDL407", 1),
     ]
+
+
+def test_each_subtree_gets_the_target_of_its_nearest_manifest(tmp_path):
+    project = tmp_path / "mono"
+    for folder in ("examples/old", "examples/new"):
+        (project / folder).mkdir(parents=True)
+        (project / folder / "run.py").write_text("import torch\nx = torch.ones(3).to(0)\n", encoding="utf-8")
+    (project / "requirements.txt").write_text("torch>=2.9\n", encoding="utf-8")
+    (project / "examples" / "old" / "requirements.txt").write_text("torch==2.2.0\n", encoding="utf-8")
+    result = run_cli("check", ".", cwd=project)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    # An integer device index means cuda:N only before torch 2.5: only the old example pins such a release.
+    assert lines[0].startswith("examples/old/run.py:2:22: CDL101 ")
+    assert lines[-1].endswith("; examples/old/: torch 2.2.0 (from examples/old/requirements.txt).")
+    assert len(lines) == 2

@@ -35,6 +35,7 @@ class RunResult:
     fixed: int = 0
     notes: List[str] = field(default_factory=list)  # project-level advice (the suggested torch lower bound)
     lint_version: str = NEWEST_KNOWN_TORCH  # what files were linted for: the target and the oldest allowed release
+    targets: Dict[str, str] = field(default_factory=dict)  # subtree -> its own target, where it differs
 
 
 def top_level_manifests(root: Path) -> List[SourceFile]:
@@ -166,10 +167,12 @@ def run(
                        lint_version=torch_version)
     report = progress or (lambda done, total: None)
     per_file: Dict[int, List[Finding]] = {}
-    store = _open_cache(settings, torch_version) if cache else None
+    versions = subtree_targets(settings, files, torch_version, result)
+    stores = {version: _open_cache(settings, version) for version in set(versions)} if cache else {}
     digests: Dict[int, str] = {}
-    todo: Batch = []
+    todo: Dict[str, Batch] = {}
     for index, source in enumerate(files):
+        store = stores.get(versions[index])
         # Python files only: they are the costly part, and a manifest's findings can depend on other
         # files (a requirements file's -r/-c includes) that its own content hash would not cover.
         if store is not None and source.kind == "python":
@@ -184,7 +187,7 @@ def run(
                 if hit is not None:
                     per_file[index] = hit
                     continue
-        todo.append((index, source))
+        todo.setdefault(versions[index], []).append((index, source))
     done = len(per_file)
     if done:
         report(done, len(files))
@@ -193,17 +196,19 @@ def run(
         nonlocal done
         per_file[index] = findings
         done += 1
+        store = stores.get(versions[index])
         if store is not None and cacheable and index in digests:
             source = files[index]
             store.put(source.display, source.kind, digests[index], findings)
 
     jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
-        _lint_parallel(todo, settings, torch_version, jobs, finished, lambda: report(done, len(files)))
-    else:
-        for index, source in todo:
-            finished(index, lint_file(source, settings, torch_version))
-            report(done, len(files))
+    for version, batch in todo.items():
+        if jobs > 1 and len(batch) >= PARALLEL_THRESHOLD:
+            _lint_parallel(batch, settings, version, jobs, finished, lambda: report(done, len(files)))
+        else:
+            for index, source in batch:
+                finished(index, lint_file(source, settings, version))
+                report(done, len(files))
     for index in sorted(per_file):
         result.findings.extend(per_file[index])
     if not settings.torch_version:
@@ -212,6 +217,55 @@ def run(
         result.findings, result.notes = project_notes(result.findings, torch_requirement(settings, files))
     result.findings.sort(key=lambda f: f.sort_key)
     return result
+
+
+def subtree_targets(settings: Settings, files: Sequence[SourceFile], default: str, result: RunResult) -> List[str]:
+    """The release each file is linted for: the target of the nearest folder below the project root
+    whose own manifest requires torch (an example or subproject of a monorepo), else the run's target.
+    The folders with a target of their own are recorded in `result.targets`."""
+    versions = [default] * len(files)
+    if settings.torch_version:
+        return versions
+    root = settings.root.resolve()
+    memo: Dict[Path, Optional[Tuple[str, str]]] = {}
+    for index, source in enumerate(files):
+        found = _folder_target(source.path.resolve().parent, root, memo)
+        if found is not None and found[0] != default:
+            versions[index] = found[0]
+            folder = os.path.relpath(found[2])
+            result.targets[folder] = f"torch {plain_version(found[0])} ({found[1]})"
+    return versions
+
+
+def _folder_target(folder: Path, root: Path, memo) -> Optional[Tuple[str, str, Path]]:
+    """(lint version, origin, folder) from the nearest folder between `folder` and the root (exclusive)
+    whose manifests require torch; None when only the root's own manifests (the run's target) apply."""
+    walked = []
+    found = None
+    current = folder
+    while current != root and root in current.parents:
+        if current in memo:
+            found = memo[current]
+            break
+        walked.append(current)
+        dep = None
+        for source in top_level_manifests(current):
+            try:
+                dep = manifests.torch_requirement(manifests.dependencies(source.display, source.path.read_text(encoding="utf-8")))
+            except Exception:  # noqa: BLE001 - a broken manifest is reported by its own check
+                dep = None
+            if dep is not None:
+                break
+        if dep is not None:
+            from cudalint.coverage.target import project_target
+
+            version, origin = project_target(dep)
+            found = (version, origin, current)
+            break
+        current = current.parent
+    for seen in walked:
+        memo[seen] = found
+    return found
 
 
 def project_index(settings: Settings, cache: bool = False):

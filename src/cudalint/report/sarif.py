@@ -65,6 +65,7 @@ def sarif_log(result: RunResult, catalog: Catalog = None, cwd: Path = None) -> d
                     "filesChecked": result.files,
                     "torchVersion": result.torch_version,
                     "torchVersionSource": result.torch_version_source,
+                    "torchVersionBySubtree": dict(sorted(result.targets.items())),
                 },
             }
         ],

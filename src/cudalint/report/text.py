@@ -31,6 +31,8 @@ def render_text(result: RunResult, *, colour: bool = False, statistics: bool = F
 
 def summary(result: RunResult) -> str:
     target = f"target torch {result.torch_version} ({result.torch_version_source})"
+    if result.targets:  # subtrees with a manifest of their own
+        target += "; " + "; ".join(f"{folder}/: {where}" for folder, where in sorted(result.targets.items()))
     files = f"{result.files} file{'s' if result.files != 1 else ''} checked"
     fixed = f"Fixed {result.fixed} problem{'s' if result.fixed != 1 else ''}. " if result.fixed else ""
     if not result.findings:

@@ -18,6 +18,7 @@ from .xfail import COMPLEX_SUPPORT, MACOS_LIST_PREFIX, UNIMPLEMENTED_LIST, Dtype
 DATABASE_FILE = "mps_coverage.json"
 
 
+@functools.lru_cache(maxsize=1)
 def rules_dir() -> Path:
     """The rules folder: ``<repo>/rules`` in a checkout, else ``cudalint/_rules`` in the installed package."""
     package = Path(__file__).resolve().parents[1]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Optional, Sequence, Tuple
 
 _NUMBER = re.compile(r"\s*(?:[<>=!~^]=?|===)?\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?")
 
 
+@functools.lru_cache(maxsize=4096)
 def version_tuple(text: str) -> Tuple[int, int, int]:
     """``"2.3"`` -> (2, 3, 0); ``">=2.1"`` -> (2, 1, 0); ``"2.13.0+cpu"`` -> (2, 13, 0).
 
@@ -32,6 +34,11 @@ def nearest_release(text: str, releases: Sequence[str]) -> Optional[str]:
     The release of the same major.minor when covered, else the newest covered
     release older than it. None when ``text`` is older than every covered release.
     """
+    return _nearest(text, tuple(releases))
+
+
+@functools.lru_cache(maxsize=4096)
+def _nearest(text: str, releases: Tuple[str, ...]) -> Optional[str]:
     wanted = version_tuple(text)[:2]
     best = None
     for release in sort_releases(releases):

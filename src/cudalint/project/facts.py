@@ -79,6 +79,8 @@ class _Reader:
         self.skip_if = skip_if
         self.skip_unless = skip_unless
         self.pending: Dict[str, ast.AST] = {}  # module-level NAME = <expression>, judged once functions are known
+        self.builds = True  # the file may build a CUDA extension (set by read_facts from its text)
+        self.guards_possible = True  # the file names a query, flag or skip decorator
         self.aliases: Dict[str, str] = {}
         self.facts = FileFacts()
         self.functions: Dict[str, ast.AST] = {}
@@ -102,6 +104,8 @@ class _Reader:
 
     def read(self, tree: ast.Module) -> FileFacts:
         self._statements(tree.body, guarded=False)
+        if not self.guards_possible:
+            return self.facts
         for name, node in self.functions.items():
             guard = self._function_guard(node)
             if guard is not None:
@@ -198,6 +202,8 @@ class _Reader:
             self.facts.cuda_defaults[name] = found
 
     def _calls(self, node: ast.AST) -> None:
+        if not self.builds:
+            return  # the file never names cpp_extension: no extension is built here
         for inner in ast.walk(node):
             if isinstance(inner, ast.Call):
                 qualified = self.resolve(inner.func)
@@ -283,7 +289,13 @@ def _is_main_test(test: ast.AST) -> bool:
     )
 
 
-def read_facts(tree: ast.Module, module: str, queries, flags, skip_if=(), skip_unless=()) -> FileFacts:
+def read_facts(tree: ast.Module, module: str, queries, flags, skip_if=(), skip_unless=(), text: bytes = b"") -> FileFacts:
+    """The facts of one module. `text` (its bytes) lets the reader skip what the file cannot hold:
+    extension builds without `cpp_extension`, guard helpers without a query, flag or skip word."""
     reader = _Reader(module, queries, flags, skip_if, skip_unless)
+    if text:
+        reader.builds = b"cpp_extension" in text
+        words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless)}
+        reader.guards_possible = any(word in text for word in words)
     reader._visiting = set()
     return reader.read(tree)

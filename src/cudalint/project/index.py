@@ -42,6 +42,8 @@ class ProjectIndex:
     facts_digest: str = ""  # changes only when a fact another file can read changes
 
     _gate: Optional[frozenset] = None
+    _chains: Dict[str, Optional[List[str]]] = field(default_factory=dict)
+    _libraries: Dict[str, Optional[str]] = field(default_factory=dict)
 
     # -- queries ------------------------------------------------------------------------
     @property
@@ -95,6 +97,11 @@ class ProjectIndex:
         return self.modules.get(module)
 
     def cuda_chain(self, module: str) -> Optional[List[str]]:
+        if module not in self._chains:
+            self._chains[module] = self._cuda_chain(module)
+        return self._chains[module]
+
+    def _cuda_chain(self, module: str) -> Optional[List[str]]:
         """[module path, ..., CUDA-only library] when importing `module` imports a CUDA-only library at
         module level through the project's own modules (unguarded imports only); None otherwise."""
         seen: Set[str] = set()
@@ -130,10 +137,11 @@ class ProjectIndex:
         )
 
     def _cuda_library(self, module: str) -> Optional[str]:
-        for library in self.cuda_modules:
-            if module == library or module.startswith(library + "."):
-                return library
-        return None
+        if module not in self._libraries:
+            self._libraries[module] = next(
+                (library for library in self.cuda_modules if module == library or module.startswith(library + ".")), None
+            )
+        return self._libraries[module]
 
     def function(self, qualified: str) -> Optional[Tuple[FileFacts, str, str]]:
         """(facts, path, local name) of a function or class defined in the project."""
@@ -276,7 +284,7 @@ def build_index(
                 facts = FileFacts.from_json(entry[1])
             else:
                 tree = _parse(data, relative)
-                facts = read_facts(tree, module, queries, flags, skip_if, skip_unless) if tree is not None else FileFacts()
+                facts = read_facts(tree, module, queries, flags, skip_if, skip_unless, data) if tree is not None else FileFacts()
             fresh[relative] = (content, facts.to_json())
             index.facts[relative] = facts
             for name, line, column in facts.extensions:

@@ -368,14 +368,26 @@ def _check_import_from(index: MatchIndex, node: cst.ImportFrom, ctx: FileContext
             return
 
 
-def _callee_matches(pattern: str, func: cst.BaseExpression, ctx: FileContext) -> bool:
+def _callee_matches(pattern: str, func: cst.BaseExpression, ctx: FileContext, names=None) -> bool:
     if pattern == "*":
         return True
     if pattern.startswith("."):
         return isinstance(func, cst.Attribute) and func.attr.value == pattern[1:] and not ctx.imports.is_module_ref(
             func.value
         )
-    return any(fnmatch.fnmatchcase(qualified, pattern) for qualified in ctx.model.resolve_all(func))
+    names = _callee_names(func, ctx) if names is None else names
+    return any(fnmatch.fnmatchcase(qualified, pattern) for qualified in names)
+
+
+def _callee_names(func: cst.BaseExpression, ctx: FileContext):
+    """What a callee may be: its qualified name, or for a bare local name every API it is bound to
+    (`scope = autocast if amp else nullcontext`). Attributes of unknown objects are not followed."""
+    qualified = ctx.model.resolve(func)
+    if qualified is not None:
+        return (qualified,)
+    if isinstance(func, cst.Name):
+        return tuple(ctx.model.resolve_all(func))
+    return ()
 
 
 def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
@@ -387,9 +399,16 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             if "max_args" in entry.spec and len(node.args) > entry.spec["max_args"]:
                 continue
             ctx.report(entry.rule.code, func.attr, entry.message(f".{func.attr.value}()"), _method_fix(entry, node, ctx))
+    names = None
     for entry in index.arguments:
         spec = entry.spec
-        if not _callee_matches(spec["callee"], func, ctx) or not entry.applies(ctx):
+        if spec["callee"] == "*" or spec["callee"].startswith("."):
+            matched = _callee_matches(spec["callee"], func, ctx)
+        else:
+            if names is None:
+                names = _callee_names(func, ctx)
+            matched = _callee_matches(spec["callee"], func, ctx, names)
+        if not matched or not entry.applies(ctx):
             continue
         if "unless" in spec and any(arg.keyword and arg.keyword.value == spec["unless"] for arg in node.args):
             continue

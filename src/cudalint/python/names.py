@@ -3,6 +3,8 @@ bound to, what a value can be) is the semantic model's business (python/semantic
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 from typing import Optional
 
@@ -23,14 +25,20 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+@functools.lru_cache(maxsize=8192)
+def _literal_text(source: str) -> Optional[str]:
+    """A string literal's value from its source text (libcst evaluates it with a compile each time)."""
+    try:
+        value = ast.literal_eval(source)
+    except Exception:  # noqa: BLE001 - malformed escapes are not our business
+        return None
+    return value if isinstance(value, str) else None
+
+
 def string_value(node: cst.BaseExpression) -> Optional[str]:
     """The value of a plain (or implicitly concatenated) string literal."""
     if isinstance(node, cst.SimpleString):
-        try:
-            value = node.evaluated_value
-        except Exception:  # noqa: BLE001 - malformed escapes are not our business
-            return None
-        return value if isinstance(value, str) else None
+        return _literal_text(node.value)
     if isinstance(node, cst.ConcatenatedString):
         left, right = string_value(node.left), string_value(node.right)
         if left is not None and right is not None:

@@ -66,6 +66,7 @@ class Settings:
     config_file: Optional[Path] = None
     device: DeviceSetting = DeviceSetting()
     unsafe_fixes: bool = False  # decides, e.g., whether enough fixes use the device to define DEVICE once
+    include_docs: bool = False  # also read install commands in the code blocks of Markdown/reST files
 
 
 def read_json_input(path: Path, option: str, accepted, written_by: str) -> dict:

@@ -87,7 +87,10 @@ def lint_text(
         checks = checks_for(settings.select, tuple(catalog))
         findings.extend(check_python(display, text, checks, parse_version(torch_version), settings.device, settings.unsafe_fixes))
     if kind != "python" or Path(display).name == "setup.py":
-        findings.extend(manifests.check_manifest(display, text, torch_version=torch_version))
+        found = manifests.check_manifest(display, text, torch_version=torch_version, kind=None if kind == "python" else kind)
+        if any(finding.code == "CDL000" for finding in findings):  # setup.py: one CDL000 for a file that does not parse
+            found = [finding for finding in found if finding.code != "CDL000"]
+        findings.extend(found)
     return _filter(findings, text, display, settings, noqa)
 
 
@@ -140,7 +143,7 @@ def run(
 ) -> RunResult:
     """Lint the files under `paths`. `cache=True` reads and writes `.cudalint_cache/` under settings.root;
     `progress` is told how many files are done after each step."""
-    files = list(discover(paths, settings.exclude, settings.root))
+    files = list(discover(paths, settings.exclude, settings.root, include_docs=settings.include_docs))
     torch_version, origin = target_torch(settings, files)
     result = RunResult(files=len(files), torch_version=torch_version, torch_version_source=origin)
     report = progress or (lambda done, total: None)

@@ -11,6 +11,7 @@ Nothing here runs the project's code: setup.py is read with CPython's parser, sh
 
 from __future__ import annotations
 
+import functools
 import re
 from fnmatch import fnmatchcase
 from pathlib import PurePath
@@ -99,7 +100,19 @@ def manifest_kind(path: str, include_docs: bool = False) -> Optional[str]:
     return None
 
 
-def _parse(path: str, text: str, kind: str) -> List[Parsed]:
+def _parse(path: str, text: str, kind: str) -> Tuple[Parsed, ...]:
+    """A file's records. A requirements file is read anew each time (what it includes may have
+    changed); any other file is read once per text, though the target release and the checks both
+    ask for it."""
+    return tuple(_read(path, text, kind)) if kind == "requirements" else _read_once(path, text, kind)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_once(path: str, text: str, kind: str) -> Tuple[Parsed, ...]:
+    return tuple(_read(path, text, kind))
+
+
+def _read(path: str, text: str, kind: str) -> List[Parsed]:
     if kind == "requirements":
         return requirements_tree(path, text, lambda target: manifest_kind(target) is not None)
     if kind in _READERS:
@@ -124,7 +137,7 @@ def check_manifest(
     findings: List[Finding] = []
     if kind in _BUILD_FILES:
         findings, part = _BUILD_FILES[kind](path, text)
-        parsed = [part]
+        parsed: Iterable[Parsed] = [part]
     else:
         parsed = _parse(path, text, kind) if kind else []
     deps = [dep for part in parsed for dep in part.dependencies]

@@ -9,6 +9,10 @@ from cudalint.manifests.tables import items, text_of
 from cudalint.manifests.toml_nodes import Node, read_toml_pieces
 
 
+# What a lock file records that no check reads: the bulk of its bytes.
+_UNREAD = frozenset({"wheels", "sdist", "files", "metadata"})
+
+
 def _markers_exclude_mac(node: Node) -> bool:
     """A package's `markers`: one string, or a table of them per dependency group."""
     if node is None:
@@ -23,7 +27,7 @@ def read(path: str, text: str) -> Parsed:
     """One `[[package]]` table at a time, reduced at once to name, version and edges (see uv_lock)."""
     parsed = Parsed()
     edges, entries = [], []
-    for root, problems in read_toml_pieces(path, text, "package"):
+    for root, problems in read_toml_pieces(path, text, "package", _UNREAD):
         parsed.problems += problems
         for package in root.get("package").tables() if root.get("package") is not None else ():
             name_node = package.get("name")

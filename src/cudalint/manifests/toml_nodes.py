@@ -75,13 +75,18 @@ _PLAIN_RUN = re.compile(r'[^"\\\r\n]+')
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
 
 
+_SKIP_TOKEN = re.compile(r"""[^"'\[\]{}\n]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[\[\]{}\n]""")
+
+
 class _Reader:
-    def __init__(self, text: str, first_line: int = 1):
+    def __init__(self, text: str, first_line: int = 1, skip: frozenset = frozenset()):
         self.text = text
         self.index = LineIndex(text, first_line)
         self.pos = 0
         self.depth = 0
+        self.skip = skip  # keys whose values nobody reads: passed over without building nodes
         self.too_deep: Optional[int] = None  # where the first too-deep value starts
+        self.error: Optional[Tuple[int, str]] = None  # where the first line it could not read starts, and why
         start = self.index.span(0, 0)
         self.root = Node("table", {}, start, start)
 
@@ -138,7 +143,9 @@ class _Reader:
                 self.depth = 0
                 self.pos = line_start
                 self.skip_to_line_end()
-            except _Error:
+            except _Error as error:
+                if self.error is None:
+                    self.error = (line_start, str(error))
                 self.depth = 0
                 self.pos = line_start
                 self.skip_to_line_end()
@@ -197,7 +204,7 @@ class _Reader:
         keys = self.keys()
         self.expect("=")
         self.skip_blanks()
-        value = self.value()
+        value = self.passed_over() if keys[-1] in self.skip else self.value()
         value.entry = self.span(start)
         value.source = self.text[start : self.pos]
         for key in keys[:-1]:
@@ -208,6 +215,32 @@ class _Reader:
                 raise _Error("not a table")
             table = child
         table.value[keys[-1]] = value
+
+    def passed_over(self) -> Node:
+        """Move past a value without reading it: strings and brackets are matched, nothing is built."""
+        start, depth = self.pos, 0
+        if self.text.startswith("[\n", self.pos) or self.text.startswith("[\r\n", self.pos):
+            close = self.text.find("\n]", self.pos)  # a machine-written multi-line array closes at a line start
+            if close >= 0:
+                self.pos = close + 2
+                span = self.span(start)
+                return Node("scalar", "", span, span)
+        while self.pos < len(self.text):
+            token = _SKIP_TOKEN.match(self.text, self.pos)
+            if token is None:
+                raise _Error("unterminated string")
+            first = token.group(0)[0]
+            if first in "[{":
+                depth += 1
+            elif first in "]}":
+                depth -= 1
+            elif first == "\n" and depth == 0:
+                break
+            self.pos = token.end()
+            if depth == 0 and first in "]}":
+                break
+        span = self.span(start)
+        return Node("scalar", "", span, span)
 
     def value(self) -> Node:
         start = self.pos
@@ -362,18 +395,26 @@ def syntax_problem(path: str, text: str, first_line: int = 1) -> Optional[Proble
     return None
 
 
-def read_toml(path: str, text: str, first_line: int = 1) -> Tuple[Node, List[Problem]]:
+def read_toml(
+    path: str, text: str, first_line: int = 1, skip: frozenset = frozenset(), validate: bool = True
+) -> Tuple[Node, List[Problem]]:
     """The document as a tree of nodes, and at most one syntax problem.
 
     A value nested past MAX_DEPTH is that problem (tomllib is not asked: it would recurse as deep);
-    the lines around it are still read."""
-    reader = _Reader(text, first_line)
+    the lines around it are still read. `validate=False` leaves tomllib out and reports the first
+    line this reader could not read instead (for machine-written lock files, where speed counts)."""
+    reader = _Reader(text, first_line, skip)
     root = reader.read()
     if reader.too_deep is not None:
         line = reader.index.position(reader.too_deep)[0]
         span = reader.index.line_span(line)
         return root, [Problem(path, span, f"line {line}: arrays or inline tables nested more than {MAX_DEPTH}"
                                           " levels deep; that entry was not read")]
+    if not validate:
+        if reader.error is None:
+            return root, []
+        line = reader.index.position(reader.error[0])[0]
+        return root, [Problem(path, reader.index.line_span(line), f"invalid TOML at line {line}: {reader.error[1]}")]
     problem = syntax_problem(path, text, first_line)
     return root, [problem] if problem else []
 
@@ -381,7 +422,9 @@ def read_toml(path: str, text: str, first_line: int = 1) -> Tuple[Node, List[Pro
 _ARRAY_HEADER = r"^\[\[[ \t]*{}[ \t]*\]\][ \t]*(?:#[^\r\n]*)?$"
 
 
-def read_toml_pieces(path: str, text: str, header: str) -> Iterator[Tuple[Node, List[Problem]]]:
+def read_toml_pieces(
+    path: str, text: str, header: str, skip: frozenset = frozenset()
+) -> Iterator[Tuple[Node, List[Problem]]]:
     """A large document one `[[header]]` table at a time (the part before the first one, then each
     table with the sub-tables that follow it), so memory stays proportional to one piece, not to the
     file: lock files hold thousands of `[[package]]` tables and can run to tens of megabytes."""
@@ -392,5 +435,5 @@ def read_toml_pieces(path: str, text: str, header: str) -> Iterator[Tuple[Node, 
         if end <= start and number:
             continue
         piece = text[start:end]
-        yield read_toml(path, piece, line)
+        yield read_toml(path, piece, line, skip, validate=False)
         line += len(LINE_BREAK.findall(piece))

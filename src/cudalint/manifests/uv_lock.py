@@ -14,6 +14,10 @@ from cudalint.manifests.tables import items, text_of
 from cudalint.manifests.toml_nodes import Node, read_toml_pieces
 
 
+# What a lock file records that no check reads: the bulk of its bytes.
+_UNREAD = frozenset({"wheels", "sdist", "files", "metadata"})
+
+
 def _edges(name: str, package: Node):
     groups = [("", package.get("dependencies"))]
     for table in ("optional-dependencies", "dev-dependencies"):
@@ -29,7 +33,7 @@ def _edges(name: str, package: Node):
 def read(path: str, text: str) -> Parsed:
     parsed = Parsed()
     edges, roots, entries = [], set(), []
-    for root, problems in read_toml_pieces(path, text, "package"):
+    for root, problems in read_toml_pieces(path, text, "package", _UNREAD):
         parsed.problems += problems
         for package in root.get("package").tables() if root.get("package") is not None else ():
             name_node = package.get("name")

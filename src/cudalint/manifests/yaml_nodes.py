@@ -16,25 +16,43 @@ import yaml
 from cudalint.manifests.base import LineIndex, Parsed, Problem, Span
 
 MAX_DEPTH = 64
-MAX_NODES = 200_000
+MAX_NODES = 1_000_000
 
 
 class _LimitedLoader(yaml.SafeLoader):
+    """Composes at most MAX_NODES nodes; a value nested deeper than MAX_DEPTH is skipped (its events
+    consumed without recursion) and becomes an empty scalar, its place remembered in `too_deep`."""
+
     def __init__(self, stream):
         super().__init__(stream)
         self.depth = 0
         self.count = 0
+        self.too_deep: List[yaml.Mark] = []
 
     def compose_node(self, parent, index):
-        self.depth += 1
         self.count += 1
+        if self.count > MAX_NODES:
+            raise yaml.composer.ComposerError(None, None, f"more than {MAX_NODES} nodes", self.peek_event().start_mark)
+        if self.depth >= MAX_DEPTH:
+            return self._skip()
+        self.depth += 1
         try:
-            if self.depth > MAX_DEPTH or self.count > MAX_NODES:
-                what = f"nested more than {MAX_DEPTH} levels deep" if self.depth > MAX_DEPTH else "too many nodes"
-                raise yaml.composer.ComposerError(None, None, what, self.peek_event().start_mark)
             return super().compose_node(parent, index)
         finally:
             self.depth -= 1
+
+    def _skip(self) -> yaml.Node:
+        first = self.get_event()
+        self.too_deep.append(first.start_mark)
+        open_ = 1 if isinstance(first, (yaml.SequenceStartEvent, yaml.MappingStartEvent)) else 0
+        last = first
+        while open_:
+            last = self.get_event()
+            if isinstance(last, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                open_ += 1
+            elif isinstance(last, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                open_ -= 1
+        return yaml.ScalarNode("tag:yaml.org,2002:null", "", first.start_mark, last.end_mark)
 
 
 class Document:
@@ -55,7 +73,9 @@ class Document:
 
 
 def compose(path: str, text: str, parsed: Optional[Parsed] = None) -> Optional[Document]:
-    """The document, or None (after recording why in `parsed`, when given) when the text is not YAML."""
+    """The document, or None (after recording why in `parsed`, when given) when the text is not YAML.
+    A value nested too deeply is recorded too, and the rest of the document is still returned."""
+    index = LineIndex(text)
     try:
         loader = _LimitedLoader(text)
         try:
@@ -64,7 +84,6 @@ def compose(path: str, text: str, parsed: Optional[Parsed] = None) -> Optional[D
             loader.dispose()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        index = LineIndex(text)
         line, column = index.position(min(mark.index, len(text))) if mark else (1, 1)
         reason = error.problem or error.context or "not valid YAML"
         if parsed is not None:
@@ -75,6 +94,11 @@ def compose(path: str, text: str, parsed: Optional[Parsed] = None) -> Optional[D
             reason = "nested too deeply" if isinstance(error, RecursionError) else "not valid YAML"
             parsed.problems.append(Problem(path, Span(1, 1, 1, 1), f"invalid YAML at line 1: {reason}"))
         return None
+    if parsed is not None:
+        for mark in loader.too_deep:
+            line, column = index.position(min(mark.index, len(text)))
+            parsed.problems.append(Problem(path, Span(line, column, line, column + 1),
+                                           f"line {line}: nested more than {MAX_DEPTH} levels deep; that value was not read"))
     return Document(path, text, root) if root is not None else None
 
 

@@ -162,34 +162,41 @@ def test_form_feed_and_unicode_line_separators_do_not_move_positions():
 
 
 # -- memory -------------------------------------------------------------------------------------
-def test_a_50_mb_uv_lock_is_read_in_bounded_memory(tmp_path):
-    """Read in its own process, whose peak resident memory the kernel reports when it ends."""
-    script = r'''
-import resource, sys
-from cudalint.manifests import check_manifest
-parts = ['version = 1\n\n[[package]]\nname = "demo"\nversion = "0.1.0"\nsource = { virtual = "." }\n'
-         'dependencies = [{ name = "pkg0" }]\n']
-wheel = '    {{ url = "https://example.org/p{0}-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", hash = "sha256:{1}", size = 1 }},\n'
-size, number = len(parts[0]), 0
-while size < 50_000_000:
-    part = (f'\n[[package]]\nname = "pkg{number}"\nversion = "1.0"\nsource = {{ registry = "https://example.org/simple" }}\n'
-            f'dependencies = [\n    {{ name = "pkg{number + 1}", marker = "sys_platform == \'linux\'" }},\n]\n'
-            'wheels = [\n' + "".join(wheel.format(number, "a" * 64) for _ in range(8)) + ']\n')
-    parts.append(part)
-    size += len(part)
-    number += 1
-parts.append('\n[[package]]\nname = "flash-attn"\nversion = "2.5.8"\n')
-text = "".join(parts)
-del parts
-lines = text.count("\n")
-findings = check_manifest("uv.lock", text)
-print(lines, [(f.code, f.line, f.severity.value) for f in findings])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-'''
+def _write_lock(path: Path, size: int) -> int:
+    """A uv.lock of about `size` bytes: a chain of Linux-only packages, then flash-attn on its last
+    line but one; returns that line's number."""
+    wheel = '    {{ url = "https://example.org/p{0}-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", hash = "sha256:{1}", size = 1 }},\n'
+    written, number, lines = 0, 0, 0
+    with path.open("w", encoding="utf-8") as stream:
+        head = '[[package]]\nname = "demo"\nversion = "0.1.0"\nsource = { virtual = "." }\ndependencies = [{ name = "pkg0" }]\n'
+        while written < size:
+            part = head if number == 0 else (
+                f'\n[[package]]\nname = "pkg{number - 1}"\nversion = "1.0"\nsource = {{ registry = "https://example.org/simple" }}\n'
+                f'dependencies = [\n    {{ name = "pkg{number}", marker = "sys_platform == \'linux\'" }},\n]\n'
+                "wheels = [\n" + "".join(wheel.format(number, "a" * 64) for _ in range(8)) + "]\n"
+            )
+            stream.write(part)
+            written += len(part)
+            lines += part.count("\n")
+            number += 1
+        stream.write('\n[[package]]\nname = "flash-attn"\nversion = "2.5.8"\n')
+    return lines + 3
+
+
+def test_a_50_mb_uv_lock_is_checked_in_bounded_memory(tmp_path):
+    """The real command in a process of its own, which reports its peak resident memory at the end."""
+    line = _write_lock(tmp_path / "uv.lock", 50_000_000)
+    script = (
+        "import resource, sys\n"
+        "from cudalint.cli import main\n"
+        "code = main(['check', '--no-cache', '-q', 'uv.lock'])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"))
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
-    assert result.returncode == 0, result.stderr
-    report, peak_kib = result.stdout.splitlines()
-    lines, found = report.split(" ", 1)
-    assert found == f"[('CDL501', {int(lines) - 1}, 'info')]"  # flash-attn: nothing depends on it
-    assert int(peak_kib) < 500 * 1024
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env,
+                            timeout=900)
+    assert result.returncode == 1, result.stderr
+    assert [row.split(" ")[:2] for row in result.stdout.splitlines()] == [[f"uv.lock:{line}:1:", "CDL501"]]
+    assert "(only installed off macOS here" in result.stdout  # nothing a Mac installs depends on it
+    assert int(result.stderr.split()[-1]) < 500 * 1024  # KiB

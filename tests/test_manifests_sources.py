@@ -200,9 +200,12 @@ def test_sniffing_a_file_named_on_the_command_line(tmp_path):
     (tmp_path / "Buildfile").write_text("# syntax=docker/dockerfile:1\nFROM python:3.11\nRUN pip install xformers\n")
     (tmp_path / "tool").write_text("#!/usr/bin/env python3\nprint(1)\n")
     (tmp_path / "notes").write_text("import os\n")
-    kinds = {name: sniff_kind(str(tmp_path / name)) for name in ("envspec", "install", "deps.txt", "Buildfile", "tool", "notes")}
+    (tmp_path / "env.toml").write_text('[workspace]\nchannels = ["conda-forge"]\n[dependencies]\ncudatoolkit = "*"\n')
+    (tmp_path / "meta.toml").write_text('[project]\nname = "x"\ndependencies = ["xformers"]\n')
+    names = ("envspec", "install", "deps.txt", "Buildfile", "tool", "notes", "env.toml", "meta.toml")
+    kinds = {name: sniff_kind(str(tmp_path / name)) for name in names}
     assert kinds == {"envspec": "yaml", "install": "shell", "deps.txt": "requirements", "Buildfile": "dockerfile",
-                     "tool": "python", "notes": "python"}
+                     "tool": "python", "notes": "python", "env.toml": "pixi", "meta.toml": "pyproject"}
 
 
 def test_conda_yaml_on_the_command_line_gets_its_findings(tmp_path):

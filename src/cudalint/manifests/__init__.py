@@ -166,6 +166,9 @@ def sniff_kind(path: str) -> str:
         return "python"
     if conda.is_environment(_yaml_root(path, text)):
         return "yaml"
+    toml_kind = _toml_kind(text)
+    if toml_kind:
+        return toml_kind
     if dockerfile.looks_like_dockerfile(text):
         return "dockerfile"
     if _looks_like_requirements(path, text):
@@ -178,6 +181,22 @@ def _yaml_root(path: str, text: str):
 
     document = compose(path, text) if re.search(r"^dependencies\s*:", text, re.MULTILINE) else None
     return document.root if document is not None else None
+
+
+def _toml_kind(text: str) -> Optional[str]:
+    """A pixi manifest (a workspace, or conda channels and dependency tables), or a pyproject.toml."""
+    from cudalint.manifests.toml_nodes import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError, MemoryError):
+        return None
+    project = data.get("project")
+    if "workspace" in data or (isinstance(project, dict) and "channels" in project) or "pypi-dependencies" in data:
+        return "pixi"
+    if any(key in data for key in ("project", "build-system", "tool", "dependency-groups")):
+        return "pyproject"
+    return None
 
 
 def _looks_like_requirements(path: str, text: str) -> bool:

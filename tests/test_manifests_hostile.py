@@ -186,11 +186,13 @@ def _write_lock(path: Path, size: int) -> int:
 def test_a_50_mb_uv_lock_is_checked_in_bounded_memory(tmp_path):
     """The real command in a process of its own, which reports its peak resident memory at the end."""
     line = _write_lock(tmp_path / "uv.lock", 50_000_000)
+    # VmHWM is the peak of this process image alone; ru_maxrss would start from the forking pytest's size.
     script = (
-        "import resource, sys\n"
+        "import re, sys\n"
         "from cudalint.cli import main\n"
         "code = main(['check', '--no-cache', '-q', 'uv.lock'])\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "status = open('/proc/self/status').read()\n"
+        "print(re.search(r'VmHWM:\\s*(\\d+) kB', status).group(1), file=sys.stderr)\n"
         "sys.exit(code)\n"
     )
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"))

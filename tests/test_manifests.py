@@ -44,7 +44,13 @@ def in_fixtures(monkeypatch):
         ("setup.cfg", "setup_cfg"),
         ("environment.yml", "conda"),
         ("environment-cuda.yaml", "conda"),
-        ("conda.yml", None),
+        ("conda.yml", "yaml"),  # what a YAML file is comes from its content
+        ("cog.yaml", "yaml"),
+        (".github/workflows/ci.yml", "yaml"),
+        ("scripts/install.sh", "shell"),
+        ("Makefile", "makefile"),
+        ("tox.ini", "tox"),
+        ("README.md", None),  # only with --include-docs
         ("Pipfile", "pipfile"),
         ("Pipfile.lock", None),
         ("poetry.lock", "poetry_lock"),
@@ -217,8 +223,10 @@ def test_setup_py_read_statically():
     ]
 
 
-def test_setup_py_syntax_error_is_left_to_the_python_checker():
-    assert check_manifest("setup.py", 'setup(install_requires=["flash-attn"]\n') == []
+def test_setup_py_that_does_not_parse_is_one_cdl000():
+    findings = check_manifest("setup.py", 'setup(install_requires=["flash-attn"]\n')
+    assert [(f.code, f.line, f.column) for f in findings] == [("CDL000", 1, 6)]
+    assert findings[0].message == "line 1: syntax error: '(' was never closed; the requirements in it were not read"
 
 
 def test_setup_cfg():

@@ -163,10 +163,14 @@ def load_catalog(directory: Optional[str] = None) -> Catalog:
     folder = Path(directory) if directory else rules_dir()
     rules: List[Rule] = []
     digest = hashlib.sha256()
-    for path in sorted(folder.glob("cdl*.toml")):
+    for path in sorted(folder.glob("cdl*.toml")) + [folder / "packages.toml"]:
         data = path.read_bytes()
         digest.update(data)
         for table in tomllib.loads(data.decode("utf-8")).get("rule", []):
+            if table.get("match", {}).get("imports") == "packages.toml":  # CDL404: the import names of that table
+                from cudalint.manifests.packages import import_rules
+
+                table["match"]["imports"] = import_rules(directory)
             rules.append(_rule_from_table(table, path.name))
     rules.append(UNREADABLE)
     return Catalog(rules, version=digest.hexdigest()[:16])

@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-color", action="store_true", help="never colour the text output")
     check.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write .cudalint_cache/")
+    check.add_argument("--include-docs", action="store_true",
+                       help="also check install commands in the code blocks of Markdown and reST files")
 
     sub.add_parser("rules", help="list every rule")
     coverage = sub.add_parser("coverage", help="an API's or ATen operator's MPS status in every torch release")
@@ -141,6 +143,7 @@ def _check(args: argparse.Namespace) -> int:
         torch_version=args.torch_version,
     )
     settings.unsafe_fixes = args.unsafe_fixes
+    settings.include_docs = args.include_docs
     from cudalint.progress import Progress
 
     progress = Progress()

@@ -67,6 +67,7 @@ class Settings:
     device: DeviceSetting = DeviceSetting()
     unsafe_fixes: bool = False  # decides, e.g., whether enough fixes use the device to define DEVICE once
     project: Optional[object] = field(default=None, compare=False)  # the run's project index (cudalint.project)
+    include_docs: bool = False  # also read install commands in the code blocks of Markdown/reST files
 
 
 def read_json_input(path: Path, option: str, accepted, written_by: str) -> dict:

@@ -25,9 +25,9 @@ class MissingPath(ValueError):
     pass
 
 
-def kind_of(path: Path) -> Optional[str]:
+def kind_of(path: Path, include_docs: bool = False) -> Optional[str]:
     name = path.name
-    manifest = manifests.manifest_kind(str(path))
+    manifest = manifests.manifest_kind(str(path), include_docs)
     if manifest is not None and not name.endswith(PYTHON_SUFFIXES):
         return manifest
     if name.endswith(PYTHON_SUFFIXES):
@@ -105,8 +105,11 @@ def is_virtualenv(folder: str) -> bool:
     return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(os.path.join(folder, "conda-meta"))
 
 
-def discover(paths: Sequence[str], exclude: Sequence[str], root: Path, cwd: Optional[Path] = None) -> Iterator[SourceFile]:
-    """Files named on the command line are always linted; folders are walked with the excludes."""
+def discover(
+    paths: Sequence[str], exclude: Sequence[str], root: Path, cwd: Optional[Path] = None, include_docs: bool = False
+) -> Iterator[SourceFile]:
+    """Files named on the command line are always linted, read as what their content says when their
+    name does not; folders are walked with the excludes."""
     cwd = (cwd or Path.cwd()).resolve()
     excludes = Excludes(exclude, root)
     seen: set = set()
@@ -118,12 +121,12 @@ def discover(paths: Sequence[str], exclude: Sequence[str], root: Path, cwd: Opti
             key = os.path.abspath(path)
             if key not in seen:
                 seen.add(key)
-                yield SourceFile(path, display_path(path, cwd), kind_of(path) or "python")
+                yield SourceFile(path, display_path(path, cwd), kind_of(path) or manifests.sniff_kind(str(path)))
             continue
-        yield from _walk(os.path.abspath(path), excludes, cwd, seen)
+        yield from _walk(os.path.abspath(path), excludes, cwd, seen, include_docs)
 
 
-def _walk(top: str, excludes: Excludes, cwd: Path, seen: set) -> Iterator[SourceFile]:
+def _walk(top: str, excludes: Excludes, cwd: Path, seen: set, include_docs: bool = False) -> Iterator[SourceFile]:
     gitignore = GitIgnore()
     ancestors = [str(folder) for folder in reversed(Path(top).parents)]
     git_root = next((folder for folder in reversed(ancestors) if os.path.exists(os.path.join(folder, ".git"))), None)
@@ -142,7 +145,7 @@ def _walk(top: str, excludes: Excludes, cwd: Path, seen: set) -> Iterator[Source
         dirnames[:] = kept
         for name in sorted(filenames):
             child = os.path.join(folder, name)
-            kind = kind_of(Path(child))
+            kind = kind_of(Path(child), include_docs)
             if kind is None or child in seen or excludes(child) or gitignore.ignored(child, False):
                 continue
             seen.add(child)

@@ -1,16 +1,17 @@
-"""Dependency manifests and build files: what they ask for that needs NVIDIA CUDA.
+"""Dependency manifests, build files and install commands: what they ask for that needs NVIDIA CUDA.
 
-    manifest_kind(path)                 which reader handles a file, or None
+    manifest_kind(path)                 which reader handles a file, by its name; None if none
+    sniff_kind(path)                    the same for a file named on the command line, by its content too
     check_manifest(path, text)          findings (CDL5xx dependencies, CDL45x build files, CDL000)
     dependencies(path, text)            the entries, for reports
     torch_version_from(deps)            the torch release a project pins or lower-bounds
 
-Nothing here runs the project's code: setup.py is read with libcst.
+Nothing here runs the project's code: setup.py is read with CPython's parser, shell is read as text.
 """
 
 from __future__ import annotations
 
-import os
+import functools
 import re
 from fnmatch import fnmatchcase
 from pathlib import PurePath
@@ -26,33 +27,40 @@ from cudalint.manifests import (
     pixi,
     poetry_lock,
     pyproject,
+    scripts,
     setup_cfg,
     setup_py,
     uv_lock,
+    yaml_files,
 )
-from cudalint.manifests.base import Dependency, Parsed, Problem
+from cudalint.manifests.base import Dependency, Parsed
 from cudalint.manifests.checks import check_dependencies, problem_findings
-from cudalint.manifests.requirement import looks_like_url
-from cudalint.manifests.requirements import read_requirements
+from cudalint.manifests.includes import read_limited, requirements_tree
 from cudalint.manifests.versions import lower_bound
 
-__all__ = ["Dependency", "check_manifest", "dependencies", "manifest_kind", "torch_requirement", "torch_version_from"]
+__all__ = ["Dependency", "check_manifest", "dependencies", "manifest_kind", "sniff_kind", "torch_requirement", "torch_version_from"]
 
-# (kind, globs on the lower-cased file name)
+# (kind, globs on the lower-cased file name); the first match wins
 _NAMES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("requirements", ("requirements*.txt", "requirements*.in", "constraints*.txt")),
     ("pyproject", ("pyproject.toml",)),
     ("setup_py", ("setup.py",)),
     ("setup_cfg", ("setup.cfg",)),
     ("conda", ("environment*.yml", "environment*.yaml")),
+    ("yaml", ("*.yml", "*.yaml")),
     ("pipfile", ("pipfile",)),
     ("poetry_lock", ("poetry.lock",)),
     ("uv_lock", ("uv.lock",)),
     ("pixi", ("pixi.toml",)),
     ("cmake", ("cmakelists.txt", "*.cmake")),
     ("cuda_source", ("*.cu", "*.cuh")),
-    ("dockerfile", ("dockerfile", "dockerfile.*", "*.dockerfile")),
+    ("dockerfile", ("dockerfile", "dockerfile.*", "*.dockerfile", "containerfile")),
+    ("shell", ("*.sh", "*.bash", "*.zsh")),
+    ("makefile", ("makefile", "gnumakefile", "*.mk")),
+    ("tox", ("tox.ini",)),
 )
+# Read only when asked (`--include-docs`): install commands in code blocks.
+DOCS = ("*.md", "*.markdown", "*.rst")
 
 _READERS: Dict[str, Callable[[str, str], Parsed]] = {
     "pyproject": pyproject.read,
@@ -63,16 +71,22 @@ _READERS: Dict[str, Callable[[str, str], Parsed]] = {
     "poetry_lock": poetry_lock.read,
     "uv_lock": uv_lock.read,
     "pixi": pixi.read,
+    "shell": scripts.read_shell,
+    "makefile": scripts.read_makefile,
+    "tox": scripts.read_tox,
+    "docs": scripts.read_docs,
 }
-_BUILD_FILES: Dict[str, Callable[[str, str], Tuple[List[Finding], List[Problem]]]] = {
+# Readers that also report findings of their own (CDL45x), besides the dependencies they find.
+_BUILD_FILES: Dict[str, Callable[[str, str], Tuple[List[Finding], Parsed]]] = {
     "cmake": cmake.check,
     "cuda_source": cuda_sources.check,
     "dockerfile": dockerfile.check,
+    "yaml": yaml_files.read,
 }
 _TORCH_NAMES = ("torch", "pytorch")
 
 
-def manifest_kind(path: str) -> Optional[str]:
+def manifest_kind(path: str, include_docs: bool = False) -> Optional[str]:
     """The reader for a file, chosen by its name (and a requirements/ parent folder); None if none."""
     pure = PurePath(path)
     name = pure.name.lower()
@@ -81,68 +95,122 @@ def manifest_kind(path: str) -> Optional[str]:
     for kind, patterns in _NAMES:
         if any(fnmatchcase(name, pattern) for pattern in patterns):
             return kind
+    if include_docs and any(fnmatchcase(name, pattern) for pattern in DOCS):
+        return "docs"
     return None
 
 
-def _requirements_tree(path: str, text: str, seen: set) -> List[Parsed]:
-    """A requirements file and, recursively, the -r/-c files the engine would not lint on its own."""
-    seen.add(os.path.normcase(os.path.abspath(path)))
-    parsed, includes = read_requirements(path, text)
-    results = [parsed]
-    for include in includes:
-        if looks_like_url(include.target) or "$" in include.target:
-            continue
-        target = os.path.normpath(os.path.join(os.path.dirname(path), include.target))
-        if not os.path.isfile(target):
-            parsed.problems.append(
-                Problem(path, include.span, f"line {include.span.line}: included file {include.target!r} not found")
-            )
-            continue
-        if manifest_kind(target) is not None or os.path.normcase(os.path.abspath(target)) in seen:
-            continue
-        try:
-            with open(target, encoding="utf-8-sig") as handle:
-                included = handle.read()
-        except (OSError, UnicodeDecodeError) as error:
-            parsed.problems.append(
-                Problem(path, include.span, f"line {include.span.line}: cannot read {include.target!r}: {error}")
-            )
-            continue
-        results += _requirements_tree(target, included, seen)
-    return results
+def _parse(path: str, text: str, kind: str) -> Tuple[Parsed, ...]:
+    """A file's records. A requirements file is read anew each time (what it includes may have
+    changed); any other file is read once per text, though the target release and the checks both
+    ask for it."""
+    return tuple(_read(path, text, kind)) if kind == "requirements" else _read_once(path, text, kind)
 
 
-def _parse(path: str, text: str) -> List[Parsed]:
-    kind = manifest_kind(path)
+@functools.lru_cache(maxsize=4)
+def _read_once(path: str, text: str, kind: str) -> Tuple[Parsed, ...]:
+    return tuple(_read(path, text, kind))
+
+
+def _read(path: str, text: str, kind: str) -> List[Parsed]:
     if kind == "requirements":
-        return _requirements_tree(path, text, set())
+        return requirements_tree(path, text, lambda target: manifest_kind(target) is not None)
     if kind in _READERS:
         return [_READERS[kind](path, text)]
+    if kind in _BUILD_FILES:
+        return [_BUILD_FILES[kind](path, text)[1]]
     return []
 
 
-def dependencies(path: str, text: str) -> List[Dependency]:
+def dependencies(path: str, text: str, kind: Optional[str] = None) -> List[Dependency]:
     """Every entry of a dependency manifest (and of the requirement files it includes)."""
-    return [dep for parsed in _parse(path, text) for dep in parsed.dependencies]
+    kind = kind or manifest_kind(path)
+    return [dep for parsed in _parse(path, text, kind) for dep in parsed.dependencies] if kind else []
 
 
-def check_manifest(path: str, text: str, *, torch_version: Optional[str] = None) -> List[Finding]:
-    """Findings for one manifest or build file; bad input gives CDL000 findings, never an exception."""
-    kind = manifest_kind(path)
+def check_manifest(
+    path: str, text: str, *, torch_version: Optional[str] = None, kind: Optional[str] = None
+) -> List[Finding]:
+    """Findings for one manifest, build file or install script (its kind from its name unless given);
+    bad input gives CDL000 findings, never an exception."""
+    kind = kind or manifest_kind(path, include_docs=True)
+    findings: List[Finding] = []
     if kind in _BUILD_FILES:
-        findings, problems = _BUILD_FILES[kind](path, text)
-        return sorted(findings + problem_findings(problems), key=lambda f: f.sort_key)
-    parsed = _parse(path, text)
+        findings, part = _BUILD_FILES[kind](path, text)
+        parsed: Iterable[Parsed] = [part]
+    else:
+        parsed = _parse(path, text, kind) if kind else []
     deps = [dep for part in parsed for dep in part.dependencies]
-    findings = check_dependencies(deps, torch_version or torch_version_from(deps))
+    findings = findings + check_dependencies(deps, torch_version or torch_version_from(deps))
     findings += problem_findings(problem for part in parsed for problem in part.problems)
     return sorted(findings, key=lambda f: f.sort_key)
+
+
+_SNIFF_BYTES = 64 * 1024
+_SHEBANG_SHELL = re.compile(r"^#!.*\b(ba|z|da|k)?sh\b")
+
+
+def sniff_kind(path: str) -> str:
+    """What a file named on the command line is, when its name does not say: by its content (a
+    shell shebang, a conda environment, a Dockerfile, a requirements list), else Python."""
+    kind = manifest_kind(path, include_docs=True)
+    if kind is not None:
+        return kind
+    text, _ = read_limited(path, _SNIFF_BYTES)
+    if text is None:
+        return "python"  # the Python reader reports what is wrong with the file
+    first = text.split("\n", 1)[0]
+    if _SHEBANG_SHELL.match(first):
+        return "shell"
+    if first.startswith("#!"):
+        return "python"
+    if conda.is_environment(_yaml_root(path, text)):
+        return "yaml"
+    toml_kind = _toml_kind(text)
+    if toml_kind:
+        return toml_kind
+    if dockerfile.looks_like_dockerfile(text):
+        return "dockerfile"
+    if _looks_like_requirements(path, text):
+        return "requirements"
+    return "python"
+
+
+def _yaml_root(path: str, text: str):
+    from cudalint.manifests.yaml_nodes import compose
+
+    document = compose(path, text) if re.search(r"^dependencies\s*:", text, re.MULTILINE) else None
+    return document.root if document is not None else None
+
+
+def _toml_kind(text: str) -> Optional[str]:
+    """A pixi manifest (a workspace, or conda channels and dependency tables), or a pyproject.toml."""
+    from cudalint.manifests.toml_nodes import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError, MemoryError):
+        return None
+    project = data.get("project")
+    if "workspace" in data or (isinstance(project, dict) and "channels" in project) or "pypi-dependencies" in data:
+        return "pixi"
+    if any(key in data for key in ("project", "build-system", "tool", "dependency-groups")):
+        return "pyproject"
+    return None
+
+
+def _looks_like_requirements(path: str, text: str) -> bool:
+    """Every line is a requirement or a pip option, and there is at least one."""
+    from cudalint.manifests.requirements import read_requirements
+
+    parsed, includes = read_requirements(path, text)
+    return bool(parsed.dependencies or includes) and not parsed.problems
 
 
 def torch_requirement(deps: Iterable[Dependency]) -> Optional[Dependency]:
     """The first entry that requires torch with a version: its specifier says which releases are allowed."""
     for dep in deps:
-        if dep.kind in ("package", "url", "vcs") and dep.name in _TORCH_NAMES and lower_bound(dep.specifier):
+        if dep.kind in ("package", "url", "vcs") and dep.name in _TORCH_NAMES and not dep.command and lower_bound(dep.specifier):
             return dep
     return None
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 from typing import Iterable, List, Optional, Tuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding, Severity
 from cudalint.manifests.base import Dependency, Problem
 from cudalint.manifests.markers import excludes_macos
 from cudalint.manifests.packages import PackageGroup, load_packages
-from cudalint.manifests.requirement import repository_name
+from cudalint.manifests.requirement import repository_name, split_url, url_problem
 from cudalint.manifests.versions import admits_at_least, cuda_local_tag, release
 
 # Words in a section, extra, group or file name that say its entries are for CUDA
@@ -49,9 +49,16 @@ def is_off_mac(dep: Dependency) -> bool:
 
 
 def cuda_index_url(url: str) -> bool:
-    """Does the URL lead to a CUDA build index (`.../whl/cu121`, `.../torch-2.1.0+cu118.html`)?"""
-    pattern = load_catalog()["CDL507"].match["url_pattern"]
-    return bool(re.search(pattern, unquote(urlsplit(url).path), re.IGNORECASE))
+    """Does the URL lead to CUDA builds: a path naming one (`.../whl/cu121`, `.../cu121torch2.4/`,
+    `.../torch-2.1.0+cu118.html`), or a host of NVIDIA's own (its package index, its wheel downloads)?"""
+    match = load_catalog()["CDL507"].match
+    parts = split_url(url)
+    if parts is None:
+        return False
+    labels = (parts.hostname or "").lower().split(".")
+    if any(label in match["host_labels"] for label in labels):
+        return True
+    return bool(re.search(match["url_pattern"], unquote(parts.path), re.IGNORECASE))
 
 
 def _display(dep: Dependency) -> str:
@@ -150,6 +157,11 @@ def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] 
     catalog = load_catalog()
     findings = []
     for dep in deps:
+        invalid = url_problem(dep.url) if dep.url else None
+        if invalid:
+            findings.append(Finding("CDL000", dep.path, dep.line, dep.column, dep.end_line, dep.end_column,
+                                    f"line {dep.line}: {invalid}", catalog["CDL000"].severity))
+            continue
         off_mac = is_off_mac(dep)
         for code, message in _problems(dep, torch_version):
             findings.append(

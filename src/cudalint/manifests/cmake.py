@@ -13,7 +13,7 @@ from typing import List, Optional, Tuple
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding
-from cudalint.manifests.base import LineIndex, Problem, Span
+from cudalint.manifests.base import LineIndex, Parsed, Problem, Span
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACKET_OPEN = re.compile(r"\[(=*)\[")
@@ -99,7 +99,10 @@ def commands(text: str) -> Tuple[List[Command], Optional[CMakeError]]:
         if char.isspace():
             pos += 1
         elif char == "#":
-            pos = _skip_comment(text, pos)
+            try:
+                pos = _skip_comment(text, pos)
+            except CMakeError as error:
+                return result, error
         else:
             name = _IDENTIFIER.match(text, pos)
             if not name:
@@ -116,7 +119,7 @@ def commands(text: str) -> Tuple[List[Command], Optional[CMakeError]]:
     return result, None
 
 
-def check(path: str, text: str) -> Tuple[List[Finding], List[Problem]]:
+def check(path: str, text: str) -> Tuple[List[Finding], Parsed]:
     index = LineIndex(text)
     found, error = commands(text)
     problems = []
@@ -165,4 +168,4 @@ def check(path: str, text: str) -> Tuple[List[Finding], List[Problem]]:
             if "REQUIRED" in words or not checked:
                 report(package_rule, span, f"find_package({words[0]}) needs the NVIDIA CUDA toolkit, which a Mac"
                        f" does not have; drop REQUIRED and build the CUDA parts only if({words[0]}_FOUND)")
-    return findings, problems
+    return findings, Parsed(problems=problems)

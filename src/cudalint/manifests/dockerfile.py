@@ -1,4 +1,4 @@
-"""Dockerfiles: base images built on NVIDIA CUDA (CDL454).
+"""Dockerfiles: base images built on NVIDIA CUDA (CDL454), and the install commands of RUN lines.
 
 Lines are joined at the escape character like Docker does, comment lines inside a
 continuation are dropped, heredoc bodies are skipped, and `ARG` defaults declared
@@ -13,7 +13,8 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding
-from cudalint.manifests.base import LineIndex, Problem
+from cudalint.manifests.base import LineIndex, Parsed, Problem, split_lines
+from cudalint.manifests.commands import Scanner, Word, scan_text
 
 INSTRUCTIONS = {
     "from", "run", "cmd", "label", "maintainer", "expose", "env", "add", "copy", "entrypoint",
@@ -26,7 +27,7 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-
 
 def _instructions(text: str, index: LineIndex) -> Iterator[Tuple[str, int, List[int]]]:
     """(joined instruction text, first line, offset in the file of each character)."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     escape = "\\"
     for line in lines[:5]:
         directive = _DIRECTIVE.match(line)
@@ -83,16 +84,46 @@ def _is_cuda_image(image: str, rule) -> bool:
     return any(fnmatchcase(repository, pattern) for pattern in rule.match["cuda_tag_images"]) and "cuda" in tag
 
 
-def check(path: str, text: str) -> Tuple[List[Finding], List[Problem]]:
+def looks_like_dockerfile(text: str) -> bool:
+    """The first instruction is FROM (or an ARG before it), and a FROM line follows."""
+    for line in split_lines(text):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            keyword = stripped.split()[0].lower()
+            return keyword in ("from", "arg") and bool(re.search(r"^\s*FROM\s+\S", text, re.MULTILINE | re.IGNORECASE))
+    return False
+
+
+_EXEC_WORD = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _run(path: str, index: LineIndex, instruction: str, offsets: List[int], words, parsed: Parsed) -> None:
+    """The shell (or exec-form) command of a RUN instruction, after its --mount/--network flags."""
+    body = next((word for word in words[1:] if not word[0].startswith("--")), None)
+    if body is None:
+        return
+    start = body[1]
+    if instruction[start:].lstrip().startswith("["):
+        found = [Word(m.group(1), offsets[m.start(1) : m.end(1)]) for m in _EXEC_WORD.finditer(instruction, start)]
+        if found and "\\" not in "".join(word.value for word in found):
+            Scanner(path, index, "Dockerfile RUN", parsed).command(found, 0)
+        return
+    scan_text(path, instruction[start:], "Dockerfile RUN", parsed, index=index, offsets=offsets[start:])
+
+
+def check(path: str, text: str) -> Tuple[List[Finding], Parsed]:
     rule = load_catalog()["CDL454"]
     index = LineIndex(text)
     findings: List[Finding] = []
-    problems: List[Problem] = []
+    parsed = Parsed()
+    problems = parsed.problems
     variables: Dict[str, str] = {}
     stages = set()
     seen_from = False
     for instruction, line, offsets in _instructions(text, index):
         words = [(m.group(0), m.start(), m.end()) for m in re.finditer(r"\S+", instruction)]
+        if not words:
+            continue
         keyword = words[0][0].lower()
         if keyword not in INSTRUCTIONS:
             problems.append(Problem(path, index.line_span(line), f"line {line}: unknown instruction {words[0][0]!r}"))
@@ -102,6 +133,8 @@ def check(path: str, text: str) -> Tuple[List[Finding], List[Problem]]:
                 name, _, default = word.partition("=")
                 variables[name] = default.strip("\"'")
             continue
+        if keyword == "run":
+            _run(path, index, instruction, offsets, words, parsed)
         if keyword != "from":
             continue
         seen_from = True
@@ -125,4 +158,4 @@ def check(path: str, text: str) -> Tuple[List[Finding], List[Problem]]:
                 rule.severity,
             )
         )
-    return findings, problems
+    return findings, parsed

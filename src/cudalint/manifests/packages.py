@@ -1,4 +1,8 @@
-"""rules/packages.toml: which package names the dependency rules recognise."""
+"""rules/packages.toml, the one table of CUDA-only, CUDA-first and multi-backend packages.
+
+The dependency rules match its distribution names; CDL404 reports unguarded imports of its
+import names (`import_rules`), so both read the same rows.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import re
 import sys
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from cudalint.catalog import rules_dir
@@ -28,6 +33,10 @@ class PackageGroup:
     alternative_torch: Optional[str] = None
     portable_since: Optional[str] = None
     backends: Tuple[Tuple[str, str], ...] = ()
+    imports: Tuple[str, ...] = ()
+    import_api: Optional[str] = None
+    needs: str = ""
+    evidence: str = ""
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,7 @@ class PackageCatalog:
     conda: Tuple[_Pattern, ...]
     repos: Dict[str, PackageGroup]
     cuda_channels: Tuple[str, ...]
+    groups: Tuple[PackageGroup, ...] = ()
 
     def match(self, name: str, extras: Iterable[str] = ()) -> Optional[PackageGroup]:
         """The group a normalised pip name (with its extras) belongs to."""
@@ -76,7 +86,19 @@ class PackageCatalog:
         return self.repos.get(repository.lower())
 
 
+_KEYS = {"group", "kind", "rule", "names", "repos", "alternative", "alternative_torch", "portable_since", "backends",
+         "imports", "import_api", "needs", "evidence"}
+
+
+class PackageTableError(ValueError):
+    """rules/packages.toml itself is malformed (a bug in rules/, not in user input)."""
+
+
 def _group(table: dict) -> PackageGroup:
+    unknown = set(table) - _KEYS
+    if unknown or not {"group", "rule", "names", "alternative"} <= set(table):
+        raise PackageTableError(f"packages.toml: row {table.get('group', '?')!r}: unknown keys {sorted(unknown)}"
+                                " or a missing group/rule/names/alternative")
     return PackageGroup(
         group=table["group"],
         kind=table.get("kind", "conda"),
@@ -87,12 +109,38 @@ def _group(table: dict) -> PackageGroup:
         alternative_torch=table.get("alternative_torch"),
         portable_since=table.get("portable_since"),
         backends=tuple((b["backend"], b["since"]) for b in table.get("backends", ())),
+        imports=tuple(table.get("imports", ())),
+        import_api=table.get("import_api"),
+        needs=table.get("needs", ""),
+        evidence=table.get("evidence", ""),
     )
 
 
+_IMPORT_WORDS = {
+    "CDL501": "runs only on NVIDIA GPUs",
+    "CDL502": "is a CUDA build",
+    "CDL503": "is an NVIDIA CUDA library",
+    "CDL504": "needs an NVIDIA GPU for its kernels",
+}
+
+
+def import_rules(directory: Optional[str] = None) -> List[Dict[str, str]]:
+    """CDL404's `imports` entries, one per import name of the table: {module, use[, api]}."""
+    entries = []
+    for group in load_packages(directory).groups:
+        for module in group.imports:
+            entry = {"module": module, "use": f"{group.group} {_IMPORT_WORDS.get(group.rule, 'needs CUDA')};"
+                                              f" use {group.alternative}"}
+            if group.import_api:
+                entry["api"] = group.import_api
+            entries.append(entry)
+    return entries
+
+
 @functools.lru_cache(maxsize=None)
-def load_packages() -> PackageCatalog:
-    data = tomllib.loads((rules_dir() / "packages.toml").read_text(encoding="utf-8"))
+def load_packages(directory: Optional[str] = None) -> PackageCatalog:
+    folder = Path(directory) if directory else rules_dir()
+    data = tomllib.loads((folder / "packages.toml").read_text(encoding="utf-8"))
     pypi = [_group(table) for table in data.get("package", [])]
     conda = [_group(table) for table in data.get("conda", [])]
     repos = {repo.lower(): group for group in pypi for repo in group.repos}
@@ -101,4 +149,5 @@ def load_packages() -> PackageCatalog:
         conda=tuple(_patterns(conda)),
         repos=repos,
         cuda_channels=tuple(data.get("channels", {}).get("cuda", ())),
+        groups=tuple(pypi),
     )

@@ -121,5 +121,6 @@ def _channels(path: str, channels: Optional[Node], section: str, off_mac: bool, 
                 make_dependency(
                     path, item.span, name=channel_name(name), specifier="", extras=(), marker=None,
                     raw=item.source, section=section, kind="conda-channel", ecosystem="conda", off_mac=off_mac,
+                    url=name if "://" in name else None,
                 )
             )

@@ -6,7 +6,11 @@ from cudalint.manifests.base import Parsed, make_dependency, normalize_name
 from cudalint.manifests.lockgraph import reachable_on_mac
 from cudalint.manifests.markers import excludes_macos
 from cudalint.manifests.tables import items, text_of
-from cudalint.manifests.toml_nodes import Node, read_toml
+from cudalint.manifests.toml_nodes import Node, read_toml_pieces
+
+
+# What a lock file records that no check reads: the bulk of its bytes.
+_UNREAD = frozenset({"wheels", "sdist", "files", "metadata"})
 
 
 def _markers_exclude_mac(node: Node) -> bool:
@@ -20,26 +24,28 @@ def _markers_exclude_mac(node: Node) -> bool:
 
 
 def read(path: str, text: str) -> Parsed:
-    root, problems = read_toml(path, text)
-    parsed = Parsed(problems=list(problems))
-    packages = root.get("package").tables() if root.get("package") is not None else []
+    """One `[[package]]` table at a time, reduced at once to name, version and edges (see uv_lock)."""
+    parsed = Parsed()
     edges, entries = [], []
-    for package in packages:
-        name_node = package.get("name")
-        if not text_of(name_node):
-            continue
-        name = normalize_name(text_of(name_node))
-        entries.append((name, name_node, text_of(package.get("version")), _markers_exclude_mac(package.get("markers"))))
-        for target, constraint in items(package.get("dependencies")):
-            alternatives = constraint.value if constraint.kind == "array" else [constraint]
-            off_mac = all(c.kind == "table" and excludes_macos(text_of(c.get("markers"))) for c in alternatives)
-            edges.append((name, normalize_name(target), off_mac))
+    for root, problems in read_toml_pieces(path, text, "package", _UNREAD):
+        parsed.problems += problems
+        for package in root.get("package").tables() if root.get("package") is not None else ():
+            name_node = package.get("name")
+            if not text_of(name_node):
+                continue
+            name = normalize_name(text_of(name_node))
+            off_mac = _markers_exclude_mac(package.get("markers"))
+            entries.append((name, name_node.entry, name_node.source, text_of(package.get("version")), off_mac))
+            for target, constraint in items(package.get("dependencies")):
+                alternatives = constraint.value if constraint.kind == "array" else [constraint]
+                edge_off_mac = all(c.kind == "table" and excludes_macos(text_of(c.get("markers"))) for c in alternatives)
+                edges.append((name, normalize_name(target), edge_off_mac))
     on_mac = reachable_on_mac((entry[0] for entry in entries), edges)
-    for name, node, version, marked_off_mac in entries:
+    for name, span, source, version, marked_off_mac in entries:
         parsed.dependencies.append(
             make_dependency(
-                path, node.entry, name=name, specifier=f"=={version}" if version else "", extras=(), marker=None,
-                raw=node.source, section="package", kind="package", off_mac=marked_off_mac or name not in on_mac,
+                path, span, name=name, specifier=f"=={version}" if version else "", extras=(), marker=None,
+                raw=source, section="package", kind="package", off_mac=marked_off_mac or name not in on_mac,
             )
         )
     return parsed

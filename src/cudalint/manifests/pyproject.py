@@ -1,14 +1,16 @@
-"""pyproject.toml: PEP 621 and PEP 735 lists, [build-system], Poetry, uv and pixi tables."""
+"""pyproject.toml: PEP 621 and PEP 735 lists, [build-system], Poetry, uv and pixi tables, and the
+environments and scripts of hatch and PDM (their dependency lists, and the install commands they run)."""
 
 from __future__ import annotations
 
 from typing import Dict, List, Optional
 
 from cudalint.manifests import pixi
-from cudalint.manifests.base import Parsed, make_dependency
+from cudalint.manifests.base import LineIndex, Parsed, make_dependency
 from cudalint.manifests.checks import is_off_mac, platform_named
+from cudalint.manifests.commands import Scanner, Word, scan_text
 from cudalint.manifests.markers import excludes_macos
-from cudalint.manifests.tables import add_strings, items, table_dependency, text_of
+from cudalint.manifests.tables import add_strings, command_strings, items, string_offsets, table_dependency, text_of
 from cudalint.manifests.toml_nodes import Node, read_toml
 
 
@@ -21,7 +23,50 @@ def read(path: str, text: str) -> Parsed:
     tool_pixi = root.get("tool", "pixi")
     if tool_pixi is not None:
         pixi.read_tables(path, tool_pixi, "tool.pixi.", parsed)
+    index = LineIndex(text)
+    read_hatch(path, index, root.get("tool", "hatch"), parsed)
+    read_pdm(path, index, root.get("tool", "pdm"), parsed)
     return parsed
+
+
+def _scripts(path: str, index: LineIndex, node: Optional[Node], section: str, parsed: Parsed) -> None:
+    off_mac = platform_named(section)
+    for text, offsets in command_strings(index, node):
+        scan_text(path, text, section, parsed, index=index, offsets=offsets, off_mac=off_mac)
+
+
+def read_hatch(path: str, index: LineIndex, hatch: Optional[Node], parsed: Parsed) -> None:
+    """[tool.hatch.envs.NAME]: dependencies, extra-dependencies, pre/post-install-commands and scripts."""
+    for env, table in items(hatch.get("envs") if hatch is not None else None):
+        prefix = f"tool.hatch.envs.{env}"
+        for key in ("dependencies", "extra-dependencies"):
+            add_strings(path, table.get(key), f"{prefix}.{key}", parsed)
+        for key in ("pre-install-commands", "post-install-commands"):
+            _scripts(path, index, table.get(key), f"{prefix}.{key}", parsed)
+        for name, script in items(table.get("scripts")):
+            _scripts(path, index, script, f"{prefix}.scripts.{name}", parsed)
+
+
+def read_pdm(path: str, index: LineIndex, pdm: Optional[Node], parsed: Parsed) -> None:
+    """[tool.pdm.scripts] (a command string, or `cmd`/`shell`/`composite`) and [tool.pdm.dev-dependencies]."""
+    if pdm is None:
+        return
+    for group, array in items(pdm.get("dev-dependencies")):
+        add_strings(path, array, f"tool.pdm.dev-dependencies.{group}", parsed)
+    for name, script in items(pdm.get("scripts")):
+        section = f"tool.pdm.scripts.{name}"
+        if script.kind != "table":
+            _scripts(path, index, script, section, parsed)
+            continue
+        cmd = script.get("cmd")
+        if cmd is not None and cmd.kind == "array":
+            words = [Word(item.value, string_offsets(index, item)) for item in cmd.strings()]
+            if words:
+                Scanner(path, index, section, parsed, platform_named(section)).command(words, 0)
+        else:
+            _scripts(path, index, cmd, section, parsed)
+        _scripts(path, index, script.get("shell"), section, parsed)
+        _scripts(path, index, script.get("composite"), section, parsed)
 
 
 def read_requirement_lists(path: str, root: Node, parsed: Parsed) -> None:

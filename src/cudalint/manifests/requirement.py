@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from cudalint.manifests.base import normalize_name
 from cudalint.manifests.markers import MarkerError, parse_marker
@@ -30,6 +30,28 @@ _SDIST = re.compile(r"^([A-Za-z0-9_.-]+?)-(\d[^-]*?)\.(?:tar\.gz|zip|tar\.bz2)$"
 
 class RequirementError(ValueError):
     pass
+
+
+def split_url(url: str) -> Optional[SplitResult]:
+    """The parts of a URL, or None when it cannot be one (`https://[x`, a bad port)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError:
+        return None
+    return parts
+
+
+def url_problem(url: str) -> Optional[str]:
+    """Why a URL written in a manifest is not a URL; None when it is one."""
+    if looks_like_url(url) and split_url(_VCS.sub("", url)) is None:
+        return f"invalid URL {url!r}"
+    return None
+
+
+def _split_marker(text: str):
+    """A URL and its marker: pip takes '; ' (or ' ;') as the separator, since ';' may be part of a URL."""
+    return re.split(r"\s+;|;\s+", text.strip(), maxsplit=1)
 
 
 @dataclass(frozen=True)
@@ -91,10 +113,12 @@ def parse_requirement(text: str) -> Requirement:
         extras = tuple(normalize_name(part) for part in parts)
         rest = rest[extras_match.end():].lstrip()
     if rest.startswith("@"):
-        url_and_marker = re.split(r"\s+;", rest[1:].strip(), maxsplit=1)
+        url_and_marker = _split_marker(rest[1:])
         url = url_and_marker[0].strip()
         if not url:
             raise RequirementError("missing URL after '@'")
+        if url_problem(url):
+            raise RequirementError(url_problem(url))
         marker = _check_marker(url_and_marker[1]) if len(url_and_marker) > 1 else None
         version = name_from_url(url)[1]
         return Requirement(name, extras, f"=={version}" if version else "", marker, url)
@@ -113,11 +137,13 @@ def looks_like_path(text: str) -> bool:
 
 def name_from_url(url: str) -> Tuple[str, str]:
     """(normalised name, version) read from #egg=, a wheel or sdist file name; '' when unknown."""
-    fragment = urlsplit(url).fragment
-    egg = re.search(r"(?:^|&)egg=([^&]+)", fragment)
+    parts = split_url(url)
+    if parts is None:
+        return "", ""
+    egg = re.search(r"(?:^|&)egg=([^&]+)", parts.fragment)
     if egg:
         return normalize_name(re.split(r"[=<>!~\[]", egg.group(1))[0]), ""
-    filename = unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
+    filename = unquote(parts.path.rstrip("/").rsplit("/", 1)[-1])
     for pattern in (_WHEEL, _SDIST):
         match = pattern.match(filename)
         if match:
@@ -127,15 +153,18 @@ def name_from_url(url: str) -> Tuple[str, str]:
 
 def repository_name(url: str) -> str:
     """The last path segment of a VCS URL without '.git' or '@ref': 'flash-attention'."""
-    path = urlsplit(_VCS.sub("", url)).path
+    parts = split_url(_VCS.sub("", url))
+    path = parts.path if parts is not None else ""
     segment = path.split("@", 1)[0].rstrip("/").rsplit("/", 1)[-1]
     return segment[:-4] if segment.endswith(".git") else segment
 
 
 def parse_url_requirement(text: str) -> Requirement:
     """A bare URL line (pip's `git+https://...#egg=x ; marker`), name taken from the URL."""
-    url_and_marker = re.split(r"\s+;", text.strip(), maxsplit=1)
+    url_and_marker = _split_marker(text)
     url = url_and_marker[0].strip()
+    if url_problem(url):
+        raise RequirementError(url_problem(url))
     marker = _check_marker(url_and_marker[1]) if len(url_and_marker) > 1 else None
     name, version = name_from_url(url)
     return Requirement(name, (), f"=={version}" if version else "", marker, url)

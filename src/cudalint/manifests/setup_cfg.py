@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from cudalint.manifests.base import LineIndex, Parsed, Problem, Span, make_dependency
+from cudalint.manifests.base import LineIndex, Parsed, Problem, Span, make_dependency, split_lines
 from cudalint.manifests.requirements import read_requirement_item
 
 _SECTION = re.compile(r"^\[([^\]]+)\]\s*$")
@@ -31,7 +31,7 @@ def read(path: str, text: str) -> Parsed:
         parsed.problems.append(Problem(path, index.line_span(number), f"line {number}: {message}"))
 
     section, current = "", None  # current: the dependency section being continued
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", ";")):
             continue

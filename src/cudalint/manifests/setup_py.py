@@ -1,85 +1,100 @@
-"""setup.py, read with libcst and never run: the requirement lists passed to setup().
+"""setup.py, read with CPython's own parser and never run: the requirement lists passed to setup().
 
 Only install_requires, extras_require, setup_requires, tests_require and
 dependency_links are read here; CUDA extensions in the same file are the Python
-checker's business. A file that does not parse gives nothing here, because the
-Python checker reports the syntax error.
+checker's business. CPython's parser is fast and refuses nesting it cannot handle
+with an exception instead of overflowing the C stack, so any setup.py, however
+hostile, gives findings or one problem, on any thread.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, Optional, Tuple
+import ast
+import warnings
+from typing import Dict, Iterator, List, Optional, Tuple
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
-from cudalint.manifests.base import Parsed, Span, make_dependency
+from cudalint.manifests.base import Parsed, Problem, Span, make_dependency, split_lines
 from cudalint.manifests.requirements import read_requirement_item
 
 _LISTS = ("install_requires", "setup_requires", "tests_require")
+_FOLLOW = 5  # how many `NAME = ...` hops install_requires=NAME may take
 
 
-class _SetupCalls(cst.CSTVisitor):
-    def __init__(self):
-        self.calls = []
+def parse(text: str) -> Tuple[Optional[ast.Module], Optional[Tuple[int, int, str]]]:
+    """CPython's tree of the text, or (None, (line, column, why)) when it has none."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text), None
+    except SyntaxError as error:
+        return None, (error.lineno or 1, max(error.offset or 1, 1), f"syntax error: {error.msg}")
+    except (RecursionError, MemoryError):
+        return None, (1, 1, "nested too deeply to parse")
+    except ValueError as error:  # NUL bytes
+        return None, (1, 1, f"cannot parse: {error}")
 
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-        if name == "setup":
-            self.calls.append(node)
 
-
-def _module_assignments(module: cst.Module) -> Dict[str, cst.BaseExpression]:
+def _module_assignments(module: ast.Module) -> Dict[str, ast.expr]:
     """Top-level `NAME = value` statements, so install_requires=REQUIRES can be followed."""
     found = {}
     for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    target = small.targets[0].target
-                    if isinstance(target, cst.Name):
-                        found[target.value] = small.value
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name):
+                found[target.id] = statement.value
     return found
 
 
+def _literal(node: ast.AST) -> Optional[str]:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
 class _Reader:
-    def __init__(self, path: str, wrapper: MetadataWrapper):
+    def __init__(self, path: str, text: str, module: ast.Module):
         self.path = path
-        self.positions = wrapper.resolve(PositionProvider)
-        self.assignments = _module_assignments(wrapper.module)
+        self.lines = split_lines(text)
+        self.assignments = _module_assignments(module)
         self.parsed = Parsed()
 
-    def span(self, node: cst.CSTNode) -> Span:
-        code_range = self.positions[node]
-        return Span(code_range.start.line, code_range.start.column + 1, code_range.end.line, code_range.end.column + 1)
+    def column(self, line: int, byte_offset: int) -> int:
+        """CPython counts columns in UTF-8 bytes; findings count characters."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore")) + 1
 
-    def resolve(self, node: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression:
-        if isinstance(node, cst.Name) and node.value in self.assignments and depth < 5:
-            return self.resolve(self.assignments[node.value], depth + 1)
+    def span(self, node: ast.expr) -> Span:
+        end_line = node.end_lineno or node.lineno
+        return Span(node.lineno, self.column(node.lineno, node.col_offset),
+                    end_line, self.column(end_line, node.end_col_offset or node.col_offset))
+
+    def resolve(self, node: ast.expr) -> ast.expr:
+        for _ in range(_FOLLOW):
+            if not (isinstance(node, ast.Name) and node.id in self.assignments):
+                break
+            node = self.assignments[node.id]
         return node
 
-    def strings(self, node: cst.BaseExpression) -> Iterator[Tuple[str, cst.CSTNode]]:
-        """The string literals of a list/tuple (or a sum of them), each with its node."""
-        node = self.resolve(node)
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-            yield from self.strings(node.left)
-            yield from self.strings(node.right)
-        elif isinstance(node, (cst.List, cst.Tuple)):
-            for element in node.elements:
-                value = _literal(element.value)
-                if value is not None:
-                    yield value, element.value
-        elif _literal(node) is not None:
-            yield from ((line, node) for line in _literal(node).splitlines())
+    def strings(self, node: ast.expr) -> Iterator[Tuple[str, ast.expr]]:
+        """The string literals of a list/tuple (or a sum of them), each with its node, in order."""
+        stack: List[ast.expr] = [node]
+        while stack:
+            current = self.resolve(stack.pop())
+            if isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):
+                stack += [current.right, current.left]
+            elif isinstance(current, (ast.List, ast.Tuple)):
+                for element in current.elts:
+                    value = _literal(element)
+                    if value is not None:
+                        yield value, element
+            elif _literal(current) is not None:
+                yield from ((line, current) for line in split_lines(_literal(current)))
 
-    def requirements(self, node: cst.BaseExpression, section: str) -> None:
+    def requirements(self, node: ast.expr, section: str) -> None:
         for text, literal in self.strings(node):
             found = read_requirement_item(self.path, text, self.span(literal), section)
             self.parsed.dependencies += found.dependencies
             self.parsed.problems += found.problems
 
-    def links(self, node: cst.BaseExpression) -> None:
+    def links(self, node: ast.expr) -> None:
         for text, literal in self.strings(node):
             self.parsed.dependencies.append(
                 make_dependency(
@@ -88,36 +103,36 @@ class _Reader:
                 )
             )
 
-    def call(self, call: cst.Call) -> None:
-        for arg in call.args:
-            keyword = arg.keyword.value if arg.keyword else ""
-            if keyword in _LISTS:
-                self.requirements(arg.value, f"setup.{keyword}")
-            elif keyword == "extras_require":
-                extras = self.resolve(arg.value)
-                for element in extras.elements if isinstance(extras, cst.Dict) else ():
-                    extra = _literal(element.key) if isinstance(element, cst.DictElement) else None
+    def call(self, call: ast.Call) -> None:
+        for keyword in call.keywords:
+            name = keyword.arg or ""
+            if name in _LISTS:
+                self.requirements(keyword.value, f"setup.{name}")
+            elif name == "extras_require":
+                extras = self.resolve(keyword.value)
+                for key, value in zip(extras.keys, extras.values) if isinstance(extras, ast.Dict) else ():
+                    extra = _literal(key) if key is not None else None
                     if extra is not None:
-                        self.requirements(element.value, f"setup.extras_require.{extra}")
-            elif keyword == "dependency_links":
-                self.links(arg.value)
+                        self.requirements(value, f"setup.extras_require.{extra}")
+            elif name == "dependency_links":
+                self.links(keyword.value)
 
 
-def _literal(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+def _is_setup_call(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == "setup") or (isinstance(func, ast.Attribute) and func.attr == "setup")
 
 
 def read(path: str, text: str) -> Parsed:
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return Parsed()
-    reader = _Reader(path, wrapper)
-    visitor = _SetupCalls()
-    wrapper.module.visit(visitor)
-    for call in visitor.calls:
-        reader.call(call)
+    module, failure = parse(text)
+    if module is None:
+        line, column, why = failure
+        span = Span(line, column, line, column)
+        return Parsed(problems=[Problem(path, span, f"line {line}: {why}; the requirements in it were not read")])
+    reader = _Reader(path, text, module)
+    for node in ast.walk(module):
+        if _is_setup_call(node):
+            reader.call(node)
     return reader.parsed

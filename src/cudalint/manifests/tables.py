@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
-from cudalint.manifests.base import Dependency, Parsed, Span, make_dependency, normalize_name
+from cudalint.manifests.base import Dependency, LineIndex, Parsed, Span, make_dependency, normalize_name
 from cudalint.manifests.requirements import read_requirement_item
 from cudalint.manifests.toml_nodes import Node
 
@@ -55,3 +55,23 @@ def table_dependency(
         kind=kind,
         url=url,
     )
+
+
+def string_offsets(index: LineIndex, node: Node) -> List[int]:
+    """The file offset of each character of a string node's value: exact when the value is written
+    without escapes, else every character at the string's opening quote."""
+    start = index.starts[node.span.line - index.first_line] + node.span.column - 1
+    end = index.starts[node.span.end_line - index.first_line] + node.span.end_column - 1
+    raw = index.text[start:end]
+    quote = 3 if raw[:3] in ('"""', "'''") else 1
+    if raw[quote:-quote] == node.value:
+        return list(range(start + quote, start + quote + len(node.value)))
+    return [start] * len(node.value)
+
+
+def command_strings(index: LineIndex, node: Optional[Node]) -> Iterator[Tuple[str, List[int]]]:
+    """A script table value as shell text with offsets: a string, or each string of an array."""
+    if node is None:
+        return
+    for item in [node] if node.kind == "string" else node.strings():
+        yield item.value, string_offsets(index, item)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from cudalint.manifests.base import LineIndex, Problem, Span
+from cudalint.manifests.base import LINE_BREAK, LineIndex, Problem, Span
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -60,17 +60,33 @@ class _Error(Exception):
     pass
 
 
+MAX_DEPTH = 64  # arrays and inline tables inside each other; real manifests nest two or three deep
+
+
+class _TooDeep(_Error):
+    def __init__(self, offset: int):
+        super().__init__(f"arrays or inline tables nested more than {MAX_DEPTH} levels deep")
+        self.offset = offset
+
+
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _SCALAR = re.compile(r"[^\s,\]\}#]+")
 _PLAIN_RUN = re.compile(r'[^"\\\r\n]+')
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
 
 
+_SKIP_TOKEN = re.compile(r"""[^"'\[\]{}\n]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[\[\]{}\n]""")
+
+
 class _Reader:
-    def __init__(self, text: str):
+    def __init__(self, text: str, first_line: int = 1, skip: frozenset = frozenset()):
         self.text = text
-        self.index = LineIndex(text)
+        self.index = LineIndex(text, first_line)
         self.pos = 0
+        self.depth = 0
+        self.skip = skip  # keys whose values nobody reads: passed over without building nodes
+        self.too_deep: Optional[int] = None  # where the first too-deep value starts
+        self.error: Optional[Tuple[int, str]] = None  # where the first line it could not read starts, and why
         start = self.index.span(0, 0)
         self.root = Node("table", {}, start, start)
 
@@ -121,7 +137,16 @@ class _Reader:
                     self.skip_to_line_end()
                 if self.pos < len(self.text) and self.peek() not in ("\n", "\r"):
                     raise _Error("expected the end of the line")
-            except _Error:
+            except _TooDeep as error:
+                if self.too_deep is None:
+                    self.too_deep = error.offset
+                self.depth = 0
+                self.pos = line_start
+                self.skip_to_line_end()
+            except _Error as error:
+                if self.error is None:
+                    self.error = (line_start, str(error))
+                self.depth = 0
                 self.pos = line_start
                 self.skip_to_line_end()
 
@@ -179,7 +204,7 @@ class _Reader:
         keys = self.keys()
         self.expect("=")
         self.skip_blanks()
-        value = self.value()
+        value = self.passed_over() if keys[-1] in self.skip else self.value()
         value.entry = self.span(start)
         value.source = self.text[start : self.pos]
         for key in keys[:-1]:
@@ -191,8 +216,45 @@ class _Reader:
             table = child
         table.value[keys[-1]] = value
 
+    def passed_over(self) -> Node:
+        """Move past a value without reading it: strings and brackets are matched, nothing is built."""
+        start, depth = self.pos, 0
+        if self.text.startswith("[\n", self.pos) or self.text.startswith("[\r\n", self.pos):
+            close = self.text.find("\n]", self.pos)  # a machine-written multi-line array closes at a line start
+            if close >= 0:
+                self.pos = close + 2
+                span = self.span(start)
+                return Node("scalar", "", span, span)
+        while self.pos < len(self.text):
+            token = _SKIP_TOKEN.match(self.text, self.pos)
+            if token is None:
+                raise _Error("unterminated string")
+            first = token.group(0)[0]
+            if first in "[{":
+                depth += 1
+            elif first in "]}":
+                depth -= 1
+            elif first == "\n" and depth == 0:
+                break
+            self.pos = token.end()
+            if depth == 0 and first in "]}":
+                break
+        span = self.span(start)
+        return Node("scalar", "", span, span)
+
     def value(self) -> Node:
         start = self.pos
+        if self.peek() in ("[", "{"):
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise _TooDeep(start)
+            try:
+                return self._value(start)
+            finally:
+                self.depth -= 1
+        return self._value(start)
+
+    def _value(self, start: int) -> Node:
         if self.peek(3) in ('"""', "'''"):
             text = self.multiline_string()
             kind, value = "string", text
@@ -314,24 +376,64 @@ class _Reader:
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)|\(at end of document\)")
 
 
-def syntax_problem(path: str, text: str) -> Optional[Problem]:
+def syntax_problem(path: str, text: str, first_line: int = 1) -> Optional[Problem]:
     """tomllib's verdict on the text: None when valid, else a problem at the line it names."""
+    index = LineIndex(text, first_line)
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         message = str(error)
         match = _AT.search(message)
-        index = LineIndex(text)
         if match and match.group(1):
-            line = int(match.group(1))
+            line = int(match.group(1)) + first_line - 1
         else:
             line = index.position(len(text.rstrip()))[0]
         reason = _AT.sub("", message).strip()
         return Problem(path, index.line_span(line), f"invalid TOML at line {line}: {reason}")
+    except (RecursionError, MemoryError):
+        return Problem(path, index.line_span(first_line), f"line {first_line}: TOML nested too deeply to read")
     return None
 
 
-def read_toml(path: str, text: str) -> Tuple[Node, List[Problem]]:
-    """The document as a tree of nodes, and at most one syntax problem."""
-    problem = syntax_problem(path, text)
-    return _Reader(text).read(), [problem] if problem else []
+def read_toml(
+    path: str, text: str, first_line: int = 1, skip: frozenset = frozenset(), validate: bool = True
+) -> Tuple[Node, List[Problem]]:
+    """The document as a tree of nodes, and at most one syntax problem.
+
+    A value nested past MAX_DEPTH is that problem (tomllib is not asked: it would recurse as deep);
+    the lines around it are still read. `validate=False` leaves tomllib out and reports the first
+    line this reader could not read instead (for machine-written lock files, where speed counts)."""
+    reader = _Reader(text, first_line, skip)
+    root = reader.read()
+    if reader.too_deep is not None:
+        line = reader.index.position(reader.too_deep)[0]
+        span = reader.index.line_span(line)
+        return root, [Problem(path, span, f"line {line}: arrays or inline tables nested more than {MAX_DEPTH}"
+                                          " levels deep; that entry was not read")]
+    if not validate:
+        if reader.error is None:
+            return root, []
+        line = reader.index.position(reader.error[0])[0]
+        return root, [Problem(path, reader.index.line_span(line), f"invalid TOML at line {line}: {reader.error[1]}")]
+    problem = syntax_problem(path, text, first_line)
+    return root, [problem] if problem else []
+
+
+_ARRAY_HEADER = r"^\[\[[ \t]*{}[ \t]*\]\][ \t]*(?:#[^\r\n]*)?$"
+
+
+def read_toml_pieces(
+    path: str, text: str, header: str, skip: frozenset = frozenset()
+) -> Iterator[Tuple[Node, List[Problem]]]:
+    """A large document one `[[header]]` table at a time (the part before the first one, then each
+    table with the sub-tables that follow it), so memory stays proportional to one piece, not to the
+    file: lock files hold thousands of `[[package]]` tables and can run to tens of megabytes."""
+    starts = [0] + [m.start() for m in re.finditer(_ARRAY_HEADER.format(re.escape(header)), text, re.MULTILINE)]
+    line = 1
+    for number, start in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else len(text)
+        if end <= start and number:
+            continue
+        piece = text[start:end]
+        yield read_toml(path, piece, line, skip, validate=False)
+        line += len(LINE_BREAK.findall(piece))

@@ -1,4 +1,8 @@
-"""uv.lock: every locked package, reported at its `name = ` line."""
+"""uv.lock: every locked package, reported at its `name = ` line.
+
+Read one `[[package]]` table at a time and reduced at once to what the checks need (name, version,
+whether a Mac installs it), so a lock of tens of megabytes costs little more memory than its text.
+"""
 
 from __future__ import annotations
 
@@ -7,40 +11,48 @@ from cudalint.manifests.checks import platform_named
 from cudalint.manifests.lockgraph import reachable_on_mac
 from cudalint.manifests.markers import excludes_macos
 from cudalint.manifests.tables import items, text_of
-from cudalint.manifests.toml_nodes import read_toml
+from cudalint.manifests.toml_nodes import Node, read_toml_pieces
+
+
+# What a lock file records that no check reads: the bulk of its bytes.
+_UNREAD = frozenset({"wheels", "sdist", "files", "metadata"})
+
+
+def _edges(name: str, package: Node):
+    groups = [("", package.get("dependencies"))]
+    for table in ("optional-dependencies", "dev-dependencies"):
+        groups += [(group, array) for group, array in items(package.get(table))]
+    for group, array in groups:
+        for dependency in array.tables() if array is not None and array.kind == "array" else ():
+            target = text_of(dependency.get("name"))
+            if target:
+                off_mac = excludes_macos(text_of(dependency.get("marker"))) or platform_named(group)
+                yield name, normalize_name(target), off_mac
 
 
 def read(path: str, text: str) -> Parsed:
-    root, problems = read_toml(path, text)
-    parsed = Parsed(problems=list(problems))
-    packages = root.get("package").tables() if root.get("package") is not None else []
+    parsed = Parsed()
     edges, roots, entries = [], set(), []
-    for package in packages:
-        name_node = package.get("name")
-        if not text_of(name_node):
-            continue
-        name = normalize_name(text_of(name_node))
-        source = package.get("source")
-        if source is not None and (source.get("virtual") is not None or source.get("editable") is not None):
-            roots.add(name)
-        forks = package.get("resolution-markers")
-        fork_off_mac = bool(forks and forks.strings()) and all(excludes_macos(m.value) for m in forks.strings())
-        entries.append((name, name_node, text_of(package.get("version")), fork_off_mac))
-        groups = [("", package.get("dependencies"))]
-        for table in ("optional-dependencies", "dev-dependencies"):
-            groups += [(group, array) for group, array in items(package.get(table))]
-        for group, array in groups:
-            for dependency in array.tables() if array is not None and array.kind == "array" else ():
-                target = text_of(dependency.get("name"))
-                if target:
-                    off_mac = excludes_macos(text_of(dependency.get("marker"))) or platform_named(group)
-                    edges.append((name, normalize_name(target), off_mac))
+    for root, problems in read_toml_pieces(path, text, "package", _UNREAD):
+        parsed.problems += problems
+        for package in root.get("package").tables() if root.get("package") is not None else ():
+            name_node = package.get("name")
+            if not text_of(name_node):
+                continue
+            name = normalize_name(text_of(name_node))
+            source = package.get("source")
+            if source is not None and (source.get("virtual") is not None or source.get("editable") is not None):
+                roots.add(name)
+            forks = package.get("resolution-markers")
+            fork_off_mac = bool(forks and forks.strings()) and all(excludes_macos(m.value) for m in forks.strings())
+            entries.append((name, name_node.entry, name_node.source, text_of(package.get("version")), fork_off_mac))
+            edges.extend(_edges(name, package))
     on_mac = reachable_on_mac((entry[0] for entry in entries), edges, roots)
-    for name, node, version, fork_off_mac in entries:
+    for name, span, source, version, fork_off_mac in entries:
         parsed.dependencies.append(
             make_dependency(
-                path, node.entry, name=name, specifier=f"=={version}" if version else "", extras=(), marker=None,
-                raw=node.source, section="package", kind="package", off_mac=fork_off_mac or name not in on_mac,
+                path, span, name=name, specifier=f"=={version}" if version else "", extras=(), marker=None,
+                raw=source, section="package", kind="package", off_mac=fork_off_mac or name not in on_mac,
             )
         )
     return parsed

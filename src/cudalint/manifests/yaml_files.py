@@ -1,0 +1,123 @@
+"""Any YAML file, read for what it is: a conda environment, a cog.yaml, or a CI configuration.
+
+What a YAML file is comes from its content (and, for CI, where it lives), not from
+its name: `conda.yaml` or `env/gpu.yml` with a `dependencies` list is an environment.
+A YAML file that is none of these gives nothing, not even for a syntax error, since
+nothing says it was meant for cudalint; files whose names say what they are
+(environment*.yml, cog.yaml, workflow files) do get a CDL000 when they do not parse.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+from typing import List, Tuple
+
+import yaml
+
+from cudalint.catalog import load_catalog
+from cudalint.findings import Finding
+from cudalint.manifests import conda
+from cudalint.manifests.base import Parsed
+from cudalint.manifests.commands import scan_text
+from cudalint.manifests.yaml_nodes import Document, compose, get, mapping, scalar, scalar_source, sequence
+
+# Words one of the readers needs; a YAML file without any of them is not composed at all.
+_WORTH_READING = re.compile(r"dependencies|channels|install|python_packages|cuda|gpu", re.IGNORECASE)
+_SCRIPT_KEYS = {"run", "script", "before_script", "after_script", "command", "commands", "pre_install",
+                "install", "setup"}
+MAX_VISITS = 100_000
+
+
+def _named_for_us(path: str) -> bool:
+    name = PurePath(path).name.lower()
+    return name.startswith("environment") or name == "cog.yaml" or _is_ci(path)
+
+
+def _is_ci(path: str) -> bool:
+    pure = PurePath(path.replace("\\", "/"))
+    parts = [part.lower() for part in pure.parts]
+    return (len(parts) >= 3 and parts[-3:-1] == [".github", "workflows"]) or pure.name.lower() in (
+        ".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "bitbucket-pipelines.yml", ".drone.yml",
+        "appveyor.yml", ".cirrus.yml") or "circleci" in parts
+
+
+def read(path: str, text: str) -> Tuple[List[Finding], Parsed]:
+    parsed = Parsed()
+    named = _named_for_us(path)
+    if not named and not _WORTH_READING.search(text):
+        return [], parsed
+    document = compose(path, text, parsed if named else None)
+    if document is None:
+        return [], parsed
+    if conda.is_environment(document.root) or PurePath(path).name.lower().startswith("environment"):
+        conda.read_document(document, parsed)
+        return [], parsed
+    if get(document.root, "build") is not None and (PurePath(path).name.lower() == "cog.yaml"
+                                                    or get(document.root, "predict") is not None):
+        return _cog(document, parsed), parsed
+    _scripts(document, parsed)
+    return [], parsed
+
+
+def _cog(document: Document, parsed: Parsed) -> List[Finding]:
+    """cog.yaml: build.python_packages, build.run commands, and build.cuda / build.gpu, which make
+    cog build the image on an NVIDIA CUDA base (CDL454)."""
+    build = get(document.root, "build")
+    conda.pip_list(document, get(build, "python_packages"), "build.python_packages", parsed)
+    for item in sequence(get(build, "run")):
+        command = get(item, "command") if isinstance(item, yaml.MappingNode) else item
+        if isinstance(command, yaml.ScalarNode):
+            _shell(document, command, "build.run", parsed)
+    rule = load_catalog()["CDL454"]
+    findings = []
+    for key in ("cuda", "gpu"):
+        node = get(build, key)
+        value = scalar(node)
+        if value is None or value.lower() in ("false", "no", "off", "null", "~", ""):
+            continue
+        span = document.span(node)
+        what = f"CUDA {value}" if key == "cuda" else "CUDA (gpu: true)"
+        findings.append(Finding(
+            rule.code, document.path, span.line, span.column, span.end_line, span.end_column,
+            f"cog builds this model's image on an NVIDIA {what} base image; on a Mac (and on CPU-only hosts)"
+            " the container has no GPU to use. Set `gpu: false` for a CPU image, or keep the GPU build in"
+            " a separate cog.yaml", rule.severity,
+        ))
+        break
+    return findings
+
+
+def _shell(document: Document, node: yaml.ScalarNode, section: str, parsed: Parsed, off_mac: bool = False) -> None:
+    text, offsets = scalar_source(document, node)
+    if text:
+        scan_text(document.path, text, section, parsed, index=document.index, offsets=offsets, off_mac=off_mac)
+
+
+def _runs_off_mac(job: yaml.Node) -> bool:
+    """A job whose `runs-on` is a fixed runner that is not macOS (an expression or a matrix may be)."""
+    runner = get(job, "runs-on")
+    names = [scalar(runner)] if scalar(runner) is not None else [scalar(item) for item in sequence(runner)]
+    names = [name for name in names if name is not None]
+    return bool(names) and not any("mac" in name.lower() or "${{" in name for name in names)
+
+
+def _scripts(document: Document, parsed: Parsed) -> None:
+    """Every `run:`/`script:`/`command:` value of a CI configuration, each job's runner taken into account."""
+    visited = set()
+    stack: List[Tuple[yaml.Node, str, bool]] = [(document.root, "", False)]
+    while stack and len(visited) < MAX_VISITS:
+        node, key, off_mac = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            job_off_mac = off_mac or _runs_off_mac(node)
+            for child_key, child in reversed(list(mapping(node))):
+                stack.append((child, child_key, job_off_mac))
+        elif isinstance(node, yaml.SequenceNode):
+            for child in reversed(node.value):
+                stack.append((child, key, off_mac))
+        elif isinstance(node, yaml.ScalarNode) and key in _SCRIPT_KEYS and node.tag.endswith(":str"):
+            _shell(document, node, key, parsed, off_mac)
+

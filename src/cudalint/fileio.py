@@ -116,6 +116,20 @@ def _too_large(size: int, limit: int) -> str:
     return f"larger than the size limit ({size} bytes; max-file-size is {limit}); not read"
 
 
+def writable_output(path: PathLike) -> Optional[str]:
+    """Why a report could not be written to `path` (checked before any work), or None."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        return "is a directory"
+    if not os.path.isdir(folder):
+        return f"no such folder {folder}"
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return "not writable"
+    if not os.path.exists(path) and not os.access(folder, os.W_OK):
+        return f"folder {folder} is not writable"
+    return None
+
+
 def inside(root: PathLike, path: PathLike) -> bool:
     """Whether `path`, every symlink followed, is `root` or lies under it (root's own links followed too)."""
     real_root = os.path.realpath(root)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import concurrent.futures
+import contextlib
 import functools
 import os
 import re
@@ -24,7 +25,8 @@ from cudalint.python.visitor import Registry, Walker
 
 # libcst recurses once per nesting level; deep but valid code needs a deep stack.
 _STACK_BYTES = 512 * 1024 * 1024
-_RECURSION_LIMIT = 30000
+_RECURSION_LIMIT = 30000  # on the deep-stack thread only, for the libcst stage, restored after each file
+_CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refuses deeper nesting under it
 
 
 class Checks:
@@ -88,21 +90,38 @@ def check_python(
     device: DeviceSetting = DeviceSetting(),
     unsafe_fixes: bool = False,
 ) -> List[Finding]:
+    tree = _cpython_tree(path, text)  # every file: one that does not parse always gets its CDL000
+    if isinstance(tree, Finding):
+        return [tree]
     prefilter = checks.prefilter(torch_version)
     if prefilter is None or not prefilter.search(text):
         return []
-    tree = _cpython_tree(path, text)
-    if isinstance(tree, Finding):
-        return [tree]
     if not _mentions(tree, checks.names(torch_version), checks.index.keyword_words, checks.strings):
         return []
+    del tree  # CPython's tree is as large as libcst's: not both at once
     return _deep_stack(_analyze, path, text, checks, torch_version, device, unsafe_fixes)
+
+
+@contextlib.contextmanager
+def _recursion_limit(limit: int):
+    """The interpreter's recursion limit for one stage of one file, put back after: a limit raised for
+    one file's libcst stage never loosens the CPython guard for the next file."""
+    previous = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(limit)
+    except RecursionError:  # already deeper than `limit` here: keep the limit as it is
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            sys.setrecursionlimit(previous)
 
 
 def _cpython_tree(path: str, text: str) -> Union[ast.AST, Finding]:
     """CPython's own parser first: fast, exact messages, and it refuses nesting that would blow libcst's stack."""
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _recursion_limit(_CPYTHON_RECURSION_LIMIT):
             warnings.simplefilter("ignore")
             return compile(text, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as exc:
@@ -227,6 +246,9 @@ def _deep_stack(function, *args):
                 _executor.submit(lambda: None).result()
             finally:
                 threading.stack_size(previous)
-            if sys.getrecursionlimit() < _RECURSION_LIMIT:
-                sys.setrecursionlimit(_RECURSION_LIMIT)
-    return _executor.submit(function, *args).result()
+    return _executor.submit(_with_deep_limit, function, *args).result()
+
+
+def _with_deep_limit(function, *args):
+    with _recursion_limit(max(_RECURSION_LIMIT, sys.getrecursionlimit())):
+        return function(*args)

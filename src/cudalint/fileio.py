@@ -18,6 +18,7 @@ import os
 import stat
 import tempfile
 import time
+from dataclasses import dataclass
 from typing import Optional, Union
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # well above any real source or manifest file
@@ -64,8 +65,23 @@ def is_regular(path: PathLike) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """What was read, and from which file: a write based on it checks both are still so."""
+
+    data: bytes
+    device: int
+    inode: int
+    mode: int
+
+
 def read_regular(path: PathLike, limit: int = DEFAULT_MAX_BYTES) -> bytes:
     """The bytes of a regular file of at most `limit` bytes, or UnreadableFile saying why not."""
+    return read_snapshot(path, limit).data
+
+
+def read_snapshot(path: PathLike, limit: int = DEFAULT_MAX_BYTES) -> Snapshot:
+    """read_regular, with the identity of the file the bytes came from."""
     try:
         before = os.stat(path)
     except OSError as exc:
@@ -94,7 +110,7 @@ def read_regular(path: PathLike, limit: int = DEFAULT_MAX_BYTES) -> bytes:
             size += len(chunk)
             if size > limit:  # it grew while being read
                 raise UnreadableFile(_too_large(size, limit))
-        return b"".join(chunks)
+        return Snapshot(b"".join(chunks), opened.st_dev, opened.st_ino, stat.S_IMODE(opened.st_mode))
     except OSError as exc:
         if isinstance(exc, UnreadableFile):
             raise
@@ -149,12 +165,12 @@ def write_target(path: PathLike, root: PathLike) -> str:
 
 
 def replace_file(
-    path: PathLike, data: bytes, root: PathLike, expected: Optional[bytes] = None, follow_links: bool = True
+    path: PathLike, data: bytes, root: PathLike, expected: Optional[Snapshot] = None, follow_links: bool = True
 ) -> None:
     """Atomically make `path` hold `data`: temporary file beside it (mode kept), fsync, rename.
 
-    `expected` is the content the caller read and edited; if the file no longer holds exactly
-    that (or is no longer the same file) just before the rename, nothing is written.
+    `expected` is what the caller read and edited; if the file is no longer that file or no longer
+    holds exactly those bytes just before the rename, nothing is written (mode kept from it).
     `follow_links=False` replaces a symlink at `path` itself rather than what it points to (a cache
     entry), and then the folder it lies in must be inside the root."""
     if follow_links:
@@ -164,7 +180,6 @@ def replace_file(
         if not inside(root, folder):
             raise UnsafeWrite(f"{folder} leads outside the project root {os.path.realpath(root)}; nothing written")
         target = os.path.join(os.path.realpath(folder), os.path.basename(path))
-    original = os.stat(target) if expected is not None else None
     folder = os.path.dirname(target)
     handle, temporary = tempfile.mkstemp(prefix=_temp_prefix(), suffix=TEMP_SUFFIX, dir=folder)
     try:
@@ -172,9 +187,9 @@ def replace_file(
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        if original is not None:
-            os.chmod(temporary, stat.S_IMODE(original.st_mode))
-            _unchanged(target, original, expected)
+        if expected is not None:
+            os.chmod(temporary, expected.mode)
+            _unchanged(target, expected)
         os.replace(temporary, target)
     except BaseException:
         try:
@@ -184,16 +199,13 @@ def replace_file(
         raise
 
 
-def _unchanged(target: str, original: os.stat_result, expected: bytes) -> None:
+def _unchanged(target: str, expected: Snapshot) -> None:
     changed = UnsafeWrite("the file changed during fix (an edit was saved meanwhile); nothing written")
     try:
-        now = os.stat(target)
-        if (now.st_dev, now.st_ino) != (original.st_dev, original.st_ino):
-            raise changed
-        current = read_regular(target, max(len(expected), 1))
+        current = read_snapshot(target, max(len(expected.data), 1))
     except UnreadableFile:
         raise changed from None
-    if current != expected:
+    if (current.device, current.inode, current.data) != (expected.device, expected.inode, expected.data):
         raise changed
 
 

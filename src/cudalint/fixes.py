@@ -21,7 +21,7 @@ import libcst as cst
 
 from cudalint.config import Settings
 from cudalint.discover import SourceFile
-from cudalint.fileio import UnreadableFile, read_regular, replace_file, sweep_temporaries
+from cudalint.fileio import UnreadableFile, read_snapshot, replace_file, sweep_temporaries
 from cudalint.findings import Edit, Finding, Safety
 from cudalint.runner import RunResult, lint_file, lint_text
 from cudalint.source import decode_python
@@ -138,9 +138,10 @@ def _newline_signature(text: str) -> Tuple[bool, bool, bool]:
 def fix_file(source: SourceFile, settings: Settings, torch_version: str, unsafe: bool, write: bool) -> Optional[FixOutcome]:
     """Fix one Python file; None when it cannot be read (the check already reported why)."""
     try:
-        data = read_regular(source.path, settings.max_file_bytes)
+        snapshot = read_snapshot(source.path, settings.max_file_bytes)
     except UnreadableFile:
         return None
+    data = snapshot.data
     decoded = decode_python(data)
     if decoded.text is None:
         return None
@@ -160,7 +161,7 @@ def fix_file(source: SourceFile, settings: Settings, torch_version: str, unsafe:
     if write:
         try:
             sweep_temporaries(os.path.dirname(os.path.realpath(source.path)))
-            replace_file(source.path, encoded, settings.root, expected=data)
+            replace_file(source.path, encoded, settings.root, expected=snapshot)
         except OSError as exc:  # outside the project, changed meanwhile, a full or read-only disk
             return refused(str(exc) if not exc.strerror else f"cannot write: {exc.strerror}")
     return outcome

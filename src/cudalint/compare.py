@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from cudalint.config import ConfigError, read_json_input
+from cudalint.config import ConfigError, Maybe, read_json_input, shape_ok
 
 TORCH_MISSING = ("cudalint compare needs torch, which is not installed in this Python environment: "
                  "pip install cudalint[trace]")
@@ -180,7 +180,12 @@ def render_json(doc: dict) -> str:
     return json.dumps(_json_safe(doc), indent=2) + "\n"
 
 
-REQUIRED_KEYS = ("a", "b", "rtol", "atol", "tensors", "missing_in_a", "missing_in_b", "verdict")
+NUMBER = (int, float)
+SHAPE = {
+    "a": str, "b": str, "rtol": NUMBER, "atol": NUMBER, "missing_in_a": [str], "missing_in_b": [str], "verdict": str,
+    "tensors": [{"key": str, "shape_a": [int], "shape_b": [int], "dtype_a": str, "dtype_b": str,
+                 "max_abs": Maybe((int, float, str)), "max_rel": Maybe((int, float, str)), "within": bool}],
+}
 
 
 def read_compare(path: Path) -> dict:
@@ -188,7 +193,7 @@ def read_compare(path: Path) -> dict:
     return read_json_input(
         path,
         "--compare",
-        lambda doc: all(key in doc for key in REQUIRED_KEYS),
+        lambda doc: shape_ok(doc, SHAPE) and doc["verdict"] in ("pass", "fail"),
         "a comparison written by `cudalint compare --format json --output`",
     )
 

@@ -75,6 +75,29 @@ class Settings:
     file_timeout: float = DEFAULT_FILE_TIMEOUT_S  # a file still being checked after this long gets CDL000
 
 
+class Maybe:
+    """In a shape: the value may also be None, or the key missing."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def shape_ok(value, shape) -> bool:
+    """Whether JSON `value` has `shape`: a type or tuple of types (bool is never an int), [item shape],
+    {key: shape} (keys required unless Maybe), or Maybe(shape). Only as deep as the shape goes."""
+    if isinstance(shape, Maybe):
+        return value is None or shape_ok(value, shape.shape)
+    if isinstance(shape, list):
+        return isinstance(value, list) and all(shape_ok(item, shape[0]) for item in value)
+    if isinstance(shape, dict):
+        return isinstance(value, dict) and all(
+            (key in value and shape_ok(value[key], part)) or (isinstance(part, Maybe) and key not in value)
+            for key, part in shape.items()
+        )
+    kinds = shape if isinstance(shape, tuple) else (shape,)
+    return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
+
+
 def read_json_input(path: Path, option: str, accepted, written_by: str) -> dict:
     """A JSON document named by a command-line option (a trace, a comparison), or a usage error."""
     import json

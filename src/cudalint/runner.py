@@ -225,11 +225,30 @@ def run(
 
     if todo:
         jobs = (jobs or os.cpu_count() or 1) if len(todo) >= PARALLEL_THRESHOLD else 1
+        _warm_up(settings, torch_version)
         _lint_parallel(todo, settings, torch_version, jobs, finished, lambda: report(done, len(files)))
     for index in sorted(per_file):
         result.findings.extend(per_file[index])
     result.findings.sort(key=lambda f: f.sort_key)
     return result
+
+
+WARM_UP_TEXT = (
+    "import torch\nimport torch.nn.functional as F\n"
+    "x = torch.ones(1, dtype=torch.float64).cuda()\ntorch.cuda.synchronize()\ny = F.grid_sample(x, x)\n"
+)
+
+
+def _warm_up(settings: Settings, torch_version: str) -> None:
+    """Load, once and before the workers fork, what checking a first file loads lazily (the catalog, the
+    rule handlers, the coverage database): a worker's time limit then measures each file's own work."""
+    try:
+        lint_text("warm-up.py", "python", WARM_UP_TEXT, settings, torch_version)
+        requirements = manifests.manifest_kind("requirements.txt")
+        if requirements:
+            lint_text("requirements.txt", requirements, "torch==2.3\nflash-attn\n", settings, torch_version)
+    except Exception:  # noqa: BLE001 - only a head start; a real file's error is reported with the file
+        pass
 
 
 def _open_cache(settings: Settings, torch_version: str):

@@ -18,7 +18,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from cudalint.catalog import Rule
 from cudalint.findings import Finding, Safety, Severity
-from cudalint.python import idioms, matchers
+from cudalint.python import idioms, matchers, parts
 from cudalint.python.context import FileContext
 from cudalint.python.fixplan import DeviceSetting, FileFixer
 from cudalint.python.visitor import Registry, Walker
@@ -89,7 +89,15 @@ def check_python(
     torch_version: Tuple[int, ...],
     device: DeviceSetting = DeviceSetting(),
     unsafe_fixes: bool = False,
+    *,
+    whole: bool = False,
 ) -> List[Finding]:
+    if not whole and len(text) > parts.PART_BYTES:  # too large for one tree in memory: in parts
+        pieces = parts.split(text)
+        if pieces and len(pieces) > 1:
+            return parts.check_in_parts(
+                pieces, lambda piece: check_python(path, piece, checks, torch_version, device, unsafe_fixes, whole=True)
+            )
     tree = _cpython_tree(path, text)  # every file: one that does not parse always gets its CDL000
     if isinstance(tree, Finding):
         return [tree]

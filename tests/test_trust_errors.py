@@ -84,7 +84,6 @@ def test_a_file_name_that_is_not_utf8_is_reported_in_every_format(tmp_path, fmt)
         ("[tool.cudalint]\nper-file-ignores = {'a.py' = [1]}\n", "per-file-ignores 'a.py' must map to a list of codes"),
         ("[tool.cudalint]\nmax-file-size = true\n", "[tool.cudalint] max-file-size must be a int"),
         ("[tool.cudalint]\nfile-timeout = -1\n", "file-timeout must be a positive number of seconds"),
-        ("[tool.cudalint]\nx = " + "[" * 3000 + "]" * 3000 + "\n", "invalid TOML: nested too deeply"),
     ],
 )
 def test_configuration_of_the_wrong_type_is_a_usage_error(tmp_path, table, message):
@@ -103,6 +102,8 @@ def test_a_broken_pyproject_above_the_project_is_passed_over(tmp_path):
     result = no_traceback(run_cli("check", "-q", "--no-cache", "a.py", cwd=project))
     assert result.returncode == 1
     assert result.stdout.startswith("a.py:2:1: CDL201 ")
+    named = no_traceback(run_cli("check", "--config", "../pyproject.toml", "a.py", cwd=project))
+    assert (named.returncode, named.stderr) == (2, "cudalint: error: ../pyproject.toml: invalid TOML: nested too deeply\n")
 
 
 # 10: a full or read-only disk under --fix ---------------------------------------------------------
@@ -121,11 +122,14 @@ def small_tmpfs(folder):
 
 
 def fill(folder):
-    with open(folder / "filler", "wb") as handle:
-        with contextlib.suppress(OSError):
-            while True:
-                handle.write(b"\0" * 4096)
-                handle.flush()
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
 
 
 @pytest.mark.parametrize("problem", ["full", "read-only"])
@@ -261,7 +265,7 @@ def test_compare_key_paths_never_collide(tmp_path):
     torch.save(b, tmp_path / "b.pt")
     doc = compare.compare(tmp_path / "a.pt", tmp_path / "b.pt")
     assert sorted((row["key"], row["within"]) for row in doc["tensors"]) == [
-        ("['1']", True), ("['a.b']", False), ("['a']['b']", True), ("[1]", True)]
+        ("['1']", True), ("['a']['b']", True), ("['a.b']", False), ("[1]", True)]
     assert doc["verdict"] == "fail"
     assert compare.flatten({"model": {"layer.weight": torch.ones(1)}, "out": [torch.ones(1)]}).keys() == {
         "model.layer.weight", "out[0]"}

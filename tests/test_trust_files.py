@@ -49,6 +49,17 @@ def test_python_m_never_imports_from_the_linted_tree(tmp_path):
     assert "train.py:2:1: CDL201 " in result.stdout
 
 
+def test_python_m_flake8_never_imports_our_dependencies_from_the_tree(tmp_path):
+    marker = tmp_path / "imported"
+    for name in ("yaml", "libcst"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r})\nraise SystemExit(99)\n")
+    (tmp_path / "train.py").write_text(CUDA)
+    result = subprocess.run([sys.executable, "-m", "flake8", "--select", "CDL", "train.py"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert not marker.exists(), marker.read_text()
+    assert result.stdout.startswith("train.py:2:1: CDL201 "), result.stdout + result.stderr
+
+
 # 4 -------------------------------------------------------------------------------------------------
 
 def test_fix_never_writes_through_a_symlink_out_of_the_project(tmp_path):

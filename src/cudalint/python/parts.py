@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
+import gc
 import io
 import re
 import tokenize
@@ -93,6 +94,7 @@ def check_in_parts(parts: Sequence[Part], check: Callable[[str], List[Finding]])
         part_lines = part.text.splitlines(keepends=True) if "\r" not in part.text else _LINE_SPLIT.findall(part.text)
         line_map = header_lines + list(range(part.first_line, part.first_line + len(part_lines)))
         found = relocate(check("".join(header) + part.text), line_map, len(header))
+        gc.collect()  # a part's trees hold reference cycles: free them before the next part is built
         if any(finding.code == "CDL000" for finding in found):
             return [finding for finding in found if finding.code == "CDL000"][:1]
         findings.extend(found)

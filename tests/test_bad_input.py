@@ -23,9 +23,12 @@ def test_syntax_error_reported_and_run_continues(tmp_path):
     assert lines[1].startswith("good.py:2:1: CDL201")
 
 
-def test_syntax_error_in_file_without_cuda_is_not_parsed(tmp_path):
+def test_syntax_error_in_file_without_cuda_is_reported_too(tmp_path):
+    """Every unparsable Python file gets its CDL000, whether or not it mentions CUDA (CPython's parse is cheap)."""
     (tmp_path / "broken.py").write_text("def f(:\n")
-    assert lint_dir(tmp_path).returncode == 0
+    result = lint_dir(tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ["broken.py:1:7: CDL000 syntax error: invalid syntax; the file was not checked"]
 
 
 def test_undecodable_bytes(tmp_path):

@@ -168,6 +168,20 @@ def test_fix_hook_rewrites_then_passes(hooks, tmp_path):
     assert (project / "train.py").read_text() == fixed
 
 
+def test_file_names_that_look_like_options_are_linted(hooks, tmp_path):
+    """pre-commit appends file names to the entry; `--` before them keeps `-dash.py` and `--fix.py` file names."""
+    project = make_project(
+        tmp_path / "project",
+        {"-dash.py": "import torch\ntorch.cuda.synchronize()\n", "--fix.py": "import torch\nx = torch.ones(1).cuda()\n"},
+        hooks[1],
+    )
+    result = run_hook(hooks, project, "cudalint")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "-dash.py:2:1: CDL201 " in result.stdout
+    assert "--fix.py:2:19: CDL102 " in result.stdout
+    assert (project / "--fix.py").read_text() == "import torch\nx = torch.ones(1).cuda()\n"  # linted, not a flag
+
+
 def test_hook_definitions():
     validated = subprocess.run(
         [sys.executable, "-m", "pre_commit", "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
@@ -175,8 +189,8 @@ def test_hook_definitions():
     )
     assert validated.returncode == 0, validated.stdout + validated.stderr
     assert [(hook["id"], hook["entry"], hook["language"]) for hook in HOOKS] == [
-        ("cudalint", "cudalint check", "python"),
-        ("cudalint-fix", "cudalint check --fix", "python"),
+        ("cudalint", "cudalint check --", "python"),
+        ("cudalint-fix", "cudalint check --fix --", "python"),
     ]
     assert HOOKS[0]["files"] == HOOKS[1]["files"]
     assert f"files: '{HOOKS[0]['files']}'" in (ROOT / "README.md").read_text()  # the local-hook snippet

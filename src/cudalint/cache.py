@@ -8,6 +8,10 @@ targeted). Entries are JSON, never pickles: a cache folder that came with a clon
 repository must not be able to run code. A corrupt or foreign entry is a miss;
 writes go to a temporary file renamed into place, so a reader never sees half an
 entry. Nothing here ever fails a run: a folder that cannot be written is skipped.
+An entry is read only if it is a regular file under ENTRY_MAX_BYTES, and any failure to
+read or decode it (a link to /dev/zero, a FIFO, JSON nested past the recursion limit)
+means "no entry". A cache folder that leads outside the project (a committed symlink)
+is not used at all; writes never follow a link.
 """
 
 from __future__ import annotations
@@ -16,17 +20,18 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 import cudalint
 from cudalint.catalog import Catalog, CatalogError, rules_dir
 from cudalint.config import Settings
+from cudalint.fileio import inside, read_regular, replace_file, sweep_temporaries
 from cudalint.findings import Edit, Finding, Fix, Related, Safety, Severity
 
 CACHE_DIR = ".cudalint_cache"
 FORMAT = 1  # bump when the layout of an entry changes
+ENTRY_MAX_BYTES = 64 * 1024 * 1024
 
 
 def content_digest(data: bytes) -> str:
@@ -95,7 +100,7 @@ def run_fingerprint(catalog: Catalog, settings: Settings, torch_version: str) ->
 
 # Settings fields that choose which files are linted, not what a file's findings are. Every other
 # field (select, per-file-ignores, torch-version, the fix device expression, ...) is part of the key.
-NOT_PER_FILE = frozenset({"exclude", "root", "config_file", "project"})
+NOT_PER_FILE = frozenset({"exclude", "root", "config_file", "project", "file_timeout"})  # a timed-out file is never stored
 
 
 def _canonical(value: Any) -> Any:
@@ -117,11 +122,18 @@ class ResultCache:
     """One JSON file per linted file, named by its path and kind, holding the key it was computed under."""
 
     def __init__(self, root: Path, fingerprint: str):
-        self.folder = Path(root) / CACHE_DIR
+        self.root = Path(root)
+        self.folder = self.root / CACHE_DIR
         self.fingerprint = fingerprint
         self.writable = True
         self.hits = 0
         self.misses = 0
+        self.refused: Optional[str] = None  # why the cache is not used at all
+        if os.path.lexists(self.folder) and not inside(self.root, self.folder):
+            self.refused = f"{CACHE_DIR} leads outside the project (to {os.path.realpath(self.folder)}); the cache is not used"
+            self.writable = False
+        elif self.folder.is_dir():
+            sweep_temporaries(self.folder)
 
     def _entry(self, display: str, kind: str) -> Path:
         name = hashlib.sha256(f"{display}\0{kind}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
@@ -131,12 +143,14 @@ class ResultCache:
         return hashlib.sha256(f"{self.fingerprint}:{digest}".encode()).hexdigest()
 
     def get(self, display: str, kind: str, digest: str) -> Optional[List[Finding]]:
+        if self.refused:
+            return None
         try:
-            entry = json.loads(self._entry(display, kind).read_text(encoding="utf-8"))
+            entry = json.loads(read_regular(self._entry(display, kind), ENTRY_MAX_BYTES).decode("utf-8"))
             if entry.get("key") != self._key(digest):
                 raise ValueError("stale")
             findings = [decode_finding(item, display) for item in entry["findings"]]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except Exception:  # noqa: BLE001 - whatever is wrong with an entry (RecursionError, MemoryError too), it is a miss
             self.misses += 1
             return None
         self.hits += 1
@@ -148,27 +162,26 @@ class ResultCache:
         entry = {"key": self._key(digest), "findings": [encode(finding) for finding in findings]}
         try:
             self._prepare()
-            fd, temporary = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(entry, handle, separators=(",", ":"))
-                os.replace(temporary, self._entry(display, kind))
-            except BaseException:
-                try:
-                    os.unlink(temporary)
-                except OSError:
-                    pass
-                raise
+            data = json.dumps(entry, separators=(",", ":")).encode("utf-8", "surrogatepass")
+            replace_file(self._entry(display, kind), data, self.root, follow_links=False)
         except (OSError, TypeError, ValueError):
             self.writable = False  # a read-only checkout: lint on, cache nothing
 
     def _prepare(self) -> None:
-        if self.folder.is_dir():
-            return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        ignore = self.folder / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# created by cudalint: this folder is a cache\n*\n", encoding="utf-8")
+        prepare_folder(self.folder)
+
+
+def prepare_folder(folder: Path) -> None:
+    """The cache folder, made with a .gitignore that ignores everything in it."""
+    if folder.is_dir():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    try:  # O_EXCL: never through a link, never over an existing file
+        fd = os.open(folder / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(b"# created by cudalint: this folder is a cache\n*\n")
 
 
 def encode(value: Any) -> Any:

@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true", help="neither read nor write .cudalint_cache/")
     check.add_argument("--include-docs", action="store_true",
                        help="also check install commands in the code blocks of Markdown and reST files")
+    check.add_argument("--max-file-size", type=_positive(int), metavar="BYTES",
+                       help="read no file larger than this (default: max-file-size, else 16 MiB)")
+    check.add_argument("--file-timeout", type=_positive(float), metavar="SECONDS",
+                       help="a file still being checked after this long gets CDL000 (default: file-timeout, else 60)")
 
     sub.add_parser("rules", help="list every rule")
     coverage = sub.add_parser("coverage", help="an API's or ATen operator's MPS status in every torch release")
@@ -86,6 +90,31 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--format", choices=["text", "json"], default="text")
     compare.add_argument("--output", type=Path, help="write the comparison to this file")
     return parser
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+        return value
+
+    return parse
+
+
+def write_out(text: str, stream=None) -> None:
+    """Write a report whatever the stream's encoding: a file name that is not valid UTF-8 (kept by Python
+    as surrogate escapes) or a character the terminal cannot show is escaped, never a traceback."""
+    stream = stream or sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        text = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
+    stream.write(text)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -141,6 +170,8 @@ def _check(args: argparse.Namespace) -> int:
         extend_exclude=args.extend_exclude,
         per_file_ignores=args.per_file_ignores,
         torch_version=args.torch_version,
+        max_file_size=args.max_file_size,
+        file_timeout=args.file_timeout,
     )
     settings.unsafe_fixes = args.unsafe_fixes
     settings.include_docs = args.include_docs
@@ -153,15 +184,17 @@ def _check(args: argparse.Namespace) -> int:
         raise ConfigError(str(exc)) from None
     finally:
         progress.close()
+    for note in result.notes:
+        write_out(f"cudalint: warning: {note}\n", sys.stderr)
     if args.fix or args.diff:
         from cudalint.fixes import fix_all, refresh
 
         outcomes = fix_all(result, settings, unsafe=args.unsafe_fixes, write=not args.diff, jobs=args.jobs)
         for outcome in outcomes:
             if outcome.error:
-                print(f"cudalint: {outcome.display}: not fixed: {outcome.error}", file=sys.stderr)
+                write_out(f"cudalint: {outcome.display}: not fixed: {outcome.error}\n", sys.stderr)
         if args.diff:
-            sys.stdout.write("".join(outcome.diff() for outcome in outcomes if outcome.changed))
+            write_out("".join(outcome.diff() for outcome in outcomes if outcome.changed))
             changed = sum(1 for outcome in outcomes if outcome.changed)
             applied = sum(outcome.applied for outcome in outcomes if outcome.changed)
             print(f"Would fix {applied} problem{'s' if applied != 1 else ''} in {changed} file{'s' if changed != 1 else ''}.", file=sys.stderr)
@@ -171,7 +204,7 @@ def _check(args: argparse.Namespace) -> int:
         args.format == "text" and not args.no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     )
     options = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet} if args.format == "text" else {}
-    sys.stdout.write(FORMATS[args.format](result, **options))
+    write_out(FORMATS[args.format](result, **options))
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
 
 

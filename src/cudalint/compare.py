@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from cudalint.config import ConfigError, read_json_input
+from cudalint.config import ConfigError, Maybe, read_json_input, shape_ok
 
 TORCH_MISSING = ("cudalint compare needs torch, which is not installed in this Python environment: "
                  "pip install cudalint[trace]")
@@ -40,30 +41,57 @@ def load(path: Path):
         raise ConfigError(f"{path}: cannot be loaded with torch.load(weights_only=True): {first}") from None
 
 
-def flatten(obj, prefix: str = "") -> Dict[str, object]:
-    """Tensors (and Python numbers) by key path: dict keys joined with ".", list/tuple items as "[i]"."""
+def flatten(obj) -> Dict[str, object]:
+    """Tensors (and Python numbers) by key path: dict keys joined with ".", list/tuple items as "[i]"
+    ("model.layer.weight", "outputs[0]"). Where two leaves would share a path ({"a": {"b": x}, "a.b": y},
+    {1: t, "1": u}) each of them is named by its exact path instead (`['a']['b']`, `['a.b']`, `[1]`,
+    `['1']`), so no tensor is dropped. Walked without recursion: nesting depth is the file's to choose."""
     torch = _torch()
-    out: Dict[str, object] = {}
-    if isinstance(obj, torch.Tensor):
-        out[prefix or ROOT_KEY] = obj
-    elif isinstance(obj, dict):
-        for key, value in obj.items():
-            out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-    elif isinstance(obj, (list, tuple)):
-        for index, value in enumerate(obj):
-            out.update(flatten(value, f"{prefix}[{index}]"))
-    elif isinstance(obj, (bool, int, float, complex)):
-        out[prefix or ROOT_KEY] = torch.as_tensor(obj)
-    return out
+    leaves: List[tuple] = []  # (readable path, exact path, tensor)
+    stack = [("", "", obj)]
+    while stack:
+        path, exact, value = stack.pop()
+        if isinstance(value, torch.Tensor):
+            leaves.append((path, exact, value))
+        elif isinstance(value, (bool, int, float, complex)):
+            leaves.append((path, exact, torch.as_tensor(value)))
+        elif isinstance(value, dict):
+            stack.extend(reversed([(f"{path}.{key}" if path else str(key), f"{exact}[{key!r}]", item)
+                                   for key, item in value.items()]))
+        elif isinstance(value, (list, tuple)):
+            stack.extend(reversed([(f"{path}[{index}]", f"{exact}[{index}]", item) for index, item in enumerate(value)]))
+    shared = Counter(path for path, _, _ in leaves)
+    return {(path if shared[path] == 1 else exact) or ROOT_KEY: tensor for path, exact, tensor in leaves}
+
+
+def _comparable(t):
+    """A dense, real-valued CPU tensor holding the same numbers (sparse made dense, quantized dequantized);
+    ValueError for a tensor with no data to compare (meta)."""
+    t = t.detach()
+    if t.is_meta:
+        raise ValueError("a meta tensor holds no data")
+    if t.is_quantized:
+        t = t.dequantize()
+    if t.layout != _torch().strided:
+        t = t.to_dense()
+    return t.cpu()
 
 
 def compare_tensors(key: str, a, b, rtol: float, atol: float) -> dict:
-    torch = _torch()
-    a, b = a.detach().cpu(), b.detach().cpu()
     row = {"key": key, "shape_a": list(a.shape), "shape_b": list(b.shape), "dtype_a": str(a.dtype).replace("torch.", ""),
            "dtype_b": str(b.dtype).replace("torch.", ""), "max_abs": None, "max_rel": None, "within": False}
     if a.shape != b.shape:
         return row
+    try:
+        return _measure(row, _comparable(a), _comparable(b), rtol, atol)
+    except (ValueError, RuntimeError, TypeError) as exc:  # a layout or dtype torch cannot compute on
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        row.update(max_abs=None, max_rel=None, within=False, error=f"cannot compare: {first}")
+        return row
+
+
+def _measure(row: dict, a, b, rtol: float, atol: float) -> dict:
+    torch = _torch()
     wide = torch.complex128 if (a.is_complex() or b.is_complex()) else torch.float64
     a64, b64 = a.to(wide), b.to(wide)
     if a.numel():
@@ -76,7 +104,10 @@ def compare_tensors(key: str, a, b, rtol: float, atol: float) -> dict:
     else:
         row["max_abs"] = row["max_rel"] = 0.0
     if a.dtype == b.dtype:
-        row["within"] = bool(torch.allclose(a, b, rtol=rtol, atol=atol))
+        try:
+            row["within"] = bool(torch.allclose(a, b, rtol=rtol, atol=atol))
+        except (RuntimeError, TypeError):  # no allclose kernel for this dtype (float8): the same test, widened
+            row["within"] = bool(torch.allclose(a64, b64, rtol=rtol, atol=atol))
     return row
 
 
@@ -118,7 +149,9 @@ def summary(doc: dict) -> str:
 def render_text(doc: dict) -> str:
     lines: List[str] = []
     for row in doc["tensors"]:
-        if row["shape_a"] != row["shape_b"] or row["dtype_a"] != row["dtype_b"]:
+        if row.get("error"):
+            status = "ERROR"
+        elif row["shape_a"] != row["shape_b"] or row["dtype_a"] != row["dtype_b"]:
             status = "MISMATCH"
         else:
             status = "ok" if row["within"] else "DRIFT"
@@ -126,7 +159,7 @@ def render_text(doc: dict) -> str:
                  else f"{tuple(row['shape_a'])} vs {tuple(row['shape_b'])}")
         dtype = row["dtype_a"] if row["dtype_a"] == row["dtype_b"] else f"{row['dtype_a']} vs {row['dtype_b']}"
         lines.append(f"{status:<8} {row['key']}  shape {shape}  dtype {dtype}  max_abs {_num(row['max_abs'])}  "
-                     f"max_rel {_num(row['max_rel'])}")
+                     f"max_rel {_num(row['max_rel'])}" + (f"  {row['error']}" if row.get("error") else ""))
     lines += [f"MISSING  {key}  only in {doc['a']}" for key in doc["missing_in_b"]]
     lines += [f"MISSING  {key}  only in {doc['b']}" for key in doc["missing_in_a"]]
     lines.append(summary(doc))
@@ -147,7 +180,12 @@ def render_json(doc: dict) -> str:
     return json.dumps(_json_safe(doc), indent=2) + "\n"
 
 
-REQUIRED_KEYS = ("a", "b", "rtol", "atol", "tensors", "missing_in_a", "missing_in_b", "verdict")
+NUMBER = (int, float)
+SHAPE = {
+    "a": str, "b": str, "rtol": NUMBER, "atol": NUMBER, "missing_in_a": [str], "missing_in_b": [str], "verdict": str,
+    "tensors": [{"key": str, "shape_a": [int], "shape_b": [int], "dtype_a": str, "dtype_b": str,
+                 "max_abs": Maybe((int, float, str)), "max_rel": Maybe((int, float, str)), "within": bool}],
+}
 
 
 def read_compare(path: Path) -> dict:
@@ -155,7 +193,7 @@ def read_compare(path: Path) -> dict:
     return read_json_input(
         path,
         "--compare",
-        lambda doc: all(key in doc for key in REQUIRED_KEYS),
+        lambda doc: shape_ok(doc, SHAPE) and doc["verdict"] in ("pass", "fail"),
         "a comparison written by `cudalint compare --format json --output`",
     )
 
@@ -164,14 +202,27 @@ def compare_command(a: Path, b: Path, rtol: float, atol: float, fmt: str, output
     """Exit 0 when every tensor is within tolerance, 1 otherwise; usage errors raise ConfigError (exit 2)."""
     if rtol < 0 or atol < 0:
         raise ConfigError("--rtol and --atol must not be negative")
+    if output:
+        _check_writable(output)
     doc = compare(a, b, rtol, atol)
     text = render_json(doc) if fmt == "json" else render_text(doc)
     if output:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--output {output}: {exc.strerror or exc}") from None
         print(f"cudalint compare: wrote {output}; {summary(doc)}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0 if doc["verdict"] == "pass" else 1
+
+
+def _check_writable(output: Path) -> None:
+    from cudalint.fileio import writable_output
+
+    problem = writable_output(output)
+    if problem:
+        raise ConfigError(f"--output {output}: {problem}")
 
 
 __all__ = ["compare", "compare_command", "read_compare", "render_json", "render_text", "summary"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from cudalint.catalog import Catalog
+from cudalint.fileio import DEFAULT_MAX_BYTES, UnreadableFile, read_regular_text
 from cudalint.python.fixplan import DeviceSetting
 from cudalint.versions import parse_version
 
@@ -27,7 +28,11 @@ KEYS = {
     "torch-version": str,
     "device-expression": str,
     "device-import": str,
+    "max-file-size": int,
+    "file-timeout": (int, float),
 }
+LIST_OF_STRINGS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
+DEFAULT_FILE_TIMEOUT_S = 60.0
 
 DEFAULT_EXCLUDE = (
     ".git",
@@ -68,6 +73,31 @@ class Settings:
     unsafe_fixes: bool = False  # decides, e.g., whether enough fixes use the device to define DEVICE once
     project: Optional[object] = field(default=None, compare=False)  # the run's project index (cudalint.project)
     include_docs: bool = False  # also read install commands in the code blocks of Markdown/reST files
+    max_file_bytes: int = DEFAULT_MAX_BYTES  # no file is read past this size
+    file_timeout: float = DEFAULT_FILE_TIMEOUT_S  # a file still being checked after this long gets CDL000
+
+
+class Maybe:
+    """In a shape: the value may also be None, or the key missing."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def shape_ok(value, shape) -> bool:
+    """Whether JSON `value` has `shape`: a type or tuple of types (bool is never an int), [item shape],
+    {key: shape} (keys required unless Maybe), or Maybe(shape). Only as deep as the shape goes."""
+    if isinstance(shape, Maybe):
+        return value is None or shape_ok(value, shape.shape)
+    if isinstance(shape, list):
+        return isinstance(value, list) and all(shape_ok(item, shape[0]) for item in value)
+    if isinstance(shape, dict):
+        return isinstance(value, dict) and all(
+            (key in value and shape_ok(value[key], part)) or (isinstance(part, Maybe) and key not in value)
+            for key, part in shape.items()
+        )
+    kinds = shape if isinstance(shape, tuple) else (shape,)
+    return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
 
 
 def read_json_input(path: Path, option: str, accepted, written_by: str) -> dict:
@@ -75,11 +105,13 @@ def read_json_input(path: Path, option: str, accepted, written_by: str) -> dict:
     import json
 
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{option} {path}: {exc.strerror or exc}") from None
+        doc = json.loads(read_regular_text(path))
+    except UnreadableFile as exc:
+        raise ConfigError(f"{option} {path}: {exc}") from None
     except ValueError as exc:
         raise ConfigError(f"{option} {path}: not JSON ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"{option} {path}: not JSON (nested too deeply)") from None
     if not isinstance(doc, dict) or not accepted(doc):
         raise ConfigError(f"{option} {path}: not {written_by}")
     return doc
@@ -91,27 +123,40 @@ def find_pyproject(start: Path) -> Optional[Path]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                data = {}
-            if "cudalint" in data.get("tool", {}):
+                tool = _load_toml(candidate).get("tool")
+            except ConfigError:
+                continue  # not ours to judge: a broken pyproject.toml without [tool.cudalint] is skipped
+            if isinstance(tool, dict) and "cudalint" in tool:
                 return candidate
     return None
 
 
-def read_table(path: Path) -> dict:
+def _load_toml(path: Path) -> dict:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(read_regular_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnreadableFile as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    table = data.get("tool", {}).get("cudalint", {})
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+
+
+def read_table(path: Path) -> dict:
+    data = _load_toml(path)
+    tool = data.get("tool", {})
+    table = tool.get("cudalint", {}) if isinstance(tool, dict) else {}
+    if not isinstance(tool, dict) or not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.cudalint] must be a table")
     for key, value in table.items():
         if key not in KEYS:
             raise ConfigError(f"{path}: unknown key [tool.cudalint] {key!r}; known keys: {', '.join(sorted(KEYS))}")
-        if not isinstance(value, KEYS[key]):
-            raise ConfigError(f"{path}: [tool.cudalint] {key} must be a {KEYS[key].__name__}")
+        expected = KEYS[key]
+        if not isinstance(value, expected) or isinstance(value, bool):
+            names = " or a ".join(kind.__name__ for kind in (expected if isinstance(expected, tuple) else (expected,)))
+            raise ConfigError(f"{path}: [tool.cudalint] {key} must be a {names}")
+        if key in LIST_OF_STRINGS and not all(isinstance(item, str) for item in value):
+            raise ConfigError(f"{path}: [tool.cudalint] {key} must be a list of strings")
     return table
 
 
@@ -142,6 +187,8 @@ def resolve(
     extend_exclude: Sequence[str] = (),
     per_file_ignores: Sequence[str] = (),
     torch_version: Optional[str] = None,
+    max_file_size: Optional[int] = None,
+    file_timeout: Optional[float] = None,
 ) -> Settings:
     """Merge file and flags; flags win. Raises ConfigError with the offending key or code."""
     table = read_table(config_path) if config_path else {}
@@ -162,7 +209,7 @@ def resolve(
 
     ignores = []
     for pattern, listed in table.get("per-file-ignores", {}).items():
-        if not isinstance(listed, list):
+        if not isinstance(listed, list) or not all(isinstance(code, str) for code in listed):
             raise ConfigError(f"{where}: per-file-ignores {pattern!r} must map to a list of codes")
         ignores.append((pattern, expand(listed, catalog, f"{where} per-file-ignores")))
     for item in per_file_ignores:
@@ -179,6 +226,12 @@ def resolve(
             raise ConfigError(f"torch version {version!r} is not a version like 2.3 or 2.3.1") from None
     excludes = tuple(exclude) if exclude is not None else tuple(table.get("exclude", DEFAULT_EXCLUDE))
     excludes += tuple(table.get("extend-exclude", ())) + tuple(extend_exclude)
+    max_bytes = max_file_size if max_file_size is not None else table.get("max-file-size", DEFAULT_MAX_BYTES)
+    if max_bytes < 1:
+        raise ConfigError(f"{where}: max-file-size must be a positive number of bytes")
+    timeout = file_timeout if file_timeout is not None else table.get("file-timeout", DEFAULT_FILE_TIMEOUT_S)
+    if not timeout > 0:
+        raise ConfigError(f"{where}: file-timeout must be a positive number of seconds")
     return Settings(
         select=frozenset(codes),
         per_file_ignores=tuple(ignores),
@@ -187,6 +240,8 @@ def resolve(
         root=config_path.parent if config_path else Path.cwd(),
         config_file=config_path,
         device=_device_setting(table, where),
+        max_file_bytes=int(max_bytes),
+        file_timeout=float(timeout),
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from cudalint import manifests
+from cudalint.fileio import UnreadableFile, is_regular, read_regular
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -51,9 +52,8 @@ class GitIgnore:
 
     def load(self, folder: str) -> None:
         try:
-            with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as stream:
-                lines = stream.read().splitlines()
-        except OSError:
+            lines = read_regular(os.path.join(folder, ".gitignore")).decode("utf-8", "replace").splitlines()
+        except UnreadableFile:
             return
         for line in lines:
             line = line.rstrip()
@@ -109,7 +109,10 @@ def discover(
     paths: Sequence[str], exclude: Sequence[str], root: Path, cwd: Optional[Path] = None, include_docs: bool = False
 ) -> Iterator[SourceFile]:
     """Files named on the command line are always linted, read as what their content says when their
-    name does not; folders are walked with the excludes."""
+    name does not; folders are walked with the excludes.
+
+    A walk yields regular files only (a FIFO, a device or a socket is passed over); anything else named
+    on the command line is yielded too, and reading it then gives a CDL000 saying what it is."""
     cwd = (cwd or Path.cwd()).resolve()
     excludes = Excludes(exclude, root)
     seen: set = set()
@@ -117,7 +120,7 @@ def discover(
         path = Path(raw)
         if not path.exists():
             raise MissingPath(f"{raw}: no such file or directory")
-        if path.is_file():
+        if not path.is_dir():
             key = os.path.abspath(path)
             if key not in seen:
                 seen.add(key)
@@ -148,6 +151,8 @@ def _walk(top: str, excludes: Excludes, cwd: Path, seen: set, include_docs: bool
             kind = kind_of(Path(child), include_docs)
             if kind is None or child in seen or excludes(child) or gitignore.ignored(child, False):
                 continue
+            if not is_regular(child) and os.path.exists(child):
+                continue  # a FIFO, device or socket in the tree (a dangling link is reported when read)
             seen.add(child)
             display = child[len(prefix) :] if child.startswith(prefix) else child
             yield SourceFile(Path(child), display, kind)

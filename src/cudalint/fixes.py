@@ -12,7 +12,6 @@ import dataclasses
 import difflib
 import os
 import re
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ import libcst as cst
 
 from cudalint.config import Settings
 from cudalint.discover import SourceFile
+from cudalint.fileio import UnreadableFile, read_snapshot, replace_file, sweep_temporaries
 from cudalint.findings import Edit, Finding, Safety
 from cudalint.runner import RunResult, lint_file, lint_text
 from cudalint.source import decode_python
@@ -138,41 +138,68 @@ def _newline_signature(text: str) -> Tuple[bool, bool, bool]:
 def fix_file(source: SourceFile, settings: Settings, torch_version: str, unsafe: bool, write: bool) -> Optional[FixOutcome]:
     """Fix one Python file; None when it cannot be read (the check already reported why)."""
     try:
-        data = source.path.read_bytes()
-    except OSError:
+        snapshot = read_snapshot(source.path, settings.max_file_bytes)
+    except UnreadableFile:
         return None
+    data = snapshot.data
     decoded = decode_python(data)
     if decoded.text is None:
         return None
     outcome = fix_text(source.display, decoded.text, settings, torch_version, unsafe)
     if not outcome.changed:
         return outcome
+
+    def refused(reason: str) -> FixOutcome:
+        return FixOutcome(source.display, outcome.original, outcome.original, 0, reason)
+
     if _newline_signature(outcome.fixed) != _newline_signature(outcome.original):
-        return FixOutcome(source.display, outcome.original, outcome.original, 0, "line endings would change")
+        return refused("line endings would change")
     try:
-        encoded = outcome.fixed.encode(decoded.encoding)
-    except UnicodeEncodeError:
-        return FixOutcome(source.display, outcome.original, outcome.original, 0, f"result is not encodable as {decoded.encoding}")
+        encoded = encode_edited(data, outcome.original, outcome.fixed, decoded.encoding)
+    except ValueError as exc:
+        return refused(str(exc))
     if write:
-        write_atomically(source.path, encoded)
+        try:
+            sweep_temporaries(os.path.dirname(os.path.realpath(source.path)))
+            replace_file(source.path, encoded, settings.root, expected=snapshot)
+        except OSError as exc:  # outside the project, changed meanwhile, a full or read-only disk
+            return refused(str(exc) if not exc.strerror else f"cannot write: {exc.strerror}")
     return outcome
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Temporary file in the same folder, same mode, then rename over the original."""
-    folder = path.resolve().parent
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".cudalint", dir=folder)
+_BYTE_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_TEXT_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def encode_edited(data: bytes, original: str, fixed: str, encoding: str) -> bytes:
+    """The new bytes: every line the fixes left alone keeps its bytes exactly; only edited lines are
+    encoded. ValueError when the result would not decode back to `fixed` (an encoding such as utf-7
+    that spells the same text in more than one way), so such a file is refused rather than re-encoded."""
+    bom = b"\xef\xbb\xbf" if encoding == "utf-8-sig" and data.startswith(b"\xef\xbb\xbf") else b""
+    codec = "utf-8" if encoding == "utf-8-sig" else encoding
+    old_bytes = _BYTE_LINE.findall(data[len(bom) :])
+    old_text = _TEXT_LINE.findall(original[1:] if bom and original.startswith("\ufeff") else original)
+    new_text = _TEXT_LINE.findall(fixed[1:] if bom and fixed.startswith("\ufeff") else fixed)
+    if len(old_bytes) != len(old_text):
+        raise ValueError(f"its encoding ({encoding}) does not keep lines apart byte for byte; not rewritten")
+    pieces = [bom]
+    matcher = difflib.SequenceMatcher(None, old_text, new_text, autojunk=False)
     try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, os.stat(path).st_mode & 0o7777)
-        os.replace(temporary, path.resolve())
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                pieces.extend(old_bytes[i1:i2])
+            else:
+                pieces.extend(line.encode(codec) for line in new_text[j1:j2])
+    except UnicodeEncodeError:
+        raise ValueError(f"result is not encodable as {encoding}") from None
+    result = b"".join(pieces)
+    try:
+        round_trip = result.decode(encoding)
+    except UnicodeDecodeError:
+        round_trip = None
+    if round_trip != fixed:
+        raise ValueError(f"its encoding ({encoding}) does not round-trip the edited lines; not rewritten")
+    return result
 
 
 def fix_all(result: RunResult, settings: Settings, *, unsafe: bool, write: bool, jobs: Optional[int] = None) -> List[FixOutcome]:

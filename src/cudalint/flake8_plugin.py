@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import os
+import sys
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
@@ -99,7 +102,8 @@ class CudalintChecker:
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         cls.torch_option = getattr(options, "cudalint_torch_version", None) or None
-        cls.selected = codes_to_run(options)
+        with _imports_outside_the_tree():  # the catalog reads the package table (cudalint.manifests: PyYAML)
+            cls.selected = codes_to_run(options)
         cls._targets = {}
 
     def run(self) -> Iterator[Error]:
@@ -108,15 +112,17 @@ class CudalintChecker:
             selected = type(self).selected = codes_to_run(argparse.Namespace())
         if not selected:
             return
-        from cudalint.config import Settings
-        from cudalint.discover import kind_of
-        from cudalint.runner import lint_text
+        with _imports_outside_the_tree():  # `python -m flake8` puts the linted tree first on sys.path
+            from cudalint.config import Settings
+            from cudalint.discover import kind_of
+            from cudalint.runner import lint_text
 
-        text = "".join(self.lines)
-        kind = kind_of(Path(self.filename)) or "python"
-        settings = Settings(select=selected, project=self._project_index())
-        torch_version = self._torch_version()
-        for finding in lint_text(self.filename, kind, text, settings, torch_version, noqa=type(self).use_noqa):
+            text = "".join(self.lines)
+            kind = kind_of(Path(self.filename)) or "python"
+            settings = Settings(select=selected, project=self._project_index())
+            torch_version = self._torch_version()
+            findings = lint_text(self.filename, kind, text, settings, torch_version, noqa=type(self).use_noqa)
+        for finding in findings:
             # cudalint's columns are 1-based; flake8 wants 0-based and prints col + 1
             yield finding.line, max(finding.column - 1, 0), f"{finding.code} {finding.message}", type(self)
 
@@ -147,6 +153,17 @@ class CudalintChecker:
         if key not in cls._targets:
             cls._targets[key] = configured or _from_manifests(root)
         return cls._targets[key]
+
+
+@contextlib.contextmanager
+def _imports_outside_the_tree():
+    """sys.path without the working directory while cudalint imports what it needs (libcst, PyYAML, ...)."""
+    saved = sys.path[:]
+    sys.path[:] = [entry for entry in sys.path if entry not in ("", os.getcwd())]
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
 
 
 def _project(filename: str) -> Tuple[Path, Optional[str]]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
 import fnmatch
 import os
+import tempfile
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -16,6 +18,7 @@ from cudalint import manifests
 from cudalint.catalog import Catalog, load_catalog
 from cudalint.config import Settings
 from cudalint.discover import SourceFile, discover
+from cudalint.fileio import UnreadableFile, read_regular, read_regular_text
 from cudalint.findings import Finding, Severity
 from cudalint.noqa import noqa_lines, silenced
 from cudalint.python.analyze import checks_for, check_python, unreadable
@@ -33,7 +36,7 @@ class RunResult:
     torch_version: str = NEWEST_KNOWN_TORCH
     torch_version_source: str = "newest release cudalint knows"
     fixed: int = 0
-    notes: List[str] = field(default_factory=list)  # project-level advice (the suggested torch lower bound)
+    notes: List[str] = field(default_factory=list)  # said once: project-level advice (the suggested torch lower bound), why the cache was not used
     lint_version: str = NEWEST_KNOWN_TORCH  # what files were linted for: the target and the oldest allowed release
     targets: Dict[str, str] = field(default_factory=dict)  # subtree -> its own target, where it differs
 
@@ -59,7 +62,7 @@ def torch_requirement(settings: Settings, files: Sequence[SourceFile]) -> Option
         if source.kind == "python" and source.path.name != "setup.py":
             continue
         try:
-            text = source.path.read_text(encoding="utf-8")
+            text = read_regular_text(source.path, settings.max_file_bytes)
             found = manifests.torch_requirement(manifests.dependencies(source.display, text))
         except Exception:  # noqa: BLE001 - a broken manifest is reported by its own check
             continue
@@ -113,12 +116,23 @@ def lint_text(
     return _filter(findings, text, display, settings, noqa)
 
 
-def lint_file(source: SourceFile, settings: Settings, torch_version: str, data: Optional[bytes] = None) -> List[Finding]:
-    if data is None:
-        try:
-            data = source.path.read_bytes()
-        except OSError as exc:
-            return [unreadable(source.display, f"cannot read: {exc.strerror or exc}")]
+def lint_file(source: SourceFile, settings: Settings, torch_version: str) -> List[Finding]:
+    return lint_source(source, settings, torch_version)[1]
+
+
+def lint_source(source: SourceFile, settings: Settings, torch_version: str) -> Tuple[Optional[str], List[Finding]]:
+    """Read the file once and lint exactly those bytes: (their content digest, the findings).
+    The digest is None when nothing was read."""
+    from cudalint.cache import content_digest
+
+    try:
+        data = read_regular(source.path, settings.max_file_bytes)
+    except UnreadableFile as exc:
+        return None, [unreadable(source.display, f"cannot read: {exc}")]
+    return content_digest(data), lint_bytes(source, data, settings, torch_version)
+
+
+def lint_bytes(source: SourceFile, data: bytes, settings: Settings, torch_version: str) -> List[Finding]:
     decoded = decode_python(data) if source.kind == "python" else decode_text(data)
     if decoded.text is None:
         return [unreadable(source.display, f"{decoded.error}; the file was not checked", decoded.error_line, decoded.error_column)]
@@ -143,9 +157,41 @@ def _filter(findings: List[Finding], text: str, display: str, settings: Settings
     ]
 
 
-def _lint_many(batch: Sequence[SourceFile], settings: Settings, torch_version: str) -> List[List[Finding]]:
-    """One worker's share: the findings of each file of the batch, in order."""
-    return [lint_file(source, settings, torch_version) for source in batch]
+Outcome = Tuple[Optional[str], List[Finding]]  # (digest of the bytes linted, findings)
+TIMEOUT_MARK = "Timeout ("  # how faulthandler's watchdog starts what it writes when it fires
+
+
+def _lint_many(batch: "Batch", settings: Settings, torch_version: str, journals: str) -> List[Outcome]:
+    """One worker's share, each file under the per-file time limit. The worker notes in its own journal
+    which file it starts; when a file runs past the limit, faulthandler's watchdog (a C thread: it fires
+    even while a parser holds the GIL) adds its timeout dump to that journal and ends the process, and
+    the runner reads from the journal which file it was."""
+    outcomes = []
+    with open(os.path.join(journals, str(os.getpid())), "a", encoding="utf-8") as journal:
+        try:
+            for index, source in batch:
+                journal.write(f"{index}\n")
+                journal.flush()
+                faulthandler.dump_traceback_later(settings.file_timeout, exit=True, file=journal)
+                outcomes.append(lint_source(source, settings, torch_version))
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    return outcomes
+
+
+def timed_out(journals: str) -> set:
+    """The files (run positions) during which a worker's watchdog fired."""
+    found = set()
+    for name in os.listdir(journals):
+        try:
+            text = read_regular_text(os.path.join(journals, name), encoding="latin-1")
+        except UnreadableFile:
+            continue
+        for before in text.split(TIMEOUT_MARK)[:-1]:
+            started = before.split()
+            if started and started[-1].isdigit():
+                found.add(int(started[-1]))
+    return found
 
 
 Progress = Callable[[int, int], None]  # (files done, files in the run)
@@ -172,7 +218,8 @@ def run(
     per_file: Dict[int, List[Finding]] = {}
     versions = subtree_targets(settings, files, torch_version, result)
     stores = {version: _open_cache(settings, version) for version in set(versions)} if cache else {}
-    digests: Dict[int, str] = {}
+    refusals = {store.refused for store in stores.values() if store.refused}
+    result.notes.extend(sorted(refusals))
     todo: Dict[str, Batch] = {}
     for index, source in enumerate(files):
         store = stores.get(versions[index])
@@ -182,42 +229,38 @@ def run(
             from cudalint.cache import content_digest
 
             try:
-                digests[index] = content_digest(source.path.read_bytes())
-            except OSError:
-                pass  # lint_file reports it
-            else:
-                hit = store.get(source.display, source.kind, digests[index])
-                if hit is not None:
-                    per_file[index] = hit
-                    continue
+                hit = store.get(source.display, source.kind, content_digest(read_regular(source.path, settings.max_file_bytes)))
+            except UnreadableFile:
+                hit = None  # the worker reports it
+            if hit is not None:
+                per_file[index] = hit
+                continue
         todo.setdefault(versions[index], []).append((index, source))
     done = len(per_file)
     if done:
         report(done, len(files))
 
-    def finished(index: int, findings: List[Finding], cacheable: bool = True) -> None:
+    def finished(index: int, outcome: Outcome, cacheable: bool = True) -> None:
         nonlocal done
+        digest, findings = outcome
         per_file[index] = findings
         done += 1
+        source = files[index]
         store = stores.get(versions[index])
-        if store is not None and cacheable and index in digests:
-            source = files[index]
-            store.put(source.display, source.kind, digests[index], findings)
+        if store is not None and cacheable and digest is not None and source.kind == "python":
+            store.put(source.display, source.kind, digest, findings)  # under the digest of the bytes linted
 
-    jobs = jobs or os.cpu_count() or 1
     for version, batch in todo.items():
-        if jobs > 1 and len(batch) >= PARALLEL_THRESHOLD:
-            _lint_parallel(batch, settings, version, jobs, finished, lambda: report(done, len(files)))
-        else:
-            for index, source in batch:
-                finished(index, lint_file(source, settings, version))
-                report(done, len(files))
+        workers = (jobs or os.cpu_count() or 1) if len(batch) >= PARALLEL_THRESHOLD else 1
+        _warm_up(settings, version)
+        _lint_parallel(batch, settings, version, workers, finished, lambda: report(done, len(files)))
     for index in sorted(per_file):
         result.findings.extend(per_file[index])
     if not settings.torch_version:
         from cudalint.coverage.target import project_notes
 
-        result.findings, result.notes = project_notes(result.findings, torch_requirement(settings, files))
+        result.findings, notes = project_notes(result.findings, torch_requirement(settings, files))
+        result.notes.extend(notes)
     result.findings.sort(key=lambda f: f.sort_key)
     return result
 
@@ -283,6 +326,24 @@ def project_index(settings: Settings, cache: bool = False):
     return build_index(settings.root, libraries, facts.queries, facts.flags, folder, facts.skip_if, facts.skip_unless)
 
 
+WARM_UP_TEXT = (
+    "import torch\nimport torch.nn.functional as F\n"
+    "x = torch.ones(1, dtype=torch.float64).cuda()\ntorch.cuda.synchronize()\ny = F.grid_sample(x, x)\n"
+)
+
+
+def _warm_up(settings: Settings, torch_version: str) -> None:
+    """Load, once and before the workers fork, what checking a first file loads lazily (the catalog, the
+    rule handlers, the coverage database): a worker's time limit then measures each file's own work."""
+    try:
+        lint_text("warm-up.py", "python", WARM_UP_TEXT, settings, torch_version)
+        requirements = manifests.manifest_kind("requirements.txt")
+        if requirements:
+            lint_text("requirements.txt", requirements, "torch==2.3\nflash-attn\n", settings, torch_version)
+    except Exception:  # noqa: BLE001 - only a head start; a real file's error is reported with the file
+        pass
+
+
 def _open_cache(settings: Settings, torch_version: str):
     from cudalint.cache import ResultCache, run_fingerprint
 
@@ -297,22 +358,25 @@ def _lint_parallel(
     finished: Callable[..., None],
     tick: Callable[[], None],
 ) -> None:
-    """Batches over a process pool. A worker that dies (a segfault, os._exit, the OOM killer) breaks the
-    whole pool; the batches it took down are then run again, each in a process of its own, and a batch
-    that still kills its process is split until the file that does it is alone: that file gets a CDL000
-    finding and every other file is checked as usual."""
+    """Batches over a process pool (one worker for a small run: the time limit needs a process to end).
+    A worker that dies (a segfault, the OOM killer, its watchdog at the time limit) breaks the whole
+    pool. A file that ran past the limit gets its CDL000 from the journals; the other batches the pool
+    took down are run again, each in a process of its own, and a batch that still kills its process is
+    split until the file that does it is alone: that file gets a CDL000 and every other file is checked
+    as usual."""
     size = max(1, len(todo) // (jobs * 8))
     batches = [todo[i : i + size] for i in range(0, len(todo), size)]
     suspects: List[Batch] = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [(batch, pool.submit(_lint_many, [s for _, s in batch], settings, torch_version)) for batch in batches]
-        for batch, future in futures:
-            if _collect(batch, future, finished):
-                tick()
-            else:
-                suspects.append(batch)
-    if suspects:
-        _isolate(suspects, settings, torch_version, jobs, finished, tick)
+    with tempfile.TemporaryDirectory(prefix="cudalint-journals-") as journals:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [(batch, pool.submit(_lint_many, batch, settings, torch_version, journals)) for batch in batches]
+            for batch, future in futures:
+                if _collect(batch, future, finished):
+                    tick()
+                else:
+                    suspects.append(batch)
+        if suspects:
+            _isolate(suspects, settings, torch_version, jobs, finished, tick, journals)
 
 
 def _collect(batch: Batch, future, finished: Callable[..., None]) -> bool:
@@ -323,15 +387,25 @@ def _collect(batch: Batch, future, finished: Callable[..., None]) -> bool:
         return False
     except Exception as exc:  # noqa: BLE001 - a worker's error becomes findings, not a dead run
         for index, source in batch:
-            finished(
-                index,
-                [unreadable(source.display, f"worker failed while checking: {type(exc).__name__}: {exc}")],
-                False,
-            )
+            message = f"worker failed while checking: {type(exc).__name__}: {exc}"
+            finished(index, (None, [unreadable(source.display, message)]), False)
         return True
-    for (index, _), findings in zip(batch, results):
-        finished(index, findings)
+    for (index, _), outcome in zip(batch, results):
+        finished(index, outcome)
     return True
+
+
+def _too_slow(batch: Batch, settings: Settings, journals: str, finished: Callable[..., None]) -> Batch:
+    """Give the files that ran past the time limit their CDL000; the rest of the batch, to run again."""
+    slow = timed_out(journals)
+    rest = []
+    for index, source in batch:
+        if index in slow:
+            message = f"took longer than {settings.file_timeout:g} s to check (file-timeout); the file was not checked"
+            finished(index, (None, [unreadable(source.display, message)]), False)
+        else:
+            rest.append((index, source))
+    return rest
 
 
 def _isolate(
@@ -341,15 +415,16 @@ def _isolate(
     jobs: int,
     finished: Callable[..., None],
     tick: Callable[[], None],
+    journals: str,
 ) -> None:
-    queue: Deque[Batch] = deque(suspects)
+    queue: Deque[Batch] = deque(rest for rest in (_too_slow(batch, settings, journals, finished) for batch in suspects) if rest)
     running: Dict[object, Tuple[Batch, ProcessPoolExecutor]] = {}
     try:
         while queue or running:
             while queue and len(running) < jobs:
                 batch = queue.popleft()
                 executor = ProcessPoolExecutor(max_workers=1)
-                future = executor.submit(_lint_many, [s for _, s in batch], settings, torch_version)
+                future = executor.submit(_lint_many, batch, settings, torch_version, journals)
                 running[future] = (batch, executor)
             completed, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for future in completed:
@@ -357,21 +432,16 @@ def _isolate(
                 executor.shutdown(wait=True)
                 if _collect(batch, future, finished):
                     tick()
-                elif len(batch) > 1:
-                    queue.extend([item] for item in batch)
-                else:
-                    index, source = batch[0]
-                    finished(
-                        index,
-                        [
-                            unreadable(
-                                source.display,
-                                "the worker process checking this file crashed (it died without an answer); "
-                                "nothing in the file was checked",
-                            )
-                        ],
-                        False,
-                    )
+                    continue
+                rest = _too_slow(batch, settings, journals, finished)
+                if len(rest) > 1:
+                    queue.extend([item] for item in rest)
+                elif rest:
+                    index, source = rest[0]
+                    message = ("the worker process checking this file crashed (it died without an answer); "
+                               "nothing in the file was checked")
+                    finished(index, (None, [unreadable(source.display, message)]), False)
+                if len(rest) <= 1:
                     tick()
     finally:
         for _, executor in running.values():

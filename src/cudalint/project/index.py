@@ -8,7 +8,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,16 +233,14 @@ def _walk(root: str):
 
 
 def _read(path: str) -> Optional[bytes]:
-    """A regular file's bytes, never a FIFO, device or link out of the tree, never past the size limit."""
+    """A regular file's bytes (never a FIFO, a device or a link), within the size limit; None otherwise."""
+    from cudalint.fileio import UnreadableFile, read_regular
+
+    if os.path.islink(path):
+        return None
     try:
-        if os.path.islink(path):
-            return None
-        info = os.stat(path)
-        if not (info.st_mode & 0o170000 == 0o100000) or info.st_size > MAX_FILE_BYTES:
-            return None
-        with open(path, "rb") as handle:
-            return handle.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]
-    except OSError:
+        return read_regular(path, MAX_FILE_BYTES)
+    except (UnreadableFile, OSError):
         return None
 
 
@@ -311,7 +308,7 @@ def build_index(
 
 
 def _cache_file(cache_dir: Optional[Path]) -> Optional[Path]:
-    return cache_dir / f"index-v{INDEX_VERSION}.json" if cache_dir is not None else None
+    return cache_dir / f"project-index-v{INDEX_VERSION}.data" if cache_dir is not None else None
 
 
 def _load_cache(cache_dir: Optional[Path]) -> Dict[str, Tuple[str, dict]]:
@@ -331,16 +328,17 @@ def _load_cache(cache_dir: Optional[Path]) -> Dict[str, Tuple[str, dict]]:
 
 
 def _save_cache(cache_dir: Optional[Path], entries: Dict[str, Tuple[str, dict]]) -> None:
+    """Written like every cache entry: never through a link out of the project, atomically."""
+    from cudalint.cache import prepare_folder
+    from cudalint.fileio import replace_file
+
     target = _cache_file(cache_dir)
     if target is None:
         return
     try:
         if cache_dir.is_symlink() or (cache_dir.exists() and not cache_dir.is_dir()):
             return  # never write through a link that may leave the project
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".cudalint-index-", dir=str(cache_dir))
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(entries, stream)
-        os.replace(temporary, target)
-    except OSError:
+        prepare_folder(cache_dir)
+        replace_file(target, json.dumps(entries).encode("utf-8", "surrogatepass"), cache_dir.parent, follow_links=False)
+    except (OSError, ValueError):
         pass  # a read-only checkout: index on, cache nothing

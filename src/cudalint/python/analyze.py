@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import concurrent.futures
+import contextlib
 import functools
 import os
 import re
@@ -17,7 +18,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from cudalint.catalog import Rule
 from cudalint.findings import Finding, Related, Safety, Severity
-from cudalint.python import idioms, matchers
+from cudalint.python import idioms, matchers, parts
 from cudalint.python.context import FileContext
 from cudalint.python.fixplan import DeviceSetting, FileFixer
 from cudalint.python.semantic import SemanticModel
@@ -25,7 +26,8 @@ from cudalint.python.visitor import Registry, Walker
 
 # libcst recurses once per nesting level; deep but valid code needs a deep stack.
 _STACK_BYTES = 512 * 1024 * 1024
-_RECURSION_LIMIT = 30000
+_RECURSION_LIMIT = 30000  # on the deep-stack thread only, for the libcst stage, restored after each file
+_CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refuses deeper nesting under it
 
 
 class Checks:
@@ -90,16 +92,25 @@ def check_python(
     device: DeviceSetting = DeviceSetting(),
     unsafe_fixes: bool = False,
     project=None,
+    *,
+    whole: bool = False,
 ) -> List[Finding]:
+    if not whole and len(text) > parts.PART_BYTES:  # too large for one tree in memory: in parts
+        pieces = parts.split(text)
+        if pieces and len(pieces) > 1:
+            return parts.check_in_parts(
+                pieces, lambda piece: check_python(path, piece, checks, torch_version, device, unsafe_fixes, project, whole=True)
+            )
+    tree = _cpython_tree(path, text)  # every file: one that does not parse always gets its CDL000
+    if isinstance(tree, Finding):
+        return [tree]
     prefilter = checks.prefilter(torch_version)
     project_words = project.gate_words if project is not None else frozenset()
     if (prefilter is None or not prefilter.search(text)) and not _any_word(project_words, text):
         return []
-    tree = _cpython_tree(path, text)
-    if isinstance(tree, Finding):
-        return [tree]
     if not _mentions(tree, checks.names(torch_version) | project_words, checks.index.keyword_words, checks.strings):
         return []
+    del tree  # CPython's tree is as large as libcst's: not both at once
     return _deep_stack(_analyze, path, text, checks, torch_version, device, unsafe_fixes, project)
 
 
@@ -112,10 +123,26 @@ def _word_pattern_cached(words: FrozenSet[str]):
     return _word_pattern(words)
 
 
+@contextlib.contextmanager
+def _recursion_limit(limit: int):
+    """The interpreter's recursion limit for one stage of one file, put back after: a limit raised for
+    one file's libcst stage never loosens the CPython guard for the next file."""
+    previous = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(limit)
+    except RecursionError:  # already deeper than `limit` here: keep the limit as it is
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            sys.setrecursionlimit(previous)
+
+
 def _cpython_tree(path: str, text: str) -> Union[ast.AST, Finding]:
     """CPython's own parser first: fast, exact messages, and it refuses nesting that would blow libcst's stack."""
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _recursion_limit(_CPYTHON_RECURSION_LIMIT):
             warnings.simplefilter("ignore")
             return compile(text, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as exc:
@@ -259,6 +286,9 @@ def _deep_stack(function, *args):
                 _executor.submit(lambda: None).result()
             finally:
                 threading.stack_size(previous)
-            if sys.getrecursionlimit() < _RECURSION_LIMIT:
-                sys.setrecursionlimit(_RECURSION_LIMIT)
-    return _executor.submit(function, *args).result()
+    return _executor.submit(_with_deep_limit, function, *args).result()
+
+
+def _with_deep_limit(function, *args):
+    with _recursion_limit(max(_RECURSION_LIMIT, sys.getrecursionlimit())):
+        return function(*args)

@@ -13,7 +13,8 @@ from typing import List, Optional
 
 from cudalint.catalog import FAMILIES, load_catalog
 from cudalint.compare import read_compare
-from cudalint.config import ConfigError, find_pyproject, read_json_input, resolve
+from cudalint.config import ConfigError, find_pyproject, read_json_input, resolve, shape_ok
+from cudalint.tracing.records import TRACE_SHAPE
 from cudalint.coverage import CoverageDB
 from cudalint.discover import MissingPath
 from cudalint.report.checklist import (
@@ -43,7 +44,8 @@ def machine_torch() -> dict:
 
 def read_trace(path: Path) -> dict:
     return read_json_input(
-        path, "--trace", lambda doc: doc.get("format") == TRACE_FORMAT, "a trace written by `cudalint trace --output FILE.json`"
+        path, "--trace", lambda doc: doc.get("format") == TRACE_FORMAT and shape_ok(doc, TRACE_SHAPE),
+        "a trace written by `cudalint trace --output FILE.json`"
     )
 
 

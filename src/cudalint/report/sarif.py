@@ -104,7 +104,7 @@ def artifact_location(path: str) -> dict:
     pure = PurePath(path)
     if pure.is_absolute():
         return {"uri": Path(path).as_uri()}
-    return {"uri": quote(pure.as_posix(), safe="/"), "uriBaseId": SRCROOT}
+    return {"uri": quote(os.fsencode(pure.as_posix()), safe="/"), "uriBaseId": SRCROOT}  # a name's own bytes
 
 
 def _region(line: int, column: int, end_line: int, end_column: int) -> dict:

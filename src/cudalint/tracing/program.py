@@ -98,7 +98,10 @@ def run_program(program: Program) -> Tuple[int, Optional[str]]:
         _print_user_traceback(exc)
         return 1, f"{type(exc).__name__}: {exc}"
     finally:
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except (ValueError, OSError, AttributeError):  # the program closed or replaced stdout
+            pass
         sys.argv, sys.path[:] = saved_argv, saved_path
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from cudalint.config import Maybe
+
 SCOPE = (
     "The trace covers only the code paths this run took: branches, configurations and inputs "
     "it did not reach were not checked."
@@ -96,3 +98,17 @@ class TraceData:
     @property
     def calls(self) -> int:
         return sum(record.count for record in self.ops)
+
+
+_SITE = Maybe({"path": str, "line": int, "function": str})
+# What `cudalint report --trace` reads from a trace document: checked before it is used.
+TRACE_SHAPE = {
+    "format": str,
+    "ran": {"command": str, "exit_code": Maybe(int), "error": Maybe(str)},
+    "torch": {"installed": str},
+    "target": {"release": str},
+    "ops": [{"op": str, "count": int, "dtypes": Maybe(dict), "site": _SITE}],
+    "created": [{"dtype": str, "op": str, "count": int, "site": _SITE}],
+    "cuda_apis": [{"api": str, "count": int, "site": _SITE}],
+    "cuda_tensor_ops": Maybe(int),
+}

@@ -70,6 +70,9 @@ def trace_text(doc: dict) -> str:
         status += f" ({ran['error']})"
     lines: List[str] = [
         f"cudalint trace: ran {ran['command']}{status}.",
+        *([f"It started {_times(ran['untraced_processes'], 'other process')} (DataLoader workers, multiprocessing, "
+           "fork): the operators they ran were not traced; trace with num_workers=0 to include them."]
+          if ran.get("untraced_processes") else []),
         f"torch installed: {doc['torch']['installed']}. The MPS coverage database answers for torch {release} "
         f"({target['source']} {target['requested']}).",
         doc["scope"],

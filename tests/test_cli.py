@@ -104,7 +104,11 @@ def test_select_ignore_and_prefixes(project):
 
 def test_statistics_and_quiet(project):
     result = run_cli("check", "--statistics", "-q", "pkg", cwd=project)
-    assert result.stdout.splitlines()[-2:] == ["    1  CDL102", "    1  CDL201"]
+    assert result.stdout == (
+        "1  CDL102  cuda-method       fixable with --unsafe-fixes\n"
+        "1  CDL201  cuda-synchronize  fixable with --fix\n"
+    )
+    assert result.returncode == 1
 
 
 def test_noqa_bare_specific_and_prefix(tmp_path):

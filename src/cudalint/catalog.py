@@ -25,7 +25,7 @@ PREFIX_RE = re.compile(r"^CDL\d{0,3}$")
 FIX_KINDS = ("none", "safe", "unsafe")
 
 FAMILIES = {
-    "CDL0": "unreadable input",
+    "CDL0": "unreadable input and unused noqa",
     "CDL1": "device selection",
     "CDL2": "CUDA-only runtime APIs",
     "CDL3": "memory model and async",

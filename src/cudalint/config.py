@@ -27,6 +27,8 @@ KEYS = {
     "torch-version": str,
     "device-expression": str,
     "device-import": str,
+    "fixable": list,
+    "unfixable": list,
 }
 
 DEFAULT_EXCLUDE = (
@@ -66,6 +68,7 @@ class Settings:
     config_file: Optional[Path] = None
     device: DeviceSetting = DeviceSetting()
     unsafe_fixes: bool = False  # decides, e.g., whether enough fixes use the device to define DEVICE once
+    unfixable: FrozenSet[str] = frozenset()  # codes whose fixes are dropped (--fixable/--unfixable)
 
 
 def read_json_input(path: Path, option: str, accepted, written_by: str) -> dict:
@@ -107,7 +110,8 @@ def read_table(path: Path) -> dict:
     table = data.get("tool", {}).get("cudalint", {})
     for key, value in table.items():
         if key not in KEYS:
-            raise ConfigError(f"{path}: unknown key [tool.cudalint] {key!r}; known keys: {', '.join(sorted(KEYS))}")
+            raise ConfigError(f"{path}: unknown key [tool.cudalint] {key!r}{did_you_mean(key, KEYS)}; known keys: "
+                              f"{', '.join(sorted(KEYS))}")
         if not isinstance(value, KEYS[key]):
             raise ConfigError(f"{path}: [tool.cudalint] {key} must be a {KEYS[key].__name__}")
     return table
@@ -120,9 +124,17 @@ def expand(selectors: Iterable[str], catalog: Catalog, where: str) -> FrozenSet[
         if not selector:
             continue
         if not catalog.is_selector(selector):
-            raise ConfigError(f"{where}: unknown rule code or prefix {selector!r}")
+            raise ConfigError(f"{where}: unknown rule code or prefix {selector!r}{did_you_mean(selector, catalog.rules)}")
         codes.update(catalog.rules if selector == "ALL" else catalog.codes_for(selector))
     return frozenset(codes)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """"; did you mean X?" for the closest of `choices`, or nothing when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def split_codes(text: Optional[str]) -> List[str]:
@@ -140,6 +152,8 @@ def resolve(
     extend_exclude: Sequence[str] = (),
     per_file_ignores: Sequence[str] = (),
     torch_version: Optional[str] = None,
+    fixable: Optional[Sequence[str]] = None,
+    unfixable: Sequence[str] = (),
 ) -> Settings:
     """Merge file and flags; flags win. Raises ConfigError with the offending key or code."""
     table = read_table(config_path) if config_path else {}
@@ -175,6 +189,11 @@ def resolve(
             parse_version(version)
         except ValueError:
             raise ConfigError(f"torch version {version!r} is not a version like 2.3 or 2.3.1") from None
+    chosen_fixable = fixable if fixable is not None else table.get("fixable")
+    may_fix = expand(chosen_fixable, catalog, "--fixable" if fixable is not None else where) if chosen_fixable else None
+    not_fixable = expand(table.get("unfixable", ()), catalog, where) | expand(unfixable, catalog, "--unfixable")
+    if may_fix is not None:
+        not_fixable |= frozenset(catalog.rules) - may_fix
     excludes = tuple(exclude) if exclude is not None else tuple(table.get("exclude", DEFAULT_EXCLUDE))
     excludes += tuple(table.get("extend-exclude", ())) + tuple(extend_exclude)
     return Settings(
@@ -185,6 +204,7 @@ def resolve(
         root=config_path.parent if config_path else Path.cwd(),
         config_file=config_path,
         device=_device_setting(table, where),
+        unfixable=frozenset(not_fixable),
     )
 
 

@@ -78,7 +78,8 @@ class CudalintChecker:
 
     selected: Optional[FrozenSet[str]] = None  # decided once per process by parse_options
     torch_option: Optional[str] = None
-    use_noqa = False  # flake8 applies `# noqa` itself, so --disable-noqa keeps working
+    use_noqa = False  # flake8 applies `# noqa` itself; parse_options turns cudalint's on too (it matches codes
+    # case-insensitively, knows `# cudalint: noqa` and multi-line statements) unless --disable-noqa
     _targets: Dict[str, str] = {}
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]):
@@ -99,6 +100,7 @@ class CudalintChecker:
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         cls.torch_option = getattr(options, "cudalint_torch_version", None) or None
+        cls.use_noqa = not getattr(options, "disable_noqa", False)
         cls.selected = codes_to_run(options)
         cls._targets = {}
 

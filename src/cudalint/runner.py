@@ -7,7 +7,7 @@ import os
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
@@ -16,7 +16,7 @@ from cudalint.catalog import Catalog, load_catalog
 from cudalint.config import Settings
 from cudalint.discover import SourceFile, discover
 from cudalint.findings import Finding, Severity
-from cudalint.noqa import noqa_lines, silenced
+from cudalint.noqa import apply as apply_noqa
 from cudalint.python.analyze import checks_for, check_python, unreadable
 from cudalint.source import decode_python, decode_text
 from cudalint.versions import parse_version
@@ -32,6 +32,7 @@ class RunResult:
     torch_version: str = NEWEST_KNOWN_TORCH
     torch_version_source: str = "newest release cudalint knows"
     fixed: int = 0
+    checked: List[str] = field(default_factory=list)  # the display path of every file linted
 
 
 def top_level_manifests(root: Path) -> List[SourceFile]:
@@ -88,7 +89,7 @@ def lint_text(
         findings.extend(check_python(display, text, checks, parse_version(torch_version), settings.device, settings.unsafe_fixes))
     if kind != "python" or Path(display).name == "setup.py":
         findings.extend(manifests.check_manifest(display, text, torch_version=torch_version))
-    return _filter(findings, text, display, settings, noqa)
+    return _filter(findings, text, display, settings, noqa, kind, catalog)
 
 
 def lint_file(source: SourceFile, settings: Settings, torch_version: str, data: Optional[bytes] = None) -> List[Finding]:
@@ -106,19 +107,30 @@ def lint_file(source: SourceFile, settings: Settings, torch_version: str, data: 
         return [unreadable(source.display, f"internal error while checking: {type(exc).__name__}: {exc}")]
 
 
-def _filter(findings: List[Finding], text: str, display: str, settings: Settings, use_noqa: bool = True) -> List[Finding]:
+def _filter(findings: List[Finding], text: str, display: str, settings: Settings, use_noqa: bool = True,
+            kind: str = "python", catalog: Optional[Catalog] = None) -> List[Finding]:
+    """Selection, per-file-ignores (patterns relative to the project root), `# noqa`, and fixes left out
+    by `unfixable`."""
     ignored = set()
+    relative = project_relative(display, settings.root)
     for pattern, codes in settings.per_file_ignores:
-        if fnmatch.fnmatchcase(display, pattern) or fnmatch.fnmatchcase(Path(display).name, pattern):
+        if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(Path(display).name, pattern):
             ignored |= codes
-    noqa = noqa_lines(text) if findings and use_noqa else {}
-    return [
-        finding
-        for finding in findings
-        if finding.code in settings.select
-        and finding.code not in ignored
-        and not silenced(finding.code, noqa.get(finding.line))
-    ]
+    enabled = frozenset(settings.select - ignored)
+    kept = [finding for finding in findings if finding.code in enabled]
+    if use_noqa:
+        kept = apply_noqa(kept, text, kind, display, enabled=enabled, catalog=catalog)
+    if settings.unfixable:
+        kept = [replace(f, fix=None) if f.fix is not None and f.code in settings.unfixable else f for f in kept]
+    return kept
+
+
+def project_relative(display: str, root: Path) -> str:
+    """A path as per-file-ignores patterns see it: relative to the project root, with forward slashes."""
+    try:
+        return Path(os.path.abspath(display)).relative_to(Path(os.path.abspath(root))).as_posix()
+    except ValueError:
+        return Path(display).as_posix()
 
 
 def _lint_many(batch: Sequence[SourceFile], settings: Settings, torch_version: str) -> List[List[Finding]]:
@@ -142,7 +154,8 @@ def run(
     `progress` is told how many files are done after each step."""
     files = list(discover(paths, settings.exclude, settings.root))
     torch_version, origin = target_torch(settings, files)
-    result = RunResult(files=len(files), torch_version=torch_version, torch_version_source=origin)
+    result = RunResult(files=len(files), torch_version=torch_version, torch_version_source=origin,
+                       checked=[source.display for source in files])
     report = progress or (lambda done, total: None)
     per_file: Dict[int, List[Finding]] = {}
     store = _open_cache(settings, torch_version) if cache else None

@@ -25,7 +25,7 @@ class Parser(argparse.ArgumentParser):
 
         from cudalint.config import did_you_mean
 
-        options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        options = _long_options(self)
         unknown = re.search(r"unrecognized arguments: (\S+)", message)
         if unknown and unknown.group(1).startswith("--"):
             message += did_you_mean(unknown.group(1).split("=")[0], options)
@@ -33,6 +33,16 @@ class Parser(argparse.ArgumentParser):
         if choice:
             message += did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
         super().error(message)
+
+
+def _long_options(parser: argparse.ArgumentParser) -> List[str]:
+    found = []
+    for action in parser._actions:
+        found += [o for o in action.option_strings if o.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _long_options(sub)
+    return found
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -130,11 +130,23 @@ def expand(selectors: Iterable[str], catalog: Catalog, where: str) -> FrozenSet[
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """"; did you mean X?" for the closest of `choices`, or nothing when none is close."""
-    import difflib
+    """"; did you mean X?" for the choice fewest edits away (a third of the word's length at most), else ""."""
+    best, distance = None, max(1, len(word) // 3) + 1
+    for choice in sorted(choices):
+        edits = _edits(word.upper(), choice.upper())
+        if edits < distance:
+            best, distance = choice, edits
+    return f"; did you mean {best}?" if best else ""
 
-    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.75)
-    return f"; did you mean {close[0]}?" if close else ""
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        previous, row[0] = row[0], i
+        for j, cb in enumerate(b, start=1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ca != cb))
+    return row[-1]
 
 
 def split_codes(text: Optional[str]) -> List[str]:

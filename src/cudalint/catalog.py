@@ -23,6 +23,8 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
 CODE_RE = re.compile(r"^CDL\d{3}$")
 PREFIX_RE = re.compile(r"^CDL\d{0,3}$")
 FIX_KINDS = ("none", "safe", "unsafe")
+# What a blocking rule stops on a Mac: `pip install`, building the project's native code, importing a module.
+BLOCKS = ("install", "build", "import")
 
 FAMILIES = {
     "CDL0": "unreadable input and unused noqa",
@@ -54,6 +56,8 @@ class Rule:
     example_file: str = "example.py"
     example_torch: Optional[str] = None  # the target release the examples are checked against
     match: Mapping = field(default_factory=dict)
+    blocks: Optional[str] = None  # one of BLOCKS: the finding is a blocker in the portability report
+    remedy: str = ""  # what to do about a blocker
 
     @property
     def family(self) -> str:
@@ -128,7 +132,9 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         raise CatalogError(f"{source}: bad rule code {code!r}")
     if table.get("fix", "none") not in FIX_KINDS:
         raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
-    known = set(required) | {"fix", "default", "example_file", "example_torch", "match"}
+    if table.get("blocks") is not None and (table["blocks"] not in BLOCKS or not table.get("remedy")):
+        raise CatalogError(f"{source}: {code}: blocks must be one of {BLOCKS}, with a remedy")
+    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "blocks", "remedy"}
     extra = set(table) - known
     if extra:
         raise CatalogError(f"{source}: {code}: unknown keys {sorted(extra)}")
@@ -145,6 +151,8 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         example_file=table.get("example_file", "example.py"),
         example_torch=table.get("example_torch"),
         match=table.get("match", {}),
+        blocks=table.get("blocks"),
+        remedy=table.get("remedy", "").strip(),
     )
 
 

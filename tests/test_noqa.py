@@ -158,3 +158,12 @@ def test_codes_are_case_insensitive_in_flake8_and_disable_noqa_still_works(tmp_p
 
     assert flake8().stdout.splitlines() == ["a.py:3:19: CDL102 .cuda() moves data to CUDA only; use .to(device)"]
     assert [line.split(":")[1] for line in flake8("--disable-noqa").stdout.splitlines()] == ["2", "3"]
+
+
+def test_add_noqa_never_silences_an_unused_noqa_finding():
+    from cudalint.noqa import add_noqa
+
+    text = "import torch\nx = torch.ones(3)  # noqa: CDL102\n"
+    found = findings_of(text, select={"CDL001", "CDL102"})
+    assert [f.code for f in found] == ["CDL001"]
+    assert add_noqa(text, found, "python") == (text, 0, 0)

@@ -295,6 +295,8 @@ def add_noqa(text: str, findings: Iterable[Finding], kind: str) -> Tuple[str, in
     if kind == "python" and not comments.tokenized:
         return text, 0, sum(1 for _ in findings)
     for finding in findings:
+        if finding.code == UNUSED_NOQA:
+            continue  # the fix removes it; silencing it would keep the stale directive
         anchor = comments.anchor(finding.line)
         if anchor is None or finding.code == "CDL000":
             skipped += 1

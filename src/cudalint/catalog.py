@@ -53,11 +53,11 @@ class Rule:
     good: str
     fix: str = "none"
     default: bool = True
+    blocks: Optional[str] = None  # one of BLOCKS: the finding is a blocker in the portability report
+    remedy: str = ""  # what to do about a blocker
     example_file: str = "example.py"
     example_torch: Optional[str] = None  # the target release the examples are checked against
     match: Mapping = field(default_factory=dict)
-    blocks: Optional[str] = None  # one of BLOCKS: the finding is a blocker in the portability report
-    remedy: str = ""  # what to do about a blocker
 
     @property
     def family(self) -> str:
@@ -130,15 +130,19 @@ def _rule_from_table(table: dict, source: str) -> Rule:
     code = table["code"]
     if not CODE_RE.match(code):
         raise CatalogError(f"{source}: bad rule code {code!r}")
+    table = dict(table)
+    blocks, remedy = table.pop("blocks", None), table.pop("remedy", "").strip()
+    if blocks is not None and (blocks not in BLOCKS or not remedy):
+        raise CatalogError(f"{source}: {code}: blocks must be one of {BLOCKS}, with a remedy")
     if table.get("fix", "none") not in FIX_KINDS:
         raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
-    if table.get("blocks") is not None and (table["blocks"] not in BLOCKS or not table.get("remedy")):
-        raise CatalogError(f"{source}: {code}: blocks must be one of {BLOCKS}, with a remedy")
-    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "blocks", "remedy"}
+    known = set(required) | {"fix", "default", "example_file", "example_torch", "match"}
     extra = set(table) - known
     if extra:
         raise CatalogError(f"{source}: {code}: unknown keys {sorted(extra)}")
     return Rule(
+        blocks=blocks,
+        remedy=remedy,
         code=code,
         name=table["name"],
         severity=Severity(table["severity"]),
@@ -151,8 +155,6 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         example_file=table.get("example_file", "example.py"),
         example_torch=table.get("example_torch"),
         match=table.get("match", {}),
-        blocks=table.get("blocks"),
-        remedy=table.get("remedy", "").strip(),
     )
 
 

@@ -62,13 +62,13 @@ class ConfigError(ValueError):
 class Settings:
     select: FrozenSet[str]
     per_file_ignores: Tuple[Tuple[str, FrozenSet[str]], ...] = ()
+    unfixable: FrozenSet[str] = frozenset()  # codes whose fixes are dropped (--fixable/--unfixable)
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     torch_version: Optional[str] = None
     root: Path = field(default_factory=Path.cwd)
     config_file: Optional[Path] = None
     device: DeviceSetting = DeviceSetting()
     unsafe_fixes: bool = False  # decides, e.g., whether enough fixes use the device to define DEVICE once
-    unfixable: FrozenSet[str] = frozenset()  # codes whose fixes are dropped (--fixable/--unfixable)
 
 
 def read_json_input(path: Path, option: str, accepted, written_by: str) -> dict:

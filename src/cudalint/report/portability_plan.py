@@ -65,8 +65,11 @@ def blockers(findings: Sequence[Finding], catalog: Catalog, checked: Sequence[st
         found.append(_blocker(finding, rule.blocks, finding.message, rule.remedy))
         if rule.blocks == "build" and finding.path.endswith(".py"):
             built += [(name, finding) for name in _extension_names(finding)]
+    flagged = {(b["path"], b["line"]) for b in found}  # an import a blocking rule reports already is not repeated
     for module, site in built:
         for path, line, column in _importers(module, checked):
+            if (path, line) in flagged:
+                continue
             found.append({"kind": "import", "code": site.code, "path": path, "line": line, "column": column,
                           "what": f"imports {module}, the CUDA extension built at {site.path}:{site.line}",
                           "remedy": IMPORTER_REMEDY})

@@ -105,7 +105,11 @@ def test_select_ignore_and_prefixes(project):
 
 def test_statistics_and_quiet(project):
     result = run_cli("check", "--statistics", "-q", "pkg", cwd=project)
-    assert result.stdout.splitlines()[-2:] == ["    1  CDL102", "    1  CDL201"]
+    assert result.stdout == (
+        "1  CDL102  cuda-method       fixable with --unsafe-fixes\n"
+        "1  CDL201  cuda-synchronize  fixable with --fix\n"
+    )
+    assert result.returncode == 1
 
 
 def test_noqa_bare_specific_and_prefix(tmp_path):
@@ -215,3 +219,179 @@ def test_target_release_comes_from_the_project_when_one_file_is_checked(tmp_path
     (tmp_path / "requirements.txt").write_text("torch>=2.4.1,<2.7\n")
     result = run_cli("check", "src/m.py", cwd=tmp_path)
     assert result.stdout.strip().endswith("target torch 2.6 (the newest release torch>=2.4.1,<2.7 in requirements.txt allows).")
+
+
+# --- adopting on a big project: the conventions of ruff and flake8 -------------------------------------
+
+SUMMARY_2 = (
+    "Found 2 problems (2 errors) in 2 files checked; 1 fixable with --fix (1 more with --unsafe-fixes); "
+    "target torch 2.15 (newest release cudalint knows)."
+)
+
+
+def test_statistics_without_quiet_follow_the_findings(project):
+    result = run_cli("check", "--statistics", "--no-cache", "pkg", cwd=project)
+    assert result.stdout.splitlines()[2:] == [
+        "",
+        "1  CDL102  cuda-method       fixable with --unsafe-fixes",
+        "1  CDL201  cuda-synchronize  fixable with --fix",
+        SUMMARY_2,
+    ]
+
+
+def test_show_fixes_before_and_after_fix(project):
+    before = run_cli("check", "--show-fixes", "--no-cache", "-q", "pkg", cwd=project)
+    assert before.stdout.splitlines()[2:] == ["Would fix 1 problem:", "- pkg/train.py:", "    1 \u00d7 CDL201 (cuda-synchronize)"]
+    fixed = run_cli("check", "--fix", "--show-fixes", "--no-cache", "pkg", cwd=project)
+    assert fixed.returncode == 1
+    assert fixed.stdout.splitlines()[1:] == [
+        "Fixed 1 problem:",
+        "- pkg/train.py:",
+        "    1 \u00d7 CDL201 (cuda-synchronize)",
+        "Fixed 1 problem. Found 1 problem (1 error) in 2 files checked; 0 fixable with --fix (1 more with "
+        "--unsafe-fixes); target torch 2.15 (newest release cudalint knows).",
+    ]
+
+
+def test_exit_non_zero_on_fix(tmp_path):
+    (tmp_path / "a.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    plain = run_cli("check", "--fix", "--no-cache", "a.py", cwd=tmp_path)
+    assert plain.returncode == 0
+    (tmp_path / "a.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    strict = run_cli("check", "--fix", "--exit-non-zero-on-fix", "--no-cache", "a.py", cwd=tmp_path)
+    assert strict.returncode == 1
+    assert strict.stdout == "Fixed 1 problem. All clear: 1 file checked, target torch 2.15 (newest release cudalint knows).\n"
+
+
+def test_fixable_and_unfixable_flags_and_config(tmp_path):
+    source = "import torch\ntorch.cuda.synchronize()\nx = torch.ones(1, pin_memory=True)\n"
+    (tmp_path / "a.py").write_text(source)
+    run_cli("check", "--fix", "--unfixable", "CDL2", "--no-cache", "a.py", cwd=tmp_path)
+    assert (tmp_path / "a.py").read_text() == source.replace("pin_memory=True", "pin_memory=torch.cuda.is_available()")
+    (tmp_path / "a.py").write_text(source)
+    run_cli("check", "--fix", "--fixable", "CDL201", "--no-cache", "a.py", cwd=tmp_path)
+    assert "torch.cuda.synchronize()" not in (tmp_path / "a.py").read_text()
+    assert "pin_memory=True" in (tmp_path / "a.py").read_text()
+    (tmp_path / "a.py").write_text(source)
+    (tmp_path / "pyproject.toml").write_text('[tool.cudalint]\nunfixable = ["CDL201", "CDL301"]\n')
+    result = run_cli("check", "--fix", "--no-cache", "a.py", cwd=tmp_path)
+    assert (tmp_path / "a.py").read_text() == source
+    assert result.stdout.splitlines()[-1].endswith("0 fixable with --fix; target torch 2.15 (newest release cudalint knows).")
+
+
+def test_isolated_ignores_the_configuration(tmp_path):
+    (tmp_path / "a.py").write_text(CUDA_FILE)
+    (tmp_path / "pyproject.toml").write_text('[tool.cudalint]\nignore = ["CDL1", "CDL2"]\n')
+    assert run_cli("check", "--no-cache", "a.py", cwd=tmp_path).returncode == 0
+    isolated = run_cli("check", "--isolated", "--no-cache", "-q", "a.py", cwd=tmp_path)
+    assert [line.split(" ")[1] for line in isolated.stdout.splitlines()] == ["CDL102", "CDL201"]
+
+
+def test_show_settings_names_the_file_and_the_torch_target_per_path(tmp_path):
+    (tmp_path / "new").mkdir()
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new" / "requirements.txt").write_text("torch>=2.6\n")
+    (tmp_path / "old" / "requirements.txt").write_text("torch==2.3.1\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.cudalint]\nextend-select = ["CDL001"]\nignore = ["CDL304"]\nper-file-ignores = { "old/*" = ["CDL1"] }\n'
+        'exclude = ["build"]\nunfixable = ["CDL201"]\n'
+    )
+    from cudalint.catalog import load_catalog
+
+    catalog = load_catalog()
+    selected = len(({rule.code for rule in catalog if rule.default} | {"CDL001"}) - {"CDL304"})
+    result = run_cli("check", "--show-settings", "new", "old", cwd=tmp_path)
+    assert result.returncode == 0
+    device_rules = ", ".join(rule.code for rule in catalog if rule.code.startswith("CDL1"))
+    assert result.stdout == (
+        f"configuration file: {tmp_path / 'pyproject.toml'}\n"
+        f"project root: {tmp_path}\n"
+        f"rules: {selected} selected of {len(catalog.rules)}\n"
+        "  added to the default set: CDL001\n"
+        "  left out of the default set: CDL304\n"
+        "per-file-ignores (patterns relative to the project root):\n"
+        f"  old/* = {device_rules}\n"
+        "exclude: build\n"
+        "unfixable: CDL201\n"
+        "unsafe fixes: off\n"
+        "torch target:\n"
+        "  new: torch 2.15 from 2.6 (the newest release torch>=2.6 in new/requirements.txt allows)\n"
+        "  old: torch 2.3.1 (from old/requirements.txt)\n"
+        "files to check: 2\n"
+    )
+
+
+def test_output_format_is_an_alias_of_format(project):
+    assert run_cli("check", "--output-format", "json", "pkg", cwd=project).stdout == run_cli(
+        "check", "--format", "json", "pkg", cwd=project
+    ).stdout
+
+
+def test_force_color_colours_a_pipe_and_no_color_wins(project):
+    import os
+
+    env = {**os.environ, "FORCE_COLOR": "1"}
+    env.pop("NO_COLOR", None)
+    coloured = run_cli("check", "-q", "pkg", cwd=project, env=env)
+    assert coloured.stdout.splitlines()[0] == (
+        "\x1b[1mpkg/train.py:2:19:\x1b[0m \x1b[31mCDL102\x1b[0m .cuda() moves data to CUDA only; use .to(device)"
+    )
+    assert "\x1b[" not in run_cli("check", "-q", "pkg", cwd=project, env={**env, "NO_COLOR": "1"}).stdout
+    assert "\x1b[" not in run_cli("check", "-q", "--no-color", "pkg", cwd=project, env=env).stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["check", "--statistcs"], "cudalint: error: unrecognized arguments: --statistcs; did you mean --statistics?"),
+        (["check", "--select", "CDL2O1"], "cudalint: error: --select: unknown rule code or prefix 'CDL2O1'; did you mean CDL201?"),
+        (["explain", "CDL21"], "cudalint: error: unknown rule code 'CDL21'; did you mean CDL201?; `cudalint rules` lists them"),
+        (["chek"], "cudalint: error: argument COMMAND: invalid choice: 'chek' (choose from 'check', 'rules', 'coverage', "
+                   "'explain', 'trace', 'report', 'compare'); did you mean check?"),
+    ],
+)
+def test_did_you_mean(project, args, message):
+    result = run_cli(*args, cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == message
+
+
+def test_rules_as_json():
+    import json as json_module
+
+    from cudalint.catalog import load_catalog
+
+    result = run_cli("rules", "--format", "json")
+    rules = json_module.loads(result.stdout)
+    assert [rule["code"] for rule in rules] == [rule.code for rule in load_catalog()]
+    assert rules[1] == {
+        "code": "CDL001", "name": "unused-noqa", "family": "CDL0", "family_name": "unreadable input and unused noqa",
+        "severity": "warning", "fix": "safe", "default": False,
+        "summary": "A `# noqa: CDL...` code that silences nothing on its line, or that names no rule.",
+        "why": load_catalog()["CDL001"].why.strip(), "bad": "import torch\n\nx = torch.ones(3)  # noqa: CDL102",
+        "good": "import torch\n\nx = torch.ones(3).cuda()  # noqa: CDL102", "example_file": "example.py",
+    }
+
+
+def test_a_run_that_checks_no_file_warns_instead_of_all_clear(tmp_path):
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "a.py").write_text(CUDA_FILE)
+    (tmp_path / "notes.md").write_text("torch.cuda\n")
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout == "Nothing checked: no file found to check, target torch 2.15 (newest release cudalint knows).\n"
+    assert result.stderr == (
+        "cudalint: warning: no file was checked: . holds no Python file or manifest that is not excluded\n"
+    )
+
+
+def test_per_file_ignores_are_relative_to_the_configuring_pyproject(tmp_path):
+    (tmp_path / "pkg" / "tests").mkdir(parents=True)
+    (tmp_path / "pkg" / "tests" / "t.py").write_text(CUDA_FILE)
+    (tmp_path / "pkg" / "main.py").write_text(CUDA_FILE)
+    (tmp_path / "pyproject.toml").write_text('[tool.cudalint]\nper-file-ignores = { "pkg/tests/*" = ["CDL1"] }\n')
+    for cwd, paths in ((tmp_path, ["pkg"]), (tmp_path / "pkg", ["."]), (tmp_path / "pkg" / "tests", ["..", "."])):
+        result = run_cli("check", "-q", "--no-cache", *paths, cwd=cwd)
+        codes = sorted(line.split(" ")[0].split(":")[0].rsplit("/", 1)[-1] + " " + line.split(" ")[1]
+                       for line in result.stdout.splitlines())
+        assert codes == ["main.py CDL102", "main.py CDL201", "t.py CDL201"], cwd

@@ -23,9 +23,11 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
 CODE_RE = re.compile(r"^CDL\d{3}$")
 PREFIX_RE = re.compile(r"^CDL\d{0,3}$")
 FIX_KINDS = ("none", "safe", "unsafe")
+# What a blocking rule stops on a Mac: `pip install`, building the project's native code, importing a module.
+BLOCKS = ("install", "build", "import")
 
 FAMILIES = {
-    "CDL0": "unreadable input",
+    "CDL0": "unreadable input and unused noqa",
     "CDL1": "device selection",
     "CDL2": "CUDA-only runtime APIs",
     "CDL3": "memory model and async",
@@ -51,6 +53,8 @@ class Rule:
     good: str
     fix: str = "none"
     default: bool = True
+    blocks: Optional[str] = None  # one of BLOCKS: the finding is a blocker in the portability report
+    remedy: str = ""  # what to do about a blocker
     example_file: str = "example.py"
     example_torch: Optional[str] = None  # the target release the examples are checked against
     match: Mapping = field(default_factory=dict)
@@ -130,6 +134,10 @@ def _rule_from_table(table: dict, source: str) -> Rule:
     code = table["code"]
     if not CODE_RE.match(code):
         raise CatalogError(f"{source}: bad rule code {code!r}")
+    table = dict(table)
+    blocks, remedy = table.pop("blocks", None), table.pop("remedy", "").strip()
+    if blocks is not None and (blocks not in BLOCKS or not remedy):
+        raise CatalogError(f"{source}: {code}: blocks must be one of {BLOCKS}, with a remedy")
     if table.get("fix", "none") not in FIX_KINDS:
         raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
     known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests", "example_files"}
@@ -137,6 +145,8 @@ def _rule_from_table(table: dict, source: str) -> Rule:
     if extra:
         raise CatalogError(f"{source}: {code}: unknown keys {sorted(extra)}")
     return Rule(
+        blocks=blocks,
+        remedy=remedy,
         code=code,
         name=table["name"],
         severity=Severity(table["severity"]),

@@ -17,8 +17,36 @@ from cudalint.report import FORMATS
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, plus "did you mean --statistics?" for a mistyped option or command."""
+
+    def error(self, message: str):
+        import re
+
+        from cudalint.config import did_you_mean
+
+        options = _long_options(self)
+        unknown = re.search(r"unrecognized arguments: (\S+)", message)
+        if unknown and unknown.group(1).startswith("--"):
+            message += did_you_mean(unknown.group(1).split("=")[0], options)
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            message += did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+        super().error(message)
+
+
+def _long_options(parser: argparse.ArgumentParser) -> List[str]:
+    found = []
+    for action in parser._actions:
+        found += [o for o in action.option_strings if o.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _long_options(sub)
+    return found
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="cudalint",
         description="Find what stops a CUDA-first PyTorch project from running on Apple's MPS backend or on CPU.",
     )
@@ -35,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--extend-exclude", type=lambda s: [p for p in s.split(",") if p], default=[])
     check.add_argument("--torch-version", help="the torch release the project targets (default: from its manifests)")
     check.add_argument("--config", type=Path, help="pyproject.toml to read [tool.cudalint] from")
-    check.add_argument("--format", choices=sorted(FORMATS), default="text")
+    check.add_argument("--format", "--output-format", dest="format", choices=sorted(FORMATS), default="text")
     check.add_argument("--statistics", action="store_true", help="count findings per code")
     check.add_argument("-q", "--quiet", action="store_true", help="findings only, no summary line")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -51,8 +79,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="read no file larger than this (default: max-file-size, else 16 MiB)")
     check.add_argument("--file-timeout", type=_positive(float), metavar="SECONDS",
                        help="a file still being checked after this long gets CDL000 (default: file-timeout, else 60)")
+    # Adopting cudalint on a big project: suppressions, a baseline, fix policy, the resolved settings.
+    check.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding")
+    check.add_argument("--baseline", type=Path, metavar="FILE", help="report only the findings FILE does not record")
+    check.add_argument("--write-baseline", type=Path, metavar="FILE", help="record the current findings in FILE")
+    check.add_argument("--show-fixes", action="store_true", help="list the fixes applied (with --fix) or available")
+    check.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when --fix changed a file")
+    check.add_argument("--fixable", type=split_codes, default=None, help="codes or prefixes whose fixes may be applied")
+    check.add_argument("--unfixable", type=split_codes, default=[], help="codes or prefixes never fixed")
+    check.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    check.add_argument("--show-settings", action="store_true", help="print the resolved settings and exit")
 
-    sub.add_parser("rules", help="list every rule")
+    rules = sub.add_parser("rules", help="list every rule")
+    rules.add_argument("--format", choices=["text", "json"], default="text")
     coverage = sub.add_parser("coverage", help="an API's or ATen operator's MPS status in every torch release")
     coverage.add_argument("query", nargs="?",
                           help="e.g. torch.nn.functional.grid_sample, grid_sample, nn.Conv3d, aten::grid_sampler_3d")
@@ -81,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--output", type=Path, help="write the report to this file")
     report.add_argument("--torch-version", help="the torch release the project targets (default: from its manifests)")
     report.add_argument("--compare", type=Path, help="a compare.json from `cudalint compare --format json --output`")
+    report.add_argument("--fail-on", choices=["fail", "warning"], help="exit 1 when the overall verdict is this or worse")
 
     compare = sub.add_parser("compare", help="numerical agreement of two torch.save files, tensor by tensor (needs torch)")
     compare.add_argument("a", type=Path, metavar="A.pt", help="e.g. saved on the CUDA baseline")
@@ -126,7 +166,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "coverage":
             return _coverage(args.query, args.torch_version, args.why, args.project)
         if args.command == "rules":
-            sys.stdout.write(rules_table())
+            sys.stdout.write(rules_json() if args.format == "json" else rules_table())
             return EXIT_CLEAN
         if args.command == "explain":
             return _explain(args.code)
@@ -138,7 +178,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from cudalint.report.portability import report_command
 
             return report_command(args.path, args.trace, args.format, args.output, args.torch_version,
-                                  compare_path=args.compare)
+                                  compare_path=args.compare, fail_on=args.fail_on)
         if args.command == "compare":
             from cudalint.compare import compare_command
 
@@ -157,7 +197,7 @@ def _check(args: argparse.Namespace) -> int:
     config_path = args.config
     if config_path is not None and not config_path.is_file():
         raise ConfigError(f"--config {config_path}: no such file")
-    if config_path is None:
+    if config_path is None and not args.isolated:
         first = Path(args.paths[0]) if args.paths else Path.cwd()
         config_path = find_pyproject(first if first.exists() else Path.cwd())
     settings = resolve(
@@ -172,9 +212,15 @@ def _check(args: argparse.Namespace) -> int:
         torch_version=args.torch_version,
         max_file_size=args.max_file_size,
         file_timeout=args.file_timeout,
+        fixable=args.fixable,
+        unfixable=args.unfixable,
     )
     settings.unsafe_fixes = args.unsafe_fixes
-    settings.include_docs = args.include_docs
+    if args.show_settings:
+        from cudalint.show_settings import show_settings
+
+        sys.stdout.write(show_settings(settings, args.paths, catalog))
+        return EXIT_CLEAN
     from cudalint.progress import Progress
 
     progress = Progress()
@@ -186,6 +232,21 @@ def _check(args: argparse.Namespace) -> int:
         progress.close()
     for note in result.notes:
         write_out(f"cudalint: warning: {note}\n", sys.stderr)
+    if result.files == 0:
+        print(f"cudalint: warning: no file was checked: {', '.join(args.paths)} holds no Python file or manifest "
+              "that is not excluded", file=sys.stderr)
+    if args.add_noqa:
+        from cudalint.noqa import add_noqa_to_files
+
+        added, files, skipped = add_noqa_to_files(result.findings)
+        print(f"Added {added} noqa directive{'s' if added != 1 else ''} to {files} file{'s' if files != 1 else ''}.",
+              file=sys.stderr)
+        if skipped:
+            print(f"cudalint: {skipped} finding{'s' if skipped != 1 else ''} got no noqa directive: the file kind takes "
+                  "no end-of-line comment, the file changed or does not parse", file=sys.stderr)
+        return EXIT_CLEAN
+    fixable_before = _fixable_counts(result.findings, args.unsafe_fixes)
+    all_before = _fixable_counts(result.findings, args.unsafe_fixes, all_codes=True)
     if args.fix or args.diff:
         from cudalint.fixes import fix_all, refresh
 
@@ -200,12 +261,56 @@ def _check(args: argparse.Namespace) -> int:
             print(f"Would fix {applied} problem{'s' if applied != 1 else ''} in {changed} file{'s' if changed != 1 else ''}.", file=sys.stderr)
             return EXIT_FINDINGS if changed else EXIT_CLEAN
         refresh(result, outcomes, settings)
-    colour = (
-        args.format == "text" and not args.no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
-    )
-    options = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet} if args.format == "text" else {}
-    write_out(FORMATS[args.format](result, **options))
-    return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
+    shown_fixes = ""
+    if args.show_fixes:
+        from cudalint.report.text import fixes_section
+
+        if args.fix:
+            left = _fixable_counts(result.findings, args.unsafe_fixes, all_codes=True)
+            done = {key: count - left.get(key, 0) for key, count in all_before.items() if count > left.get(key, 0)}
+            shown_fixes = fixes_section(done, catalog, f"Fixed {sum(done.values())}")
+        else:
+            shown_fixes = fixes_section(fixable_before, catalog, f"Would fix {sum(fixable_before.values())}")
+    if args.write_baseline:
+        from cudalint import baseline
+
+        written = baseline.write(args.write_baseline, result.findings)
+        print(f"cudalint: wrote {written} finding{'s' if written != 1 else ''} to the baseline {args.write_baseline}",
+              file=sys.stderr)
+        return EXIT_CLEAN
+    if args.baseline:
+        from cudalint import baseline
+
+        outcome = baseline.apply(args.baseline, result.findings, result.checked)
+        result.findings = outcome.findings
+        print(f"cudalint: baseline {args.baseline}: {outcome.matched} finding{'s' if outcome.matched != 1 else ''} "
+              f"left out; {outcome.stale} entr{'ies' if outcome.stale != 1 else 'y'} no longer occur"
+              f"{'s' if outcome.stale == 1 else ''}", file=sys.stderr)
+    no_colour = args.no_color or bool(os.environ.get("NO_COLOR"))
+    colour = args.format == "text" and not no_colour and (bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty())
+    if args.format == "text":
+        options = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet, "fixes": shown_fixes,
+                   "catalog": catalog}
+        write_out(FORMATS[args.format](result, **options))
+    else:
+        write_out(FORMATS[args.format](result))
+        sys.stderr.write(shown_fixes)
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if result.findings or (args.exit_non_zero_on_fix and result.fixed):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _fixable_counts(findings, unsafe: bool, all_codes: bool = False) -> dict:
+    """(path, code) -> how many findings there have a fix --fix would apply (every finding with all_codes)."""
+    from cudalint.findings import Safety
+
+    counts: dict = {}
+    for f in findings:
+        if all_codes or (f.fix is not None and (unsafe or f.fix.safety is Safety.SAFE)):
+            counts[(f.path, f.code)] = counts.get((f.path, f.code), 0) + 1
+    return counts
 
 
 def _coverage(query: Optional[str], torch_version: Optional[str], why: bool, project: Optional[str]) -> int:
@@ -233,9 +338,23 @@ def _explain(code: str) -> int:
     catalog = load_catalog()
     code = code.upper()
     if code not in catalog:
-        raise ConfigError(f"unknown rule code {code!r}; `cudalint rules` lists them")
+        from cudalint.config import did_you_mean
+
+        raise ConfigError(f"unknown rule code {code!r}{did_you_mean(code, catalog.rules)}; `cudalint rules` lists them")
     sys.stdout.write(catalog[code].explain())
     return EXIT_CLEAN
+
+
+def rules_json() -> str:
+    import json
+
+    rules = [
+        {"code": r.code, "name": r.name, "family": r.family, "family_name": FAMILIES.get(r.family, ""),
+         "severity": r.severity.value, "fix": r.fix, "default": r.default, "summary": r.summary, "why": r.why.strip(),
+         "bad": r.bad.strip("\n"), "good": r.good.strip("\n"), "example_file": r.example_file}
+        for r in load_catalog()
+    ]
+    return json.dumps(rules, indent=2, ensure_ascii=False) + "\n"
 
 
 def rules_table(markdown: bool = False) -> str:

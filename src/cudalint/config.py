@@ -30,6 +30,8 @@ KEYS = {
     "device-import": str,
     "max-file-size": int,
     "file-timeout": (int, float),
+    "fixable": list,
+    "unfixable": list,
 }
 LIST_OF_STRINGS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
 DEFAULT_FILE_TIMEOUT_S = 60.0
@@ -65,6 +67,7 @@ class ConfigError(ValueError):
 class Settings:
     select: FrozenSet[str]
     per_file_ignores: Tuple[Tuple[str, FrozenSet[str]], ...] = ()
+    unfixable: FrozenSet[str] = frozenset()  # codes whose fixes are dropped (--fixable/--unfixable)
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     torch_version: Optional[str] = None
     root: Path = field(default_factory=Path.cwd)
@@ -150,7 +153,8 @@ def read_table(path: Path) -> dict:
         raise ConfigError(f"{path}: [tool.cudalint] must be a table")
     for key, value in table.items():
         if key not in KEYS:
-            raise ConfigError(f"{path}: unknown key [tool.cudalint] {key!r}; known keys: {', '.join(sorted(KEYS))}")
+            raise ConfigError(f"{path}: unknown key [tool.cudalint] {key!r}{did_you_mean(key, KEYS)}; known keys: "
+                              f"{', '.join(sorted(KEYS))}")
         expected = KEYS[key]
         if not isinstance(value, expected) or isinstance(value, bool):
             names = " or a ".join(kind.__name__ for kind in (expected if isinstance(expected, tuple) else (expected,)))
@@ -167,9 +171,29 @@ def expand(selectors: Iterable[str], catalog: Catalog, where: str) -> FrozenSet[
         if not selector:
             continue
         if not catalog.is_selector(selector):
-            raise ConfigError(f"{where}: unknown rule code or prefix {selector!r}")
+            raise ConfigError(f"{where}: unknown rule code or prefix {selector!r}{did_you_mean(selector, catalog.rules)}")
         codes.update(catalog.rules if selector == "ALL" else catalog.codes_for(selector))
     return frozenset(codes)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """"; did you mean X?" for the choice fewest edits away (a third of the word's length at most), else ""."""
+    best, distance = None, max(1, len(word) // 3) + 1
+    for choice in sorted(choices):
+        edits = _edits(word.upper(), choice.upper())
+        if edits < distance:
+            best, distance = choice, edits
+    return f"; did you mean {best}?" if best else ""
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        previous, row[0] = row[0], i
+        for j, cb in enumerate(b, start=1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ca != cb))
+    return row[-1]
 
 
 def split_codes(text: Optional[str]) -> List[str]:
@@ -189,6 +213,8 @@ def resolve(
     torch_version: Optional[str] = None,
     max_file_size: Optional[int] = None,
     file_timeout: Optional[float] = None,
+    fixable: Optional[Sequence[str]] = None,
+    unfixable: Sequence[str] = (),
 ) -> Settings:
     """Merge file and flags; flags win. Raises ConfigError with the offending key or code."""
     table = read_table(config_path) if config_path else {}
@@ -224,6 +250,11 @@ def resolve(
             parse_version(version)
         except ValueError:
             raise ConfigError(f"torch version {version!r} is not a version like 2.3 or 2.3.1") from None
+    chosen_fixable = fixable if fixable is not None else table.get("fixable")
+    may_fix = expand(chosen_fixable, catalog, "--fixable" if fixable is not None else where) if chosen_fixable else None
+    not_fixable = expand(table.get("unfixable", ()), catalog, where) | expand(unfixable, catalog, "--unfixable")
+    if may_fix is not None:
+        not_fixable |= frozenset(catalog.rules) - may_fix
     excludes = tuple(exclude) if exclude is not None else tuple(table.get("exclude", DEFAULT_EXCLUDE))
     excludes += tuple(table.get("extend-exclude", ())) + tuple(extend_exclude)
     max_bytes = max_file_size if max_file_size is not None else table.get("max-file-size", DEFAULT_MAX_BYTES)
@@ -242,6 +273,7 @@ def resolve(
         device=_device_setting(table, where),
         max_file_bytes=int(max_bytes),
         file_timeout=float(timeout),
+        unfixable=frozenset(not_fixable),
     )
 
 

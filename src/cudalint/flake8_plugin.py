@@ -81,7 +81,8 @@ class CudalintChecker:
 
     selected: Optional[FrozenSet[str]] = None  # decided once per process by parse_options
     torch_option: Optional[str] = None
-    use_noqa = False  # flake8 applies `# noqa` itself, so --disable-noqa keeps working
+    use_noqa = False  # flake8 applies `# noqa` itself; parse_options turns cudalint's on too (it matches codes
+    # case-insensitively, knows `# cudalint: noqa` and multi-line statements) unless --disable-noqa
     _targets: Dict[str, str] = {}
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]):
@@ -102,6 +103,7 @@ class CudalintChecker:
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         cls.torch_option = getattr(options, "cudalint_torch_version", None) or None
+        cls.use_noqa = not getattr(options, "disable_noqa", False)
         with _imports_outside_the_tree():  # the catalog reads the package table (cudalint.manifests: PyYAML)
             cls.selected = codes_to_run(options)
         cls._targets = {}

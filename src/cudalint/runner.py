@@ -10,7 +10,7 @@ import tempfile
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
@@ -20,7 +20,7 @@ from cudalint.config import Settings
 from cudalint.discover import SourceFile, discover
 from cudalint.fileio import UnreadableFile, read_regular, read_regular_text
 from cudalint.findings import Finding, Severity
-from cudalint.noqa import noqa_lines, silenced
+from cudalint.noqa import apply as apply_noqa
 from cudalint.python.analyze import checks_for, check_python, unreadable
 from cudalint.source import decode_python, decode_text
 from cudalint.versions import parse_version, plain_version
@@ -39,6 +39,7 @@ class RunResult:
     notes: List[str] = field(default_factory=list)  # said once: project-level advice (the suggested torch lower bound), why the cache was not used
     lint_version: str = NEWEST_KNOWN_TORCH  # what files were linted for: the target and the oldest allowed release
     targets: Dict[str, str] = field(default_factory=dict)  # subtree -> its own target, where it differs
+    checked: List[str] = field(default_factory=list)  # the display path of every file linted
 
 
 def top_level_manifests(root: Path) -> List[SourceFile]:
@@ -113,7 +114,7 @@ def lint_text(
         if any(finding.code == "CDL000" for finding in findings):  # setup.py: one CDL000 for a file that does not parse
             found = [finding for finding in found if finding.code != "CDL000"]
         findings.extend(found)
-    return _filter(findings, text, display, settings, noqa)
+    return _filter(findings, text, display, settings, noqa, kind, catalog)
 
 
 def lint_file(source: SourceFile, settings: Settings, torch_version: str) -> List[Finding]:
@@ -142,19 +143,30 @@ def lint_bytes(source: SourceFile, data: bytes, settings: Settings, torch_versio
         return [unreadable(source.display, f"internal error while checking: {type(exc).__name__}: {exc}")]
 
 
-def _filter(findings: List[Finding], text: str, display: str, settings: Settings, use_noqa: bool = True) -> List[Finding]:
+def _filter(findings: List[Finding], text: str, display: str, settings: Settings, use_noqa: bool = True,
+            kind: str = "python", catalog: Optional[Catalog] = None) -> List[Finding]:
+    """Selection, per-file-ignores (patterns relative to the project root), `# noqa`, and fixes left out
+    by `unfixable`."""
     ignored = set()
+    relative = project_relative(display, settings.root)
     for pattern, codes in settings.per_file_ignores:
-        if fnmatch.fnmatchcase(display, pattern) or fnmatch.fnmatchcase(Path(display).name, pattern):
+        if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(Path(display).name, pattern):
             ignored |= codes
-    noqa = noqa_lines(text) if findings and use_noqa else {}
-    return [
-        finding
-        for finding in findings
-        if finding.code in settings.select
-        and finding.code not in ignored
-        and not silenced(finding.code, noqa.get(finding.line))
-    ]
+    enabled = frozenset(settings.select - ignored)
+    kept = [finding for finding in findings if finding.code in enabled]
+    if use_noqa:
+        kept = apply_noqa(kept, text, kind, display, enabled=enabled, catalog=catalog)
+    if settings.unfixable:
+        kept = [replace(f, fix=None) if f.fix is not None and f.code in settings.unfixable else f for f in kept]
+    return kept
+
+
+def project_relative(display: str, root: Path) -> str:
+    """A path as per-file-ignores patterns see it: relative to the project root, with forward slashes."""
+    try:
+        return Path(os.path.abspath(display)).relative_to(Path(os.path.abspath(root))).as_posix()
+    except ValueError:
+        return Path(display).as_posix()
 
 
 Outcome = Tuple[Optional[str], List[Finding]]  # (digest of the bytes linted, findings)
@@ -213,7 +225,8 @@ def run(
         settings = dataclasses.replace(settings, project=project_index(settings, cache))
     torch_version, origin = target_torch(settings, files)
     result = RunResult(files=len(files), torch_version=plain_version(torch_version), torch_version_source=origin,
-                       lint_version=torch_version)
+                       lint_version=torch_version,
+                       checked=[source.display for source in files])
     report = progress or (lambda done, total: None)
     per_file: Dict[int, List[Finding]] = {}
     versions = subtree_targets(settings, files, torch_version, result)

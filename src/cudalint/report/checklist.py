@@ -90,11 +90,16 @@ def _times(count: int) -> str:
     return f"{count} call{'' if count == 1 else 's'}"
 
 
+DEVICE_FAMILY = "CDL1"  # the catalog's device-selection family
+
+
 def build_checklist(findings: Sequence[Finding], files: int, release: str, traced: Optional[Traced],
-                    compared: Optional[dict] = None) -> List[CheckItem]:
+                    compared: Optional[dict] = None, no_trace: Optional[str] = None) -> List[CheckItem]:
+    """`no_trace`: the evidence line of the trace-dependent items when no trace is given (the report names the
+    project's own entry points in it)."""
     checked = f"torch {release}"
-    no_trace = ("no trace given: static analysis cannot see every operator a run reaches; "
-                "run `cudalint trace --output trace.json -- python train.py` and pass --trace")
+    no_trace = no_trace or ("no trace given: static analysis cannot see every operator a run reaches; "
+                            "run `cudalint trace --output trace.json -- python SCRIPT.py` and pass --trace")
     where_trace = f"trace of `{traced.command}` (torch {traced.installed} installed)" if traced else ""
     items: List[CheckItem] = []
 
@@ -102,6 +107,11 @@ def build_checklist(findings: Sequence[Finding], files: int, release: str, trace
     items.append(CheckItem(
         "dependencies", "Dependencies and native code install on a Mac", _by_severity(deps), checked,
         [finding_line(f) for f in deps] or [f"no dependency, build or native-code finding in {files} files"]))
+
+    devices = [f for f in findings if f.code.startswith(DEVICE_FAMILY)]
+    items.append(CheckItem(
+        "device_selection", "The device is chosen at run time (no hard-coded CUDA)", _by_severity(devices), checked,
+        [finding_line(f) for f in devices] or [f"no hard-coded device, .cuda() or CUDA-or-CPU choice in {files} files"]))
 
     static_ops = [f for f in findings if is_op_coverage(f.code) and f.code not in CPU_FALLBACK_CODES]
     evidence = [finding_line(f) for f in static_ops]

@@ -17,18 +17,13 @@ from cudalint.config import ConfigError, find_pyproject, read_json_input, resolv
 from cudalint.tracing.records import TRACE_SHAPE
 from cudalint.coverage import CoverageDB
 from cudalint.discover import MissingPath
-from cudalint.report.checklist import (
-    Traced,
-    build_checklist,
-    is_dependency_blocker,
-    is_op_coverage,
-    overall,
-)
+from cudalint.report.checklist import VERDICT_ORDER, Traced, build_checklist, is_op_coverage, overall
+from cudalint.report.portability_plan import blockers, entry_points, per_file, per_folder, safe_fixable, trace_hint, verdict
 from cudalint.tracing.assess import assess
 from cudalint.tracing.records import SCOPE, ApiCall, Created, OpRecord, TraceData
 from cudalint.tracing.render import FORMAT as TRACE_FORMAT
 
-FORMAT, FORMAT_VERSION = "cudalint-report", 1
+FORMAT, FORMAT_VERSION = "cudalint-report", 2
 
 
 def machine_torch() -> dict:
@@ -92,18 +87,32 @@ def build_report(path: str, trace_path: Optional[Path] = None, torch_version: Op
             codes[finding.code] = codes.get(finding.code, 0) + 1
         families.append({"family": family, "name": name, "findings": len(members),
                          "fixable": sum(1 for f in members if f.fix is not None), "codes": dict(sorted(codes.items()))})
-    checklist = build_checklist(findings, result.files, release, traced, compared)
+    points = entry_points(path, result.checked)
+    checklist = build_checklist(findings, result.files, release, traced, compared, no_trace=trace_hint(points))
+    found_blockers = blockers(findings, catalog, result.checked)
+    files = per_file(findings, path)
+    verdict_text = verdict(result.torch_version, len(found_blockers), findings, overall(checklist))
+    codes = sorted({f.code for f in findings} | {b["code"] for b in found_blockers})
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "project": path,
+        "verdict": verdict_text,
         "files_checked": result.files,
         "torch": {"target": result.torch_version, "target_source": result.torch_version_source,
                   "database_release": release, "database_note": release_note, **machine_torch()},
         "findings_total": len(findings),
         "fixable_total": sum(1 for f in findings if f.fix is not None),
+        "fixable_with_fix": sum(1 for f in findings if safe_fixable(f)),
+        "blockers": found_blockers,
         "families": families,
-        "dependency_blockers": [f.to_json() for f in findings if is_dependency_blocker(f.code)],
+        "files": files,
+        "folders": per_folder(files),
+        "entry_points": points,
+        "findings": [{"code": f.code, "path": f.path, "line": f.line, "column": f.column, "message": f.message,
+                      "severity": f.severity.value, "fix": f.fix.safety.value if f.fix else None} for f in findings],
+        "rules": {code: {"name": catalog[code].name, "summary": catalog[code].summary, "doc": catalog[code].explain()}
+                  for code in codes if code in catalog},
         "op_coverage": {
             "static": [f.to_json() for f in findings if is_op_coverage(f.code)],
             "traced": _traced_json(trace_doc, traced) if traced else None,
@@ -157,16 +166,15 @@ def _md(text: str) -> str:
 
 
 def render_markdown(doc: dict) -> str:
-    out: List[str] = [f"# Portability report: {doc['project']}", ""]
+    out: List[str] = [f"# Portability report: {doc['project']}", "", f"**{_md(doc['verdict'])}**", ""]
     out += [line + "  " for line in torch_lines(doc)]
-    out += ["", f"Overall: **{doc['overall']}**; {doc['files_checked']} files checked, "
-                f"{doc['findings_total']} findings, {doc['fixable_total']} auto-fixable.", ""]
+    out += ["", f"Checklist: **{doc['overall']}**; {doc['files_checked']} files checked, "
+                f"{doc['findings_total']} findings, {doc['fixable_total']} auto-fixable "
+                f"({doc['fixable_with_fix']} with `--fix`).", ""]
+    out += blocker_section(doc) + [""] + files_section(doc) + [""]
 
     out += ["## Findings by family", "", "| family | name | findings | auto-fixable |", "|---|---|---|---|"]
     out += [f"| {f['family']}xx | {f['name']} | {f['findings']} | {f['fixable']} |" for f in doc["families"]]
-
-    out += ["", "## Dependency blockers", ""]
-    out += [f"- {_finding(f)}" for f in doc["dependency_blockers"]] or ["None found."]
 
     out += ["", "## Operator coverage", "", f"### Static (torch {doc['torch']['database_release']})", ""]
     out += [f"- {_finding(f)}" for f in doc["op_coverage"]["static"]] or ["No static operator-coverage finding."]
@@ -182,6 +190,8 @@ def render_markdown(doc: dict) -> str:
                        f"{_site(op['site'])} |")
     else:
         out.append("No trace given.")
+    out += ["", "## Entry points", ""]
+    out += [f"- {_entry(point)}" for point in doc["entry_points"]] or ["None found."]
 
     out += ["", "## Acceptance checklist", "", "| item | verdict | checked against |", "|---|---|---|"]
     out += [f"| {item['item']} | **{item['verdict']}** | {item['checked_against']} |" for item in doc["checklist"]]
@@ -189,6 +199,47 @@ def render_markdown(doc: dict) -> str:
         out += ["", f"### {item['item']}: {item['verdict']}", ""]
         out += [f"- {_md(line)}" for line in item["evidence"]]
     return "\n".join(out) + "\n"
+
+
+BLOCKS_WHAT = {"install": "install", "build": "build", "import": "import"}
+
+
+def blocker_section(doc: dict) -> List[str]:
+    out = ["## Blockers", ""]
+    if not doc["blockers"]:
+        return out + ["None: no dependency, native build or import stops the project from installing or importing on "
+                      "a Mac."]
+    out.append("What stops the project from installing, building or importing on a Mac, in file order:")
+    out.append("")
+    for number, b in enumerate(doc["blockers"], start=1):
+        out.append(f"{number}. `{b['path']}:{b['line']}` ({b['kind']}, {b['code']}): {_md(b['what'])}  ")
+        out.append(f"   To do: {_md(b['remedy'])}")
+    return out
+
+
+def files_section(doc: dict) -> List[str]:
+    out = ["## Work left per file", ""]
+    if not doc["files"]:
+        return out + ["No file has a finding."]
+    families = [family for family in (f["family"] for f in doc["families"]) if any(family in row["families"]
+                                                                                    for row in doc["files"])]
+    out.append("Sorted by what `--fix` leaves to do by hand.")
+    out.append("")
+    out.append("| file | " + " | ".join(f"{family}xx" for family in families) + " | findings | fixable with `--fix` | left |")
+    out.append("|---|" + "---:|" * (len(families) + 3))
+    for row in doc["files"]:
+        cells = [str(row["families"].get(family, 0) or "") for family in families]
+        out.append(f"| {_md(row['relative'])} | " + " | ".join(cells) +
+                   f" | {row['findings']} | {row['fixable']} | {row['work_left']} |")
+    return out
+
+
+def _entry(point: dict) -> str:
+    what = {"console_script": f"console script `{point['name']}` ({point.get('target')}, {point['source']})",
+            "module": f"package `{point['name']}` ({point['source']})",
+            "script": f"script `{point['name']}`"}[point["kind"]]
+    command = f": `{point['command']}`" if point["command"] else ": its module has no `__main__` guard, trace it through a script that calls it"
+    return _md(what + command)
 
 
 def _finding(f: dict) -> str:
@@ -200,8 +251,10 @@ def _site(site: Optional[dict]) -> str:
 
 
 def report_command(path: str, trace_path: Optional[Path], fmt: str, output: Optional[Path],
-                   torch_version: Optional[str], compare_path: Optional[Path] = None) -> int:
-    """Exit 0: the report is the product. Usage errors raise ConfigError (exit 2)."""
+                   torch_version: Optional[str], compare_path: Optional[Path] = None,
+                   fail_on: Optional[str] = None) -> int:
+    """Exit 0: the report is the product; with `fail_on` ("fail" or "warning"), 1 when the overall verdict is
+    that or worse. Usage errors raise ConfigError (exit 2)."""
     doc = build_report(path, trace_path, torch_version, compare_path)
     if fmt == "json":
         text = json.dumps(doc, indent=2) + "\n"
@@ -216,7 +269,9 @@ def report_command(path: str, trace_path: Optional[Path], fmt: str, output: Opti
         print(f"cudalint report: wrote {output} (overall: {doc['overall']})", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    if fail_on and VERDICT_ORDER.index(doc["overall"]) <= VERDICT_ORDER.index(fail_on):
+        return 1
     return 0
 
 
-__all__ = ["build_report", "render_markdown", "report_command", "torch_lines"]
+__all__ = ["blocker_section", "build_report", "files_section", "render_markdown", "report_command", "torch_lines"]

@@ -141,21 +141,31 @@ def fix_file(source: SourceFile, settings: Settings, torch_version: str, unsafe:
         data = source.path.read_bytes()
     except OSError:
         return None
+    fixed = fix_bytes(source.display, data, settings, torch_version, unsafe)
+    if fixed is None:
+        return None
+    outcome, encoded = fixed
+    if write and outcome.changed:
+        write_atomically(source.path, encoded)
+    return outcome
+
+
+def fix_bytes(display: str, data: bytes, settings: Settings, torch_version: str, unsafe: bool) -> Optional[Tuple[FixOutcome, bytes]]:
+    """Fix a Python file's bytes: the outcome and the bytes it leaves (the original ones unless the fixed text
+    keeps the encoding, BOM and line endings); None when the bytes do not decode."""
     decoded = decode_python(data)
     if decoded.text is None:
         return None
-    outcome = fix_text(source.display, decoded.text, settings, torch_version, unsafe)
+    outcome = fix_text(display, decoded.text, settings, torch_version, unsafe)
     if not outcome.changed:
-        return outcome
+        return outcome, data
     if _newline_signature(outcome.fixed) != _newline_signature(outcome.original):
-        return FixOutcome(source.display, outcome.original, outcome.original, 0, "line endings would change")
+        return FixOutcome(display, outcome.original, outcome.original, 0, "line endings would change"), data
     try:
         encoded = outcome.fixed.encode(decoded.encoding)
     except UnicodeEncodeError:
-        return FixOutcome(source.display, outcome.original, outcome.original, 0, f"result is not encodable as {decoded.encoding}")
-    if write:
-        write_atomically(source.path, encoded)
-    return outcome
+        return FixOutcome(display, outcome.original, outcome.original, 0, f"result is not encodable as {decoded.encoding}"), data
+    return outcome, encoded
 
 
 def write_atomically(path: Path, data: bytes) -> None:

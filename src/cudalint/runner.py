@@ -14,7 +14,7 @@ from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple
 from cudalint import manifests
 from cudalint.catalog import Catalog, load_catalog
 from cudalint.config import Settings
-from cudalint.discover import SourceFile, discover
+from cudalint.discover import SourceFile, discover, kind_of
 from cudalint.findings import Finding, Severity
 from cudalint.noqa import noqa_lines, silenced
 from cudalint.python.analyze import checks_for, check_python, unreadable
@@ -32,6 +32,7 @@ class RunResult:
     torch_version: str = NEWEST_KNOWN_TORCH
     torch_version_source: str = "newest release cudalint knows"
     fixed: int = 0
+    texts: Dict[str, str] = field(default_factory=dict)  # the text of files linted from memory (stdin, an editor)
 
 
 def top_level_manifests(root: Path) -> List[SourceFile]:
@@ -65,6 +66,32 @@ def target_torch(settings: Settings, files: Sequence[SourceFile]) -> Tuple[str, 
         if found:
             return found, f"from {source.display}"
     return NEWEST_KNOWN_TORCH, "newest release cudalint knows"
+
+
+def run_text(display: str, text: str, settings: Settings) -> RunResult:
+    """Lint a buffer (standard input, an editor's unsaved text) as the file `display` would be linted on disk:
+    its kind from its name, the settings of its project, the project's target release (a manifest buffer's
+    own torch pin first, as a manifest named on the command line would be)."""
+    kind = kind_of(Path(display)) or "python"
+    torch_version, origin = target_torch(settings, [])
+    if not settings.torch_version and (kind != "python" or Path(display).name == "setup.py"):
+        try:
+            own = manifests.torch_version_from(manifests.dependencies(display, text))
+        except Exception:  # noqa: BLE001 - a broken manifest is reported by its own check
+            own = None
+        if own:
+            torch_version, origin = own, f"from {display}"
+    try:
+        findings = lint_text(display, kind, text, settings, torch_version)
+    except Exception as exc:  # noqa: BLE001 - a bug in one check must not take the front end down
+        findings = [unreadable(display, f"internal error while checking: {type(exc).__name__}: {exc}")]
+    return RunResult(
+        findings=sorted(findings, key=lambda f: f.sort_key),
+        files=1,
+        torch_version=torch_version,
+        torch_version_source=origin,
+        texts={display: text},
+    )
 
 
 def lint_text(
@@ -108,8 +135,9 @@ def lint_file(source: SourceFile, settings: Settings, torch_version: str, data: 
 
 def _filter(findings: List[Finding], text: str, display: str, settings: Settings, use_noqa: bool = True) -> List[Finding]:
     ignored = set()
+    names = _pattern_subjects(display, settings.root) if settings.per_file_ignores else ()
     for pattern, codes in settings.per_file_ignores:
-        if fnmatch.fnmatchcase(display, pattern) or fnmatch.fnmatchcase(Path(display).name, pattern):
+        if any(fnmatch.fnmatchcase(name, pattern) for name in names):
             ignored |= codes
     noqa = noqa_lines(text) if findings and use_noqa else {}
     return [
@@ -119,6 +147,17 @@ def _filter(findings: List[Finding], text: str, display: str, settings: Settings
         and finding.code not in ignored
         and not silenced(finding.code, noqa.get(finding.line))
     ]
+
+
+def _pattern_subjects(display: str, root: Path) -> Tuple[str, ...]:
+    """What a per-file-ignores pattern is matched against: the path as shown, the path relative to the project
+    root (the folder of the configuration), and the file name."""
+    subjects = [display, Path(display).name]
+    try:
+        subjects.append(Path(os.path.abspath(display)).relative_to(root.resolve()).as_posix())
+    except ValueError:
+        pass
+    return tuple(subjects)
 
 
 def _lint_many(batch: Sequence[SourceFile], settings: Settings, torch_version: str) -> List[List[Finding]]:

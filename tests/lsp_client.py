@@ -19,9 +19,10 @@ class Editor:
     """An editor with one workspace folder: opens, edits and saves documents, applies the server's edits,
     and keeps every notification the server sent."""
 
-    def __init__(self, root: Path, encodings=(types.PositionEncodingKind.Utf16,)):
+    def __init__(self, root: Path, encodings=(types.PositionEncodingKind.Utf16,), resolve: bool = False):
         self.root = root
         self.encodings = list(encodings)
+        self.resolve = resolve  # resolve a code action's edit when it is chosen, as VS Code and Neovim do
         self.client = LanguageClient("cudalint-tests", "1")
         self.published: List[types.PublishDiagnosticsParams] = []
         self.messages: List[types.ShowMessageParams] = []
@@ -50,7 +51,11 @@ class Editor:
                 publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
                     related_information=True, version_support=True, code_description_support=True
                 ),
-                code_action=types.CodeActionClientCapabilities(is_preferred_support=True),
+                code_action=types.CodeActionClientCapabilities(
+                    is_preferred_support=True,
+                    data_support=self.resolve,
+                    resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]) if self.resolve else None,
+                ),
             ),
         )
         result = await asyncio.wait_for(
@@ -145,6 +150,9 @@ class Editor:
             context=types.CodeActionContext(diagnostics=list(diagnostics), only=only),
         )
         return await asyncio.wait_for(self.client.text_document_code_action_async(params), WAIT_S) or []
+
+    async def resolve_action(self, action: types.CodeAction) -> types.CodeAction:
+        return await asyncio.wait_for(self.client.code_action_resolve_async(action), WAIT_S)
 
     def apply(self, edit: types.WorkspaceEdit) -> Optional[str]:
         """Apply a workspace edit to our copy of the document and send the change, as an editor does; None

@@ -230,6 +230,28 @@ def test_fix_all_is_what_check_fix_writes(project):
     assert "torch.accelerator.synchronize()" in fixed and "torch.amp.GradScaler(" in fixed
 
 
+def test_fix_all_is_resolved_when_chosen_by_a_client_that_resolves(project):
+    async def scenario(editor):
+        uri = editor.open("train.py")
+        await editor.diagnostics(uri)
+        offered = await editor.code_actions(uri, rng(2, 0, 2, 0))
+        assert [(a.title, a.edit is None) for a in offered] == [
+            ("Fix CDL201: use torch.accelerator.synchronize, guarded by torch.accelerator.is_available()", False),
+            ("Silence CDL201 on this line (# noqa: CDL201)", False),
+            ("Fix all safe cudalint problems", True),  # no whole-file fix on every cursor move
+        ]
+        resolved = await editor.resolve_action(offered[2])
+        assert resolved.title == "Fix all safe cudalint problems (1)"
+        (eager,) = await editor.code_actions(uri, rng(0, 0, 0, 0), only=["source.fixAll"])  # asked for: computed
+        assert resolved.edit == eager.edit
+        editor.change(uri, TRAIN + "\n")
+        stale = await editor.resolve_action(offered[2])  # chosen after the text changed: nothing to apply
+        assert stale.edit is None
+        assert editor.apply(resolved.edit) is None
+
+    session(project, scenario, resolve=True)
+
+
 def test_without_pygls_the_server_says_what_to_install(tmp_path):
     hide = "import sys; sys.modules['pygls'] = None; from cudalint.cli import main; sys.exit(main(['server']))"
     result = subprocess.run([sys.executable, "-c", hide], cwd=tmp_path, capture_output=True, text=True, timeout=120,

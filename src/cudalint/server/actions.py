@@ -14,6 +14,7 @@ from cudalint.noqa import NOQA_RE, noqa_lines, silenced
 from cudalint.server.lsp import Lines, split_lines, text_edit
 
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.cudalint"
+FIX_ALL_TITLE = "Fix all safe cudalint problems"
 # File kinds where `# ...` after the code on a line is a comment, so `# noqa: CODE` can go there
 # (not a Dockerfile, a CUDA source or setup.cfg; not a lock file, which is written by a tool).
 TRAILING_HASH_COMMENTS = frozenset({"python", "requirements", "pyproject", "pipfile", "pixi", "conda", "cmake"})
@@ -88,7 +89,7 @@ def fix_all_action(fixed: str, applied: int, lines: Lines, uri: str, version: Op
                    versioned: bool) -> types.CodeAction:
     whole = types.Range(start=types.Position(line=0, character=0), end=lines.end())
     return types.CodeAction(
-        title=f"Fix all safe cudalint problems ({applied})",
+        title=f"{FIX_ALL_TITLE} ({applied})",
         kind=FIX_ALL,
         edit=workspace_edit(uri, version, [types.TextEdit(range=whole, new_text=fixed)], versioned),
     )

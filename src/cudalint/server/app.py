@@ -3,8 +3,9 @@
 Each open document is linted by `runner.run_text` as the file it is on disk would be: the nearest
 `pyproject.toml` with `[tool.cudalint]` gives its settings (else the workspace folder holding it is the
 project root), so per-file-ignores and the target torch release are the command line's. Linting runs
-in one worker thread. A change waits DEBOUNCE_S for the next keystroke (a newer change cancels the
-wait), and a result is published only if the document still has the version it was computed for:
+in one worker thread, at once when it is free; a change that arrives while it is busy cancels the
+document's lint still waiting (so a burst of keystrokes costs at most the lint in progress and one
+more), and a result is published only if the document still has the version it was computed for:
 stale work is dropped, never shown.
 """
 
@@ -30,10 +31,9 @@ from cudalint.discover import kind_of
 from cudalint.findings import Safety
 from cudalint.fixes import fix_text
 from cudalint.runner import RunResult, run_text
-from cudalint.server.actions import FIX_ALL, fix_action, fix_all_action, noqa_action, wanted
+from cudalint.server.actions import FIX_ALL, FIX_ALL_TITLE, fix_action, fix_all_action, noqa_action, wanted
 from cudalint.server.lsp import Lines, diagnostic, diagnostic_for, finding_range, overlaps, rule_doc_links
 
-DEBOUNCE_S = 0.1
 log = logging.getLogger(__name__)
 
 
@@ -119,17 +119,15 @@ class CudalintServer(LanguageServer):
             return None
         return str(path), kind, path
 
-    def schedule(self, uri: str, delay: float) -> None:
-        """Lint `uri` after `delay` seconds, replacing any lint of it not yet started."""
+    def schedule(self, uri: str) -> None:
+        """Lint `uri` and publish the result, replacing any lint of it not yet started."""
         previous = self.pending.pop(uri, None)
         if previous is not None:
             previous.cancel()
-        self.pending[uri] = asyncio.get_running_loop().create_task(self._lint_and_publish(uri, delay))
+        self.pending[uri] = asyncio.get_running_loop().create_task(self._lint_and_publish(uri))
 
-    async def _lint_and_publish(self, uri: str, delay: float) -> None:
+    async def _lint_and_publish(self, uri: str) -> None:
         try:
-            if delay:
-                await asyncio.sleep(delay)
             analysis = await self.analyse(uri)
         except asyncio.CancelledError:
             return
@@ -192,7 +190,7 @@ class CudalintServer(LanguageServer):
         self.projects.clear()
         self.config_errors_shown.clear()
         for uri in list(self.workspace.text_documents):
-            self.schedule(uri, 0)
+            self.schedule(uri)
 
     # -- code actions -------------------------------------------------------------------------------
 
@@ -224,13 +222,42 @@ class CudalintServer(LanguageServer):
         actions = fixes + silences
         safe = any(f.fix is not None and f.fix.safety is Safety.SAFE for f in analysis.result.findings)
         if analysis.kind == "python" and safe and wanted(FIX_ALL, only):
-            outcome = await asyncio.get_running_loop().run_in_executor(
-                self.worker, fix_text, analysis.display, analysis.text, analysis.settings,
-                analysis.result.torch_version, False,
-            )
-            if outcome.changed:
-                actions.append(fix_all_action(outcome.fixed, outcome.applied, lines, uri, analysis.version, versioned))
+            if only is None and self.resolves_edits():
+                # the light bulb asks on every cursor move: the whole-file fix is computed only when chosen
+                actions.append(types.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL,
+                                                data={"uri": uri, "version": analysis.version}))
+            else:
+                action = await self.fix_all(uri, analysis)
+                if action is not None:
+                    actions.append(action)
         return actions
+
+    def resolves_edits(self) -> bool:
+        text_document = self.client_capabilities.text_document
+        action = text_document.code_action if text_document else None
+        support = action.resolve_support if action else None
+        return bool(support and "edit" in support.properties)
+
+    async def fix_all(self, uri: str, analysis: Analysis) -> Optional[types.CodeAction]:
+        """Every safe fix of the document at once, as `cudalint check --fix` would write it."""
+        outcome = await asyncio.get_running_loop().run_in_executor(
+            self.worker, fix_text, analysis.display, analysis.text, analysis.settings, analysis.result.torch_version,
+            False,
+        )
+        if not outcome.changed:
+            return None
+        lines = Lines(analysis.text, self.workspace.position_codec)
+        return fix_all_action(outcome.fixed, outcome.applied, lines, uri, analysis.version, self.versioned_edits())
+
+    async def resolve_action(self, action: types.CodeAction) -> types.CodeAction:
+        """Fill in the edit of a fix-all action offered without one; an action for an older version of the
+        document stays without an edit (the client then has nothing to apply)."""
+        data = action.data if isinstance(action.data, dict) else {}
+        uri = data.get("uri")
+        analysis = await self.current(uri) if isinstance(uri, str) else None
+        if analysis is None or analysis.version != data.get("version"):
+            return action
+        return await self.fix_all(uri, analysis) or action
 
 
 def build_server() -> CudalintServer:
@@ -238,11 +265,11 @@ def build_server() -> CudalintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CudalintServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)
+        ls.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: CudalintServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, DEBOUNCE_S)
+        ls.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: CudalintServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -251,7 +278,7 @@ def build_server() -> CudalintServer:
         if described is not None and (described[1] != "python" or Path(described[0]).name == "setup.py"):
             ls.relint_all()  # a configuration or manifest: settings and the target release may have changed
         else:
-            ls.schedule(uri, 0)
+            ls.schedule(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CudalintServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -259,10 +286,14 @@ def build_server() -> CudalintServer:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True),
     )
     async def code_action(ls: CudalintServer, params: types.CodeActionParams) -> List[types.CodeAction]:
         return await ls.code_actions(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(ls: CudalintServer, action: types.CodeAction) -> types.CodeAction:
+        return await ls.resolve_action(action)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CudalintServer, params: None) -> None:

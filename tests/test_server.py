@@ -289,3 +289,26 @@ def test_noqa_edit(kind, text, line, expected):
 
     edit = noqa_edit(text, line, "CDL102", kind)
     assert (None if edit is None else (edit.line, edit.column, edit.end_line, edit.end_column, edit.content)) == expected
+
+
+def test_related_places_of_a_finding_and_of_its_fix_become_related_information():
+    from types import SimpleNamespace
+
+    from pygls.workspace.position_codec import PositionCodec
+
+    from cudalint.findings import Edit, Fix, Safety, Severity
+    from cudalint.server.lsp import Lines, diagnostic
+
+    place = SimpleNamespace(line=1, column=10, end_line=1, end_column=16, message="the value reaches this device argument")
+    finding = SimpleNamespace(
+        code="CDL101", line=3, column=5, end_line=3, end_column=11, message="cuda", severity=Severity.ERROR,
+        fix=Fix(Safety.SAFE, "use the device", (Edit(3, 5, 3, 11, "DEVICE"), Edit(1, 1, 1, 1, "import torch\n"))),
+        related=(place,),
+    )
+    lines = Lines('x = f(a, "cuda")\n\ny = g("cuda")\n', PositionCodec())
+    found = diagnostic(finding, lines, "file:///p/a.py", {"CDL101": "file:///docs/CDL101.md"})
+    assert [(span(r.location.range), r.message) for r in found.related_information] == [
+        ((0, 9, 0, 15), "the value reaches this device argument"),
+        ((0, 0, 0, 0), "the safe fix also inserts `import torch` here"),
+    ]
+    assert found.code_description.href == "file:///docs/CDL101.md"

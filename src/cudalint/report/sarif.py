@@ -114,6 +114,19 @@ def _result(finding: Finding, index: Dict[str, int], location: dict, fingerprint
         ],
         "partialFingerprints": {FINGERPRINT: fingerprint},
     }
+    related = getattr(finding, "related", ())  # the other places that explain the finding, where it gives them
+    if related:
+        out["relatedLocations"] = [
+            {
+                "id": number,
+                "physicalLocation": {
+                    "artifactLocation": dict(location),
+                    "region": _region(place.line, place.column, place.end_line, place.end_column),
+                },
+                "message": {"text": place.message},
+            }
+            for number, place in enumerate(related)
+        ]
     if finding.code in index:
         out["ruleIndex"] = index[finding.code]
     if finding.fix is not None and finding.fix.edits:

@@ -73,10 +73,17 @@ def text_edit(edit: Edit, lines: Lines) -> types.TextEdit:
 
 
 def diagnostic(finding: Finding, lines: Lines, uri: str, links: Dict[str, str]) -> types.Diagnostic:
-    """One diagnostic: severity, code and a link to the rule's doc; the places its fix also edits (an import,
-    a device defined once after the imports) as related locations."""
+    """One diagnostic: severity, code and a link to the rule's doc; as related locations, the places the
+    finding names (the device argument a value reaches) and those its fix also edits (an import, a device
+    defined once after the imports)."""
     where = finding_range(finding, lines)
-    related: List[types.DiagnosticRelatedInformation] = []
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri, range=lines.range(place.line, place.column, place.end_line, place.end_column)),
+            message=place.message,
+        )
+        for place in getattr(finding, "related", ())  # the engine's own related places, where it gives them
+    ]
     if finding.fix is not None:
         for edit in finding.fix.edits:
             edited = lines.range(edit.line, edit.column, edit.end_line, edit.end_column)

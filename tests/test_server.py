@@ -197,6 +197,9 @@ def test_close_clears_and_other_files_are_left_alone(project):
         notes = editor.open("notes.md", language="markdown")
         uri = editor.open("train.py")
         assert len(await editor.diagnostics(uri)) == 2
+        mark = len(editor.published)
+        editor.save(uri)  # a save lints again (what is on disk beside the file may have changed)
+        assert [d.code for d in await editor.diagnostics(uri, after=mark)] == ["CDL201", "CDL102"]
         assert await editor.code_actions(notes, rng(0, 0, 1, 0)) == []
         editor.close(uri)
         await editor.cleared(uri)

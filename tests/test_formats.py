@@ -368,24 +368,3 @@ def test_gitlab_code_quality_report(project):
     assert run_cli("check", "--no-cache", "--format", "gitlab", "--exit-zero", "pkg/my file.py", "--select", "CDL1",
                    cwd=project).stdout == "[]\n"
 
-
-def test_sarif_related_locations_where_a_finding_names_other_places(tmp_path):
-    from types import SimpleNamespace
-
-    place = SimpleNamespace(line=1, column=10, end_line=1, end_column=16, message="reaches this device argument")
-    finding = SimpleNamespace(code="CDL101", path="a.py", line=3, column=5, end_line=3, end_column=11,
-                              message="cuda", severity=Severity.ERROR, fix=None, related=(place,), sort_key=())
-    (tmp_path / "a.py").write_text('x = f(a, "cuda")\n\ny = g("cuda")\n')
-    log = sarif_log(RunResult(findings=[finding], files=1), cwd=tmp_path)
-    validate(log)
-    (result,) = log["runs"][0]["results"]
-    assert result["relatedLocations"] == [
-        {
-            "id": 0,
-            "physicalLocation": {
-                "artifactLocation": {"uri": "a.py", "uriBaseId": "%SRCROOT%"},
-                "region": {"startLine": 1, "startColumn": 10, "endLine": 1, "endColumn": 16},
-            },
-            "message": {"text": "reaches this device argument"},
-        }
-    ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List
 from urllib.parse import quote
 
 from cudalint import __version__
@@ -42,10 +42,10 @@ def sarif_log(result: RunResult, catalog: Catalog = None, cwd: Path = None) -> d
     rules = list(catalog)
     index = {rule.code: position for position, rule in enumerate(rules)}
     hashes = finding_fingerprints(result.findings, cwd, result.texts)
-    results = [
-        _result(finding, index, artifact_location(finding.path, cwd, root), digest)
-        for finding, digest in zip(result.findings, hashes)
-    ]
+    def locate(path: str) -> dict:
+        return artifact_location(path, cwd, root)
+
+    results = [_result(finding, index, locate, digest) for finding, digest in zip(result.findings, hashes)]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -99,7 +99,8 @@ def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
     return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
 
 
-def _result(finding: Finding, index: Dict[str, int], location: dict, fingerprint: str) -> dict:
+def _result(finding: Finding, index: Dict[str, int], locate: Callable[[str], dict], fingerprint: str) -> dict:
+    location = locate(finding.path)
     out = {
         "ruleId": finding.code,
         "level": LEVELS[finding.severity],
@@ -114,19 +115,6 @@ def _result(finding: Finding, index: Dict[str, int], location: dict, fingerprint
         ],
         "partialFingerprints": {FINGERPRINT: fingerprint},
     }
-    related = getattr(finding, "related", ())  # the other places that explain the finding, where it gives them
-    if related:
-        out["relatedLocations"] = [
-            {
-                "id": number,
-                "physicalLocation": {
-                    "artifactLocation": dict(location),
-                    "region": _region(place.line, place.column, place.end_line, place.end_column),
-                },
-                "message": {"text": place.message},
-            }
-            for number, place in enumerate(related)
-        ]
     if finding.code in index:
         out["ruleIndex"] = index[finding.code]
     if finding.fix is not None and finding.fix.edits:

@@ -3,6 +3,7 @@ client and server agreed on (UTF-16 unless the client offers another), where cud
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -79,7 +80,10 @@ def diagnostic(finding: Finding, lines: Lines, uri: str, links: Dict[str, str]) 
     where = finding_range(finding, lines)
     related = [
         types.DiagnosticRelatedInformation(
-            location=types.Location(uri=uri, range=lines.range(place.line, place.column, place.end_line, place.end_column)),
+            location=types.Location(
+                uri=_uri(getattr(place, "path", ""), uri),
+                range=lines.range(place.line, place.column, place.end_line, place.end_column),
+            ),
             message=place.message,
         )
         for place in getattr(finding, "related", ())  # the engine's own related places, where it gives them
@@ -104,6 +108,11 @@ def diagnostic(finding: Finding, lines: Lines, uri: str, links: Dict[str, str]) 
         source=SOURCE,
         related_information=related or None,
     )
+
+
+def _uri(path: str, own: str) -> str:
+    """The URI of a related place: its own file (`path`, another file of the project) or the document's."""
+    return Path(os.path.abspath(path)).as_uri() if path else own
 
 
 def _describe(edit: Edit) -> str:

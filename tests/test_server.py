@@ -306,14 +306,14 @@ def test_related_places_of_a_finding_and_of_its_fix_become_related_information()
     finding = SimpleNamespace(
         code="CDL101", line=3, column=5, end_line=3, end_column=11, message="cuda", severity=Severity.ERROR,
         fix=Fix(Safety.SAFE, "use the device", (Edit(3, 5, 3, 11, "DEVICE"), Edit(1, 1, 1, 1, "import torch\n"))),
-        related=(place, SimpleNamespace(line=2, column=1, end_line=2, end_column=4, message="defined here",
+        related=(place, SimpleNamespace(line=3, column=1, end_line=3, end_column=4, message="defined here",
                                         path="/p/devices.py")),
     )
     lines = Lines('x = f(a, "cuda")\n\ny = g("cuda")\n', PositionCodec())
     found = diagnostic(finding, lines, "file:///p/a.py", {"CDL101": "file:///docs/CDL101.md"})
     assert [(r.location.uri, span(r.location.range), r.message) for r in found.related_information] == [
         ("file:///p/a.py", (0, 9, 0, 15), "the value reaches this device argument"),
-        ("file:///p/devices.py", (1, 0, 1, 3), "defined here"),  # a place in another file of the project
+        ("file:///p/devices.py", (2, 0, 2, 3), "defined here"),  # a place in another file of the project
         ("file:///p/a.py", (0, 0, 0, 0), "the safe fix also inserts `import torch` here"),
     ]
     assert found.code_description.href == "file:///docs/CDL101.md"

@@ -79,13 +79,7 @@ def diagnostic(finding: Finding, lines: Lines, uri: str, links: Dict[str, str]) 
     defined once after the imports)."""
     where = finding_range(finding, lines)
     related = [
-        types.DiagnosticRelatedInformation(
-            location=types.Location(
-                uri=_uri(getattr(place, "path", ""), uri),
-                range=lines.range(place.line, place.column, place.end_line, place.end_column),
-            ),
-            message=place.message,
-        )
+        types.DiagnosticRelatedInformation(location=_place(place, lines, uri), message=place.message)
         for place in getattr(finding, "related", ())  # the engine's own related places, where it gives them
     ]
     if finding.fix is not None:
@@ -110,9 +104,15 @@ def diagnostic(finding: Finding, lines: Lines, uri: str, links: Dict[str, str]) 
     )
 
 
-def _uri(path: str, own: str) -> str:
-    """The URI of a related place: its own file (`path`, another file of the project) or the document's."""
-    return Path(os.path.abspath(path)).as_uri() if path else own
+def _place(place, lines: Lines, uri: str) -> types.Location:
+    """A related place: in this document (columns converted from its text), or in another file of the project
+    (`place.path`, whose text the server does not hold: columns passed as code points)."""
+    path = getattr(place, "path", "")
+    if not path:
+        return types.Location(uri=uri, range=lines.range(place.line, place.column, place.end_line, place.end_column))
+    start = types.Position(line=max(place.line - 1, 0), character=max(place.column - 1, 0))
+    end = types.Position(line=max(place.end_line - 1, 0), character=max(place.end_column - 1, 0))
+    return types.Location(uri=Path(os.path.abspath(path)).as_uri(), range=types.Range(start=start, end=end))
 
 
 def _describe(edit: Edit) -> str:

@@ -3,6 +3,8 @@ commands, and the text format's colour rules on a real terminal."""
 
 import json
 import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,20 +46,23 @@ def test_sarif_is_valid_and_complete(project):
     assert log["version"] == "2.1.0"
     (run,) = log["runs"]
     driver = run["tool"]["driver"]
-    assert (driver["name"], driver["version"], driver["informationUri"]) == (
-        "cudalint",
-        "0.1.0",
-        "https://cudalint.invalid/",
-    )
+    assert (driver["name"], driver["version"]) == ("cudalint", "0.1.0")
+    assert "informationUri" not in driver  # no placeholder web site
     catalog = load_catalog()
     assert [rule["id"] for rule in driver["rules"]] == [rule.code for rule in catalog]
     rule = driver["rules"][[r["id"] for r in driver["rules"]].index("CDL101")]
     assert rule["name"] == "cuda-device-literal"
     assert rule["shortDescription"] == {"text": catalog["CDL101"].summary}
     assert rule["fullDescription"]["text"].startswith('`torch.device("cuda")`, `.to("cuda:0")`')
-    assert "Use instead:\n    import torch\n" in rule["help"]["text"]
+    # the whole doc, as `cudalint explain` prints it and as Markdown; no helpUri placeholder
+    assert rule["help"] == {"text": catalog["CDL101"].explain(), "markdown": catalog["CDL101"].markdown()}
+    assert "## Use instead\n    import torch\n" in rule["help"]["text"]
     assert '```python\nimport torch\n\nmodel = torch.nn.Linear(4, 2).to("cuda")\n```' in rule["help"]["markdown"]
-    assert rule["helpUri"] == "https://cudalint.invalid/rules/CDL101"
+    sections = ["# CDL101 cuda-device-literal", "## What it does", "## Why is this bad", "## Example (`example.py`)",
+                "## Use instead", "## Fix safety\nFix is safe: behaviour on a CUDA machine is unchanged"]
+    positions = [rule["help"]["markdown"].index(section) for section in sections]
+    assert positions == sorted(positions)
+    assert all("helpUri" not in r for r in driver["rules"])
     assert rule["defaultConfiguration"] == {"level": "error", "enabled": True}
     cudnn = driver["rules"][[r["id"] for r in driver["rules"]].index("CDL210")]
     assert cudnn["defaultConfiguration"] == {"level": "note", "enabled": False}
@@ -84,6 +89,7 @@ def test_sarif_is_valid_and_complete(project):
     for r in run["results"]:
         assert r["locations"][0]["physicalLocation"]["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
         assert driver["rules"][r["ruleIndex"]]["id"] == r["ruleId"]
+        assert re.fullmatch(r"[0-9a-f]{32}:1", r["partialFingerprints"]["primaryLocationLineHash"])
 
 
 def test_sarif_region_and_fix_match_the_json_finding(project):
@@ -136,10 +142,12 @@ def test_sarif_by_hand_levels_absolute_paths_and_empty_runs(tmp_path):
             Fix(Safety.UNSAFE, "use device", (Edit(1, 5, 1, 11, "device"), Edit(1, 1, 1, 1, "import x\n"))),
         ),
     ]
-    log = sarif_log(RunResult(findings=findings, files=2), cwd=tmp_path)
+    (tmp_path / "repo").mkdir()
+    log = sarif_log(RunResult(findings=findings, files=2), cwd=tmp_path / "repo")
     validate(log)
     results = log["runs"][0]["results"]
     assert [r["level"] for r in results] == ["note", "warning", "error"]
+    assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "x.py", "uriBaseId": "%SRCROOT%"}
     assert results[2]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": outside.as_uri()}
     assert results[2]["fixes"][0]["properties"] == {"safety": "unsafe"}
     assert results[2]["fixes"][0]["artifactChanges"][0]["replacements"][1] == {
@@ -222,3 +230,142 @@ def test_summary_counts_severities_fixable_and_torch_release(project):
     last = result.stdout.splitlines()[-1]
     assert last.startswith("Found 5 problems (4 errors, 1 info) in 3 files checked; 1 fixable")
     assert last.endswith("; target torch 2.15 (the newest release torch>=2.3 in requirements.txt allows).")
+
+
+def git_init(folder):
+    subprocess.run(["git", "init", "-q", str(folder)], check=True, capture_output=True, timeout=60)
+
+
+def sarif_results(cwd, *paths):
+    result = run_cli("check", "--no-cache", "--format", "sarif", *paths, cwd=cwd)
+    log = json.loads(result.stdout)
+    validate(log)
+    return log["runs"][0]
+
+
+def test_sarif_paths_are_relative_to_the_git_root_not_the_working_directory(project):
+    git_init(project)
+    run = sarif_results(project / "pkg", "train.py", "../requirements.txt")
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": project.resolve().as_uri() + "/"}}
+    assert [
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]) for r in run["results"]
+    ] == [
+        ("CDL501", {"uri": "requirements.txt", "uriBaseId": "%SRCROOT%"}),
+        ("CDL102", {"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"}),
+        ("CDL101", {"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"}),
+    ]
+    assert run["results"][1]["fixes"][0]["artifactChanges"][0]["artifactLocation"] == {
+        "uri": "pkg/train.py",
+        "uriBaseId": "%SRCROOT%",
+    }
+
+
+def fingerprints_by_line(run):
+    return {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]): r["partialFingerprints"][
+            "primaryLocationLineHash"
+        ]
+        for r in run["results"]
+    }
+
+
+def test_sarif_fingerprints_survive_an_unrelated_edit_above_the_finding(project):
+    git_init(project)
+    train = project / "pkg" / "train.py"
+    train.write_text(
+        "import torch\n"
+        "x = torch.ones(1).cuda()\n"
+        "y = torch.ones(1).cuda()\n"
+        "\n"
+        "y = torch.ones(1).cuda()\n"
+        "y = torch.ones(1).cuda()\n"
+    )
+    before = fingerprints_by_line(sarif_results(project, "pkg/train.py"))
+    assert sorted(before) == [("CDL102", 2), ("CDL102", 3), ("CDL102", 5), ("CDL102", 6)]
+    assert len(set(before.values())) == 4
+
+    train.write_text(
+        "import torch\n"
+        "\n"
+        "# set-up: a comment, a blank line and a statement added above every finding\n"
+        "import os\n"
+        "x = torch.ones(1).cuda()\n"
+        "    \n"
+        "y = torch.ones(1).cuda()\n"
+        "\n"
+        "y = torch.ones(1).cuda()\n"
+        "y =  torch.ones(1).cuda()   \n"  # re-spacing is not a change either
+    )
+    after = fingerprints_by_line(sarif_results(project, "pkg/train.py"))
+    assert sorted(after) == [("CDL102", 5), ("CDL102", 7), ("CDL102", 9), ("CDL102", 10)]
+    assert after[("CDL102", 7)] == before[("CDL102", 3)]
+    assert after[("CDL102", 9)] == before[("CDL102", 5)]
+    assert after[("CDL102", 10)] == before[("CDL102", 6)]
+    # the first finding's own neighbour changed (import torch -> import os): that one is a new alert
+    assert after[("CDL102", 5)] != before[("CDL102", 2)]
+
+    train.write_text(train.read_text().replace("y =  torch.ones(1).cuda()", "z = torch.ones(1).cuda()"))
+    edited = fingerprints_by_line(sarif_results(project, "pkg/train.py"))
+    assert edited[("CDL102", 10)] != after[("CDL102", 10)]  # the finding's own line changed
+    assert edited[("CDL102", 7)] == after[("CDL102", 7)]
+
+
+def test_sarif_identical_lines_in_identical_context_are_told_apart_by_their_order(project):
+    (project / "pkg" / "train.py").write_text("import torch\n" + "a()\ny = torch.ones(1).cuda()\nb()\n" * 2)
+    hashes = fingerprints_by_line(sarif_results(project, "pkg/train.py"))
+    first, second = hashes[("CDL102", 3)], hashes[("CDL102", 6)]
+    assert first.split(":")[0] == second.split(":")[0]
+    assert (first[-2:], second[-2:]) == (":1", ":2")
+
+
+def test_rule_docs_in_docs_rules_are_generated_from_the_catalog():
+    from cudalint.catalog import docs_dir
+
+    catalog = load_catalog()
+    folder = docs_dir()
+    assert sorted(path.stem for path in folder.glob("*.md")) == sorted(rule.code for rule in catalog)
+    for rule in catalog:
+        assert (folder / f"{rule.code}.md").read_text(encoding="utf-8") == rule.markdown(), (
+            "run: python scripts/update_readme.py"
+        )
+
+
+def test_gitlab_code_quality_report(project):
+    git_init(project)
+    (project / "pkg" / "train.py").write_text(CUDA_FILE + "x = torch.zeros(2, dtype=torch.float64)\n")
+    result = run_cli("check", "--no-cache", "--format", "gitlab", "--extend-select", "CDL210", ".", cwd=project / "pkg")
+    assert result.returncode == 1
+    issues = json.loads(result.stdout)
+    fingerprints = [issue.pop("fingerprint") for issue in issues]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", value) for value in fingerprints)
+    assert len(set(fingerprints)) == len(fingerprints)
+    as_json = json.loads(run_cli("check", "--no-cache", "--format", "json", "--extend-select", "CDL210", ".",
+                                 cwd=project / "pkg").stdout)
+    severities = {"error": "major", "warning": "minor", "info": "info"}
+    assert issues == [
+        {
+            "description": f"{f['code']} {f['message']}",
+            "check_name": f["code"],
+            "severity": severities[f["severity"]],
+            "location": {"path": "pkg/" + f["path"], "lines": {"begin": f["line"], "end": f["end_line"]}},
+        }
+        for f in as_json
+    ]
+    assert [(i["check_name"], i["severity"], i["location"]["lines"]["begin"]) for i in issues] == [
+        ("CDL201", "major", 2),
+        ("CDL102", "major", 2),
+        ("CDL101", "major", 3),
+        ("CDL210", "info", 4),
+        ("CDL601", "minor", 5),
+    ]
+    # the same issue keeps its fingerprint when lines are added above it
+    train = project / "pkg" / "train.py"
+    train.write_text("# ported later\n\n" + train.read_text())
+    moved = json.loads(run_cli("check", "--no-cache", "--format", "gitlab", "pkg/train.py", cwd=project).stdout)
+    assert {(i["check_name"], i["fingerprint"]) for i in moved} == {
+        (i["check_name"], fp) for i, fp in zip(issues, fingerprints) if i["location"]["path"] == "pkg/train.py"
+        and i["check_name"] != "CDL210"
+    }
+    assert run_cli("check", "--no-cache", "--format", "gitlab", "--exit-zero", "pkg/my file.py", "--select", "CDL1",
+                   cwd=project).stdout == "[]\n"
+

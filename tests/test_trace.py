@@ -3,6 +3,7 @@ exit codes, the JSON document, the program's own output untouched, the -m form a
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 
@@ -159,7 +160,9 @@ def test_failing_program_is_reported_and_argv_restored(tmp_path, monkeypatch, ca
     assert captured.out == "before the error 2.0\n"
     assert 'File "' + str(TRACE / "fails.py") + '", line 7, in <module>' in captured.err
     assert "RuntimeError: the program failed on purpose" in captured.err
-    assert "runpy" not in captured.err and "cudalint" not in captured.err.split("RuntimeError")[0]
+    # the traceback shows the user's frames only: none of runpy's, none of cudalint's own
+    frames = re.findall(r'File "([^"]+)"', captured.err.split("RuntimeError")[0])
+    assert frames == [str(TRACE / "fails.py")]
     doc = json.loads(out.read_text())
     assert doc["ran"] == {"command": "python fails.py --flag", "kind": "script", "exit_code": 1,
                           "error": "RuntimeError: the program failed on purpose"}

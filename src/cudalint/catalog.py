@@ -38,6 +38,13 @@ FAMILIES = {
 }
 
 
+FIX_SAFETY = {
+    "none": "No automatic fix: the change needs a decision only the author can make.",
+    "safe": "Fix is safe: behaviour on a CUDA machine is unchanged, applied by `--fix`.",
+    "unsafe": "Fix is unsafe: it may change behaviour, applied only with `--unsafe-fixes`.",
+}
+
+
 class CatalogError(ValueError):
     """The rule catalog itself is malformed (a bug in rules/, not in user input)."""
 
@@ -69,22 +76,32 @@ class Rule:
 
     def explain(self) -> str:
         """The rule's doc, with ruff's sections: what, why, example, use instead, fix safety."""
-        fix_text = {
-            "none": "No automatic fix: the change needs a decision only the author can make.",
-            "safe": "Fix is safe: behaviour on a CUDA machine is unchanged, applied by `--fix`.",
-            "unsafe": "Fix is unsafe: it may change behaviour, applied only with `--unsafe-fixes`.",
-        }[self.fix]
-        default = "" if self.default else "\nThis rule is not in the default set; select it with `--select {}`.\n".format(
-            self.code
-        )
         return (
             f"{self.code} ({self.name}) [{self.severity.value}] — {FAMILIES.get(self.family, '')}\n\n"
             f"## What it does\n{self.summary}\n\n"
             f"## Why is this bad\n{self.why.strip()}\n\n"
             f"## Example ({self.example_file})\n{_indent(self.bad)}\n"
             f"## Use instead\n{_indent(self.good)}\n"
-            f"## Fix safety\n{fix_text}\n{default}"
+            f"## Fix safety\n{FIX_SAFETY[self.fix]}\n{self._not_default()}"
         )
+
+    def markdown(self) -> str:
+        """The same doc as Markdown (SARIF's rule help, the editor's link from a diagnostic)."""
+        language = "python" if self.example_file.endswith((".py", ".pyi")) else ""
+        return (
+            f"# {self.code} {self.name}\n\n"
+            f"Severity: {self.severity.value}. Family: {self.family}xx, {FAMILIES.get(self.family, '')}.\n\n"
+            f"## What it does\n{self.summary}\n\n"
+            f"## Why is this bad\n{self.why.strip()}\n\n"
+            f"## Example (`{self.example_file}`)\n```{language}\n{self.bad.strip(chr(10))}\n```\n\n"
+            f"## Use instead\n```{language}\n{self.good.strip(chr(10))}\n```\n\n"
+            f"## Fix safety\n{FIX_SAFETY[self.fix]}\n{self._not_default()}"
+        )
+
+    def _not_default(self) -> str:
+        if self.default:
+            return ""
+        return f"\nThis rule is not in the default set; select it with `--select {self.code}`.\n"
 
 
 def _indent(text: str) -> str:
@@ -124,6 +141,15 @@ def rules_dir() -> Path:
         if candidate.is_dir():
             return candidate
     raise CatalogError("cannot find the rules/ folder")
+
+
+def docs_dir() -> Path:
+    """docs/rules/ (one Markdown doc per rule, generated from the catalog) in a checkout, or its packaged copy."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent.parent / "docs" / "rules", here / "_docs"):
+        if candidate.is_dir():
+            return candidate
+    raise CatalogError("cannot find the docs/rules/ folder")
 
 
 def _rule_from_table(table: dict, source: str) -> Rule:

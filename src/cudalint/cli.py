@@ -1,4 +1,4 @@
-"""`cudalint check|rules|explain|trace|report|compare`. Exit codes: 0 clean, 1 findings, 2 usage or configuration error."""
+"""`cudalint check|rules|explain|trace|report|compare|server`. Exit codes: 0 clean, 1 findings, 2 usage or configuration error."""
 
 from __future__ import annotations
 
@@ -54,7 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="lint files and folders (default: .)")
-    check.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    check.add_argument("paths", nargs="*", default=[], metavar="PATH", help="files and folders (default: .); - reads standard input")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="lint standard input as if it were the file PATH (its config, per-file-ignores, target release); "
+                       "with --fix, print the fixed text")
     check.add_argument("--select", type=split_codes, help="codes or prefixes to check, replacing the default set")
     check.add_argument("--extend-select", type=split_codes, default=[], help="codes or prefixes to add")
     check.add_argument("--ignore", type=split_codes, default=[], help="codes or prefixes to skip")
@@ -104,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                                "registration, manual correction, test list)")
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
+    sub.add_parser("server", help="a language server (LSP) over standard input and output, for editors")
 
     trace = sub.add_parser("trace", help="run Python code and check the operators it reaches (needs torch)",
                            usage="cudalint trace [options] (-- python script.py ARGS | -m module ARGS | script.py ARGS)")
@@ -170,6 +174,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return EXIT_CLEAN
         if args.command == "explain":
             return _explain(args.code)
+        if args.command == "server":
+            return _server()
         if args.command == "trace":
             from cudalint.tracing.command import trace_command
 
@@ -197,9 +203,10 @@ def _check(args: argparse.Namespace) -> int:
     config_path = args.config
     if config_path is not None and not config_path.is_file():
         raise ConfigError(f"--config {config_path}: no such file")
+    stdin = _reads_stdin(args)
     if config_path is None and not args.isolated:
-        first = Path(args.paths[0]) if args.paths else Path.cwd()
-        config_path = find_pyproject(first if first.exists() else Path.cwd())
+        first = Path(args.stdin_filename or ".") if stdin else Path(args.paths[0]) if args.paths else Path.cwd()
+        config_path = find_pyproject(first if first.exists() or stdin else Path.cwd())
     settings = resolve(
         catalog,
         config_path=config_path,
@@ -221,11 +228,13 @@ def _check(args: argparse.Namespace) -> int:
 
         sys.stdout.write(show_settings(settings, args.paths, catalog))
         return EXIT_CLEAN
+    if stdin:
+        return _check_stdin(args, settings)
     from cudalint.progress import Progress
 
     progress = Progress()
     try:
-        result = run(args.paths, settings, jobs=args.jobs, cache=not args.no_cache, progress=progress)
+        result = run(args.paths or ["."], settings, jobs=args.jobs, cache=not args.no_cache, progress=progress)
     except MissingPath as exc:
         raise ConfigError(str(exc)) from None
     finally:
@@ -311,6 +320,73 @@ def _fixable_counts(findings, unsafe: bool, all_codes: bool = False) -> dict:
         if all_codes or (f.fix is not None and (unsafe or f.fix.safety is Safety.SAFE)):
             counts[(f.path, f.code)] = counts.get((f.path, f.code), 0) + 1
     return counts
+
+
+
+
+def _render(args: argparse.Namespace, result, stream) -> str:
+    no_colour = args.no_color or bool(os.environ.get("NO_COLOR"))
+    colour = args.format == "text" and not no_colour and (bool(os.environ.get("FORCE_COLOR")) or stream.isatty())
+    options = {"colour": colour, "statistics": args.statistics, "quiet": args.quiet} if args.format == "text" else {}
+    return FORMATS[args.format](result, **options)
+
+
+def _reads_stdin(args: argparse.Namespace) -> bool:
+    """`-` as the only path, or --stdin-filename with no path: the buffer comes from standard input."""
+    if "-" in args.paths and len(args.paths) > 1:
+        raise ConfigError("- (standard input) cannot be combined with other paths")
+    if args.stdin_filename is not None and args.paths not in ([], ["-"]):
+        raise ConfigError("--stdin-filename names standard input; give no other path (or just -)")
+    return args.paths == ["-"] or args.stdin_filename is not None
+
+
+def _check_stdin(args: argparse.Namespace, settings) -> int:
+    """Lint standard input as the file --stdin-filename names. With --fix the fixed buffer goes to standard
+    output (the buffer unchanged when nothing can be fixed) and what is left is reported on standard error."""
+    from cudalint.discover import display_path, kind_of
+    from cudalint.fixes import fix_bytes
+    from cudalint.python.analyze import unreadable
+    from cudalint.runner import RunResult, run_text
+    from cudalint.source import decode_python, decode_text
+
+    display = display_path(Path(args.stdin_filename), Path.cwd().resolve()) if args.stdin_filename else "-"
+    data = sys.stdin.buffer.read()
+    python = (kind_of(Path(display)) or "python") == "python"
+    decoded = decode_python(data) if python else decode_text(data)
+    if decoded.text is None:
+        result = RunResult(findings=[unreadable(display, f"{decoded.error}; the input was not checked",
+                                                decoded.error_line, decoded.error_column)], files=1)
+    else:
+        result = run_text(display, decoded.text, settings)
+    if args.fix or args.diff:
+        fixed = fix_bytes(display, data, settings, result.torch_version, args.unsafe_fixes) if python else None
+        outcome, out = fixed if fixed is not None else (None, data)
+        if outcome is not None and outcome.error:
+            print(f"cudalint: {display}: not fixed: {outcome.error}", file=sys.stderr)
+        if args.diff:
+            sys.stdout.write(outcome.diff() if outcome is not None and outcome.changed else "")
+            return EXIT_FINDINGS if outcome is not None and outcome.changed else EXIT_CLEAN
+        sys.stdout.buffer.write(out)
+        sys.stdout.flush()
+        if outcome is not None and outcome.changed:
+            result = run_text(display, outcome.fixed, settings)
+            result.fixed = outcome.applied
+        sys.stderr.write(_render(args, result, sys.stderr))
+    else:
+        sys.stdout.write(_render(args, result, sys.stdout))
+    return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _server() -> int:
+    from cudalint.server import missing_dependency, serve
+
+    missing = missing_dependency()
+    if missing:
+        print(f"cudalint: error: `cudalint server` needs {missing}, which is not installed; "
+              "install the server extra: pip install 'cudalint[server]'", file=sys.stderr)
+        return EXIT_USAGE
+    serve()
+    return EXIT_CLEAN
 
 
 def _coverage(query: Optional[str], torch_version: Optional[str], why: bool, project: Optional[str]) -> int:

@@ -141,16 +141,33 @@ def fix_file(source: SourceFile, settings: Settings, torch_version: str, unsafe:
         snapshot = read_snapshot(source.path, settings.max_file_bytes)
     except UnreadableFile:
         return None
-    data = snapshot.data
+    fixed = fix_bytes(source.display, snapshot.data, settings, torch_version, unsafe)
+    if fixed is None:
+        return None
+    outcome, encoded = fixed
+    if write and outcome.changed:
+        try:
+            sweep_temporaries(os.path.dirname(os.path.realpath(source.path)))
+            replace_file(source.path, encoded, settings.root, expected=snapshot)
+        except OSError as exc:  # outside the project, changed meanwhile, a full or read-only disk
+            reason = str(exc) if not exc.strerror else f"cannot write: {exc.strerror}"
+            return FixOutcome(source.display, outcome.original, outcome.original, 0, reason)
+    return outcome
+
+
+def fix_bytes(display: str, data: bytes, settings: Settings, torch_version: str, unsafe: bool) -> Optional[Tuple[FixOutcome, bytes]]:
+    """Fix a Python file's bytes: the outcome and the bytes it leaves (lines the fixes left alone keep
+    their bytes; the original bytes when nothing changed or the result is refused); None when the
+    bytes do not decode."""
     decoded = decode_python(data)
     if decoded.text is None:
         return None
-    outcome = fix_text(source.display, decoded.text, settings, torch_version, unsafe)
+    outcome = fix_text(display, decoded.text, settings, torch_version, unsafe)
     if not outcome.changed:
-        return outcome
+        return outcome, data
 
-    def refused(reason: str) -> FixOutcome:
-        return FixOutcome(source.display, outcome.original, outcome.original, 0, reason)
+    def refused(reason: str) -> Tuple[FixOutcome, bytes]:
+        return FixOutcome(display, outcome.original, outcome.original, 0, reason), data
 
     if _newline_signature(outcome.fixed) != _newline_signature(outcome.original):
         return refused("line endings would change")
@@ -158,13 +175,7 @@ def fix_file(source: SourceFile, settings: Settings, torch_version: str, unsafe:
         encoded = encode_edited(data, outcome.original, outcome.fixed, decoded.encoding)
     except ValueError as exc:
         return refused(str(exc))
-    if write:
-        try:
-            sweep_temporaries(os.path.dirname(os.path.realpath(source.path)))
-            replace_file(source.path, encoded, settings.root, expected=snapshot)
-        except OSError as exc:  # outside the project, changed meanwhile, a full or read-only disk
-            return refused(str(exc) if not exc.strerror else f"cannot write: {exc.strerror}")
-    return outcome
+    return outcome, encoded
 
 
 _BYTE_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")

@@ -172,9 +172,10 @@ def _project(filename: str) -> Tuple[Path, Optional[str]]:
     """The folder whose pyproject.toml has [tool.cudalint] (else the working directory) and its torch-version."""
     from cudalint.config import ConfigError, find_pyproject, read_table
 
+    # flake8's stdin mode names the buffer "stdin" (or --stdin-display-name, which need not exist on disk)
     start = Path(filename) if filename not in ("-", "stdin") else Path.cwd()
     try:
-        config = find_pyproject(start if start.exists() else Path.cwd())
+        config = find_pyproject(start)
     except OSError:
         config = None
     if config is None:

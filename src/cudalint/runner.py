@@ -17,7 +17,7 @@ from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple
 from cudalint import manifests
 from cudalint.catalog import Catalog, load_catalog
 from cudalint.config import Settings
-from cudalint.discover import SourceFile, discover
+from cudalint.discover import SourceFile, discover, kind_of
 from cudalint.fileio import UnreadableFile, read_regular, read_regular_text
 from cudalint.findings import Finding, Severity
 from cudalint.noqa import apply as apply_noqa
@@ -40,6 +40,7 @@ class RunResult:
     lint_version: str = NEWEST_KNOWN_TORCH  # what files were linted for: the target and the oldest allowed release
     targets: Dict[str, str] = field(default_factory=dict)  # subtree -> its own target, where it differs
     checked: List[str] = field(default_factory=list)  # the display path of every file linted
+    texts: Dict[str, str] = field(default_factory=dict)  # the text of files linted from memory (stdin, an editor)
 
 
 def top_level_manifests(root: Path) -> List[SourceFile]:
@@ -84,6 +85,35 @@ def target_torch(settings: Settings, files: Sequence[SourceFile]) -> Tuple[str, 
 
         return project_target(dep)
     return NEWEST_KNOWN_TORCH, "newest release cudalint knows"
+
+
+def run_text(display: str, text: str, settings: Settings) -> RunResult:
+    """Lint a buffer (standard input, an editor's unsaved text) as the file `display` would be linted on disk:
+    its kind from its name, the settings of its project, the project's target release (a manifest buffer's
+    own torch pin first, as a manifest named on the command line would be)."""
+    kind = kind_of(Path(display)) or "python"
+    if settings.project is None and kind == "python":
+        settings = dataclasses.replace(settings, project=project_index(settings, cache=True))
+    torch_version, origin = target_torch(settings, [])
+    if not settings.torch_version and (kind != "python" or Path(display).name == "setup.py"):
+        try:
+            own = manifests.torch_version_from(manifests.dependencies(display, text))
+        except Exception:  # noqa: BLE001 - a broken manifest is reported by its own check
+            own = None
+        if own:
+            torch_version, origin = own, f"from {display}"
+    try:
+        findings = lint_text(display, kind, text, settings, torch_version)
+    except Exception as exc:  # noqa: BLE001 - a bug in one check must not take the front end down
+        findings = [unreadable(display, f"internal error while checking: {type(exc).__name__}: {exc}")]
+    return RunResult(
+        findings=sorted(findings, key=lambda f: f.sort_key),
+        files=1,
+        torch_version=plain_version(torch_version),
+        torch_version_source=origin,
+        lint_version=torch_version,
+        texts={display: text},
+    )
 
 
 def lint_text(
@@ -148,9 +178,9 @@ def _filter(findings: List[Finding], text: str, display: str, settings: Settings
     """Selection, per-file-ignores (patterns relative to the project root), `# noqa`, and fixes left out
     by `unfixable`."""
     ignored = set()
-    relative = project_relative(display, settings.root)
+    names = _pattern_subjects(display, settings.root) if settings.per_file_ignores else ()
     for pattern, codes in settings.per_file_ignores:
-        if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(Path(display).name, pattern):
+        if any(fnmatch.fnmatchcase(name, pattern) for name in names):
             ignored |= codes
     enabled = frozenset(settings.select - ignored)
     kept = [finding for finding in findings if finding.code in enabled]
@@ -161,12 +191,16 @@ def _filter(findings: List[Finding], text: str, display: str, settings: Settings
     return kept
 
 
-def project_relative(display: str, root: Path) -> str:
-    """A path as per-file-ignores patterns see it: relative to the project root, with forward slashes."""
+def _pattern_subjects(display: str, root: Path) -> Tuple[str, ...]:
+    """What a per-file-ignores pattern is matched against: the path as shown, the path relative to the project
+    root (the folder of the configuration), and the file name."""
+    subjects = [display, Path(display).name]
     try:
-        return Path(os.path.abspath(display)).relative_to(Path(os.path.abspath(root))).as_posix()
+        subjects.append(Path(os.path.abspath(display)).relative_to(root.resolve()).as_posix())
     except ValueError:
-        return Path(display).as_posix()
+        pass
+    return tuple(subjects)
+
 
 
 Outcome = Tuple[Optional[str], List[Finding]]  # (digest of the bytes linted, findings)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import os
 import re
 import tempfile
@@ -24,7 +25,14 @@ from cudalint.config import Settings
 from cudalint.discover import SourceFile
 from cudalint.findings import Edit, Finding, Safety
 from cudalint.runner import RunResult, lint_file, lint_text
+from cudalint.python.fixplan import DEFAULT_LINE_LENGTH
 from cudalint.source import decode_python
+from cudalint.versions import parse_version
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+    import tomli as tomllib
 
 MAX_ROUNDS = 8
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -114,8 +122,47 @@ def _parses(text: str) -> Optional[str]:
     return None
 
 
+def project_style(root: Path) -> Tuple[int, Optional[Tuple[int, ...]]]:
+    """The line length the project's formatter keeps (`line-length` of [tool.ruff], ruff.toml or
+    [tool.black]; 88 by default) and the oldest torch release its manifests allow (None: no bound)."""
+    return _project_style(str(root))
+
+
+@functools.lru_cache(maxsize=32)
+def _project_style(root: str) -> Tuple[int, Optional[Tuple[int, ...]]]:
+    from cudalint import manifests
+    from cudalint.runner import top_level_manifests
+
+    length = DEFAULT_LINE_LENGTH
+    for name, keys in (("ruff.toml", ()), (".ruff.toml", ()), ("pyproject.toml", ("tool", "ruff")), ("pyproject.toml", ("tool", "black"))):
+        try:
+            table = tomllib.loads((Path(root) / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        for key in keys:
+            table = table.get(key, {}) if isinstance(table, dict) else {}
+        value = table.get("line-length") if isinstance(table, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and 40 <= value <= 400:
+            length = value
+            break
+    floor = None
+    for source in top_level_manifests(Path(root)):
+        if source.kind == "python" and source.path.name != "setup.py":
+            continue
+        try:
+            found = manifests.torch_version_from(manifests.dependencies(source.display, source.path.read_text(encoding="utf-8")))
+            version = parse_version(found) if found else None
+        except Exception:  # noqa: BLE001 - a broken manifest is reported by its own check
+            continue
+        if version is not None:
+            floor = version if floor is None else min(floor, version)
+    return length, floor
+
+
 def fix_text(display: str, text: str, settings: Settings, torch_version: str, unsafe: bool) -> FixOutcome:
-    settings = dataclasses.replace(settings, unsafe_fixes=unsafe)
+    length, floor = project_style(settings.root)
+    device = dataclasses.replace(settings.device, line_length=length, floor=floor)
+    settings = dataclasses.replace(settings, unsafe_fixes=unsafe, device=device)
     current, total = text, 0
     for _ in range(MAX_ROUNDS):
         fixable = applicable(lint_text(display, "python", current, settings, torch_version), unsafe)

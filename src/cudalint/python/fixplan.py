@@ -124,14 +124,13 @@ class FileFixer:
         self.version = min(version, setting.floor) if setting.floor else version
         self.newline = "\r\n" if "\r\n" in text else "\n"
         self.lines = re.split(r"\r\n|\r|\n", text)
-        self.words = set(re.findall(r"[A-Za-z_]\w*", text))
         self.indent_unit = module.default_indent
         self.top_level = {id(small) for s in module.body if isinstance(s, cst.SimpleStatementLine) for small in s.body}
         self.bodies = sorted(
             ((positions[scope.node.body], scope) for scope in model.scopes.values() if scope.kind == "function"),
             key=lambda item: (item[0].start.line, item[0].start.column),
         )
-        self.old_torch, self.fstrings, self.calls = _regions(module, positions)
+        self.old_torch, self.fstrings, self.calls, self.words = _regions(module, positions)
         self.homes: Dict[int, _Home] = {}
         self.module_import_point = _import_point(module, positions)
 
@@ -181,21 +180,13 @@ class FileFixer:
             self.homes[key] = self._choose(members)
 
     def _home_scope(self, plan: FixPlan):
-        """The scope a device name for this plan would be defined in (None: nowhere, inline only)."""
+        """The scope a device name for this plan would be defined in: the one holding the nearest
+        `import torch` (the module when none does: the import is added)."""
         found = self._torch_binding(self._scope_at(plan))
-        if found is None:
-            return self.model.module_scope  # `import torch` is added at the top
-        scope, _, binding = found
-        if scope.kind == "module":
-            unconditional = id(binding.node) in self.top_level and not binding.conditions
-            return scope if unconditional else None
-        line = self.lines[self.positions[binding.node].start.line - 1]
-        return scope if line.lstrip().startswith(("import ", "from ")) else None
+        return self.model.module_scope if found is None else found[0]
 
     def _choose(self, plans: List[FixPlan]) -> _Home:
         home = self._home_scope(plans[0])
-        if home is None:
-            return _Home()
         torch = self._torch_name(plans[0])
         expression = device_expression(self.version, torch)
         names = MODULE_NAMES if home.kind == "module" else LOCAL_NAMES
@@ -208,24 +199,25 @@ class FileFixer:
         free = next((name for name in names if name not in self.words), None)
         if free is None:
             return _Home()
-        first_use = min(self._start(plan).line for plan in plans)
-        if home.kind == "module":
-            module_uses = [self._start(p).line for p in plans if self._scope_at(p) is home]
-            point = _import_point(self.module, self.positions, min(module_uses) if module_uses else None)
-            found = self._torch_binding(home)
+        direct = [self._start(plan).line for plan in plans if self._scope_at(plan) is home]  # run where defined
+        found = self._torch_binding(home)
+        if found is None or (id(found[2].node) in self.top_level and not found[2].conditions):
+            # after the module's imports (and before its first line that needs the device)
+            point = _import_point(self.module, self.positions, min(direct) if direct else None)
             if found is not None and self.positions[found[2].node].start.line >= point:
                 return _Home()
             indent, lead = "", self.newline
         else:
-            _, _, binding = self._torch_binding(home)
+            # right after a function's own `import torch`, or one under `if __name__ == ...:` / `try:`
+            binding = found[2]
             point = self.positions[binding.node].end.line + 1
-            if first_use < point:
-                return _Home()
             line = self.lines[point - 2]
+            if not line.lstrip().startswith(("import ", "from ")) or any(use < point for use in direct):
+                return _Home()
             indent, lead = line[: len(line) - len(line.lstrip())], ""
         text = lead + self._definition(free, torch, indent) + self.newline
         following = self.lines[point - 1] if point - 1 < len(self.lines) else ""
-        if home.kind == "module" and following.startswith(("def ", "async def ", "class ", "@")):
+        if not indent and following.startswith(("def ", "async def ", "class ", "@")):
             text += self.newline * 2  # two blank lines before a top-level definition (E302)
         return _Home(free, Edit(point, 1, point, 1, text))
 
@@ -395,13 +387,15 @@ def _import_point(module: cst.Module, positions, before: Optional[int] = None) -
     return line
 
 
-def _regions(module: cst.Module, positions) -> Tuple[List[Tuple[int, int]], list, list]:
+def _regions(module: cst.Module, positions) -> Tuple[List[Tuple[int, int]], list, list, set]:
     """Line ranges of the branches an explicit `if torch_version < X:` test keeps for older torch,
     the spans of f-strings (where an expression cannot be broken onto lines), and the calls that
-    sit on one line (line, start column, end column)."""
+    sit on one line (line, start column, end column), and the names the code uses."""
     older: List[Tuple[int, int]] = []
     strings: list = []
     calls: list = []
+    names: set = set()  # every name the code binds or reads (not keyword-argument names or attributes)
+    skip: set = set()
 
     class Finder(cst.CSTVisitor):
         def visit_If(self, node: cst.If) -> None:
@@ -415,13 +409,24 @@ def _regions(module: cst.Module, positions) -> Tuple[List[Tuple[int, int]], list
             strings.append(((span.start.line, span.start.column), (span.end.line, span.end.column)))
             return False
 
+        def visit_Arg(self, node: cst.Arg) -> None:
+            if node.keyword is not None:
+                skip.add(id(node.keyword))
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            skip.add(id(node.attr))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if id(node) not in skip:
+                names.add(node.value)
+
         def visit_Call(self, node: cst.Call) -> None:
             span = positions[node]
             if span.start.line == span.end.line:
                 calls.append((span.start.line, span.start.column, span.end.column))
 
     module.visit(Finder())
-    return older, strings, calls
+    return older, strings, calls, names
 
 
 def _older_branch(node: cst.If) -> Optional[cst.CSTNode]:

@@ -212,7 +212,11 @@ def _selection_fix(node: cst.IfExp, tests, arms, ctx: FileContext) -> Optional[F
         return None
     if not (string_value(arms[0]) == "cuda" or _plain_device_call(arms[0])):
         return None  # "cuda:1" names a device index: no safe rewrite
-    text = DEVICE if isinstance(arms[0], cst.Call) else DEVICE_TYPE
+    stack = ctx.stack
+    holder = stack[-3] if len(stack) >= 3 and isinstance(stack[-2], cst.Arg) else None
+    if isinstance(holder, cst.Call) and len(holder.args) == 1 and ctx.model.resolve(holder.func) == "torch.device":
+        node = holder  # torch.device("cuda" if ... else "cpu") as a whole: the device, not a device of its type
+    text = DEVICE if isinstance(arms[0], cst.Call) or node is holder else DEVICE_TYPE
     return FixPlan(Safety.SAFE, "pick the available accelerator, else CPU", [(node, text)])
 
 

@@ -483,8 +483,8 @@ def _argument_fix(entry: Entry, call: cst.Call, arg: cst.Arg, ctx: FileContext) 
         return FixPlan(safety, f"use {spec['fix_value']}", [(arg.value, template(spec["fix_value"]))], since)
     if spec.get("fix_drop"):
         args = [other for other in call.args if other is not arg]
-        if args:
-            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        if args and call.args[-1] is arg:  # the last one goes: its successor ends the list as it did
+            args[-1] = args[-1].with_changes(comma=arg.comma)
         return FixPlan(safety, "drop the argument", [(call, render(call.with_changes(args=args)))], since)
     return None
 

@@ -280,7 +280,9 @@ class FileFixer:
             new = re.sub(re.escape(TORCH) + r"((?:\.\w+)+)", lambda m: self._qualified(m.group(1), scope, torch), new)
             inside = any(low <= (start.line, start.column) < high for low, high in self.fstrings)
             first_column, last_column = start.column, end.column
-            if wrap and not inside and self._overflows(start.line, start.column, end.line, end.column, new):
+            if wrap and self._overflows(start.line, start.column, end.line, end.column, new):
+                if inside:
+                    return []  # an f-string's expression cannot go onto lines: no fix
                 first_column, last_column, new = self._broken(start, end, new)
             edits.append(Edit(start.line, first_column + 1, end.line, last_column + 1, new.replace("\n", self.newline)))
         return edits
@@ -357,6 +359,8 @@ class FileFixer:
                     if home.definition is not None:
                         extra.append(home.definition)
         edits = self._edits(plan, device, kind, torch, wrap=True)
+        if not edits:
+            return None
         if TORCH in plan.text or (plan.uses_device and device is None) or extra:
             if self._torch_binding(self._scope_at(plan)) is None:
                 preamble.append("import torch")

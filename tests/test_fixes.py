@@ -106,7 +106,7 @@ def test_imports_added_once_in_the_right_place():
     before = '"""Module."""\nfrom torch.cuda import synchronize\n\nsynchronize()\nsynchronize()\n'
     outcome = fix_text("m.py", before, DEFAULT, "2.13", unsafe=False)
     assert outcome.fixed == (
-        '"""Module."""\nfrom torch.cuda import synchronize\nimport torch\n\n'
+        '"""Module."""\nimport torch\n\n'  # the import the fixes left unused is gone
         "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"
         "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"
     )

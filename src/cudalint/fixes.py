@@ -167,6 +167,10 @@ def fix_text(display: str, text: str, settings: Settings, torch_version: str, un
     for _ in range(MAX_ROUNDS):
         fixable = applicable(lint_text(display, "python", current, settings, torch_version), unsafe)
         if not fixable:
+            if current != text:
+                pruned = drop_orphaned_imports(text, current)
+                if pruned != current and _parses(pruned) is None:
+                    current = pruned
             return FixOutcome(display, text, current, total)
         candidate, applied = apply_fixes(current, fixable)
         problem = _parses(candidate)
@@ -176,6 +180,82 @@ def fix_text(display: str, text: str, settings: Settings, torch_version: str, un
             break
         current, total = candidate, total + applied
     return FixOutcome(display, text, text, 0, f"fixes did not settle after {MAX_ROUNDS} rounds; nothing written")
+
+
+class _Uses(cst.CSTVisitor):
+    """Names the code reads (not import aliases, attribute names or keyword-argument names)."""
+
+    def __init__(self) -> None:
+        self.names: set = set()
+        self.skip: set = set()
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.skip.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.skip.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self.skip:
+            self.names.add(node.value)
+
+
+def _uses(module: cst.Module) -> set:
+    visitor = _Uses()
+    module.visit(visitor)
+    return visitor.names
+
+
+class _DropAliases(cst.CSTTransformer):
+    def __init__(self, orphans: set) -> None:
+        self.orphans = orphans
+
+    def leave_ImportFrom(self, original, updated):
+        if isinstance(updated.names, cst.ImportStar) or not (dotted_name(updated.module) or "").startswith("torch"):
+            return updated
+        kept = [alias for alias in updated.names if _bound(alias) not in self.orphans]
+        if len(kept) == len(updated.names):
+            return updated
+        if not kept:
+            return cst.RemoveFromParent()
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(names=kept)
+
+
+def _bound(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return dotted_name(alias.name) or ""
+
+
+def dotted_name(node) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted_name(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
+
+
+def drop_orphaned_imports(original: str, fixed: str) -> str:
+    """`from torch.cuda.amp import GradScaler` whose every use a fix replaced: the name is no longer
+    read, so the import goes (pyflakes would call it unused). Only names the original read and the
+    fixed text no longer does, only from torch modules; anything else is left as it is."""
+    try:
+        before, after = cst.parse_module(original), cst.parse_module(fixed)
+    except (cst.ParserSyntaxError, RecursionError):
+        return fixed
+    orphans = _uses(before) - _uses(after)
+    if not orphans:
+        return fixed
+    return after.visit(_DropAliases(orphans)).code
 
 
 def _newline_signature(text: str) -> Tuple[bool, bool, bool]:

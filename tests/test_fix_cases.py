@@ -1,9 +1,13 @@
 """The numbered cases of "--fix that a reviewer would merge", each with its exact fixed output."""
 
+import dataclasses
+
 import pytest
+from conftest import FIXTURES
 from test_fix_outputs import DEFAULT
 
 from cudalint.fixes import fix_text
+from cudalint.runner import lint_text
 
 CASES = [
     # 1: torch imported only inside a function: the device is defined there, after the import
@@ -65,3 +69,51 @@ def test_fixed_output(name, version, unsafe, before, after):
     compile(outcome.fixed, name, "exec")
     again = fix_text("example.py", outcome.fixed, DEFAULT, version, unsafe)
     assert again.fixed == outcome.fixed and again.applied == 0
+
+
+def _project(tmp_path, files):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return dataclasses.replace(DEFAULT, root=tmp_path)
+
+
+def test_oldest_release_the_manifests_allow_bounds_the_fix(tmp_path):
+    """--torch-version 2.13, but requirements.txt allows torch 2.4: no API newer than 2.4 is written."""
+    settings = _project(tmp_path, {"requirements.txt": "torch>=2.4,<3\n"})
+    before = 'import torch\nx = torch.ones(1, device="cuda")\ntorch.cuda.synchronize()\n'
+    outcome = fix_text("m.py", before, settings, "2.13", unsafe=False)
+    assert outcome.fixed == (
+        "import torch\n\n"
+        "DEVICE = torch.device(\n"
+        '    "cuda" if torch.cuda.is_available()\n'
+        '    else "mps" if torch.backends.mps.is_available()\n'
+        '    else "cpu"\n'
+        ")\n"
+        "x = torch.ones(1, device=DEVICE)\n"
+        "torch.cuda.synchronize()\n"
+    )
+
+
+def test_configured_line_length_keeps_the_device_inline(tmp_path):
+    (tmp_path / "ruff").mkdir()
+    (tmp_path / "black").mkdir()
+    settings = _project(tmp_path / "ruff", {"pyproject.toml": "[tool.ruff]\nline-length = 120\n"})
+    before = 'import torch\nx = torch.ones(1, device="cuda")\n'
+    outcome = fix_text("m.py", before, settings, "2.13", unsafe=False)
+    assert outcome.fixed == 'import torch\nx = torch.ones(1, device=torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu"))\n'
+    black = _project(tmp_path / "black", {"pyproject.toml": "[tool.black]\nline-length = 100\n"})
+    assert fix_text("m.py", before, black, "2.13", unsafe=False).fixed == (  # inline it would be 103 characters
+        'import torch\n\nDEVICE = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
+        "x = torch.ones(1, device=DEVICE)\n"
+    )
+
+
+def test_share_of_fixes_that_reuse_the_codes_own_device():
+    """On the fixture set with --unsafe-fixes, which fixes use a device the code already had."""
+    reused = total = 0
+    for path in sorted(p for folder in ("python", "demo", "e2e") for p in (FIXTURES / folder).glob("*.py")):
+        for finding in lint_text(path.name, "python", path.read_text(), dataclasses.replace(DEFAULT, unsafe_fixes=True), "2.13"):
+            if finding.fix is not None and any("DEVICE" in e.content or "device" in e.content for e in finding.fix.edits):
+                total += 1
+                reused += "the code's own" in finding.fix.description
+    assert (reused, total) == (2, 16)  # float64_device.py: two .cuda() in functions that take a device

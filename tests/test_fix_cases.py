@@ -52,6 +52,8 @@ CASES = [
     ('old_branch', '2.13', False, 'import torch\n\nif TORCH_VERSION < (2, 6):\n    torch.cuda.synchronize()\nelse:\n    torch.cuda.synchronize()\n', 'import torch\n\nif TORCH_VERSION < (2, 6):\n    torch.cuda.synchronize()\nelse:\n    if torch.accelerator.is_available():\n        torch.accelerator.synchronize()\n'),
     # 4: MPS autocast does not exist at 2.5: no DEVICE.type rewrite
     ('autocast_mps_25', '2.5', True, 'import torch\n\nwith torch.autocast(device_type="cuda"):\n    pass\n', 'import torch\n\nwith torch.autocast(device_type="cuda"):\n    pass\n'),
+    # 4: a stream whose .cuda_stream is read keeps its CUDA type (torch.Stream has no cuda_stream)
+    ('stream_cuda_stream', '2.13', True, 'import torch\ns = torch.cuda.Stream()\nhandle = s.cuda_stream\n', 'import torch\ns = torch.cuda.Stream()\nhandle = s.cuda_stream\n'),
     # 5: two lines at the statement's indentation, comment kept
     ('one_liner_if', '2.13', False, 'import torch\n\n\ndef step():\n    if True:\n        torch.cuda.synchronize()  # wait\n', 'import torch\n\n\ndef step():\n    if True:\n        if torch.accelerator.is_available():\n            torch.accelerator.synchronize()  # wait\n'),
     # 5: torch.device("cuda") becomes the device, not torch.device(<device>)

@@ -245,6 +245,9 @@ def _reference_fix(entry: Entry, node: cst.CSTNode, ctx: FileContext) -> Optiona
     since = parse_version(spec.get("fix_since", "0"))
     if not target or ctx.torch_version < since:
         return None
+    unless = spec.get("fix_unless_attribute")
+    if unless and unless in _attribute_names(ctx):
+        return None  # `.cuda_stream` read somewhere: the replacement (a torch.Stream) has no such attribute
     safety = Safety(spec.get("fix_safety", entry.rule.fix if entry.rule.fix != "none" else "unsafe"))
     new_name = template(target)
     description = f"use {target}"
@@ -280,6 +283,21 @@ def _reference_fix(entry: Entry, node: cst.CSTNode, ctx: FileContext) -> Optiona
         text = f"{new_name}{render(call.whitespace_after_func)}({render(call.whitespace_before_args)}{rest})"
         return FixPlan(safety, description, [(call, text)], since)
     return FixPlan(safety, description, [(node, new_name)], since)
+
+
+def _attribute_names(ctx: FileContext) -> set:
+    """Every `.name` the file reads, collected once per file."""
+    names = ctx.check_state.get("fix-attribute-names")
+    if names is None:
+        names = set()
+
+        class Collect(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                names.add(node.attr.value)
+
+        ctx.stack[0].visit(Collect())
+        ctx.check_state["fix-attribute-names"] = names
+    return names
 
 
 def _mapped_arguments(call: cst.Call, params: List[str], positional: int) -> Optional[List[cst.Arg]]:

@@ -401,35 +401,28 @@ def _regions(module: cst.Module, positions) -> Tuple[List[Tuple[int, int]], list
     names: set = set()  # every name the code binds or reads (not keyword-argument names or attributes)
     skip: set = set()
 
-    class Finder(cst.CSTVisitor):
-        def visit_If(self, node: cst.If) -> None:
+    stack: List[cst.CSTNode] = [module]  # read-only, without libcst's rebuilding traversal
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.If):
             branch = _older_branch(node)
             if branch is not None:
                 span = positions[branch]
                 older.append((span.start.line, span.end.line))
-
-        def visit_FormattedString(self, node: cst.FormattedString) -> bool:
+        elif isinstance(node, cst.FormattedString):
             span = positions[node]
             strings.append(((span.start.line, span.start.column), (span.end.line, span.end.column)))
-            return False
-
-        def visit_Arg(self, node: cst.Arg) -> None:
-            if node.keyword is not None:
-                skip.add(id(node.keyword))
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            skip.add(id(node.keyword))
+        elif isinstance(node, cst.Attribute):
             skip.add(id(node.attr))
-
-        def visit_Name(self, node: cst.Name) -> None:
-            if id(node) not in skip:
-                names.add(node.value)
-
-        def visit_Call(self, node: cst.Call) -> None:
+        elif isinstance(node, cst.Name) and id(node) not in skip:
+            names.add(node.value)
+        elif isinstance(node, cst.Call):
             span = positions[node]
             if span.start.line == span.end.line:
                 calls.append((span.start.line, span.start.column, span.end.column))
-
-    module.visit(Finder())
+        stack.extend(reversed(node.children))
     return older, strings, calls, names
 
 

@@ -290,12 +290,12 @@ def _attribute_names(ctx: FileContext) -> set:
     names = ctx.check_state.get("fix-attribute-names")
     if names is None:
         names = set()
-
-        class Collect(cst.CSTVisitor):
-            def visit_Attribute(self, node: cst.Attribute) -> None:
+        stack = [ctx.stack[0]]  # read-only, without libcst's rebuilding traversal
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute):
                 names.add(node.attr.value)
-
-        ctx.stack[0].visit(Collect())
+            stack.extend(node.children)
         ctx.check_state["fix-attribute-names"] = names
     return names
 

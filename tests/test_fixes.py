@@ -167,3 +167,12 @@ def test_overlapping_fixes_first_wins_identical_edits_count_once():
     also_shared = _finding("CDL104", [(1, 6, 1, 7, "W"), (1, 1, 1, 1, "import torch\n")])
     fixed, applied = apply_fixes(text, [overlapping, shared, first, also_shared])
     assert (fixed, applied) == ("import torch\nXdZW\n", 3)
+
+
+def test_an_import_kept_in_all_is_not_dropped():
+    before = 'from torch.cuda import synchronize\n__all__ = ["synchronize"]\nsynchronize()\n'
+    outcome = fix_text("m.py", before, DEFAULT, "2.13", unsafe=False)
+    assert outcome.fixed == (
+        'from torch.cuda import synchronize\nimport torch\n__all__ = ["synchronize"]\n'
+        "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"
+    )

@@ -252,8 +252,8 @@ def drop_orphaned_imports(original: str, fixed: str) -> str:
         before, after = cst.parse_module(original), cst.parse_module(fixed)
     except (cst.ParserSyntaxError, RecursionError):
         return fixed
-    orphans = _uses(before) - _uses(after)
-    if not orphans:
+    orphans = {name for name in _uses(before) - _uses(after) if f'"{name}"' not in fixed and f"'{name}'" not in fixed}
+    if not orphans:  # a name still spelled in a string (`__all__`) is kept
         return fixed
     return after.visit(_DropAliases(orphans)).code
 

@@ -242,6 +242,112 @@ def compileall_failures(root: Path, dirs: Sequence[str], prefix: Path) -> Tuple[
     return [os.path.normpath(path) for path in failed], m
 
 
+# ------------------------------------------------------------- fixed files: pyflakes and imports
+
+PYFLAKES_KINDS = ("UndefinedName", "UndefinedLocal", "UndefinedExport", "UnusedImport")
+
+
+def pyflakes_problems(text: str, name: str) -> Counter:
+    """pyflakes' undefined names and unused imports of one file, as (kind, name) counts (lines move
+    when a fix adds some, so they are left out). An unparsable file has none."""
+    from pyflakes import checker
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=name)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return Counter()
+    found: Counter = Counter()
+    for message in checker.Checker(tree, filename=name).messages:
+        kind = type(message).__name__
+        if kind in PYFLAKES_KINDS:
+            found[(kind, str(message.message_args[0]) if message.message_args else "")] += 1
+    return found
+
+
+def new_pyflakes(before: str, after: str, name: str) -> List[str]:
+    """What pyflakes finds in the fixed text and not in the original: `UndefinedName DEVICE`."""
+    extra = pyflakes_problems(after, name) - pyflakes_problems(before, name)
+    return sorted(f"{kind} {what}" + (f" (x{n})" if n > 1 else "") for (kind, what), n in extra.items())
+
+
+IMPORT_PROBE = r"""
+import importlib, json, os, signal, sys
+sys.path[:0] = [p for p in sys.argv[1].split(os.pathsep) if p]
+def stop(signum, frame):
+    raise TimeoutError("import took longer than %s s" % sys.argv[2])
+signal.signal(signal.SIGALRM, stop)
+for name in sys.stdin.read().split():
+    signal.alarm(int(sys.argv[2]))
+    try:
+        importlib.import_module(name)
+        error = None
+    except BaseException as exc:
+        error = "%s: %s" % (type(exc).__name__, str(exc)[:300])
+    finally:
+        signal.alarm(0)
+    print(json.dumps([name, error]), flush=True)
+"""
+
+
+def module_name(project: Path, path: Path) -> Optional[str]:
+    """`pkg/sub/mod.py` -> `pkg.sub.mod` (a src layout's `src/` dropped); None when not importable by name."""
+    parts = list(path.relative_to(project).with_suffix("").parts)
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) if parts and all(part.isidentifier() for part in parts) else None
+
+
+def import_statuses(project: Path, modules: Sequence[str], per_module_s: int = 60) -> Dict[str, Optional[str]]:
+    """Import each module in one fresh interpreter (project root and src/ on the path): None when it
+    imported, else the error. A module the run never reached (the process died) reads as an error."""
+    if not modules:
+        return {}
+    paths = os.pathsep.join(str(p) for p in (project, project / "src"))
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", CUDA_VISIBLE_DEVICES="")
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", IMPORT_PROBE, paths, str(per_module_s)],
+            input="\n".join(modules), cwd=project, env=env, capture_output=True, text=True,
+            timeout=per_module_s * len(modules) + 60,
+        )
+        output = result.stdout
+    except subprocess.TimeoutExpired as exc:
+        output = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+    statuses: Dict[str, Optional[str]] = {name: "the import process ended before this module" for name in modules}
+    for line in output.splitlines():
+        try:
+            name, error = json.loads(line)
+        except ValueError:
+            continue
+        statuses[name] = error
+    return statuses
+
+
+def new_import_failures(before_root: Path, after_root: Path, changed: Sequence[str]) -> List[str]:
+    """Changed files whose module imported from the original tree and fails from the fixed one."""
+    by_project: Dict[str, List[Tuple[str, str]]] = defaultdict(list)
+    for path in changed:
+        if path.endswith(".py"):
+            project = Path(path).parts[0]
+            name = module_name(before_root / project, before_root / path)
+            if name is not None:
+                by_project[project].append((path, name))
+    failures = []
+    for project, entries in sorted(by_project.items()):
+        names = [name for _, name in entries]
+        before = import_statuses(before_root / project, names)
+        imported = [name for name in names if before.get(name) is None]
+        after = import_statuses(after_root / project, imported)
+        for path, name in entries:
+            if name in imported and after.get(name) is not None:
+                failures.append(f"{path}: {after[name]}")
+    return failures
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -418,9 +524,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 if not features["--unsafe-fixes"]:
                     notes.append("`--unsafe-fixes` is not in this build; only safe fixes were applied.")
                 hashes0 = tree_hashes(copy)
+                original = work / "before-fix"
+                shutil.rmtree(original, ignore_errors=True)
+                shutil.copytree(copy, original, symlinks=True)
                 eco["fix1"] = measure("cudalint check --fix (1st)", cdl(*cold_flags, *fix_flags, *dirs), copy, 0, 0)
                 hashes1 = tree_hashes(copy)
                 eco["changed1"] = sorted(p for p in hashes1 if hashes0.get(p) != hashes1[p])
+                eco["new_pyflakes"] = {
+                    path: problems
+                    for path in eco["changed1"] if path.endswith(".py")
+                    for problems in [new_pyflakes((original / path).read_text(errors="replace"), (copy / path).read_text(errors="replace"), path)]
+                    if problems
+                }
+                eco["new_import_failures"] = new_import_failures(original, copy, eco["changed1"])
                 after_fail, cm_after = compileall_failures(copy, dirs, work / "pyc-after")
                 eco["compile_after"] = after_fail
                 eco["breakages"] = sorted(set(after_fail) - set(before_fail))
@@ -588,6 +704,9 @@ def render(args, cache, corpus, dirs, files, lines, sample, sample_lines, result
     if "breakages" in eco:
         target("zero fix breakages", str(len(eco["breakages"])), not eco["breakages"])
         target("idempotent fixes (2nd --fix changes nothing)", f"{len(eco['changed2'])} files changed", not eco["changed2"])
+        if "new_pyflakes" in eco:
+            target("no new pyflakes undefined names / unused imports in fixed files", str(len(eco["new_pyflakes"])), not eco["new_pyflakes"])
+            target("no new import-time failures of fixed files", str(len(eco["new_import_failures"])), not eco["new_import_failures"])
     elif eco.get("fix_pending"):
         target("zero fix breakages / idempotent fixes", "pending: no `--fix` in this build", None)
 
@@ -626,6 +745,13 @@ def render(args, cache, corpus, dirs, files, lines, sample, sample_lines, result
                            f"{len(eco['breakages'])}" + (": " + ", ".join(f"`{p}`" for p in eco["breakages"]) if eco["breakages"] else "") + ".")
                 out.append(f"- 2nd `--fix` run: {fmt_s(eco['fix2'].wall)} s, {len(eco['changed2'])} files changed"
                            + (": " + ", ".join(f"`{p}`" for p in eco["changed2"][:20]) if eco["changed2"] else "") + ".")
+                if "new_pyflakes" in eco:
+                    out.append(f"- pyflakes on original vs fixed (undefined names, unused imports): {len(eco['new_pyflakes'])} "
+                               "fixed files have a problem their original did not"
+                               + ("".join(f"\n  - `{p}`: {', '.join(v)}" for p, v in sorted(eco["new_pyflakes"].items())[:30])) + ".")
+                    out.append(f"- import of each changed module in a fresh interpreter, where the original imported: "
+                               f"{len(eco['new_import_failures'])} new import-time failures"
+                               + ("".join(f"\n  - {line}" for line in eco["new_import_failures"][:30])) + ".")
             else:
                 out.append("- `--fix` is not in this build yet: applying fixes, the compileall comparison and the idempotency run are pending.")
 

@@ -80,12 +80,12 @@ def test_json_format_is_stable(project):
             "safety": "unsafe",
             "description": "use .to(device)",
             "edits": [
-                {
+                {  # inline the line would be 97 characters: the call goes onto lines
                     "line": 2,
-                    "column": 19,
+                    "column": 5,
                     "end_line": 2,
                     "end_column": 25,
-                    "content": 'to(torch.accelerator.current_accelerator() or torch.device("cpu"))',
+                    "content": 'torch.ones(1).to(\n    torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu"),\n)',
                 }
             ],
         },

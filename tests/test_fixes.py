@@ -28,12 +28,17 @@ def test_fix_applies_safe_fixes_only_and_reports_the_rest(tmp_path):
     assert result.returncode == 1
     assert target.read_text() == (
         "import torch\n\n"
-        'x = torch.ones(2).to(torch.accelerator.current_accelerator() or torch.device("cpu"))\n'
+        "DEVICE = (\n"
+        "    torch.accelerator.current_accelerator(check_available=True)\n"
+        '    or torch.device("cpu")\n'
+        ")\n\n"
+        "x = torch.ones(2).to(DEVICE)\n"
         "y = x.cuda()\n"
-        "if torch.accelerator.is_available(): torch.accelerator.synchronize()\n"
+        "if torch.accelerator.is_available():\n"
+        "    torch.accelerator.synchronize()\n"
     )
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("train.py:4:7: CDL102")
+    assert lines[0].startswith("train.py:9:7: CDL102")
     assert lines[-1].startswith("Fixed 2 problems. Found 1 problem (1 error)")
 
 
@@ -43,10 +48,14 @@ def test_unsafe_fixes_use_one_device_variable(tmp_path):
     assert result.returncode == 0
     assert target.read_text() == (
         "import torch\n\n"
-        'DEVICE = torch.accelerator.current_accelerator() or torch.device("cpu")\n\n'
+        "DEVICE = (\n"
+        "    torch.accelerator.current_accelerator(check_available=True)\n"
+        '    or torch.device("cpu")\n'
+        ")\n\n"
         "x = torch.ones(2).to(DEVICE)\n"
         "y = x.to(DEVICE)\n"
-        "if torch.accelerator.is_available(): torch.accelerator.synchronize()\n"
+        "if torch.accelerator.is_available():\n"
+        "    torch.accelerator.synchronize()\n"
     )
     assert result.stdout.startswith("Fixed 3 problems. All clear")
 
@@ -78,10 +87,10 @@ def test_file_mode_bom_crlf_and_encoding_are_kept(tmp_path):
     assert run_cli("check", "--fix", ".", cwd=tmp_path).returncode == 0
     assert target.read_bytes() == (
         '# -*- coding: latin-1 -*-\r\nimport torch\r\nname = "caf\xe9"\r\n'
-        "if torch.accelerator.is_available(): torch.accelerator.synchronize()\r\n"
+        "if torch.accelerator.is_available():\r\n    torch.accelerator.synchronize()\r\n"
     ).encode("latin-1")
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o751
-    assert bom.read_bytes() == b"\xef\xbb\xbfimport torch\nif torch.accelerator.is_available(): torch.accelerator.synchronize()"
+    assert bom.read_bytes() == b"\xef\xbb\xbfimport torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".cudalint_cache") == ["bom.py", "latin.py", "pyproject.toml", "unused.py"]
 
 
@@ -97,15 +106,15 @@ def test_imports_added_once_in_the_right_place():
     before = '"""Module."""\nfrom torch.cuda import synchronize\n\nsynchronize()\nsynchronize()\n'
     outcome = fix_text("m.py", before, DEFAULT, "2.13", unsafe=False)
     assert outcome.fixed == (
-        '"""Module."""\nfrom torch.cuda import synchronize\nimport torch\n\n'
-        "if torch.accelerator.is_available(): torch.accelerator.synchronize()\n"
-        "if torch.accelerator.is_available(): torch.accelerator.synchronize()\n"
+        '"""Module."""\nimport torch\n\n'  # the import the fixes left unused is gone
+        "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"
+        "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"
     )
 
 
 def test_torch_alias_is_used():
     outcome = fix_text("m.py", "import torch as T\nT.cuda.synchronize()\n", DEFAULT, "2.13", unsafe=False)
-    assert outcome.fixed == "import torch as T\nif T.accelerator.is_available(): T.accelerator.synchronize()\n"
+    assert outcome.fixed == "import torch as T\nif T.accelerator.is_available():\n    T.accelerator.synchronize()\n"
 
 
 def test_configured_device_expression_and_import():
@@ -158,3 +167,12 @@ def test_overlapping_fixes_first_wins_identical_edits_count_once():
     also_shared = _finding("CDL104", [(1, 6, 1, 7, "W"), (1, 1, 1, 1, "import torch\n")])
     fixed, applied = apply_fixes(text, [overlapping, shared, first, also_shared])
     assert (fixed, applied) == ("import torch\nXdZW\n", 3)
+
+
+def test_an_import_kept_in_all_is_not_dropped():
+    before = 'from torch.cuda import synchronize\n__all__ = ["synchronize"]\nsynchronize()\n'
+    outcome = fix_text("m.py", before, DEFAULT, "2.13", unsafe=False)
+    assert outcome.fixed == (
+        'from torch.cuda import synchronize\nimport torch\n__all__ = ["synchronize"]\n'
+        "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"
+    )

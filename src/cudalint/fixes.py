@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
@@ -24,7 +25,14 @@ from cudalint.discover import SourceFile
 from cudalint.fileio import UnreadableFile, read_snapshot, replace_file, sweep_temporaries
 from cudalint.findings import Edit, Finding, Safety
 from cudalint.runner import RunResult, lint_file, lint_text
+from cudalint.python.fixplan import DEFAULT_LINE_LENGTH
 from cudalint.source import decode_python
+from cudalint.versions import parse_version
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+    import tomli as tomllib
 
 MAX_ROUNDS = 8
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -114,12 +122,55 @@ def _parses(text: str) -> Optional[str]:
     return None
 
 
+def project_style(root: Path) -> Tuple[int, Optional[Tuple[int, ...]]]:
+    """The line length the project's formatter keeps (`line-length` of [tool.ruff], ruff.toml or
+    [tool.black]; 88 by default) and the oldest torch release its manifests allow (None: no bound)."""
+    return _project_style(str(root))
+
+
+@functools.lru_cache(maxsize=32)
+def _project_style(root: str) -> Tuple[int, Optional[Tuple[int, ...]]]:
+    from cudalint import manifests
+    from cudalint.runner import top_level_manifests
+
+    length = DEFAULT_LINE_LENGTH
+    for name, keys in (("ruff.toml", ()), (".ruff.toml", ()), ("pyproject.toml", ("tool", "ruff")), ("pyproject.toml", ("tool", "black"))):
+        try:
+            table = tomllib.loads((Path(root) / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        for key in keys:
+            table = table.get(key, {}) if isinstance(table, dict) else {}
+        value = table.get("line-length") if isinstance(table, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and 40 <= value <= 400:
+            length = value
+            break
+    floor = None
+    for source in top_level_manifests(Path(root)):
+        if source.kind == "python" and source.path.name != "setup.py":
+            continue
+        try:
+            found = manifests.torch_version_from(manifests.dependencies(source.display, source.path.read_text(encoding="utf-8")))
+            version = parse_version(found) if found else None
+        except Exception:  # noqa: BLE001 - a broken manifest is reported by its own check
+            continue
+        if version is not None:
+            floor = version if floor is None else min(floor, version)
+    return length, floor
+
+
 def fix_text(display: str, text: str, settings: Settings, torch_version: str, unsafe: bool) -> FixOutcome:
-    settings = dataclasses.replace(settings, unsafe_fixes=unsafe)
+    length, floor = project_style(settings.root)
+    device = dataclasses.replace(settings.device, line_length=length, floor=floor)
+    settings = dataclasses.replace(settings, unsafe_fixes=unsafe, device=device)
     current, total = text, 0
     for _ in range(MAX_ROUNDS):
         fixable = applicable(lint_text(display, "python", current, settings, torch_version), unsafe)
         if not fixable:
+            if current != text:
+                pruned = drop_orphaned_imports(text, current)
+                if pruned != current and _parses(pruned) is None:
+                    current = pruned
             return FixOutcome(display, text, current, total)
         candidate, applied = apply_fixes(current, fixable)
         problem = _parses(candidate)
@@ -129,6 +180,82 @@ def fix_text(display: str, text: str, settings: Settings, torch_version: str, un
             break
         current, total = candidate, total + applied
     return FixOutcome(display, text, text, 0, f"fixes did not settle after {MAX_ROUNDS} rounds; nothing written")
+
+
+class _Uses(cst.CSTVisitor):
+    """Names the code reads (not import aliases, attribute names or keyword-argument names)."""
+
+    def __init__(self) -> None:
+        self.names: set = set()
+        self.skip: set = set()
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.skip.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.skip.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self.skip:
+            self.names.add(node.value)
+
+
+def _uses(module: cst.Module) -> set:
+    visitor = _Uses()
+    module.visit(visitor)
+    return visitor.names
+
+
+class _DropAliases(cst.CSTTransformer):
+    def __init__(self, orphans: set) -> None:
+        self.orphans = orphans
+
+    def leave_ImportFrom(self, original, updated):
+        if isinstance(updated.names, cst.ImportStar) or not (dotted_name(updated.module) or "").startswith("torch"):
+            return updated
+        kept = [alias for alias in updated.names if _bound(alias) not in self.orphans]
+        if len(kept) == len(updated.names):
+            return updated
+        if not kept:
+            return cst.RemoveFromParent()
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(names=kept)
+
+
+def _bound(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return dotted_name(alias.name) or ""
+
+
+def dotted_name(node) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted_name(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
+
+
+def drop_orphaned_imports(original: str, fixed: str) -> str:
+    """`from torch.cuda.amp import GradScaler` whose every use a fix replaced: the name is no longer
+    read, so the import goes (pyflakes would call it unused). Only names the original read and the
+    fixed text no longer does, only from torch modules; anything else is left as it is."""
+    try:
+        before, after = cst.parse_module(original), cst.parse_module(fixed)
+    except (cst.ParserSyntaxError, RecursionError):
+        return fixed
+    orphans = {name for name in _uses(before) - _uses(after) if f'"{name}"' not in fixed and f"'{name}'" not in fixed}
+    if not orphans:  # a name still spelled in a string (`__all__`) is kept
+        return fixed
+    return after.visit(_DropAliases(orphans)).code
 
 
 def _newline_signature(text: str) -> Tuple[bool, bool, bool]:

@@ -18,7 +18,7 @@ import libcst as cst
 from cudalint.python import op_coverage, project_checks
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
-from cudalint.python.fixplan import CHECKED_TYPE, DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
+from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
 from cudalint.python.names import dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_value
 from cudalint.python.semantic import guard_facts
 from cudalint.python.visitor import Registry, ends_flow
@@ -32,7 +32,7 @@ ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqu
 
 
 # -- CDL101: a CUDA device reaching a device argument ------------------------------
-def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = False) -> None:
+def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = False, whole: Optional[cst.Call] = None) -> None:
     """Every value the argument can take (a literal here, a constant, an option default, an
     attribute set in __init__, an f-string) that names CUDA, reported where it is written."""
     for value in ctx.model.values(node):
@@ -46,7 +46,7 @@ def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = F
                 ctx.report("CDL101", node, message, None, ((value.where, f"{value.data!r} is set here"),))
             elif origin is node:
                 message = f"device {source_of(node)} is CUDA-only; choose the device at run time"
-                ctx.report("CDL101", node, message, _literal_fix(node, as_string))
+                ctx.report("CDL101", node, message, _literal_fix(node, as_string, whole))
             else:
                 message = f"{source_of(origin)} reaches a device argument ({source_of(node)}); CUDA-only"
                 related = ((node, f"{source_of(origin)} reaches this device argument"),)
@@ -66,27 +66,49 @@ def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = F
 _INT_DEVICE_ACCELERATOR = (2, 5)
 
 
-def _literal_fix(value: cst.BaseExpression, as_string: bool) -> Optional[FixPlan]:
-    """"cuda" -> the accelerator in use (safe: CUDA hosts get "cuda"); "cuda:1" names an index (unsafe)."""
+def _literal_fix(value: cst.BaseExpression, as_string: bool, whole: Optional[cst.Call] = None) -> Optional[FixPlan]:
+    """"cuda" -> the accelerator in use (safe: CUDA hosts get "cuda"); "cuda:1" names an index (unsafe).
+    A string stays a string (`DEVICE.type`) where the code may treat it as one; `torch.device("cuda")`
+    as a whole becomes the device."""
     literal = string_value(value)
     if literal is None:
         return None
     safety = Safety.SAFE if literal == "cuda" else Safety.UNSAFE
+    if whole is not None and literal == "cuda":
+        return FixPlan(safety, "use the accelerator in use, else CPU", [(whole, DEVICE)])
     return FixPlan(safety, "use the accelerator in use, else CPU", [(value, DEVICE_TYPE if as_string else DEVICE)])
 
 
+# Torch APIs whose device parameter is compared as a string (GradScaler: `device == "cuda"`).
+STRING_DEVICE_APIS = {"torch.amp.GradScaler", "torch.GradScaler"}
+
+
+def _takes_device_object(call: cst.Call, ctx: FileContext) -> bool:
+    """A torch API (or `.to()`) takes a torch.device where a string was; any other callee (a config
+    `dict(device="cuda")`, the project's own class) keeps a string."""
+    qualified = ctx.model.resolve(call.func) or ""
+    if qualified in STRING_DEVICE_APIS:
+        return False
+    if qualified.startswith("torch."):
+        return True
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and not ctx.model.is_module_ref(call.func.value)
+
+
 def _device_call(node: cst.Call, ctx: FileContext) -> None:
+    as_string = not _takes_device_object(node, ctx)
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "device":
-            _device_sink(arg.value, ctx)
+            _device_sink(arg.value, ctx, as_string)
     func = node.func
-    position = DEVICE_POSITIONAL.get(ctx.model.resolve(func) or "")
+    qualified = ctx.model.resolve(func) or ""
+    position = DEVICE_POSITIONAL.get(qualified)
     if position is None and isinstance(func, cst.Attribute) and func.attr.value == "to":
         position = None if ctx.model.is_module_ref(func.value) else 0
     if position is not None:
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         if len(positional) > position:
-            _device_sink(positional[position].value, ctx)
+            whole = node if qualified == "torch.device" and len(node.args) == 1 else None
+            _device_sink(positional[position].value, ctx, as_string, whole)
 
 
 def _in_class_body(ctx: FileContext) -> bool:
@@ -190,8 +212,11 @@ def _selection_fix(node: cst.IfExp, tests, arms, ctx: FileContext) -> Optional[F
         return None
     if not (string_value(arms[0]) == "cuda" or _plain_device_call(arms[0])):
         return None  # "cuda:1" names a device index: no safe rewrite
-    as_device = isinstance(arms[0], cst.Call)
-    text = f"{TORCH}.device({CHECKED_TYPE})" if as_device else CHECKED_TYPE
+    stack = ctx.stack
+    holder = stack[-3] if len(stack) >= 3 and isinstance(stack[-2], cst.Arg) else None
+    if isinstance(holder, cst.Call) and len(holder.args) == 1 and ctx.model.resolve(holder.func) == "torch.device":
+        node = holder  # torch.device("cuda" if ... else "cpu") as a whole: the device, not a device of its type
+    text = DEVICE if isinstance(arms[0], cst.Call) or node is holder else DEVICE_TYPE
     return FixPlan(Safety.SAFE, "pick the available accelerator, else CPU", [(node, text)])
 
 
@@ -284,8 +309,11 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     if location is None and (_saved_here(ctx) or (positional and _temporary(positional[0].value, ctx))):
         return  # a file this code saved itself (a round-trip test) loads onto the device it came from
     if location is None:
+        # On a CUDA host map_location=None is torch.load's own default (tensors return to the device they
+        # were saved from, a CPU-saved checkpoint stays on the CPU): identical there; elsewhere the device.
+        location = cst.parse_expression(f"None if {TORCH}.cuda.is_available() else {DEVICE}")
         with_location = node.with_changes(
-            args=[*node.args, cst.Arg(keyword=cst.Name("map_location"), value=cst.Name(DEVICE), equal=_EQUAL)]
+            args=[*node.args, cst.Arg(keyword=cst.Name("map_location"), value=location, equal=_EQUAL)]
         )
         ctx.report(
             "CDL109",

@@ -25,7 +25,7 @@ import libcst as cst
 from cudalint.catalog import Rule
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
-from cudalint.python.fixplan import FixPlan, render, template
+from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python.names import dotted, source_of, string_value
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry
@@ -240,38 +240,99 @@ def _oldest_allowed(ctx: FileContext) -> Tuple[int, ...]:
 def _reference_fix(entry: Entry, node: cst.CSTNode, ctx: FileContext) -> Optional[FixPlan]:
     """A ref entry's `fix`: the portable name, from the release `fix_since`, optionally
     with a first argument (`torch.cuda.amp.autocast(...)` -> `torch.autocast("cuda", ...)`)
-    or as a guarded statement (`if torch.accelerator.is_available(): ...`)."""
+    or as a guarded statement (`if torch.accelerator.is_available():` then the call).
+    `fix_params` names the original's parameters in order and `fix_positional` how many of
+    them the replacement takes by position: the call's arguments are rewritten to land on
+    the same parameters (`autocast(True)` -> `autocast("cuda", enabled=True)`); a call
+    that cannot be mapped, or a reference that is not called, gets no fix."""
     spec = entry.spec
     target = spec.get("fix")
-    if not target or _oldest_allowed(ctx) < parse_version(spec.get("fix_since", "0")):
+    since = parse_version(spec.get("fix_since", "0"))
+    if not target or _oldest_allowed(ctx) < since:
         return None
+    unless = spec.get("fix_unless_attribute")
+    if unless and unless in _attribute_names(ctx):
+        return None  # `.cuda_stream` read somewhere: the replacement (a torch.Stream) has no such attribute
     safety = Safety(spec.get("fix_safety", entry.rule.fix if entry.rule.fix != "none" else "unsafe"))
     new_name = template(target)
     description = f"use {target}"
     parent = ctx.parent
     call = parent if isinstance(parent, cst.Call) and parent.func is node else None
+    args = list(call.args) if call is not None else []
+    if "fix_params" in spec:
+        mapped = _mapped_arguments(call, spec["fix_params"], spec.get("fix_positional", 0)) if call is not None else None
+        if mapped is None:
+            return None
+        args = mapped
+    rest = "".join(render(arg) for arg in args)
     if "fix_first_arg" in spec:
         if call is None:
             return None
-        first = spec["fix_first_arg"]
-        rest = "".join(render(arg) for arg in call.args)
+        first = template(spec["fix_first_arg"])
         opened = render(call.whitespace_before_args)
-        text = f"{new_name}({opened}{first}{', ' if call.args else ''}{rest})"
-        return FixPlan(safety, f"use {target}({first}, ...)", [(call, text)])
+        text = f"{new_name}({opened}{first}{', ' if args else ''}{rest})"
+        return FixPlan(safety, f"use {target}({spec['fix_first_arg']}, ...)", [(call, text)], since)
     if "fix_guard" in spec:
         if call is None:
             return None
         guard = template(spec["fix_guard"])
-        arguments = "".join(render(arg) for arg in call.args)
         statement = ctx.stack[-4] if len(ctx.stack) >= 4 else None
         expression = ctx.stack[-3] if len(ctx.stack) >= 3 else None
         described = f"{description}, guarded by {spec['fix_guard']}"
         if isinstance(expression, cst.Expr) and isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
-            return FixPlan(safety, described, [(expression, f"if {guard}: {new_name}({arguments})")])
+            return FixPlan(safety, described, [(expression, f"if {guard}:{BREAK}{new_name}({rest})")], since)
         if "fix_default" in spec:  # a value: the guarded call, else what a host without an accelerator has
-            return FixPlan(safety, described, [(call, f"({new_name}({arguments}) if {guard} else {spec['fix_default']})")])
+            return FixPlan(safety, described, [(call, f"({new_name}({rest}) if {guard} else {spec['fix_default']})")], since)
         return None
-    return FixPlan(safety, description, [(node, new_name)])
+    if "fix_params" in spec:
+        text = f"{new_name}{render(call.whitespace_after_func)}({render(call.whitespace_before_args)}{rest})"
+        return FixPlan(safety, description, [(call, text)], since)
+    return FixPlan(safety, description, [(node, new_name)], since)
+
+
+def _attribute_names(ctx: FileContext) -> set:
+    """Every `.name` the file reads, collected once per file."""
+    names = ctx.check_state.get("fix-attribute-names")
+    if names is None:
+        names = set()
+        stack = [ctx.stack[0]]  # read-only, without libcst's rebuilding traversal
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute):
+                names.add(node.attr.value)
+            stack.extend(node.children)
+        ctx.check_state["fix-attribute-names"] = names
+    return names
+
+
+def _mapped_arguments(call: cst.Call, params: List[str], positional: int) -> Optional[List[cst.Arg]]:
+    """The call's arguments for the replacement: each lands on the parameter it had, by position
+    for the first `positional` parameters, else by keyword; None when one cannot be placed."""
+    by_position: Dict[int, cst.Arg] = {}
+    keywords: List[cst.Arg] = []
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        name = arg.keyword.value if arg.keyword is not None else (params[index] if index < len(params) else None)
+        if arg.keyword is None:
+            index += 1
+        if name not in params:
+            return None
+        place = params.index(name)
+        bare = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        if place < positional:
+            by_position[place] = bare.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+        else:
+            keywords.append(bare.with_changes(keyword=cst.Name(name), equal=_EQUAL))
+    if sorted(by_position) != list(range(len(by_position))):
+        return None  # a later positional parameter given without an earlier one
+    ordered = [by_position[place] for place in sorted(by_position)] + keywords
+    return [arg.with_changes(comma=_COMMA) for arg in ordered[:-1]] + ordered[-1:]
+
+
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+_COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
 HOST_SIDE = {"cpu", "numpy", "item", "tolist", "float", "half", "bfloat16", "int", "long"}
@@ -456,16 +517,17 @@ def _method_fix(entry: Entry, call: cst.Call, ctx: FileContext) -> Optional[FixP
 def _argument_fix(entry: Entry, call: cst.Call, arg: cst.Arg, ctx: FileContext) -> Optional[FixPlan]:
     """An `arguments` entry's fix: a new value (`fix_value`) or dropping the argument (`fix_drop`)."""
     spec = entry.spec
-    if _oldest_allowed(ctx) < parse_version(spec.get("fix_since", "0")):
+    since = parse_version(spec.get("fix_since", "0"))
+    if _oldest_allowed(ctx) < since:
         return None
     safety = Safety(spec.get("fix_safety", entry.rule.fix if entry.rule.fix != "none" else "unsafe"))
     if "fix_value" in spec:
-        return FixPlan(safety, f"use {spec['fix_value']}", [(arg.value, template(spec["fix_value"]))])
+        return FixPlan(safety, f"use {spec['fix_value']}", [(arg.value, template(spec["fix_value"]))], since)
     if spec.get("fix_drop"):
         args = [other for other in call.args if other is not arg]
-        if args:
-            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return FixPlan(safety, "drop the argument", [(call, render(call.with_changes(args=args)))])
+        if args and call.args[-1] is arg:  # the last one goes: its successor ends the list as it did
+            args[-1] = args[-1].with_changes(comma=arg.comma)
+        return FixPlan(safety, "drop the argument", [(call, render(call.with_changes(args=args)))], since)
     return None
 
 

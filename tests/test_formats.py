@@ -70,7 +70,8 @@ def test_sarif_is_valid_and_complete(project):
     assert run["columnKind"] == "unicodeCodePoints"
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.resolve().as_uri() + "/"
     assert run["properties"] == {"filesChecked": 3, "torchVersion": "2.15",
-                                 "torchVersionSource": "the newest release torch>=2.3 in requirements.txt allows"}
+                                 "torchVersionSource": "the newest release torch>=2.3 in requirements.txt allows",
+                                 "torchVersionBySubtree": {}}
     got = [
         (
             r["ruleId"],

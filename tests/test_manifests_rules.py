@@ -216,3 +216,11 @@ def test_messages_name_the_alternative():
     message = check_manifest("requirements.txt", "onnxruntime-gpu\n")[0].message
     assert "onnxruntime (CPU everywhere" in message
     assert re.search(r"faiss-cpu", check_manifest("requirements.txt", "faiss-gpu-cu12\n")[0].message)
+
+
+def test_a_project_naming_its_own_extras_is_not_a_cuda_only_package():
+    text = (
+        '[project]\nname = "Fast_Kernels"\ndependencies = ["torch>=2.1"]\n'
+        '[project.optional-dependencies]\ncuda = ["xformers"]\nall = ["fast-kernels[cuda]"]\n'
+    )
+    assert [(f.code, f.line, f.column) for f in check_manifest("pyproject.toml", text)] == [("CDL501", 5, 9)]

@@ -3,6 +3,8 @@ environments and scripts of hatch and PDM (their dependency lists, and the insta
 
 from __future__ import annotations
 
+import re
+
 from typing import Dict, List, Optional
 
 from cudalint.manifests import pixi
@@ -26,7 +28,22 @@ def read(path: str, text: str) -> Parsed:
     index = LineIndex(text)
     read_hatch(path, index, root.get("tool", "hatch"), parsed)
     read_pdm(path, index, root.get("tool", "pdm"), parsed)
+    _drop_self_references(root, parsed)
     return parsed
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _drop_self_references(root, parsed: Parsed) -> None:
+    """`myproject[cuda]` among myproject's own optional dependencies names the project's other extras,
+    whose packages are listed (and judged) where they are written: never a package of its own."""
+    name = root.get("project", "name")
+    if name is None or name.kind != "string":
+        return
+    own = _normal(name.value)
+    parsed.dependencies[:] = [dep for dep in parsed.dependencies if dep.kind != "package" or _normal(dep.name) != own]
 
 
 def _scripts(path: str, index: LineIndex, node: Optional[Node], section: str, parsed: Parsed) -> None:

@@ -347,7 +347,7 @@ def test_force_color_colours_a_pipe_and_no_color_wins(project):
         (["check", "--select", "CDL2O1"], "cudalint: error: --select: unknown rule code or prefix 'CDL2O1'; did you mean CDL201?"),
         (["explain", "CDL21"], "cudalint: error: unknown rule code 'CDL21'; did you mean CDL201?; `cudalint rules` lists them"),
         (["chek"], "cudalint: error: argument COMMAND: invalid choice: 'chek' (choose from 'check', 'rules', 'coverage', "
-                   "'explain', 'trace', 'report', 'compare'); did you mean check?"),
+                   "'explain', 'server', 'trace', 'report', 'compare'); did you mean check?"),
     ],
 )
 def test_did_you_mean(project, args, message):

@@ -87,25 +87,37 @@ def test_a_manifest_buffer_is_read_as_its_kind_and_pins_the_target(tmp_path):
     assert out[-1].endswith("; target torch 2.3.1 (from requirements.txt).")
 
 
-def test_fix_prints_the_fixed_buffer_and_reports_the_rest_on_stderr(project):
+@pytest.fixture
+def unpinned(tmp_path):
+    """A folder whose project pins no torch: fixes for any target release are offered (a pinned
+    project gets only the fixes every release it allows has, see test_fix_cases)."""
+    folder = tmp_path / "unpinned"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "train.py").write_text("print('nothing here')\n")
+    return folder
+
+
+def test_fix_prints_the_fixed_buffer_and_reports_the_rest_on_stderr(unpinned):
+    project = unpinned
     buffer = "import torch\n\ntorch.cuda.synchronize()\nx = torch.ones(1).cuda()\n"
     result = feed(["check", "--fix", "--torch-version", "2.7", "--stdin-filename", "src/train.py", "-"], buffer, project)
     assert result.returncode == 1  # the unsafe .cuda() fix is not applied: one finding is left
     assert result.stdout.decode() == (
-        "import torch\n\nif torch.accelerator.is_available(): torch.accelerator.synchronize()\nx = torch.ones(1).cuda()\n"
+        "import torch\n\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\nx = torch.ones(1).cuda()\n"
     )
     err = result.stderr.decode().splitlines()
-    assert err[0] == "src/train.py:4:19: CDL102 .cuda() moves data to CUDA only; use .to(device)"
+    assert err[0] == "src/train.py:5:19: CDL102 .cuda() moves data to CUDA only; use .to(device)"
     assert err[1].startswith("Fixed 1 problem. Found 1 problem (1 error) in 1 file checked;")
     assert (project / "src" / "train.py").read_text() == "print('nothing here')\n"  # nothing written
 
 
-def test_fix_keeps_bom_and_crlf_and_exits_0_when_all_is_fixed(project):
+def test_fix_keeps_bom_and_crlf_and_exits_0_when_all_is_fixed(unpinned):
+    project = unpinned
     buffer = b"\xef\xbb\xbfimport torch\r\ntorch.cuda.synchronize()\r\n"
     result = feed(["check", "--fix", "--torch-version", "2.7", "--stdin-filename", "src/train.py"], buffer, project)
     assert result.returncode == 0
     assert result.stdout == (
-        b"\xef\xbb\xbfimport torch\r\nif torch.accelerator.is_available(): torch.accelerator.synchronize()\r\n"
+        b"\xef\xbb\xbfimport torch\r\nif torch.accelerator.is_available():\r\n    torch.accelerator.synchronize()\r\n"
     )
     assert result.stderr.decode().startswith("Fixed 1 problem. All clear")
 
@@ -127,17 +139,19 @@ def test_undecodable_buffer_is_one_cdl000_finding(project):
     ]
 
 
-def test_diff_shows_the_fix_of_the_buffer(project):
+def test_diff_shows_the_fix_of_the_buffer(unpinned):
+    project = unpinned
     buffer = "import torch\ntorch.cuda.synchronize()\n"
     result = feed(["check", "--diff", "--torch-version", "2.7", "--stdin-filename", "src/train.py"], buffer, project)
     assert result.returncode == 1
     assert result.stdout.decode().splitlines() == [
         "--- a/src/train.py",
         "+++ b/src/train.py",
-        "@@ -1,2 +1,2 @@",
+        "@@ -1,2 +1,3 @@",
         " import torch",
         "-torch.cuda.synchronize()",
-        "+if torch.accelerator.is_available(): torch.accelerator.synchronize()",
+        "+if torch.accelerator.is_available():",
+        "+    torch.accelerator.synchronize()",
     ]
 
 

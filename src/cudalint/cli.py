@@ -223,6 +223,7 @@ def _check(args: argparse.Namespace) -> int:
         unfixable=args.unfixable,
     )
     settings.unsafe_fixes = args.unsafe_fixes
+    settings.include_docs = args.include_docs
     if args.show_settings:
         from cudalint.show_settings import show_settings
 

@@ -375,10 +375,13 @@ def add_noqa_to_files(findings: Sequence[Finding]) -> Tuple[int, int, int]:
 
 
 def _write(path, text: str, encoding: str) -> bool:
-    from cudalint.fixes import write_atomically
+    """Through the one safe writer --fix uses: atomic, never through a link out of the file's folder."""
+    import os
+
+    from cudalint.fileio import replace_file
 
     try:
-        write_atomically(path, text.encode(encoding))
+        replace_file(path, text.encode(encoding), os.path.dirname(os.path.abspath(path)))
     except (OSError, UnicodeEncodeError):
         return False
     return True

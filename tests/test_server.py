@@ -78,21 +78,21 @@ def test_open_diagnose_fix_and_noqa_until_the_diagnostics_are_cleared(project):
         assert list(actions[0].diagnostics) == [first[0]]
         text = editor.apply(actions[0].edit)
         assert text == (
-            "import torch\n\nif torch.accelerator.is_available(): torch.accelerator.synchronize()\n"
+            "import torch\n\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"
             "x = torch.ones(1).cuda()\n"
         )
         second = await editor.diagnostics(uri)
-        assert [(d.code, span(d.range)) for d in second] == [("CDL102", (3, 18, 3, 22))]
+        assert [(d.code, span(d.range)) for d in second] == [("CDL102", (4, 18, 4, 22))]
 
-        actions = await editor.code_actions(uri, rng(3, 19, 3, 19))  # a cursor inside the finding
+        actions = await editor.code_actions(uri, rng(4, 19, 4, 19))  # a cursor inside the finding
         assert [(a.title, a.is_preferred) for a in actions] == [
             ("Fix CDL102 (unsafe: review the change): use .to(device)", False),
             ("Silence CDL102 on this line (# noqa: CDL102)", False),
         ]
         text = editor.apply(actions[1].edit)
-        assert text.splitlines()[3] == "x = torch.ones(1).cuda()  # noqa: CDL102"
+        assert text.splitlines()[4] == "x = torch.ones(1).cuda()  # noqa: CDL102"
         assert list(await editor.diagnostics(uri)) == []
-        assert await editor.code_actions(uri, rng(0, 0, 4, 0)) == []
+        assert await editor.code_actions(uri, rng(0, 0, 5, 0)) == []
 
     session(project, scenario)
 
@@ -167,7 +167,9 @@ def test_columns_in_the_position_encoding_the_client_asked_for(project, encoding
         assert (found.code, span(found.range)) == ("CDL102", (1, start, 1, end))
         fix, noqa = await editor.code_actions(uri, found.range, [found])
         assert editor.apply(fix.edit) == (
-            'import torch\nm = {"😀é": torch.ones(1).to(torch.accelerator.current_accelerator() or torch.device("cpu"))}\n'
+            'import torch\nm = {"😀é": torch.ones(1).to(\n'
+            '    torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu"),\n'
+            ')}\n'
         )
         assert editor.apply(noqa.edit) is None  # refused: it was made for the version before the fix
 

@@ -44,8 +44,9 @@ def test_deep_setup_py_linted_is_one_cdl000(deep_setup):
     assert [line.split(" ")[:2] for line in lines] == [
         ["a.py:1:15:", "CDL201"], ["setup.py:1:205:", "CDL000"],
     ]
-    assert lines[1] == ("setup.py:1:205: CDL000 line 1: syntax error: too many nested parentheses;"
-                        " the requirements in it were not read")
+    # setup.py is Python too: CPython's own parse reports it once, for the file (the manifest reader's
+    # CDL000 for the same line is dropped then)
+    assert lines[1] == "setup.py:1:205: CDL000 syntax error: too many nested parentheses; the file was not checked"
 
 
 def test_deep_setup_py_under_flake8(deep_setup):
@@ -190,7 +191,7 @@ def test_a_50_mb_uv_lock_is_checked_in_bounded_memory(tmp_path):
     script = (
         "import re, sys\n"
         "from cudalint.cli import main\n"
-        "code = main(['check', '--no-cache', '-q', 'uv.lock'])\n"
+        "code = main(['check', '--no-cache', '-q', '--max-file-size', '100000000', 'uv.lock'])\n"
         "status = open('/proc/self/status').read()\n"
         "print(re.search(r'VmHWM:\\s*(\\d+) kB', status).group(1), file=sys.stderr)\n"
         "sys.exit(code)\n"

@@ -32,8 +32,9 @@ def test_rule_codes_and_fields():
     assert codes == sorted(codes)
     assert all(451 <= int(code[3:]) <= 499 for code in codes if code.startswith("CDL4"))
     for rule in MY_RULES:
-        assert rule.fix == "none" and rule.default
+        assert rule.fix == "none"
         assert "\n" not in rule.summary
+    assert [rule.code for rule in MY_RULES if not rule.default] == ["CDL453"]  # an inventory, opt-in
 
 
 def _concrete(pattern: str) -> str:

@@ -17,6 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts
 
 INDEX_VERSION = "2"
 MAX_FILE_BYTES = 4 * 1024 * 1024
+FACTS_MAX_BYTES = 1024 * 1024  # a larger module is named in the index, but its tree is not held to read facts
 SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", ".cudalint_cache", "build", "dist", ".eggs", "site-packages"}
 CMAKE_TARGET_RE = re.compile(r"\b(pybind11_add_module|add_library|python_add_library|Python_add_library)\s*\(\s*([A-Za-z_][\w.]*)([^)]*)\)", re.S)
 CUDA_SOURCE_RE = re.compile(r"\.(cu|cuh)\b")
@@ -279,6 +280,8 @@ def build_index(
             entry = cached.get(relative)
             if entry is not None and entry[0] == content:
                 facts = FileFacts.from_json(entry[1])
+            elif len(data) > FACTS_MAX_BYTES:
+                facts = FileFacts()
             else:
                 tree = _parse(data, relative)
                 facts = read_facts(tree, module, queries, flags, skip_if, skip_unless, data) if tree is not None else FileFacts()

@@ -78,6 +78,7 @@ class _Reader:
         self.flags = flags
         self.skip_if = skip_if
         self.skip_unless = skip_unless
+        self._visiting: set = set()  # helper functions being judged (a helper that calls itself)
         self.pending: Dict[str, ast.AST] = {}  # module-level NAME = <expression>, judged once functions are known
         self.builds = True  # the file may build a CUDA extension (set by read_facts from its text)
         self.guards_possible = True  # the file names a query, flag or skip decorator
@@ -278,7 +279,6 @@ class _Reader:
                 return all(p[0] for p in parts), all(p[1] for p in parts)
         return False, False
 
-    _visiting: set = set()
 
 
 def _is_main_test(test: ast.AST) -> bool:
@@ -297,5 +297,4 @@ def read_facts(tree: ast.Module, module: str, queries, flags, skip_if=(), skip_u
         reader.builds = b"cpp_extension" in text
         words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless)}
         reader.guards_possible = any(word in text for word in words)
-    reader._visiting = set()
     return reader.read(tree)

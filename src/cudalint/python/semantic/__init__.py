@@ -143,15 +143,6 @@ class SemanticModel:
     def is_module_ref(self, node: cst.BaseExpression) -> bool:
         return self.resolve(node) is not None
 
-    @property
-    def module_aliases(self) -> Dict[str, str]:
-        """Module-level import bindings: local name -> qualified name."""
-        return {
-            name: bindings[0].qualified
-            for name, bindings in self.module_scope.bindings.items()
-            if bindings and bindings[0].kind == "import"
-        }
-
     # -- values and guards -----------------------------------------------------------------
     def values(self, node: cst.BaseExpression, scope: Optional[Scope] = None, depth: int = 0) -> Tuple[Value, ...]:
         return self.evaluator.values(node, scope or self.scope, depth)

@@ -348,6 +348,57 @@ def new_import_failures(before_root: Path, after_root: Path, changed: Sequence[s
     return failures
 
 
+def ruff_codes(project: Path, paths: Sequence[str]) -> Dict[str, Counter]:
+    """ruff's pycodestyle findings (E, W) per file, with the project's own ruff/black settings
+    (line length) found from each file; counts per code, since a fix moves lines."""
+    found: Dict[str, Counter] = defaultdict(Counter)
+    if not paths:
+        return found
+    result = subprocess.run(
+        [tool("ruff"), "check", "--no-cache", "--select", "E,W", "--output-format", "json", "--exit-zero", *paths],
+        cwd=project, capture_output=True, text=True,
+    )
+    try:
+        rows = json.loads(result.stdout or "[]")
+    except ValueError:
+        return found
+    for row in rows:
+        path = os.path.relpath(row["filename"], project)
+        found[path][row.get("code") or "E999"] += 1
+    return found
+
+
+def new_ruff(before_root: Path, after_root: Path, changed: Sequence[str]) -> Dict[str, List[str]]:
+    """Changed .py files with ruff E/W findings their original did not have: `{path: ["E501 (x2)"]}`."""
+    paths = [p for p in changed if p.endswith(".py")]
+    before, after = ruff_codes(before_root, paths), ruff_codes(after_root, paths)
+    problems = {}
+    for path in paths:
+        extra = after.get(path, Counter()) - before.get(path, Counter())
+        if extra:
+            problems[path] = sorted(f"{code}" + (f" (x{n})" if n > 1 else "") for code, n in extra.items())
+    return problems
+
+
+def device_reuse(findings: Sequence[dict]) -> Tuple[int, int]:
+    """Of the offered fixes that need a device, how many use one the code already has
+    (fixplan marks those "(the code's own NAME)"), and how many there are."""
+    from cudalint.python.fixplan import LOCAL_NAMES, MODULE_NAMES
+
+    named = re.compile(r"\b(%s)\b|current_accelerator\(|torch\.device\(" % "|".join(MODULE_NAMES + LOCAL_NAMES))
+    reused = needing = 0
+    for finding in findings:
+        fix = finding.get("fix") or {}
+        if not fix:
+            continue
+        if "(the code's own " in fix.get("description", ""):
+            reused += 1
+            needing += 1
+        elif any(named.search(edit.get("content", "")) for edit in fix.get("edits", ())):
+            needing += 1
+    return reused, needing
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -395,7 +446,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         default=20,
         help="TorchFix runs on every Nth file (it needs ~3 ms per line); 1 = all files",
     )
-    parser.add_argument("--skip", default="", help="comma list of parts to skip: peers,scaling,eco,fix")
+    parser.add_argument("--skip", default="", help="comma list of parts to skip: speed,peers,scaling,eco,fix")
     parser.add_argument("--output", type=Path, default=BENCH / "RESULTS.md")
     parser.add_argument("--render-only", action="store_true", help="rewrite the report from the last run's saved measurements")
     args = parser.parse_args(argv)
@@ -404,9 +455,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cache = (args.cache_dir or fetch.default_cache()).expanduser()
     corpus = fetch.load_corpus()
     missing = [p["name"] for p in corpus["project"] if not fetch.is_fetched(cache, corpus, p)]
-    if missing:
-        print(f"run: not fetched yet: {', '.join(missing)}; run `python bench/fetch.py --tools` first", file=sys.stderr)
+    if len(missing) == len(corpus["project"]):
+        print("run: nothing fetched yet; run `python bench/fetch.py --tools` first", file=sys.stderr)
         return 2
+    if missing:  # measured without them, and the report says so
+        print(f"run: not fetched, left out: {', '.join(missing)} (`python bench/fetch.py` fetches them)", file=sys.stderr)
+        corpus = {**corpus, "project": [p for p in corpus["project"] if p["name"] not in missing]}
     root = cache / "src"
     work = cache / "work"
     work.mkdir(parents=True, exist_ok=True)
@@ -425,7 +479,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     torchfix = str(cache / "torchfix-venv" / "bin" / "torchfix")
     cache_folder = root / ".cudalint_cache"
     results: Dict[str, Measurement] = {}
-    notes: List[str] = []
+    notes: List[str] = [f"Not fetched, so left out of this run: {', '.join(missing)}."] if missing else []
 
     def cdl(*extra: str) -> List[str]:
         return [cudalint, "check", "--exit-zero", "--format", "json", *extra]
@@ -446,20 +500,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     load_start = os.getloadavg()
 
     # ---- speed, whole corpus
-    print("speed:", flush=True)
     shutil.rmtree(cache_folder, ignore_errors=True)
-    results["ruff"] = measure("ruff check --select=E9", [tool("ruff"), "check", "--no-cache", "--isolated", "--select=E9", "--exit-zero", *files], root, len(files), lines)
-    results["cold"] = measure("cudalint check (cold)", cdl(*cold_flags, *files), root, len(files), lines)
-    warm_possible = features["--no-cache"] or features["--cache"]
-    if warm_possible:
-        cache_on = ["--cache"] if features["--cache"] and not features["--no-cache"] else []
-        shutil.rmtree(cache_folder, ignore_errors=True)
-        results["first"] = measure("cudalint check (cache empty, writing)", cdl(*cache_on, *files), root, len(files), lines)
-        results["warm"] = measure("cudalint check (warm)", cdl(*cache_on, *files), root, len(files), lines)
-        shutil.rmtree(cache_folder, ignore_errors=True)
-    else:
-        notes.append("No result cache is reachable from the CLI in this build (`--no-cache`/`--cache` absent): warm re-run not measured.")
-    results["flake8"] = measure("flake8 --select=E9", [tool("flake8"), "--isolated", "--select=E9", "--exit-zero", *files], root, len(files), lines)
+    if "speed" not in skip:
+        print("speed:", flush=True)
+        results["ruff"] = measure("ruff check --select=E9", [tool("ruff"), "check", "--no-cache", "--isolated", "--select=E9", "--exit-zero", *files], root, len(files), lines)
+        results["cold"] = measure("cudalint check (cold)", cdl(*cold_flags, *files), root, len(files), lines)
+        warm_possible = features["--no-cache"] or features["--cache"]
+        if warm_possible:
+            cache_on = ["--cache"] if features["--cache"] and not features["--no-cache"] else []
+            shutil.rmtree(cache_folder, ignore_errors=True)
+            results["first"] = measure("cudalint check (cache empty, writing)", cdl(*cache_on, *files), root, len(files), lines)
+            results["warm"] = measure("cudalint check (warm)", cdl(*cache_on, *files), root, len(files), lines)
+            shutil.rmtree(cache_folder, ignore_errors=True)
+        else:
+            notes.append("No result cache is reachable from the CLI in this build (`--no-cache`/`--cache` absent): warm re-run not measured.")
+        results["flake8"] = measure("flake8 --select=E9", [tool("flake8"), "--isolated", "--select=E9", "--exit-zero", *files], root, len(files), lines)
 
     # ---- TorchFix and the same sample for the others
     sample = sample_of(files, args)
@@ -492,7 +547,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for d in dirs:
             shutil.copytree(root / d, copy / d, ignore=shutil.ignore_patterns(fetch.MARKER, "__pycache__"))
         eco_dirs = dirs  # folders, so manifests count too
-        check = measure("cudalint check <project folders>", cdl(*cold_flags, *eco_dirs), copy, 0, 0)
+        listing = ["--unsafe-fixes"] if features["--unsafe-fixes"] else []  # every fix offered, for the reuse share
+        check = measure("cudalint check <project folders>", cdl(*cold_flags, *listing, *eco_dirs), copy, 0, 0)
         findings = parse_json(check)
         eco["check"] = check
         eco["findings"] = findings
@@ -537,6 +593,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     if problems
                 }
                 eco["new_import_failures"] = new_import_failures(original, copy, eco["changed1"])
+                eco["new_ruff"] = new_ruff(original, copy, eco["changed1"])
+                eco["device_reuse"] = device_reuse(eco.get("findings") or [])
                 after_fail, cm_after = compileall_failures(copy, dirs, work / "pyc-after")
                 eco["compile_after"] = after_fail
                 eco["breakages"] = sorted(set(after_fail) - set(before_fail))
@@ -707,6 +765,8 @@ def render(args, cache, corpus, dirs, files, lines, sample, sample_lines, result
         if "new_pyflakes" in eco:
             target("no new pyflakes undefined names / unused imports in fixed files", str(len(eco["new_pyflakes"])), not eco["new_pyflakes"])
             target("no new import-time failures of fixed files", str(len(eco["new_import_failures"])), not eco["new_import_failures"])
+        if "new_ruff" in eco:
+            target("no new ruff E/W findings in fixed files", str(len(eco["new_ruff"])), not eco["new_ruff"])
     elif eco.get("fix_pending"):
         target("zero fix breakages / idempotent fixes", "pending: no `--fix` in this build", None)
 
@@ -752,6 +812,14 @@ def render(args, cache, corpus, dirs, files, lines, sample, sample_lines, result
                     out.append(f"- import of each changed module in a fresh interpreter, where the original imported: "
                                f"{len(eco['new_import_failures'])} new import-time failures"
                                + ("".join(f"\n  - {line}" for line in eco["new_import_failures"][:30])) + ".")
+                if "new_ruff" in eco:
+                    out.append(f"- ruff `--select E,W` (the project's own line length) on original vs fixed: {len(eco['new_ruff'])} "
+                               "fixed files have a finding their original did not"
+                               + ("".join(f"\n  - `{p}`: {', '.join(v)}" for p, v in sorted(eco["new_ruff"].items())[:30])) + ".")
+                if "device_reuse" in eco:
+                    reused, needing = eco["device_reuse"]
+                    share = f"{100 * reused / needing:.0f}%" if needing else "—"
+                    out.append(f"- fixes that need a device: {needing}; {reused} of them ({share}) use a device the code already has.")
             else:
                 out.append("- `--fix` is not in this build yet: applying fixes, the compileall comparison and the idempotency run are pending.")
 

@@ -58,6 +58,11 @@ CASES = [
     ('one_liner_if', '2.13', False, 'import torch\n\n\ndef step():\n    if True:\n        torch.cuda.synchronize()  # wait\n', 'import torch\n\n\ndef step():\n    if True:\n        if torch.accelerator.is_available():\n            torch.accelerator.synchronize()  # wait\n'),
     # 5: torch.device("cuda") becomes the device, not torch.device(<device>)
     ('nested_device', '2.13', False, 'import torch\nd = torch.device("cuda")\n', 'import torch\nd = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'),
+    # found by the ecosystem check: torch.device(type, index) takes the device type as a string
+    ('device_type_with_index', '2.13', False, 'import torch\nd = torch.device("cuda", index=0)\n', 'import torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\nd = torch.device(DEVICE.type, index=0)\n'),
+    # found by the ecosystem check: a device parameter being defaulted is not the device (it is None there)
+    ('defaulted_param', '2.13', True, 'import torch\n\n\ndef f(x, device=None):\n    if device is None: device = "cuda"\n    return x.to(device)\n', 'import torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\n\n\ndef f(x, device=None):\n    if device is None: device = DEVICE.type\n    return x.to(device)\n'),
+    ('param_or_default', '2.13', True, 'import torch\n\n\ndef g(device=None):\n    device = device or "cuda"\n    return torch.ones(1, device="cuda"), device\n', 'import torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\n\n\ndef g(device=None):\n    device = device or DEVICE.type\n    return torch.ones(1, device=device), device\n'),
     # 5: tab indentation preserved
     ('tabs', '2.13', False, 'import torch\n\n\ndef f():\n\ttorch.cuda.synchronize()\n', 'import torch\n\n\ndef f():\n\tif torch.accelerator.is_available():\n\t\ttorch.accelerator.synchronize()\n'),
 ]

@@ -238,7 +238,7 @@ class FileFixer:
         current = scope
         while current is not None and current.kind == "function":
             for name, bindings in sorted(current.bindings.items(), key=lambda item: (item[0] != "device", item[0])):
-                if not DEVICE_PARAM.match(name):
+                if not DEVICE_PARAM.match(name) or self._defines(bindings, line):
                     continue
                 for binding in bindings:
                     if binding.kind == "param" and binding.node.star not in ("*", "**"):
@@ -250,6 +250,16 @@ class FileFixer:
                 return f"{current.self_name}.device"
             current = current.parent
         return None
+
+    def _defines(self, bindings, line: int) -> bool:
+        """The fix sits in the value assigned to this very name (`if device is None: device = "cuda"`,
+        `device = device or "cuda"`): the name is what is being defaulted, so it cannot be the device."""
+        for binding in bindings:
+            if binding.kind == "assign":
+                span = self.positions[binding.node]
+                if span.start.line <= line <= span.end.line:
+                    return True
+        return False
 
     def _set_elsewhere(self, bindings, method, line: int) -> bool:
         """`self.device` is set in another method (`__init__`), or earlier in this one, and the fix is

@@ -108,6 +108,8 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         if len(positional) > position:
             whole = node if qualified == "torch.device" and len(node.args) == 1 else None
+            if qualified == "torch.device" and len(node.args) > 1:
+                as_string = True  # torch.device(type, index): the type must be a string
             _device_sink(positional[position].value, ctx, as_string, whole)
 
 

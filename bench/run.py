@@ -341,7 +341,7 @@ def new_import_failures(before_root: Path, after_root: Path, changed: Sequence[s
         names = [name for _, name in entries]
         before = import_statuses(before_root / project, names)
         imported = [name for name in names if before.get(name) is None]
-        after = import_statuses(after_root / project, imported)
+        after = import_statuses(after_root / project, names)  # the same modules in the same order: one import can change the next
         for path, name in entries:
             if name in imported and after.get(name) is not None:
                 failures.append(f"{path}: {after[name]}")

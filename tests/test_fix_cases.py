@@ -80,6 +80,7 @@ def test_fixed_output(name, version, unsafe, before, after):
 
 def _project(tmp_path, files):
     for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     return dataclasses.replace(DEFAULT, root=tmp_path)
 
@@ -113,6 +114,16 @@ def test_configured_line_length_keeps_the_device_inline(tmp_path):
         'import torch\n\nDEVICE = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
         "x = torch.ones(1, device=DEVICE)\n"
     )
+
+
+def test_the_configuration_nearest_the_file_sets_the_line_length(tmp_path):
+    """A monorepo: the subproject's own [tool.ruff] line-length wins over the root's (as ruff reads it)."""
+    settings = _project(tmp_path, {"pyproject.toml": "[tool.ruff]\nline-length = 88\n",
+                                   "sub/pyproject.toml": "[tool.ruff]\nline-length = 120\n"})
+    before = 'import torch\nx = torch.ones(1, device="cuda")\n'
+    inline = 'import torch\nx = torch.ones(1, device=torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu"))\n'
+    assert fix_text("sub/m.py", before, settings, "2.13", unsafe=False).fixed == inline
+    assert fix_text("m.py", before, settings, "2.13", unsafe=False).fixed != inline  # 103 characters > 88 at the root
 
 
 def test_share_of_fixes_that_reuse_the_codes_own_device():

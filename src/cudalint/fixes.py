@@ -122,29 +122,56 @@ def _parses(text: str) -> Optional[str]:
     return None
 
 
-def project_style(root: Path) -> Tuple[int, Optional[Tuple[int, ...]]]:
-    """The line length the project's formatter keeps (`line-length` of [tool.ruff], ruff.toml or
-    [tool.black]; 88 by default) and the oldest torch release its manifests allow (None: no bound)."""
-    return _project_style(str(root))
-
-
-@functools.lru_cache(maxsize=32)
-def _project_style(root: str) -> Tuple[int, Optional[Tuple[int, ...]]]:
-    from cudalint import manifests
-    from cudalint.runner import top_level_manifests
-
+def project_style(root: Path, display: Optional[str] = None) -> Tuple[int, Optional[Tuple[int, ...]]]:
+    """The line length the file's formatter keeps and the oldest torch release the project's
+    manifests allow (None: no bound). The length comes from the configuration nearest the file
+    (`ruff.toml`, `.ruff.toml`, or pyproject.toml's [tool.ruff] / [tool.black]), found the way ruff
+    finds it, from the file's folder up to the project root and never above it; 88 by default."""
     length = DEFAULT_LINE_LENGTH
+    for folder in _folders_up_to(str(root), display):
+        found = _configured_length(folder)
+        if found is not None:
+            length = found[0] if found[0] is not None else DEFAULT_LINE_LENGTH
+            break
+    return length, _manifest_floor(str(root))
+
+
+def _folders_up_to(root: str, display: Optional[str]) -> List[str]:
+    root = os.path.normpath(os.path.abspath(root))
+    folder = os.path.normpath(os.path.join(root, os.path.dirname(display))) if display else root
+    if os.path.commonpath([root, folder]) != root:
+        return [root]
+    folders = [folder]
+    while folder != root:
+        folder = os.path.dirname(folder)
+        folders.append(folder)
+    return folders
+
+
+@functools.lru_cache(maxsize=256)
+def _configured_length(folder: str) -> Optional[Tuple[Optional[int]]]:
+    """(line-length or None) when this folder holds a ruff or black configuration; None when it holds none."""
     for name, keys in (("ruff.toml", ()), (".ruff.toml", ()), ("pyproject.toml", ("tool", "ruff")), ("pyproject.toml", ("tool", "black"))):
         try:
-            table = tomllib.loads((Path(root) / name).read_text(encoding="utf-8"))
+            table = tomllib.loads((Path(folder) / name).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         for key in keys:
-            table = table.get(key, {}) if isinstance(table, dict) else {}
-        value = table.get("line-length") if isinstance(table, dict) else None
+            table = table.get(key) if isinstance(table, dict) else None
+        if not isinstance(table, dict):
+            continue
+        value = table.get("line-length")
         if isinstance(value, int) and not isinstance(value, bool) and 40 <= value <= 400:
-            length = value
-            break
+            return (value,)
+        return (None,)
+    return None
+
+
+@functools.lru_cache(maxsize=32)
+def _manifest_floor(root: str) -> Optional[Tuple[int, ...]]:
+    from cudalint import manifests
+    from cudalint.runner import top_level_manifests
+
     floor = None
     for source in top_level_manifests(Path(root)):
         if source.kind == "python" and source.path.name != "setup.py":
@@ -156,11 +183,11 @@ def _project_style(root: str) -> Tuple[int, Optional[Tuple[int, ...]]]:
             continue
         if version is not None:
             floor = version if floor is None else min(floor, version)
-    return length, floor
+    return floor
 
 
 def fix_text(display: str, text: str, settings: Settings, torch_version: str, unsafe: bool) -> FixOutcome:
-    length, floor = project_style(settings.root)
+    length, floor = project_style(settings.root, display)
     device = dataclasses.replace(settings.device, line_length=length, floor=floor)
     settings = dataclasses.replace(settings, unsafe_fixes=unsafe, device=device)
     current, total = text, 0

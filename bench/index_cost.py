@@ -7,6 +7,8 @@ For each project, on a scratch copy (so a file can be touched), in fresh interpr
   cold     the index built with an empty cache folder (every file read and parsed with ast)
   warm     built again with the cache the cold build wrote (no file changed)
   touched  one .py file gets a comment line appended, then built again (one file re-read)
+  start    the same interpreter importing what the build imports, building nothing (the floor
+           the three figures above include)
   check    `cudalint check --no-cache` of the whole project, which builds the index itself
 All figures are CPU seconds (user + system of the child), steadier than wall time on a shared
 machine. "share" is cold index / check. Writes the table to stdout and, with --output, to a file.
@@ -35,6 +37,9 @@ from cudalint.runner import project_index
 index = project_index(Settings(select=frozenset(), root=Path(sys.argv[1])), cache=True)
 print(len(index.modules))
 """
+
+
+START = "from cudalint.config import Settings\nfrom cudalint.runner import project_index\n"
 
 
 def child_cpu(command: Sequence[str], cwd: Path) -> float:
@@ -74,6 +79,7 @@ def measure(project: Path, repeat: int) -> dict:
     child_cpu(build, project)  # the cache is full again
     figures["warm"] = best(repeat, warm)
     figures["touched"] = best(repeat, touched)
+    figures["start"] = best(repeat, lambda: child_cpu([sys.executable, "-c", START], project))
     figures["check"] = best(repeat, lambda: child_cpu([shutil.which("cudalint") or "cudalint", "check", "--no-cache", "--exit-zero", "."], project))
     shutil.rmtree(cache, ignore_errors=True)
     return figures
@@ -87,10 +93,10 @@ def main(argv: Sequence[str] = ()) -> int:
     cache = fetch.default_cache()
     corpus = fetch.load_corpus()
     rows: List[str] = [
-        "| project | .py files | index cold s | warm s | one file touched s | whole cold check s | index share of the check |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| project | .py files | index cold s | warm s | one file touched s | start (imports only) s | whole cold check s | index share of the check |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    totals = {"files": 0, "cold": 0.0, "warm": 0.0, "touched": 0.0, "check": 0.0}
+    totals = {"files": 0, "cold": 0.0, "warm": 0.0, "touched": 0.0, "start": 0.0, "check": 0.0}
     with tempfile.TemporaryDirectory(prefix="cudalint-index-cost-") as scratch:
         for spec in corpus["project"]:
             if not fetch.is_fetched(cache, corpus, spec):
@@ -104,12 +110,12 @@ def main(argv: Sequence[str] = ()) -> int:
                 totals[key] += figures[key]
             rows.append(
                 f"| {source.name} | {figures['files']} | {figures['cold']:.2f} | {figures['warm']:.2f} | "
-                f"{figures['touched']:.2f} | {figures['check']:.2f} | {100 * figures['cold'] / figures['check']:.0f}% |"
+                f"{figures['touched']:.2f} | {figures['start']:.2f} | {figures['check']:.2f} | {100 * figures['cold'] / figures['check']:.0f}% |"
             )
             print(rows[-1], flush=True)
             shutil.rmtree(copy)
     rows.append(
-        f"| **all** | {totals['files']} | {totals['cold']:.2f} | {totals['warm']:.2f} | {totals['touched']:.2f} | "
+        f"| **all** | {totals['files']} | {totals['cold']:.2f} | {totals['warm']:.2f} | {totals['touched']:.2f} | {totals['start']:.2f} | "
         f"{totals['check']:.2f} | {100 * totals['cold'] / max(totals['check'], 1e-9):.0f}% |"
     )
     text = "\n".join(rows) + "\n"

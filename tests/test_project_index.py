@@ -171,3 +171,56 @@ def test_each_subtree_gets_the_target_of_its_nearest_manifest(tmp_path):
     assert lines[0].startswith("examples/old/run.py:2:22: CDL101 ")
     assert lines[-1].endswith("; examples/old/: torch 2.2.0 (from examples/old/requirements.txt).")
     assert len(lines) == 2
+
+
+def test_a_guarded_extension_import_is_reported_at_the_first_call_without_fallback(tmp_path):
+    project = _copy(tmp_path)
+    (project / "mypkg" / "model.py").write_text(
+        "try:\n"
+        "    import fused_ops_cuda\n"
+        "except ImportError:\n"
+        "    fused_ops_cuda = None\n"
+        "\n"
+        "\n"
+        "def forward(x):\n"
+        "    return fused_ops_cuda.fwd(x)\n"  # line 8: no fallback on a Mac
+        "\n"
+        "\n"
+        "def backward(x):\n"
+        "    return fused_ops_cuda.bwd(x)\n"  # the same extension: reported once
+        "\n"
+        "\n"
+        "def checked(x):\n"
+        "    if fused_ops_cuda is None:\n"
+        "        return x * 2\n"
+        "    return fused_ops_cuda.fwd(x)\n",  # tested first: a fallback
+        encoding="utf-8",
+    )
+    (project / "mypkg" / "other.py").write_text(
+        "try:\n"
+        "    from fused_ops_cuda import fwd\n"
+        "except ImportError:\n"
+        "    from mypkg.reference import fwd\n"  # a fallback implementation: no finding
+        "\n"
+        "\n"
+        "def forward(x):\n"
+        "    return fwd(x)\n"
+        "\n"
+        "\n"
+        "try:\n"
+        "    import fused_ops_cuda as ops\n"
+        "    HAVE_OPS = True\n"
+        "except ImportError:\n"
+        "    HAVE_OPS = False\n"
+        "\n"
+        "\n"
+        "def fast(x):\n"
+        "    return ops.fwd(x) if HAVE_OPS else x\n",  # a conditional expression: a fallback
+        encoding="utf-8",
+    )
+    data = _findings(project)
+    calls = [(d["path"], d["code"], d["line"], d["column"]) for d in data if d["path"].startswith("mypkg/") and d["code"] == "CDL406"]
+    assert calls == [("mypkg/model.py", "CDL406", 8, 12)]
+    [finding] = [d for d in data if d["code"] == "CDL406"]
+    assert finding["message"].startswith("fused_ops_cuda.fwd() calls fused_ops_cuda, a CUDA extension this project builds (setup.py:4)")
+    assert finding["related"][0]["path"] == "setup.py"

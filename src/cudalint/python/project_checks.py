@@ -26,11 +26,13 @@ def _imported_modules(node, ctx: FileContext) -> List[str]:
 # -- CDL406: import of a CUDA extension module this project builds -------------------------
 def _extension_import(node, ctx: FileContext) -> None:
     project = ctx.model.project
-    if project is None or ctx.optional_import_depth:
+    if project is None:
         return
     for module in _imported_modules(node, ctx):
         found = project.extension(module)
-        if found is not None:
+        if found is not None and ctx.optional_import_depth:  # judged at its first call
+            ctx.check_state.setdefault("guarded extensions", set()).add(found[0])
+        elif found is not None:
             name, place = found
             where = project.display(place.path)
             ctx.report(
@@ -44,9 +46,101 @@ def _extension_import(node, ctx: FileContext) -> None:
             return
 
 
+def _extension_call(node: cst.Call, ctx: FileContext) -> None:
+    """A call into an extension whose import is guarded (`try: import ext / except ImportError: ext =
+    None`) with nothing to fall back on: on a Mac the name is None or unbound, so this call fails.
+    Reported once per extension and file, at the first such call."""
+    project = ctx.model.project
+    head = dotted(node.func)
+    if project is None or head is None:
+        return
+    head = head.split(".")[0]
+    bindings = ctx.model.lookup(head)
+    found = next((project.extension(b.qualified) for b in bindings if b.kind == "import" and b.qualified), None)
+    if found is None or any(_fallback(b, project) for b in bindings) or _may_fall_back(node, ctx):
+        return
+    name, place = found
+    reported = ctx.check_state.setdefault("extension calls", set())
+    if name in reported or name not in ctx.check_state.get("guarded extensions", ()):
+        return
+    reported.add(name)
+    where = project.display(place.path)
+    ctx.report(
+        "CDL406",
+        node,
+        f"{source_of(node.func)}() calls {name}, a CUDA extension this project builds ({where}:{place.line}); its "
+        "import is guarded, but nothing here falls back when it failed, so this call fails on a Mac; test "
+        "the import's outcome and call a torch version instead",
+        related=(((where, place.line, place.column), f"{name} is built here"),),
+    )
+
+
+def _fallback(binding, project) -> bool:
+    """Another binding of the name that works without the extension: a def, a class, an import of
+    something else, a value other than None."""
+    if binding.kind == "import":
+        return not binding.qualified or project.extension(binding.qualified) is None
+    if binding.kind in ("def", "class"):
+        return True
+    if binding.kind == "assign":
+        return not (isinstance(binding.value, cst.Name) and binding.value.value == "None")
+    return False
+
+
+_CONDITIONAL = (cst.If, cst.IfExp, cst.BooleanOperation, cst.Try, cst.While)
+
+
+def _may_fall_back(node: cst.Call, ctx: FileContext) -> bool:
+    """The call sits under a condition or a try, or its function first tests a module-level name
+    (`if ext is None: return slow(x)`, `assert HAS_EXT`): a fallback this check does not judge."""
+    frame = None
+    for ancestor in reversed(ctx.stack[:-1]):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+            frame = ancestor
+            break
+        if isinstance(ancestor, _CONDITIONAL):
+            return True
+    if not isinstance(frame, cst.FunctionDef):
+        return False
+    return any(_tests_module_name(test, ctx) for test in _tests_before(frame.body, node))
+
+
+def _tests_before(body: cst.CSTNode, call: cst.Call) -> List[cst.BaseExpression]:
+    """The tests of the `if`s and `assert`s of a function body that come before the call."""
+    found: List[cst.BaseExpression] = []
+
+    class Tests(cst.CSTVisitor):
+        reached = False
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is call:
+                self.reached = True
+            if self.reached or isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(node, (cst.If, cst.Assert)):
+                found.append(node.test)
+            return True
+
+    body.visit(Tests())
+    return found
+
+
+def _tests_module_name(test: cst.BaseExpression, ctx: FileContext) -> bool:
+    names: List[str] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.append(node.value)
+
+    test.visit(Names())
+    module = ctx.model.module_scope
+    return any(ctx.model.lookup(name) and ctx.model.lookup(name)[0].scope is module for name in names)
+
+
 def extension_import(registry: Registry) -> None:
     registry.on(cst.Import, _extension_import)
     registry.on(cst.ImportFrom, _extension_import)
+    registry.on(cst.Call, _extension_call)
 
 
 # -- CDL407: a project module that imports a CUDA-only library at import time ---------------

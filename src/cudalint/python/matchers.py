@@ -225,6 +225,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return
     if ctx.test_depth and entry.rule.silenced_in_tests:
         return  # a query inside an if-test decides, it does not move data
+    if entry.rule.match.get("called") and not (isinstance(ctx.parent, cst.Call) and ctx.parent.func is node):
+        return  # named, not called: an isinstance tuple, a saved original, a monkeypatch target
     if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
     if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
@@ -367,23 +369,26 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     return True
 
 
-def _follows_call(api: str, ctx: FileContext, window: int = 3) -> bool:
-    """The statement holding the current node comes right after (within `window` statements of
-    the same block) a call of `api`."""
+def _follows_call(api, ctx: FileContext) -> bool:
+    """A call of `api` (a name or a list of names) runs unconditionally before the current node in
+    the same function or module body: an earlier statement of the node's own block, or of any block
+    around it up to the function, is that call. A call inside a preceding `if`/`for` is not."""
+    apis = {api} if isinstance(api, str) else set(api)
     stack = ctx.stack
     for depth in range(len(stack) - 1, 0, -1):
         line, block = stack[depth], stack[depth - 1]
-        if isinstance(line, cst.SimpleStatementLine) and isinstance(block, (cst.IndentedBlock, cst.Module)):
-            index = next((i for i, item in enumerate(block.body) if item is line), None)
-            if index is None:
-                return False
-            for earlier in block.body[max(0, index - window):index]:
-                if isinstance(earlier, cst.SimpleStatementLine):
-                    for small in earlier.body:
-                        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                            if ctx.model.resolve(small.value.func) == api:
-                                return True
-            return False
+        if isinstance(line, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False  # the enclosing function's body was searched: its caller's code is not "before"
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            continue
+        for earlier in block.body:
+            if earlier is line:
+                break
+            if isinstance(earlier, cst.SimpleStatementLine):
+                for small in earlier.body:
+                    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                        if ctx.model.resolve(small.value.func) in apis:
+                            return True
     return False
 
 
@@ -549,6 +554,8 @@ def _find_argument(call: cst.Call, keyword: Optional[str], position: Optional[in
 def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -> None:
     if ctx.test_depth or isinstance(ctx.parent, cst.Call) and ctx.parent.func is node:
         return
+    if isinstance(ctx.parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and ctx.parent.target is node:
+        return  # `self.is_cuda = ...` stores the program's own flag; it reads no tensor's attribute
     for entry in index.attributes.get(node.attr.value, ()):
         if not ctx.imports.is_module_ref(node.value):
             ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))

@@ -173,3 +173,40 @@ def test_import_chain_between_siblings_of_one_package_is_left_to_cdl404():
 def test_the_cdl407_example_still_reports_across_packages():
     rule = CATALOG["CDL407"]
     assert lint(rule.bad, project_files=dict(rule.example_files), select=["CDL407"]) == [("CDL407", 1, 1)]
+
+
+# -- CDL102 / CDL302: a class's own cuda() / pin_memory() forwarding to its parts -------------
+def test_forwarding_methods_are_no_finding_their_callers_are():
+    assert lint(
+        """
+        import torch
+        class Batch:
+            def __init__(self, data):
+                self.data = data
+            def pin_memory(self):
+                self.data = self.data.pin_memory()
+                return self
+            def cuda(self):
+                return Batch(torch.as_tensor(self.data).cuda())
+            def to_gpu(self):
+                fn = lambda: self.data.cuda()
+                return self.data.cuda(), fn
+        def cuda(x):
+            return x.cuda()
+        batch = Batch(torch.ones(2)).pin_memory().cuda()
+        """,
+        select=["CDL102", "CDL302"],
+    ) == [("CDL102", 11, 32), ("CDL102", 12, 26), ("CDL102", 14, 14), ("CDL302", 15, 30), ("CDL102", 15, 43)]
+
+
+def test_a_method_that_takes_the_tensor_to_pin_is_an_api_that_pins():
+    assert lint(
+        """
+        class Accelerator:
+            def pin_memory(self, tensor, align_bytes=1):
+                return tensor.pin_memory()
+            def cuda(self, device=None):
+                return self.module.cuda()
+        """,
+        select=["CDL102", "CDL302"],
+    ) == [("CDL302", 3, 23)]

@@ -210,3 +210,25 @@ def test_a_method_that_takes_the_tensor_to_pin_is_an_api_that_pins():
         """,
         select=["CDL102", "CDL302"],
     ) == [("CDL302", 3, 23)]
+
+
+# -- messages say what the call does without CUDA at the target release -------------------------
+def test_memory_and_seed_messages_say_silent_or_raising():
+    found = findings_of(
+        "import torch\n"
+        "torch.cuda.empty_cache()\n"
+        "used = torch.cuda.memory_allocated()\n"
+        "free, total = torch.cuda.mem_get_info()\n"
+        "torch.cuda.manual_seed_all(0)\n",
+        torch_version="2.9",
+    )
+    assert [(f.code, f.line, f.column, f.message) for f in found] == [
+        ("CDL202", 2, 1, "torch.cuda.empty_cache does nothing without CUDA (torch/cuda/memory.py: only once CUDA is "
+         "initialized), so the MPS cache is never freed; use torch.accelerator.empty_cache() under an is_available() "
+         "check (torch >= 2.9)"),
+        ("CDL202", 3, 8, "torch.cuda.memory_allocated returns 0 without CUDA (torch/cuda/memory.py: empty statistics "
+         "until CUDA is initialized), so on MPS it reports nothing; use torch.accelerator.memory_allocated() (torch >= 2.9)"),
+        ("CDL202", 4, 15, "torch.cuda.mem_get_info is CUDA-only; use torch.accelerator.get_memory_info() (torch >= 2.10)"),
+        ("CDL203", 5, 1, "torch.cuda.manual_seed_all does nothing without CUDA (torch/cuda/random.py queues it until "
+         "CUDA initializes), so it seeds nothing on MPS; use torch.manual_seed(s)"),
+    ]

@@ -232,3 +232,32 @@ def test_memory_and_seed_messages_say_silent_or_raising():
         ("CDL203", 5, 1, "torch.cuda.manual_seed_all does nothing without CUDA (torch/cuda/random.py queues it until "
          "CUDA initializes), so it seeds nothing on MPS; use torch.manual_seed(s)"),
     ]
+
+
+# -- CDL403: only what fails on None is reported, as CDL216 does for torch.version.cuda ----------
+def test_cuda_home_tested_stored_or_printed_is_no_finding_joined_it_is():
+    assert lint(
+        """
+        import os
+        from pathlib import Path
+        import torch.utils.cpp_extension
+        from torch.utils.cpp_extension import CUDA_HOME
+        if CUDA_HOME is None:
+            print(f"no CUDA toolkit: CUDA_HOME={CUDA_HOME}")
+        cuda_home = torch.utils.cpp_extension.CUDA_HOME
+        available = torch.utils.cpp_extension.CUDA_HOME is not None and bool(CUDA_HOME)
+        version = read_version(CUDA_HOME)
+        lib = os.path.join(torch.utils.cpp_extension.CUDA_HOME, "lib64")
+        nvcc = CUDA_HOME + "/bin/nvcc"
+        include = Path(CUDA_HOME) / "include"
+        root = CUDA_HOME.rstrip("/")
+        """,
+        select=["CDL403"],
+    ) == [("CDL403", 10, 20), ("CDL403", 11, 8), ("CDL403", 12, 16), ("CDL403", 13, 8)]
+
+
+def test_cuda_home_messages_name_the_misuse():
+    found = findings_of('import os\nfrom torch.utils.cpp_extension import CUDA_HOME\nlib = os.path.join(CUDA_HOME, "lib")\n', select=["CDL403"])
+    assert [f.message for f in found] == [
+        "os.path.join(CUDA_HOME) fails without a CUDA toolkit (every Mac), where CUDA_HOME is None; build a CPU-only variant then"
+    ]

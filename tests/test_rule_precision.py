@@ -261,3 +261,15 @@ def test_cuda_home_messages_name_the_misuse():
     assert [f.message for f in found] == [
         "os.path.join(CUDA_HOME) fails without a CUDA toolkit (every Mac), where CUDA_HOME is None; build a CPU-only variant then"
     ]
+
+
+def test_cuda_profiler_activity_message_says_it_records_nothing():
+    found = findings_of(
+        "from torch.profiler import ProfilerActivity, profile\nwith profile(activities=[ProfilerActivity.CUDA]):\n    pass\n",
+        select=["CDL213"],
+    )
+    assert [(f.code, f.line, f.column, f.message) for f in found] == [
+        ("CDL213", 2, 26, 'torch.profiler.ProfilerActivity.CUDA records nothing without CUDA (torch/autograd/profiler.py '
+         'warns "CUDA is not available, disabling CUDA profiling" and profiles the CPU only); use '
+         "torch.profiler.supported_activities()"),
+    ]

@@ -381,13 +381,14 @@ def torch_load(registry: Registry) -> None:
 
 
 # -- CDL216 / CDL403: a value that is None off CUDA, used as if it never were --------------
-def _none_names(ctx: FileContext) -> Dict[str, Rule]:
-    """Qualified name -> the rule that watches it (`names` of the rules naming this check), once per file."""
-    names = ctx.check_state.get("none-misuse")
-    if names is None:
+def _none_names(ctx: FileContext) -> Tuple[Dict[str, Rule], FrozenSet[str]]:
+    """Qualified name -> the rule that watches it (`names` of the rules naming this check), and the
+    last parts of those names (a cheap first test), once per file."""
+    state = ctx.check_state.get("none-misuse")
+    if state is None:
         names = {name: rule for rule in ctx.rules.values() if rule.match.get("check") == "none-misuse" for name in rule.match["names"]}
-        ctx.check_state["none-misuse"] = names
-    return names
+        state = ctx.check_state["none-misuse"] = (names, frozenset(name.rsplit(".", 1)[-1] for name in names))
+    return state
 
 
 def _none_misuse(node: cst.CSTNode, ctx: FileContext) -> None:
@@ -395,14 +396,12 @@ def _none_misuse(node: cst.CSTNode, ctx: FileContext) -> None:
     (a rule's `parsers`: `float(...)`, `os.path.join(...)`), arithmetic (`+`, `/`) and, where the rule
     says `ordering`, an ordering comparison. A test (`is None`, `if X:`), an assignment or a message
     asks nothing of it."""
+    names, ends = _none_names(ctx)
+    if (node.attr.value if isinstance(node, cst.Attribute) else node.value) not in ends:
+        return
     parent = ctx.parent
     if isinstance(parent, cst.Attribute) and parent.value is not node:
         return  # the `.attr` Name of a longer chain
-    names = _none_names(ctx)
-    if not (isinstance(node, cst.Attribute) and node.attr.value in {name.rsplit(".", 1)[-1] for name in names}) and not (
-        isinstance(node, cst.Name) and node.value in {name.rsplit(".", 1)[-1] for name in names}
-    ):
-        return
     qualified = ctx.imports.resolve(node)
     rule = names.get(qualified)
     if rule is None:

@@ -19,7 +19,7 @@ def test_fixed_cuda_script_runs_on_cpu_with_the_same_loss(tmp_path):
     assert "Torch not compiled with CUDA enabled" in before.stderr
 
     fixed = run_cli("check", "--fix", "--unsafe-fixes", "--torch-version", "2.13", "train.py", cwd=tmp_path)
-    assert fixed.stdout.splitlines()[-1].startswith("Fixed 8 problems. Found 3 problems (3 warnings)")
+    assert fixed.stdout.splitlines()[-1].startswith("Fixed 8 problems. Found 2 problems (2 warnings)")
 
     after = run_python("train.py", tmp_path)
     assert after.returncode == 0, after.stderr
@@ -37,7 +37,7 @@ def test_fixed_demo_project_runs_on_cpu(tmp_path):
     shutil.copytree(FIXTURES / "demo", demo)
     assert run_python("train.py", demo).returncode != 0
     fixed = run_cli("check", "--fix", "--unsafe-fixes", ".", cwd=demo)
-    assert fixed.stdout.splitlines()[-1].startswith("Fixed 10 problems. Found 7 problems (1 error, 6 warnings)")
+    assert fixed.stdout.splitlines()[-1].startswith("Fixed 10 problems. Found 5 problems (1 error, 4 warnings)")
     after = run_python("train.py", demo)
     assert after.returncode == 0, after.stderr
     assert after.stdout.startswith("peak memory 0.0 MiB")

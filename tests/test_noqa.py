@@ -94,7 +94,7 @@ def test_noqa_inside_a_string_is_text_and_the_statement_end_counts():
         ("x = torch.ones(3)  # noqa: CDL102\n", "x = torch.ones(3)\n"),
         ("x = torch.ones(3)  # noqa: cdl102, E501\n", "x = torch.ones(3)  # noqa: E501\n"),
         ("x = torch.ones(3).cuda()  # noqa: CDL102, CDL999\n", "x = torch.ones(3).cuda()  # noqa: CDL102\n"),
-        ("x = torch.ones(3)  # type: ignore  # noqa: CDL3\n", "x = torch.ones(3)  # type: ignore\n"),
+        ("x = torch.ones(3)  # type: ignore  # noqa: CDL6\n", "x = torch.ones(3)  # type: ignore\n"),
         ("x = torch.ones(3)  # noqa: CDL102 moved to a helper\n", "x = torch.ones(3)  # moved to a helper\n"),
     ],
 )

@@ -138,22 +138,23 @@ def test_test_helpers_and_guard_constants_from_other_modules(tmp_path):
 
 def test_import_chain_is_reported_once_per_boundary(tmp_path):
     project = tmp_path / "proj"
-    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "ops").mkdir(parents=True)
     (project / "setup.py").write_text("from setuptools import setup\nsetup(name='pkg')\n", encoding="utf-8")
     files = {
         "pkg/__init__.py": "",
-        "pkg/kernel.py": "import triton\n",  # CDL404 here
-        "pkg/layer.py": "from pkg import kernel\n",  # the boundary: CDL407 here only
+        "pkg/ops/__init__.py": "",
+        "pkg/ops/kernel.py": "import triton\n",  # CDL404 here
+        "pkg/layer.py": "from pkg.ops import kernel\n",  # the boundary: CDL407 here only
         "pkg/model.py": "from pkg import layer\n",  # above the boundary: nothing more
-        "pkg/fused.py": "import triton\nfrom pkg import kernel\n",  # imports triton itself: CDL404 only
+        "pkg/fused.py": "import triton\nfrom pkg.ops import kernel\n",  # imports triton itself: CDL404 only
     }
     for name, text in files.items():
         (project / name).write_text(text, encoding="utf-8")
     result = run_cli("check", "--format", "json", ".", cwd=project)
     assert [(d["path"], d["code"], d["line"]) for d in json.loads(result.stdout)] == [
         ("pkg/fused.py", "CDL404", 1),
-        ("pkg/kernel.py", "CDL404", 1),
         ("pkg/layer.py", "CDL407", 1),
+        ("pkg/ops/kernel.py", "CDL404", 1),
     ]
 
 

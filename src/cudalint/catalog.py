@@ -69,6 +69,7 @@ class Rule:
     supersedes: tuple = ()  # codes whose finding on the same node this rule's finding replaces
     silenced_in_tests: bool = False  # a reference inside an if/while test is a decision, not a use
     example_files: Mapping = field(default_factory=dict)  # other files of the examples' project (path -> text)
+    provenance: str = ""  # the PyTorch source or docs a policy (leaving the default set, say) rests on
 
     @property
     def family(self) -> str:
@@ -101,7 +102,8 @@ class Rule:
     def _not_default(self) -> str:
         if self.default:
             return ""
-        return f"\nThis rule is not in the default set; select it with `--select {self.code}`.\n"
+        source = f" Source: {self.provenance}" if self.provenance else ""
+        return f"\nThis rule is not in the default set; select it with `--select {self.code}`.{source}\n"
 
 
 def _indent(text: str) -> str:
@@ -166,7 +168,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         raise CatalogError(f"{source}: {code}: blocks must be one of {BLOCKS}, with a remedy")
     if table.get("fix", "none") not in FIX_KINDS:
         raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
-    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests", "example_files"}
+    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests", "example_files", "provenance"}
     extra = set(table) - known
     if extra:
         raise CatalogError(f"{source}: {code}: unknown keys {sorted(extra)}")
@@ -189,6 +191,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         supersedes=tuple(table.get("supersedes", ())),
         silenced_in_tests=bool(table.get("silenced_in_tests", False)),
         example_files=dict(table.get("example_files", {})),
+        provenance=" ".join(table.get("provenance", "").split()),
     )
 
 

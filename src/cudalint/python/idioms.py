@@ -15,6 +15,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
+from cudalint.catalog import Rule
 from cudalint.python import op_coverage, project_checks
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
@@ -26,7 +27,6 @@ from cudalint.python.visitor import Registry, ends_flow
 DEVICE_POSITIONAL = {"torch.device": 0, "torch.set_default_device": 0, "torch.amp.GradScaler": 0}
 DEVICE_KEY_RE = re.compile(r"(^|_)device$", re.IGNORECASE)  # config keys: "device", "eval_device"
 BACKEND_QUERY_RE = re.compile(r"\b(cuda|xpu|npu|hpu|mlu)\b.*is_available")
-VERSION_PARSERS = {"float", "int", "Version", "parse", "LooseVersion", "StrictVersion", "version.parse"}
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 
@@ -382,29 +382,57 @@ def torch_load(registry: Registry) -> None:
     registry.on(cst.Call, _torch_load)
 
 
-# -- CDL216: torch.version.cuda used as if it were never None ----------------------
-def _version_cuda(node: cst.Attribute, ctx: FileContext) -> None:
-    if ctx.imports.resolve(node) != "torch.version.cuda":
+# -- CDL216 / CDL403: a value that is None off CUDA, used as if it never were --------------
+def _none_names(ctx: FileContext) -> Tuple[Dict[str, Rule], FrozenSet[str]]:
+    """Qualified name -> the rule that watches it (`names` of the rules naming this check), and the
+    last parts of those names (a cheap first test), once per file."""
+    state = ctx.check_state.get("none-misuse")
+    if state is None:
+        names = {name: rule for rule in ctx.rules.values() if rule.match.get("check") == "none-misuse" for name in rule.match["names"]}
+        state = ctx.check_state["none-misuse"] = (names, frozenset(name.rsplit(".", 1)[-1] for name in names))
+    return state
+
+
+def _none_misuse(node: cst.CSTNode, ctx: FileContext) -> None:
+    """Only what fails on None is reported: an attribute or item of it, a None-intolerant call with it
+    (a rule's `parsers`: `float(...)`, `os.path.join(...)`), arithmetic (`+`, `/`) and, where the rule
+    says `ordering`, an ordering comparison. A test (`is None`, `if X:`), an assignment or a message
+    asks nothing of it."""
+    names, ends = _none_names(ctx)
+    if (node.attr.value if isinstance(node, cst.Attribute) else node.value) not in ends:
         return
     parent = ctx.parent
-    if isinstance(parent, cst.Attribute) and parent.value is node:
-        misuse = f"torch.version.cuda.{parent.attr.value}"
+    if isinstance(parent, cst.Attribute) and parent.value is not node:
+        return  # the `.attr` Name of a longer chain
+    qualified = ctx.imports.resolve(node)
+    rule = names.get(qualified)
+    if rule is None:
+        return
+    match = rule.match
+    short = qualified.rsplit(".", 1)[-1] if isinstance(node, cst.Name) else qualified
+    if isinstance(parent, cst.Attribute):
+        misuse = f"{short}.{parent.attr.value}"
     elif isinstance(parent, cst.Subscript) and parent.value is node:
-        misuse = "torch.version.cuda[...]"
-    elif isinstance(parent, cst.Arg) and isinstance(ctx.stack[-3], cst.Call):
-        callee = dotted(ctx.stack[-3].func) or ""
-        if callee.split(".")[-1] not in VERSION_PARSERS and callee not in VERSION_PARSERS:
+        misuse = f"{short}[...]"
+    elif isinstance(parent, cst.Arg) and parent.value is node and isinstance(ctx.stack[-3], cst.Call):
+        call = ctx.stack[-3]
+        callee = dotted(call.func) or ""
+        parsers = match.get("parsers", ())
+        if callee not in parsers and callee.split(".")[-1] not in parsers and (ctx.imports.resolve(call.func) or "") not in parsers:
             return
-        misuse = f"{callee}(torch.version.cuda)"
-    elif isinstance(parent, cst.Comparison) and any(isinstance(t.operator, ORDERING) for t in parent.comparisons):
-        misuse = "an ordering comparison with torch.version.cuda"
+        misuse = f"{callee}({short})"
+    elif isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Add, cst.Divide)):
+        misuse = f"{short} {'+' if isinstance(parent.operator, cst.Add) else '/'} ..."
+    elif match.get("ordering") and isinstance(parent, cst.Comparison) and any(isinstance(t.operator, ORDERING) for t in parent.comparisons):
+        misuse = f"an ordering comparison with {short}"
     else:
         return
-    ctx.report("CDL216", node, f"{misuse} fails on builds without CUDA, where torch.version.cuda is None")
+    ctx.report(rule.code, node, match["message"].format(found=misuse))
 
 
-def version_cuda(registry: Registry) -> None:
-    registry.on(cst.Attribute, _version_cuda)
+def none_misuse(registry: Registry) -> None:
+    registry.on(cst.Attribute, _none_misuse)
+    registry.on(cst.Name, _none_misuse)
 
 
 # -- CDL111: MPS chosen because it is built, not because it is available -----------
@@ -560,7 +588,7 @@ CHECKS: Dict[str, Check] = {
     "device-selection": Check(device_selection, frozenset({"CDL104", "CDL107"})),
     "default-device": Check(default_device, frozenset({"CDL108"})),
     "torch-load": Check(torch_load, frozenset({"CDL109"})),
-    "version-cuda": Check(version_cuda, frozenset({"CDL216"})),
+    "none-misuse": Check(none_misuse, frozenset({"CDL216", "CDL403"})),
     "mps-built": Check(mps_built, frozenset({"CDL111"})),
     "cuda-required": Check(cuda_required, frozenset({"CDL112"})),
     "jit-extension": Check(jit_extension, frozenset({"CDL402"})),

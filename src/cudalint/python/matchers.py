@@ -5,7 +5,8 @@ Kinds of match, each a list of entries in the rule's TOML:
     refs        a qualified name (or `prefix.*`) referenced anywhere: call, decorator,
                 attribute read or write, `except` clause
     imports     a module imported outside `try/except ImportError`
-    methods     `.name(...)` called on a value that is not a module
+    methods     `.name(...)` called on a value that is not a module (with `unless_forwarding`,
+                not inside a method of the same name, which forwards the call)
     attributes  `.name` read on a value that is not a module, outside if-tests
     arguments   an argument value at a keyword and/or position of a call
     env         an environment variable name used with os.environ / os.getenv
@@ -225,6 +226,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return
     if ctx.test_depth and entry.rule.silenced_in_tests:
         return  # a query inside an if-test decides, it does not move data
+    if entry.rule.match.get("called") and not (isinstance(ctx.parent, cst.Call) and ctx.parent.func is node):
+        return  # named, not called: an isinstance tuple, a saved original, a monkeypatch target
     if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
     if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
@@ -367,23 +370,26 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     return True
 
 
-def _follows_call(api: str, ctx: FileContext, window: int = 3) -> bool:
-    """The statement holding the current node comes right after (within `window` statements of
-    the same block) a call of `api`."""
+def _follows_call(api, ctx: FileContext) -> bool:
+    """A call of `api` (a name or a list of names) runs unconditionally before the current node in
+    the same function or module body: an earlier statement of the node's own block, or of any block
+    around it up to the function, is that call. A call inside a preceding `if`/`for` is not."""
+    apis = {api} if isinstance(api, str) else set(api)
     stack = ctx.stack
     for depth in range(len(stack) - 1, 0, -1):
         line, block = stack[depth], stack[depth - 1]
-        if isinstance(line, cst.SimpleStatementLine) and isinstance(block, (cst.IndentedBlock, cst.Module)):
-            index = next((i for i, item in enumerate(block.body) if item is line), None)
-            if index is None:
-                return False
-            for earlier in block.body[max(0, index - window):index]:
-                if isinstance(earlier, cst.SimpleStatementLine):
-                    for small in earlier.body:
-                        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                            if ctx.model.resolve(small.value.func) == api:
-                                return True
-            return False
+        if isinstance(line, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False  # the enclosing function's body was searched: its caller's code is not "before"
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            continue
+        for earlier in block.body:
+            if earlier is line:
+                break
+            if isinstance(earlier, cst.SimpleStatementLine):
+                for small in earlier.body:
+                    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                        if ctx.model.resolve(small.value.func) in apis:
+                            return True
     return False
 
 
@@ -459,6 +465,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                 continue
             if "max_args" in entry.spec and len(node.args) > entry.spec["max_args"]:
                 continue
+            if entry.spec.get("unless_forwarding") and _in_method_named(func.attr.value, ctx):
+                continue  # `def cuda(self): self.data.cuda()`: the class implements the call; its caller is the use
             ctx.report(entry.rule.code, func.attr, entry.message(f".{func.attr.value}()"), _method_fix(entry, node, ctx))
     names = None
     for entry in index.arguments:
@@ -501,6 +509,24 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                     entry.message(f"{written} (reaching {found})"),
                     related=((arg, f"{written} reaches {source_of(func)}({found}) here"),),
                 )
+
+
+def _in_method_named(name: str, ctx: FileContext) -> bool:
+    """The innermost function around the current node is the class's own `name()` protocol method:
+    a method `name` that needs no argument but `self` (`batch.pin_memory()`, `results.cuda()`).
+    A method that takes the data to work on (`def pin_memory(self, tensor)`) is an API that uses it."""
+    stack = ctx.stack
+    for depth in range(len(stack) - 1, 1, -1):
+        node = stack[depth]
+        if isinstance(node, cst.Lambda):
+            return False
+        if isinstance(node, cst.FunctionDef):
+            params = node.params
+            required = [p for p in (*params.posonly_params, *params.params) if p.default is None]
+            required += [p for p in params.kwonly_params if p.default is None]
+            own = node.name.value == name and isinstance(stack[depth - 2], cst.ClassDef)
+            return own and len(required) == 1
+    return False
 
 
 def _method_fix(entry: Entry, call: cst.Call, ctx: FileContext) -> Optional[FixPlan]:
@@ -549,6 +575,8 @@ def _find_argument(call: cst.Call, keyword: Optional[str], position: Optional[in
 def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -> None:
     if ctx.test_depth or isinstance(ctx.parent, cst.Call) and ctx.parent.func is node:
         return
+    if isinstance(ctx.parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and ctx.parent.target is node:
+        return  # `self.is_cuda = ...` stores the program's own flag; it reads no tensor's attribute
     for entry in index.attributes.get(node.attr.value, ()):
         if not ctx.imports.is_module_ref(node.value):
             ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))

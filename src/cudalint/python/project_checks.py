@@ -157,6 +157,8 @@ def _import_chain(node, ctx: FileContext) -> None:
         chain = project.cuda_chain(module)
         if chain is None or here in chain or len(chain) != 2:
             continue  # reported once, at the import of the module that imports the library itself
+        if here is not None and _package(ctx.model.module_name, here) == _package(module, chain[0]):
+            continue  # a sibling of one package: its own unguarded import (CDL404 there) is the place to fix
         library = chain[-1]
         ctx.report(
             "CDL407",
@@ -166,6 +168,13 @@ def _import_chain(node, ctx: FileContext) -> None:
             f"{' → '.join([ctx.path, *map(project.display, chain[:-1]), library])}; import it lazily or guard the import",
         )
         return
+
+
+def _package(module: str, path: str) -> str:
+    """The package a module belongs to: itself for a package's `__init__`, else its parent."""
+    if path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py":
+        return module
+    return module.rpartition(".")[0]
 
 
 def import_chain(registry: Registry) -> None:

@@ -1,0 +1,275 @@
+"""Rule policies that real code showed are needed (issue 11): what each rule reports and what it
+no longer reports, pinned by exact code, line and column; and which rules left the default set."""
+
+import json
+import textwrap
+
+import pytest
+
+from conftest import findings_of, run_cli, triples
+from cudalint.catalog import load_catalog
+
+CATALOG = load_catalog()
+
+
+def lint(source: str, select=None, **kwargs):
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), select=select, torch_version="2.13", **kwargs))
+
+
+# -- rules out of the default set, each with the PyTorch source it rests on ---------------------
+@pytest.mark.parametrize("code", ["CDL209", "CDL211", "CDL308", "CDL703", "CDL704"])
+def test_inert_off_cuda_rules_leave_the_default_set_with_their_provenance(code):
+    rule = CATALOG[code]
+    assert rule.default is False
+    assert rule.provenance.startswith(("torch/", "PyTorch docs"))
+    assert f"Source: {rule.provenance}" in rule.explain()
+
+
+def test_default_run_no_longer_reports_inert_flags_but_select_still_does(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import os\n"
+        "import torch\n"
+        'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n'
+        "torch.backends.cudnn.deterministic = True\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+        'model = torch.compile(torch.nn.Linear(2, 2), mode="reduce-overhead")\n'
+        "wrapped = torch.nn.DataParallel(model)\n",
+        encoding="utf-8",
+    )
+    quiet = run_cli("check", "--no-cache", "train.py", cwd=tmp_path)
+    assert (quiet.returncode, quiet.stdout) == (0, "All clear: 1 file checked, target torch 2.15 (newest release cudalint knows).\n")
+    loud = run_cli("check", "--no-cache", "--select", "CDL209,CDL211,CDL308,CDL703,CDL704", "--format", "json", "train.py", cwd=tmp_path)
+    assert loud.returncode == 1
+    assert [(d["code"], d["line"], d["column"]) for d in json.loads(loud.stdout)] == [
+        ("CDL308", 3, 12),
+        ("CDL209", 4, 1),
+        ("CDL211", 5, 1),
+        ("CDL704", 6, 46),
+        ("CDL703", 7, 11),
+    ]
+
+
+# -- CDL703: only wrapping a model is reported, not naming the class ----------------------------
+def test_data_parallel_named_in_isinstance_is_no_finding():
+    assert lint(
+        """
+        import torch
+        from torch.nn import DataParallel
+        OPTIONS = (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)
+        def unwrap(model):
+            while isinstance(model, OPTIONS) or isinstance(model, (DataParallel,)):
+                model = model.module
+            return model
+        def wrap(model):
+            return torch.nn.DataParallel(model)
+        def wrap_again(model):
+            return DataParallel(model, device_ids=[0])
+        """,
+        select=["CDL703"],
+    ) == [("CDL703", 9, 12), ("CDL703", 11, 12)]
+
+
+# -- CDL204: a query is reported where it is called, not where it is saved or patched -----------
+def test_bf16_query_saved_or_monkeypatched_is_no_finding():
+    assert lint(
+        """
+        import torch
+        old_is_bf16_supported = torch.cuda.is_bf16_supported
+        def is_bf16_supported(including_emulation=False):
+            return old_is_bf16_supported(including_emulation)
+        torch.cuda.is_bf16_supported = is_bf16_supported
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        name = torch.cuda.get_device_name(0)
+        """
+    ) == [("CDL204", 6, 27), ("CDL204", 7, 8)]
+
+
+# -- CDL203: CUDA seeding after the global seed, anywhere earlier in the same function -----------
+def test_cuda_seed_after_the_global_seed_in_the_same_function_is_no_finding():
+    assert lint(
+        """
+        import random
+        import numpy as np
+        import torch
+        def set_seed(seed, xpu):
+            random.seed(seed)
+            np.random.seed(seed)
+            torch.manual_seed(seed)
+            torch.cuda.manual_seed(seed)
+            torch.cuda.manual_seed_all(seed)
+            if xpu:
+                torch.xpu.manual_seed_all(seed)
+            else:
+                torch.cuda.manual_seed_all(seed)
+        def seed_cuda_only(seed):
+            torch.cuda.manual_seed(seed)
+            torch.manual_seed(seed)
+        def seed_if(seed, flag):
+            if flag:
+                torch.manual_seed(seed)
+            torch.cuda.manual_seed_all(seed)
+        def outer(seed):
+            torch.manual_seed(seed)
+            def inner():
+                torch.cuda.manual_seed(seed)
+            return inner
+        """,
+        select=["CDL203"],
+    ) == [("CDL203", 15, 5), ("CDL203", 20, 5), ("CDL203", 24, 9)]
+
+
+def test_cuda_seed_after_the_global_seed_at_module_level_is_no_finding():
+    assert lint(
+        """
+        import torch
+        from torch import random as trandom
+        trandom.manual_seed(0)
+        if torch.cuda.is_available() or True:
+            torch.cuda.manual_seed_all(0)
+        torch.cuda.get_rng_state()
+        """,
+        select=["CDL203"],
+    ) == [("CDL203", 6, 1)]
+
+
+# -- CDL103: an attribute the program stores under the name is_cuda ----------------------------
+def test_is_cuda_as_an_assignment_target_is_no_finding():
+    assert lint(
+        """
+        import torch
+        class Loader:
+            def __init__(self, device):
+                self.is_cuda = torch.cuda.is_available() and device.type == "cuda"
+                self.is_cuda: bool = False
+            def check(self, x):
+                assert x.is_cuda
+        """,
+        select=["CDL103"],
+    ) == [("CDL103", 7, 16)]
+
+
+# -- CDL407: the boundary is where another package reaches into a kernel module ---------------
+def test_import_chain_between_siblings_of_one_package_is_left_to_cdl404():
+    files = {
+        "setup.py": "from setuptools import setup\nsetup(name='pkg')\n",
+        "pkg/__init__.py": "",
+        "pkg/kernels/__init__.py": "from pkg.kernels.norm import fwd\nfrom .swiglu import act\n",
+        "pkg/kernels/norm.py": "import triton\n\ndef fwd(x):\n    return x\n",
+        "pkg/kernels/swiglu.py": "import triton\n\ndef act(x):\n    return x\n",
+        "pkg/kernels/lora.py": "from pkg.kernels.swiglu import act\n",
+        "pkg/models/__init__.py": "",
+        "pkg/models/_utils.py": "import xformers\n",
+        "pkg/models/llama.py": "from ._utils import *\nfrom pkg.kernels.norm import fwd\n",
+    }
+    assert lint("from pkg.models import llama\n", path="pkg/cli.py", project_files=files) == []
+    for path, expected in {
+        "pkg/kernels/__init__.py": [],
+        "pkg/kernels/lora.py": [],
+        "pkg/models/llama.py": [("CDL407", 2, 1)],  # models reaches into kernels: the boundary
+    }.items():
+        assert lint(files[path], path=path, project_files=files, select=["CDL407"]) == expected, path
+
+
+def test_the_cdl407_example_still_reports_across_packages():
+    rule = CATALOG["CDL407"]
+    assert lint(rule.bad, project_files=dict(rule.example_files), select=["CDL407"]) == [("CDL407", 1, 1)]
+
+
+# -- CDL102 / CDL302: a class's own cuda() / pin_memory() forwarding to its parts -------------
+def test_forwarding_methods_are_no_finding_their_callers_are():
+    assert lint(
+        """
+        import torch
+        class Batch:
+            def __init__(self, data):
+                self.data = data
+            def pin_memory(self):
+                self.data = self.data.pin_memory()
+                return self
+            def cuda(self):
+                return Batch(torch.as_tensor(self.data).cuda())
+            def to_gpu(self):
+                fn = lambda: self.data.cuda()
+                return self.data.cuda(), fn
+        def cuda(x):
+            return x.cuda()
+        batch = Batch(torch.ones(2)).pin_memory().cuda()
+        """,
+        select=["CDL102", "CDL302"],
+    ) == [("CDL102", 11, 32), ("CDL102", 12, 26), ("CDL102", 14, 14), ("CDL302", 15, 30), ("CDL102", 15, 43)]
+
+
+def test_a_method_that_takes_the_tensor_to_pin_is_an_api_that_pins():
+    assert lint(
+        """
+        class Accelerator:
+            def pin_memory(self, tensor, align_bytes=1):
+                return tensor.pin_memory()
+            def cuda(self, device=None):
+                return self.module.cuda()
+        """,
+        select=["CDL102", "CDL302"],
+    ) == [("CDL302", 3, 23)]
+
+
+# -- messages say what the call does without CUDA at the target release -------------------------
+def test_memory_and_seed_messages_say_silent_or_raising():
+    found = findings_of(
+        "import torch\n"
+        "torch.cuda.empty_cache()\n"
+        "used = torch.cuda.memory_allocated()\n"
+        "free, total = torch.cuda.mem_get_info()\n"
+        "torch.cuda.manual_seed_all(0)\n",
+        torch_version="2.9",
+    )
+    assert [(f.code, f.line, f.column, f.message) for f in found] == [
+        ("CDL202", 2, 1, "torch.cuda.empty_cache does nothing without CUDA (torch/cuda/memory.py: only once CUDA is "
+         "initialized), so the MPS cache is never freed; use torch.accelerator.empty_cache() under an is_available() "
+         "check (torch >= 2.9)"),
+        ("CDL202", 3, 8, "torch.cuda.memory_allocated returns 0 without CUDA (torch/cuda/memory.py: empty statistics "
+         "until CUDA is initialized), so on MPS it reports nothing; use torch.accelerator.memory_allocated() (torch >= 2.9)"),
+        ("CDL202", 4, 15, "torch.cuda.mem_get_info is CUDA-only; use torch.accelerator.get_memory_info() (torch >= 2.10)"),
+        ("CDL203", 5, 1, "torch.cuda.manual_seed_all does nothing without CUDA (torch/cuda/random.py queues it until "
+         "CUDA initializes), so it seeds nothing on MPS; use torch.manual_seed(s)"),
+    ]
+
+
+# -- CDL403: only what fails on None is reported, as CDL216 does for torch.version.cuda ----------
+def test_cuda_home_tested_stored_or_printed_is_no_finding_joined_it_is():
+    assert lint(
+        """
+        import os
+        from pathlib import Path
+        import torch.utils.cpp_extension
+        from torch.utils.cpp_extension import CUDA_HOME
+        if CUDA_HOME is None:
+            print(f"no CUDA toolkit: CUDA_HOME={CUDA_HOME}")
+        cuda_home = torch.utils.cpp_extension.CUDA_HOME
+        available = torch.utils.cpp_extension.CUDA_HOME is not None and bool(CUDA_HOME)
+        version = read_version(CUDA_HOME)
+        lib = os.path.join(torch.utils.cpp_extension.CUDA_HOME, "lib64")
+        nvcc = CUDA_HOME + "/bin/nvcc"
+        include = Path(CUDA_HOME) / "include"
+        root = CUDA_HOME.rstrip("/")
+        """,
+        select=["CDL403"],
+    ) == [("CDL403", 10, 20), ("CDL403", 11, 8), ("CDL403", 12, 16), ("CDL403", 13, 8)]
+
+
+def test_cuda_home_messages_name_the_misuse():
+    found = findings_of('import os\nfrom torch.utils.cpp_extension import CUDA_HOME\nlib = os.path.join(CUDA_HOME, "lib")\n', select=["CDL403"])
+    assert [f.message for f in found] == [
+        "os.path.join(CUDA_HOME) fails without a CUDA toolkit (every Mac), where CUDA_HOME is None; build a CPU-only variant then"
+    ]
+
+
+def test_cuda_profiler_activity_message_says_it_records_nothing():
+    found = findings_of(
+        "from torch.profiler import ProfilerActivity, profile\nwith profile(activities=[ProfilerActivity.CUDA]):\n    pass\n",
+        select=["CDL213"],
+    )
+    assert [(f.code, f.line, f.column, f.message) for f in found] == [
+        ("CDL213", 2, 26, 'torch.profiler.ProfilerActivity.CUDA records nothing without CUDA (torch/autograd/profiler.py '
+         'warns "CUDA is not available, disabling CUDA profiling" and profiles the CPU only); use '
+         "torch.profiler.supported_activities()"),
+    ]

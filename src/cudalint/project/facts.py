@@ -1,15 +1,19 @@
 """One file's facts for the project index, from CPython's own tree (no libcst).
 
-Only module-level structure is read: imports (and whether a try/if guards them), functions
-whose every return is a CUDA guard, parameters that default to a CUDA device, module
-constants with a literal value, and CUDA extension modules built by a call in the file.
+Module-level structure: imports (and whether a try/if guards them), the names the module
+re-exports, functions whose every return is a CUDA guard, parameters that default to a CUDA
+device, module constants with a literal value, and CUDA extension modules built by a call in
+the file. One walk over the rest records how the file uses names (calls under a CUDA guard or
+not, references that let a name escape) for the project's reachability (`project/reach.py`).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
+
+from cudalint.project.reach import collect_uses
 
 # Calls that build a CUDA extension module: the name is their first argument or `name=`.
 BUILDERS = {
@@ -42,8 +46,23 @@ class FileFacts:
         self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
         self.skips: List[str] = []  # test decorators (functions) that skip unless CUDA is there
+        self.exports: Dict[str, str] = {}  # module-level `from x import y as z`: z -> x.y (re-exports)
+        self.definitions: List[str] = []  # module-level classes and functions
+        self.uses: Dict[str, list] = {}  # qualified -> [escapes, guarded calls, [contexts of unguarded calls]]
+        self.decorators: Dict[str, List[str]] = {}  # context with an unguarded call -> its decorators
+        self.words: List[str] = []  # a file whose tree was not read: the identifiers it holds ("*": too many)
 
     def to_json(self) -> dict:
+        return {
+            **self.shared_json(),
+            "definitions": self.definitions,
+            "uses": self.uses,
+            "decorators": self.decorators,
+            "words": self.words,
+        }
+
+    def shared_json(self) -> dict:
+        """The facts other files read directly (reachability is shared through its result instead)."""
         return {
             "imports": self.imports,
             "guards": self.guards,
@@ -52,6 +71,7 @@ class FileFacts:
             "extensions": self.extensions,
             "guard_constants": self.guard_constants,
             "skips": self.skips,
+            "exports": self.exports,
         }
 
     @classmethod
@@ -64,6 +84,11 @@ class FileFacts:
         facts.extensions = [tuple(item) for item in data.get("extensions", [])]
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
         facts.skips = list(data.get("skips", []))
+        facts.exports = dict(data.get("exports", {}))
+        facts.definitions = list(data.get("definitions", []))
+        facts.uses = dict(data.get("uses", {}))
+        facts.decorators = dict(data.get("decorators", {}))
+        facts.words = list(data.get("words", []))
         return facts
 
 
@@ -72,12 +97,17 @@ def _is_cuda(value) -> bool:
 
 
 class _Reader:
-    def __init__(self, module: str, queries, flags, skip_if=(), skip_unless=()):
+    def __init__(self, module: str, queries, flags, skip_if=(), skip_unless=(), guards=None):
         self.module = module
         self.queries = queries
         self.flags = flags
         self.skip_if = skip_if
         self.skip_unless = skip_unless
+        self.is_package = False  # the module is a package's __init__.py (relative imports start at itself)
+        self.enum_members = guards.enum_members if guards is not None else frozenset()
+        self.platforms = guards.platforms if guards is not None else frozenset()
+        self.mac_platforms = guards.mac_platforms if guards is not None else frozenset()
+        self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
         self._visiting: set = set()  # helper functions being judged (a helper that calls itself)
         self.pending: Dict[str, ast.AST] = {}  # module-level NAME = <expression>, judged once functions are known
         self.builds = True  # the file may build a CUDA extension (set by read_facts from its text)
@@ -85,11 +115,12 @@ class _Reader:
         self.aliases: Dict[str, str] = {}
         self.facts = FileFacts()
         self.functions: Dict[str, ast.AST] = {}
+        self.classes: Set[str] = set()
 
     def absolute(self, level: int, name: Optional[str]) -> str:
         if not level:
             return name or ""
-        base = self.module.split(".")
+        base = self.module.split(".") + (["__init__"] if self.is_package else [])  # a package's own __init__
         package = base[: len(base) - level] if len(base) >= level else []
         return ".".join(part for part in [*package, name or ""] if part)
 
@@ -105,6 +136,9 @@ class _Reader:
 
     def read(self, tree: ast.Module) -> FileFacts:
         self._statements(tree.body, guarded=False)
+        self.facts.exports = {local: target for local, target in self.aliases.items() if local != target}
+        self.facts.definitions = sorted({*self.functions, *self.classes})
+        collect_uses(tree, self)
         if not self.guards_possible:
             return self.facts
         for name, node in self.functions.items():
@@ -155,6 +189,7 @@ class _Reader:
                 self._defaults(prefix + node.name, node.args, method=bool(prefix))
                 self._calls(node)
             elif isinstance(node, ast.ClassDef) and not prefix:
+                self.classes.add(node.name)
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                         self._defaults(node.name, item.args, method=True)
@@ -256,22 +291,18 @@ class _Reader:
                     return self._function_guard(self.functions[node.func.id]) or (False, False)
                 finally:
                     self._visiting.discard(node.func.id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+            prefix = node.args[0] if node.args else None
+            text = prefix.value if isinstance(prefix, ast.Constant) else None
+            if self._is_platform(node.func.value):
+                return self._platform(text)
+            return (True, False) if _is_cuda_text(text) else (False, False)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            left, op, right = node.left, node.ops[0], node.comparators[0]
-            inner = self._guard(left, function, depth + 1)
-            if inner[0] and isinstance(right, ast.Constant):
-                if isinstance(op, (ast.Gt, ast.NotEq, ast.IsNot)) or (isinstance(op, ast.GtE) and right.value == 1):
-                    return inner
-                if isinstance(op, (ast.Eq, ast.Is, ast.Lt)):
-                    return inner[1], inner[0]
+            return self._compare(node, function, depth)
         if isinstance(node, (ast.Attribute, ast.Name)) and self.resolve(node) in self.flags:
             return True, False
         if isinstance(node, ast.Name):  # a local of the function, or a module constant, bound to a guard
-            values = [
-                inner.value
-                for inner in ast.walk(function)
-                if isinstance(inner, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in inner.targets)
-            ] if function is not None else []
+            values = self._assigned(function).get(node.id, []) if function is not None else []
             if not values and node.id in self.pending:
                 values = [self.pending[node.id]]
             if values:
@@ -279,6 +310,80 @@ class _Reader:
                 return all(p[0] for p in parts), all(p[1] for p in parts)
         return False, False
 
+    def _compare(self, node: ast.Compare, function, depth: int) -> Tuple[bool, bool]:
+        """A query or flag against a count or None; a device kind, an enum member named CUDA or
+        the platform against a constant (the libcst guard evaluator's rules, on CPython's tree)."""
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        inner = self._guard(left, function, depth + 1)
+        if inner[0] and isinstance(right, ast.Constant):
+            if isinstance(op, (ast.Gt, ast.NotEq, ast.IsNot)) or (isinstance(op, ast.GtE) and right.value == 1):
+                return inner
+            if isinstance(op, (ast.Eq, ast.Is, ast.Lt)):
+                return inner[1], inner[0]
+        positive = isinstance(op, (ast.Eq, ast.Is, ast.In))
+        if not positive and not isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)):
+            return False, False
+        found = (False, False)
+        if self._is_platform(left) and isinstance(right, ast.Constant):
+            found = self._platform(right.value)
+        elif isinstance(op, (ast.In, ast.NotIn)):
+            items = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
+            if _is_cuda_constant(left) or (items and all(_is_cuda_constant(item) for item in items)):
+                found = (True, False)
+        elif any(_is_cuda_constant(side) or (isinstance(side, ast.Attribute) and side.attr in self.enum_members) for side in (left, right)):
+            found = (True, False)
+        return found if positive else (found[1], found[0])
+
+    def _is_platform(self, node: ast.AST) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        return self.resolve(target) in self.platforms
+
+    def _platform(self, text) -> Tuple[bool, bool]:
+        """`sys.platform == text`: true off a Mac for another platform, false off a Mac for macOS."""
+        if not isinstance(text, str) or not text:
+            return False, False
+        if any(text.lower().startswith(mac) for mac in self.mac_platforms):
+            return False, True
+        return True, False
+
+    def _assigned(self, function) -> Dict[str, List[ast.AST]]:
+        """NAME -> every value the function assigns to it (read once per function)."""
+        found = self._locals.get(id(function))
+        if found is None:
+            found = {}
+            for inner in ast.walk(function):
+                if isinstance(inner, ast.Assign):
+                    for target in inner.targets:
+                        if isinstance(target, ast.Name):
+                            found.setdefault(target.id, []).append(inner.value)
+            self._locals[id(function)] = found
+        return found
+
+
+def _is_cuda_text(text) -> bool:
+    return isinstance(text, str) and (text == "cuda" or text.startswith("cuda:"))
+
+
+def _is_cuda_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and _is_cuda_text(node.value)
+
+
+MAX_WORDS = 20000
+WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def unread_facts(text: bytes) -> FileFacts:
+    """The facts of a module whose tree is not read (a syntax error, too deep, too large): only the
+    identifiers it holds, so that reachability treats any name it may use as used from anywhere."""
+    facts = FileFacts()
+    words: Set[bytes] = set()
+    for match in WORD_RE.finditer(text):
+        words.add(match.group())
+        if len(words) > MAX_WORDS:
+            facts.words = ["*"]
+            return facts
+    facts.words = sorted(word.decode("ascii") for word in words)
+    return facts
 
 
 def _is_main_test(test: ast.AST) -> bool:
@@ -289,10 +394,15 @@ def _is_main_test(test: ast.AST) -> bool:
     )
 
 
-def read_facts(tree: ast.Module, module: str, queries, flags, skip_if=(), skip_unless=(), text: bytes = b"") -> FileFacts:
+def read_facts(
+    tree: ast.Module, module: str, queries, flags, skip_if=(), skip_unless=(), text: bytes = b"", guards=None,
+    is_package: bool = False,
+) -> FileFacts:
     """The facts of one module. `text` (its bytes) lets the reader skip what the file cannot hold:
-    extension builds without `cpp_extension`, guard helpers without a query, flag or skip word."""
-    reader = _Reader(module, queries, flags, skip_if, skip_unless)
+    extension builds without `cpp_extension`, guard helpers without a query, flag or skip word.
+    `guards` (the catalog's guard table) adds platform tests and enum members to the guard rules."""
+    reader = _Reader(module, queries, flags, skip_if, skip_unless, guards)
+    reader.is_package = is_package
     if text:
         reader.builds = b"cpp_extension" in text
         words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless)}

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from cudalint.project.facts import FileFacts, read_facts
+from cudalint.project.facts import FileFacts, read_facts, unread_facts
+from cudalint.project import reach
 
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"
 MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 FACTS_MAX_BYTES = 1024 * 1024  # a larger module is named in the index, but its tree is not held to read facts
 SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", ".cudalint_cache", "build", "dist", ".eggs", "site-packages"}
 CMAKE_TARGET_RE = re.compile(r"\b(pybind11_add_module|add_library|python_add_library|Python_add_library)\s*\(\s*([A-Za-z_][\w.]*)([^)]*)\)", re.S)
@@ -40,6 +42,7 @@ class ProjectIndex:
     extensions: Dict[str, Place] = field(default_factory=dict)  # extension module -> where it is built
     cuda_modules: Tuple[str, ...] = ()
     facts_digest: str = ""  # changes only when a fact another file can read changes
+    cuda_only: Set[str] = field(default_factory=set)  # classes and functions the project reaches only off a Mac
 
     _gate: Optional[frozenset] = None
     _chains: Dict[str, Optional[List[str]]] = field(default_factory=dict)
@@ -144,7 +147,8 @@ class ProjectIndex:
         return self._libraries[module]
 
     def function(self, qualified: str) -> Optional[Tuple[FileFacts, str, str]]:
-        """(facts, path, local name) of a function or class defined in the project."""
+        """(facts, path, local name) of a function or class defined in the project, through re-exports."""
+        qualified = self.follow(qualified)
         module, _, name = qualified.rpartition(".")
         while module:
             path = self._module_file(module)
@@ -153,6 +157,44 @@ class ProjectIndex:
             module, _, head = module.rpartition(".")
             name = f"{head}.{name}"
         return None
+
+    def follow(self, qualified: str) -> str:
+        """The name a re-export stands for (`pkg.require_cuda` -> `pkg.testing.require_cuda` when the
+        package's __init__ says `from .testing import require_cuda`); the name itself otherwise."""
+        for _ in range(MAX_REEXPORTS):
+            module, name, rest = self._split(qualified)
+            facts = self.facts.get(self.modules[module]) if module is not None else None
+            if facts is None or name in facts.definitions:
+                break
+            target = facts.exports.get(name)
+            if target is None:
+                break
+            qualified = f"{target}.{rest}" if rest else target
+        return qualified
+
+    def origin(self, qualified: str) -> Optional[Tuple[str, str]]:
+        """(definition, the attribute path after it) of a class or function the project defines at
+        module level, through re-exports; None for anything else (a library, a module, a constant)."""
+        module, name, rest = self._split(self.follow(qualified))
+        facts = self.facts.get(self.modules[module]) if module is not None else None
+        if facts is None or name not in facts.definitions:
+            return None
+        return f"{module}.{name}", rest
+
+    def _split(self, qualified: str) -> Tuple[Optional[str], str, str]:
+        """`pkg.mod.Class.attr` -> ("pkg.mod", "Class", "attr"): the longest prefix that is a module."""
+        parts = qualified.split(".")
+        if parts[0] not in self.packages:
+            return None, "", ""
+        for end in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:end])
+            if module in self.modules:
+                return module, parts[end], ".".join(parts[end + 1:])
+        return None, "", ""
+
+    def is_cuda_only(self, qualified: str) -> bool:
+        """A class or function whose every use in the project sits where the host is not a Mac."""
+        return qualified in self.cuda_only
 
     def guard_of(self, qualified: str) -> Optional[Tuple[bool, bool]]:
         found = self.function(qualified)
@@ -258,6 +300,9 @@ def build_index(
     root: Path, cuda_modules: Iterable[str], queries, flags, cache_dir: Optional[Path] = None, skip_if=(), skip_unless=()
 ) -> ProjectIndex:
     """Index every .py file and CMake build under `root`; facts of unchanged files come from the cache."""
+    from cudalint.python.semantic.guards import guard_facts
+
+    guards = guard_facts()  # platform tests and enum members, beside the queries and flags passed in
     root_text = os.path.abspath(str(root))
     cached = _load_cache(cache_dir)
     fresh: Dict[str, Tuple[str, dict]] = {}
@@ -280,11 +325,9 @@ def build_index(
             entry = cached.get(relative)
             if entry is not None and entry[0] == content:
                 facts = FileFacts.from_json(entry[1])
-            elif len(data) > FACTS_MAX_BYTES:
-                facts = FileFacts()
             else:
-                tree = _parse(data, relative)
-                facts = read_facts(tree, module, queries, flags, skip_if, skip_unless, data) if tree is not None else FileFacts()
+                tree = _parse(data, relative) if len(data) <= FACTS_MAX_BYTES else None
+                facts = read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, relative.endswith("/__init__.py") or relative == "__init__.py") if tree is not None else unread_facts(data)
             fresh[relative] = (content, facts.to_json())
             index.facts[relative] = facts
             for name, line, column in facts.extensions:
@@ -299,11 +342,13 @@ def build_index(
                     line = text.count("\n", 0, match.start(2)) + 1
                     column = match.start(2) - (text.rfind("\n", 0, match.start(2)) + 1) + 1
                     index.extensions.setdefault(match.group(2), Place(relative, line, column))
+    index.cuda_only = reach.cuda_only(index)
     material = {
         "version": INDEX_VERSION,
         "modules": index.modules,
-        "facts": {path: facts.to_json() for path, facts in index.facts.items()},
+        "facts": {path: facts.shared_json() for path, facts in index.facts.items()},
         "extensions": {name: [p.path, p.line, p.column] for name, p in index.extensions.items()},
+        "cuda_only": sorted(index.cuda_only),
     }
     index.facts_digest = hashlib.sha256(json.dumps(material, sort_keys=True, default=list).encode()).hexdigest()[:16]
     _save_cache(cache_dir, fresh)

@@ -112,7 +112,7 @@ class Walker:
         if kind is cst.Try:
             return ("body",) if _has_fallback(node) else ()
         if kind in (cst.FunctionDef, cst.ClassDef):
-            return ("body",) if self._skipped_off_cuda(node) else ()
+            return ("body",) if self._skipped_off_cuda(node) or self._reached_off_mac(node) else ()
         if kind is cst.Module:
             marker = model.module_scope.bindings.get("pytestmark")
             return ("body",) if marker and self._skips_off_cuda(marker[0].value) else ()
@@ -128,6 +128,15 @@ class Walker:
             marker = inner.bindings.get("pytestmark") if inner is not None else None
             return bool(marker) and self._skips_off_cuda(marker[0].value)
         return False
+
+    def _reached_off_mac(self, node) -> bool:
+        """A module-level class or function the project uses only where the host is not a Mac
+        (the project index's reachability: every call sits under a CUDA guard)."""
+        model = self.model
+        project = model.project
+        if project is None or not model.module_name or model.scope is not model.module_scope:
+            return False
+        return project.is_cuda_only(f"{model.module_name}.{node.name.value}")
 
     def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         model = self.model

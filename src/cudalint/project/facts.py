@@ -10,6 +10,7 @@ not, references that let a name escape) for the project's reachability (`project
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -47,6 +48,10 @@ class FileFacts:
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
         self.skips: List[str] = []  # test decorators (functions) that skip unless CUDA is there
         self.exports: Dict[str, str] = {}  # module-level `from x import y as z`: z -> x.y (re-exports)
+        # Guards and skip helpers that depend on helpers of other modules: function -> [leaves, table], the
+        # leaves ("call"|"ref", qualified) and, per combination of their guards, what the function is.
+        self.guards_via: Dict[str, list] = {}
+        self.skips_via: Dict[str, list] = {}
         self.definitions: List[str] = []  # module-level classes and functions
         self.uses: Dict[str, list] = {}  # qualified -> [escapes, guarded calls, [contexts of unguarded calls]]
         self.decorators: Dict[str, List[str]] = {}  # context with an unguarded call -> its decorators
@@ -72,6 +77,8 @@ class FileFacts:
             "guard_constants": self.guard_constants,
             "skips": self.skips,
             "exports": self.exports,
+            "guards_via": self.guards_via,
+            "skips_via": self.skips_via,
         }
 
     @classmethod
@@ -85,6 +92,8 @@ class FileFacts:
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
         facts.skips = list(data.get("skips", []))
         facts.exports = dict(data.get("exports", {}))
+        facts.guards_via = dict(data.get("guards_via", {}))
+        facts.skips_via = dict(data.get("skips_via", {}))
         facts.definitions = list(data.get("definitions", []))
         facts.uses = dict(data.get("uses", {}))
         facts.decorators = dict(data.get("decorators", {}))
@@ -108,6 +117,8 @@ class _Reader:
         self.platforms = guards.platforms if guards is not None else frozenset()
         self.mac_platforms = guards.mac_platforms if guards is not None else frozenset()
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
+        self.leaves: Optional[List[Tuple[str, str]]] = None  # while tabulating: the other modules' names met
+        self.assumed: Dict[Tuple[str, str], Tuple[bool, bool]] = {}  # while tabulating: their assumed guards
         self._visiting: set = set()  # helper functions being judged (a helper that calls itself)
         self.pending: Dict[str, ast.AST] = {}  # module-level NAME = <expression>, judged once functions are known
         self.builds = True  # the file may build a CUDA extension (set by read_facts from its text)
@@ -145,8 +156,12 @@ class _Reader:
             guard = self._function_guard(node)
             if guard is not None:
                 self.facts.guards[name] = guard
+            else:
+                self._tabulate(name, lambda: self._function_guard(node), self.facts.guards_via)
             if self._skips_off_cuda(node):
                 self.facts.skips.append(name)
+            else:
+                self._tabulate(name, lambda: self._skips_off_cuda(node) or None, self.facts.skips_via)
         for name, value in self.pending.items():
             true, false = self._guard(value)
             if true or false:
@@ -262,6 +277,39 @@ class _Reader:
         self.facts.extensions.append((name.value, name.lineno, name.col_offset + 1))
 
     # -- helpers that are guards ---------------------------------------------------------
+    def _tabulate(self, name: str, judge, into: Dict[str, list]) -> None:
+        """A helper whose answer depends on helpers of other modules (`is_cuda_available() and not
+        is_xla()` with both imported): what it is for each combination of their guards, for the
+        index to look up once it knows them. At most MAX_LEAVES such names; none is no table."""
+        self.leaves = []
+        try:
+            judge()
+            leaves = list(dict.fromkeys(self.leaves))
+        finally:
+            self.leaves = None
+        if not leaves or len(leaves) > MAX_LEAVES:
+            return
+        table = {}
+        for combination in itertools.product(range(len(LEAF_GUARDS)), repeat=len(leaves)):
+            self.assumed = {leaf: LEAF_GUARDS[choice] for leaf, choice in zip(leaves, combination)}
+            try:
+                found = judge()
+            finally:
+                self.assumed = {}
+            if found:
+                table["".join(map(str, combination))] = found
+        if table:
+            into[name] = [[list(leaf) for leaf in leaves], table]
+
+    def _leaf(self, kind: str, qualified: Optional[str]) -> Optional[Tuple[bool, bool]]:
+        """A name of another module in a guard: its assumed guard while tabulating, else unknown."""
+        if qualified is None or "." not in qualified:
+            return None
+        leaf = (kind, qualified)
+        if self.leaves is not None:
+            self.leaves.append(leaf)
+        return self.assumed.get(leaf)
+
     def _function_guard(self, node) -> Optional[Tuple[bool, bool]]:
         returns = [inner.value for inner in ast.walk(node) if isinstance(inner, ast.Return) and inner.value is not None]
         if not returns:
@@ -291,6 +339,9 @@ class _Reader:
                     return self._function_guard(self.functions[node.func.id]) or (False, False)
                 finally:
                     self._visiting.discard(node.func.id)
+            assumed = self._leaf("call", qualified) if not isinstance(node.func, ast.Name) or node.func.id not in self.functions else None
+            if assumed is not None:
+                return assumed
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
             prefix = node.args[0] if node.args else None
             text = prefix.value if isinstance(prefix, ast.Constant) else None
@@ -299,8 +350,13 @@ class _Reader:
             return (True, False) if _is_cuda_text(text) else (False, False)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             return self._compare(node, function, depth)
-        if isinstance(node, (ast.Attribute, ast.Name)) and self.resolve(node) in self.flags:
-            return True, False
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            qualified = self.resolve(node)
+            if qualified in self.flags:
+                return True, False
+            assumed = self._leaf("ref", qualified)
+            if assumed is not None:
+                return assumed
         if isinstance(node, ast.Name):  # a local of the function, or a module constant, bound to a guard
             values = self._assigned(function).get(node.id, []) if function is not None else []
             if not values and node.id in self.pending:
@@ -369,6 +425,8 @@ def _is_cuda_constant(node: ast.AST) -> bool:
 
 
 MAX_WORDS = 20000
+MAX_LEAVES = 3  # names of other modules one helper's table may depend on (3 ** 3 evaluations at most)
+LEAF_GUARDS = ((False, False), (True, False), (False, True))  # unknown, true only off a Mac, false only off a Mac
 WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 

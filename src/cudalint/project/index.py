@@ -19,6 +19,8 @@ from cudalint.project import reach
 INDEX_VERSION = "3"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
+MAX_HELPER_DEPTH = 6  # helpers of helpers followed across modules (a cycle ends here too)
+LEAF_CHOICES = {(False, False): 0, (True, False): 1, (False, True): 2}  # facts.LEAF_GUARDS, by position
 FACTS_MAX_BYTES = 1024 * 1024  # a larger module is named in the index, but its tree is not held to read facts
 SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", ".cudalint_cache", "build", "dist", ".eggs", "site-packages"}
 CMAKE_TARGET_RE = re.compile(r"\b(pybind11_add_module|add_library|python_add_library|Python_add_library)\s*\(\s*([A-Za-z_][\w.]*)([^)]*)\)", re.S)
@@ -196,11 +198,16 @@ class ProjectIndex:
         """A class or function whose every use in the project sits where the host is not a Mac."""
         return qualified in self.cuda_only
 
-    def guard_of(self, qualified: str) -> Optional[Tuple[bool, bool]]:
+    def guard_of(self, qualified: str, depth: int = 0) -> Optional[Tuple[bool, bool]]:
+        """(true only off a Mac, false only off a Mac) of a helper's return value, when it is a guard."""
         found = self.function(qualified)
         if found is None or found[0] is None:
             return None
-        return found[0].guards.get(found[2])
+        facts, _, name = found
+        known = facts.guards.get(name)
+        if known is not None or name not in facts.guards_via:
+            return known
+        return self._looked_up(facts.guards_via[name], depth)
 
     def guard_constant(self, qualified: str) -> Optional[Tuple[bool, bool]]:
         found = self.function(qualified)
@@ -208,9 +215,27 @@ class ProjectIndex:
             return None
         return found[0].guard_constants.get(found[2])
 
-    def skips_off_cuda(self, qualified: str) -> bool:
+    def skips_off_cuda(self, qualified: str, depth: int = 0) -> bool:
+        """A test decorator (or decorator factory) of the project that skips unless CUDA is there."""
         found = self.function(qualified)
-        return bool(found and found[0] is not None and found[2] in found[0].skips)
+        if found is None or found[0] is None:
+            return False
+        facts, _, name = found
+        if name in facts.skips:
+            return True
+        return name in facts.skips_via and bool(self._looked_up(facts.skips_via[name], depth))
+
+    def _looked_up(self, entry, depth: int):
+        """A helper that depends on other modules' helpers: its table entry for what they are."""
+        if depth >= MAX_HELPER_DEPTH:
+            return None
+        leaves, table = entry
+        choices = []
+        for kind, qualified in leaves:
+            guard = self.guard_of(qualified, depth + 1) if kind == "call" else self.guard_constant(qualified)
+            choices.append(str(LEAF_CHOICES.get(tuple(guard) if guard else (False, False), 0)))
+        found = table.get("".join(choices))
+        return tuple(found) if isinstance(found, list) else found
 
     def cuda_defaults(self, qualified: str):
         found = self.function(qualified)

@@ -62,6 +62,12 @@ class GuardFacts:
     enum_members: FrozenSet[str]  # enum member names that mean CUDA (RNGType.CUDA)
     skip_if: FrozenSet[str]  # decorators that skip when their condition is true
     skip_unless: FrozenSet[str]  # decorators that skip when their condition is false
+    skip_params: FrozenSet[str] = frozenset()  # parameter sets whose `marks=` may skip them (pytest.param)
+
+    @property
+    def skip_param_names(self) -> FrozenSet[str]:
+        """The last part of each skip_params name: a cheap test before resolving a call."""
+        return frozenset(name.rpartition(".")[2] for name in self.skip_params)
 
 
 @functools.lru_cache(maxsize=1)

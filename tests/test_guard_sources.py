@@ -1,0 +1,169 @@
+"""Guards that come from the toolkit, from test parameter marks and from helpers that lean on
+helpers of other modules: each is false on every Mac, so the code it guards gets no finding."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+SETUP = "from setuptools import setup\nsetup(name='pkg')\n"
+
+
+def lint(source: str, select=None, project_files=None, path="example.py"):
+    files = None
+    if project_files is not None:
+        files = {"setup.py": SETUP, "pkg/__init__.py": "", **{k: textwrap.dedent(v).lstrip("\n") for k, v in project_files.items()}}
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), select=select, project_files=files, path=path))
+
+
+def test_cuda_home_checks_guard_the_toolkit_paths():
+    source = """
+    import os
+
+    import torch
+    from torch.utils import cpp_extension
+    from torch.utils.cpp_extension import CUDA_HOME, ROCM_HOME
+
+
+    def nvcc():
+        if CUDA_HOME is None:
+            return None
+        return os.path.join(CUDA_HOME, "bin", "nvcc")
+
+
+    def flags():
+        if cpp_extension.CUDA_HOME:
+            return [os.path.join(cpp_extension.CUDA_HOME, "lib64")]
+        if ROCM_HOME is not None:
+            return [os.path.join(torch.utils.cpp_extension.CUDA_HOME, "lib")]
+        home = torch.utils.cpp_extension.CUDA_HOME
+        return [home]
+
+
+    NVCC = CUDA_HOME + "/bin/nvcc"
+    """
+    # The tests themselves decide; the uses they guard are silenced; line 19 reads it unguarded.
+    assert lint(source, select={"CDL403"}) == [("CDL403", 19, 12), ("CDL403", 23, 8)]
+
+
+def test_a_parameter_set_skipped_off_cuda_holds_cuda_only_values():
+    source = """
+    import pytest
+    import torch
+
+    needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")
+
+
+    @pytest.mark.parametrize(
+        "device",
+        [
+            torch.device("cpu"),
+            pytest.param(torch.device("cuda"), marks=needs_cuda),
+            pytest.param(torch.device("cuda:0"), marks=[pytest.mark.skipif(not torch.cuda.is_available(), reason="x")]),
+            pytest.param(torch.device("cuda"), marks=pytest.mark.slow),
+        ],
+    )
+    def test_ones(device):
+        torch.ones(2, device=device)
+    """
+    assert lint(source, select={"CDL101"}) == [("CDL101", 13, 35)]
+
+
+def test_parameter_marks_from_project_helpers_and_factories():
+    testing = """
+    import pytest
+    import torch
+
+
+    def requires_gpu():
+        return pytest.mark.skipif(not torch.cuda.is_available(), reason="GPU")
+
+
+    def require_cuda(test_case):
+        return pytest.mark.skipif(torch.cuda.device_count() == 0, reason="GPU")(test_case)
+    """
+    source = """
+    import pytest
+    import torch
+    from pkg.testing import require_cuda, requires_gpu
+
+
+    @pytest.mark.parametrize("d", ["cpu", pytest.param(torch.device("cuda"), marks=requires_gpu())])
+    def test_a(d):
+        pass
+
+
+    @requires_gpu()
+    def test_b():
+        torch.cuda.synchronize()
+
+
+    @require_cuda
+    def test_c():
+        torch.cuda.synchronize()
+
+
+    def test_d():
+        torch.cuda.synchronize()
+    """
+    found = lint(source, select={"CDL101", "CDL201"}, project_files={"pkg/testing.py": testing}, path="tests/test_x.py")
+    assert found == [("CDL201", 22, 5)]
+
+
+def test_helpers_that_lean_on_helpers_of_other_modules():
+    imports = """
+    import torch
+
+
+    def is_cuda_available():
+        available = torch.cuda.is_available()
+        return available
+
+
+    def is_xla_available():
+        return False
+    """
+    testing = """
+    import unittest
+
+    from .imports import is_cuda_available, is_xla_available
+
+
+    def require_cuda(test_case):
+        return unittest.skipUnless(is_cuda_available() and not is_xla_available(), "CUDA")(test_case)
+
+
+    def require_xla(test_case):
+        return unittest.skipUnless(is_xla_available(), "XLA")(test_case)
+
+
+    def has_gpu():
+        return is_cuda_available() or is_xla_available()
+
+
+    def use_gpu():
+        return is_cuda_available()
+    """
+    source = """
+    import torch
+    from pkg.testing import has_gpu, require_cuda, require_xla, use_gpu
+
+
+    @require_cuda
+    def test_a():
+        torch.cuda.synchronize()
+
+
+    @require_xla
+    def test_b():
+        torch.cuda.synchronize()
+
+
+    def test_c():
+        if has_gpu():
+            torch.cuda.synchronize()
+        if use_gpu():
+            torch.cuda.synchronize()
+    """
+    files = {"pkg/imports.py": imports, "pkg/testing.py": testing}
+    # require_xla and has_gpu lean on is_xla_available, which says nothing about the host.
+    assert lint(source, select={"CDL201"}, project_files=files, path="tests/test_x.py") == [("CDL201", 12, 5), ("CDL201", 17, 9)]

@@ -167,3 +167,45 @@ def test_helpers_that_lean_on_helpers_of_other_modules():
     files = {"pkg/imports.py": imports, "pkg/testing.py": testing}
     # require_xla and has_gpu lean on is_xla_available, which says nothing about the host.
     assert lint(source, select={"CDL201"}, project_files=files, path="tests/test_x.py") == [("CDL201", 12, 5), ("CDL201", 17, 9)]
+
+
+def test_a_flag_set_only_after_a_cuda_only_import_is_a_guard():
+    init = """
+    import torch
+
+    if torch.version.hip is None:
+        try:
+            import triton
+
+            HAS_TRITON = True
+        except ImportError:
+            HAS_TRITON = False
+    else:
+        HAS_TRITON = False
+
+    try:
+        import numpy
+
+        HAS_NUMPY = True
+    except ImportError:
+        HAS_NUMPY = False
+
+    try:
+        HAS_EARLY = True
+        import triton
+    except ImportError:
+        HAS_EARLY = False
+    """
+    source = """
+    import pkg
+    import torch
+
+    if pkg.HAS_TRITON:
+        torch.cuda.synchronize()
+    if pkg.HAS_NUMPY:
+        torch.cuda.synchronize()
+    if pkg.HAS_EARLY:
+        torch.cuda.synchronize()
+    """
+    found = lint(source, select={"CDL201"}, project_files={"pkg/__init__.py": init}, path="run.py")
+    assert found == [("CDL201", 7, 5), ("CDL201", 9, 5)]

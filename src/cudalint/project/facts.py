@@ -117,6 +117,8 @@ class _Reader:
         self.platforms = guards.platforms if guards is not None else frozenset()
         self.mac_platforms = guards.mac_platforms if guards is not None else frozenset()
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
+        self.libraries: Tuple[str, ...] = ()  # the CUDA-only libraries (packages.toml, through CDL404)
+        self.import_flags: Dict[str, List[Tuple[object, bool]]] = {}  # NAME -> (constant, after a CUDA-only import)
         self.leaves: Optional[List[Tuple[str, str]]] = None  # while tabulating: the other modules' names met
         self.assumed: Dict[Tuple[str, str], Tuple[bool, bool]] = {}  # while tabulating: their assumed guards
         self._visiting: set = set()  # helper functions being judged (a helper that calls itself)
@@ -166,6 +168,11 @@ class _Reader:
             true, false = self._guard(value)
             if true or false:
                 self.facts.guard_constants[name] = (true, false)
+        for name, assigned in self.import_flags.items():
+            if any(value is True and imported for value, imported in assigned) and all(
+                (value is True and imported) or value in (False, None) for value, imported in assigned
+            ):
+                self.facts.guard_constants[name] = (True, False)
         return self.facts
 
     def _skips_off_cuda(self, node) -> bool:
@@ -182,8 +189,12 @@ class _Reader:
                 return True
         return False
 
-    def _statements(self, body, guarded: bool, prefix: str = "") -> None:
+    def _statements(self, body, guarded: bool, prefix: str = "", imported: bool = False, trying: bool = False) -> None:
+        """`imported`: the statements run only once a CUDA-only library imported (`try: import triton`)."""
         for node in body:
+            if trying and not imported and isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                imported = not getattr(node, "level", 0) and any(self._cuda_library(name) for name in names)
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
@@ -211,17 +222,34 @@ class _Reader:
                 self._calls(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not prefix:
                 self._constant(node)
+                self._import_flag(node, imported)
                 self._calls(node)
             elif isinstance(node, (ast.Try, ast.If, ast.With)) or type(node).__name__ == "TryStar":
                 if isinstance(node, ast.If) and _is_main_test(node.test):
                     self._calls(node)
                     continue
+                trial = isinstance(node, ast.Try) or type(node).__name__ == "TryStar"
                 for field in ("body", "orelse", "finalbody"):
-                    self._statements(getattr(node, field, []) or [], guarded=guarded or not isinstance(node, ast.With), prefix=prefix)
+                    self._statements(
+                        getattr(node, field, []) or [], guarded=guarded or not isinstance(node, ast.With), prefix=prefix,
+                        imported=imported, trying=trial and field == "body",
+                    )
                 for handler in getattr(node, "handlers", []):
                     self._statements(handler.body, guarded=True, prefix=prefix)
             else:
                 self._calls(node)
+
+    def _cuda_library(self, module: str) -> bool:
+        return any(module == library or module.startswith(library + ".") for library in self.libraries)
+
+    def _import_flag(self, node, imported: bool) -> None:
+        """`HAS_TRITON = True` right after `import triton` in a try, False elsewhere: the name is a guard."""
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        constant = value.value if isinstance(value, ast.Constant) else ...
+        for target in targets:
+            if isinstance(target, ast.Name):
+                self.import_flags.setdefault(target.id, []).append((constant, imported))
 
     def _constant(self, node) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -454,15 +482,16 @@ def _is_main_test(test: ast.AST) -> bool:
 
 def read_facts(
     tree: ast.Module, module: str, queries, flags, skip_if=(), skip_unless=(), text: bytes = b"", guards=None,
-    is_package: bool = False,
+    is_package: bool = False, libraries=(),
 ) -> FileFacts:
     """The facts of one module. `text` (its bytes) lets the reader skip what the file cannot hold:
     extension builds without `cpp_extension`, guard helpers without a query, flag or skip word.
     `guards` (the catalog's guard table) adds platform tests and enum members to the guard rules."""
     reader = _Reader(module, queries, flags, skip_if, skip_unless, guards)
     reader.is_package = is_package
+    reader.libraries = tuple(libraries)
     if text:
         reader.builds = b"cpp_extension" in text
-        words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless)}
+        words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless, *libraries)}
         reader.guards_possible = any(word in text for word in words)
     return reader.read(tree)

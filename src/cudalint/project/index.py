@@ -329,6 +329,9 @@ def build_index(
 
     guards = guard_facts()  # platform tests and enum members, beside the queries and flags passed in
     root_text = os.path.abspath(str(root))
+    # Facts depend on the catalog's guard table and library list too: a cached entry is for both.
+    inputs = [sorted(queries), sorted(flags), sorted(skip_if), sorted(skip_unless), sorted(cuda_modules), repr(guards)]
+    salt = hashlib.sha256(json.dumps(inputs).encode()).digest()
     cached = _load_cache(cache_dir)
     fresh: Dict[str, Tuple[str, dict]] = {}
     index = ProjectIndex(root=root_text, cuda_modules=tuple(sorted(cuda_modules)))
@@ -343,7 +346,7 @@ def build_index(
             data = _read(path)
             if data is None:
                 continue
-            content = hashlib.sha256(data).hexdigest()
+            content = hashlib.sha256(salt + data).hexdigest()
             index.modules.setdefault(module, relative)
             index.paths[relative] = module
             index.packages.add(module.split(".")[0])
@@ -352,7 +355,11 @@ def build_index(
                 facts = FileFacts.from_json(entry[1])
             else:
                 tree = _parse(data, relative) if len(data) <= FACTS_MAX_BYTES else None
-                facts = read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, relative.endswith("/__init__.py") or relative == "__init__.py") if tree is not None else unread_facts(data)
+                package = relative.endswith("/__init__.py") or relative == "__init__.py"
+                facts = (
+                    read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.cuda_modules)
+                    if tree is not None else unread_facts(data)
+                )
             fresh[relative] = (content, facts.to_json())
             index.facts[relative] = facts
             for name, line, column in facts.extensions:

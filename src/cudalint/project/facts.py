@@ -117,6 +117,7 @@ class _Reader:
         self.platforms = guards.platforms if guards is not None else frozenset()
         self.mac_platforms = guards.mac_platforms if guards is not None else frozenset()
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
+        self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
         self.libraries: Tuple[str, ...] = ()  # the CUDA-only libraries (packages.toml, through CDL404)
         self.import_flags: Dict[str, List[Tuple[object, bool]]] = {}  # NAME -> (constant, after a CUDA-only import)
         self.leaves: Optional[List[Tuple[str, str]]] = None  # while tabulating: the other modules' names met
@@ -177,7 +178,7 @@ class _Reader:
 
     def _skips_off_cuda(self, node) -> bool:
         """`return unittest.skipUnless(torch.cuda.is_available(), ...)(test_case)` and the like."""
-        for inner in ast.walk(node):
+        for inner in self._body(node):
             if not isinstance(inner, ast.Return) or not isinstance(inner.value, ast.Call):
                 continue
             call = inner.value.func if isinstance(inner.value.func, ast.Call) else inner.value
@@ -339,7 +340,7 @@ class _Reader:
         return self.assumed.get(leaf)
 
     def _function_guard(self, node) -> Optional[Tuple[bool, bool]]:
-        returns = [inner.value for inner in ast.walk(node) if isinstance(inner, ast.Return) and inner.value is not None]
+        returns = [inner.value for inner in self._body(node) if isinstance(inner, ast.Return) and inner.value is not None]
         if not returns:
             return None
         guards = [self._guard(value, node) for value in returns]
@@ -430,18 +431,38 @@ class _Reader:
             return False, True
         return True, False
 
+    def _body(self, function) -> List[ast.stmt]:
+        found = self._statements_memo.get(id(function))
+        if found is None:
+            found = self._statements_memo[id(function)] = _statements_of(function)
+        return found
+
     def _assigned(self, function) -> Dict[str, List[ast.AST]]:
         """NAME -> every value the function assigns to it (read once per function)."""
         found = self._locals.get(id(function))
         if found is None:
             found = {}
-            for inner in ast.walk(function):
+            for inner in self._body(function):
                 if isinstance(inner, ast.Assign):
                     for target in inner.targets:
                         if isinstance(target, ast.Name):
                             found.setdefault(target.id, []).append(inner.value)
             self._locals[id(function)] = found
         return found
+
+
+def _statements_of(function) -> List[ast.stmt]:
+    """Every statement of a function's own body (not of the functions and classes it defines)."""
+    found: List[ast.stmt] = []
+    stack = list(reversed(function.body))
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(reversed(getattr(node, field, None) or []))
+    return found
 
 
 def _is_cuda_text(text) -> bool:

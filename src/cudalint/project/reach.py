@@ -16,6 +16,7 @@ from anywhere and is never CUDA-only.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,6 +45,12 @@ def _dotted(node: ast.AST) -> Optional[str]:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+@functools.lru_cache(maxsize=None)
+def _child_fields(kind: type) -> Tuple[str, ...]:
+    """The fields of a node class that hold code (not its load/store context or its annotations)."""
+    return tuple(name for name in kind._fields if name not in ("ctx", "annotation", "returns", "type_comment"))
 
 
 class _Uses:
@@ -142,8 +149,16 @@ class _Uses:
                 push(case.guard, guarded, context, function)
                 self._block(case.body, guarded, context, function)
         else:
-            for child in ast.iter_child_nodes(node):
-                push(child, guarded, context, function)
+            self._children(node, guarded, context, function)
+
+    def _children(self, node: ast.AST, guarded: bool, context: str, function) -> None:
+        stack = self.stack
+        for name in _child_fields(type(node)):
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                stack.append((value, guarded, context, function))
+            elif isinstance(value, list):
+                stack.extend((item, guarded, context, function) for item in value if isinstance(item, ast.AST))
 
     def _import(self, node) -> None:
         if isinstance(node, ast.Import):
@@ -223,8 +238,7 @@ class _Uses:
             push(node.body, guarded or true, context, function)
             push(node.orelse, guarded or false, context, function)
         elif not isinstance(node, ast.Constant):
-            for child in ast.iter_child_nodes(node):
-                push(child, guarded, context, function)
+            self._children(node, guarded, context, function)
 
     # -- the file's facts ------------------------------------------------------------------
     def _resolve(self, name: str) -> Iterator[str]:

@@ -53,9 +53,15 @@ class FileFacts:
         self.guards_via: Dict[str, list] = {}
         self.skips_via: Dict[str, list] = {}
         self.definitions: List[str] = []  # module-level classes and functions
-        self.uses: Dict[str, list] = {}  # qualified -> [escapes, guarded calls, [contexts of unguarded calls]]
+        self.uses: Dict[str, list] = {}  # qualified -> [escapes, [contexts of guarded uses], [contexts of the others]]
         self.decorators: Dict[str, List[str]] = {}  # context with an unguarded call -> its decorators
         self.words: List[str] = []  # a file whose tree was not read: the identifiers it holds ("*": too many)
+        self.loads: Dict[str, list] = {}  # what an import may load -> [contexts under a guard, the others]
+        # Tests that guard uses through names of other modules: [leaves, table] (see _Reader.table_of);
+        # a use under one is listed, in `uses` and `loads`, as [context, [[test, polarity], ...]].
+        self.conditions: List[list] = []
+        self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
+        self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
 
     def to_json(self) -> dict:
         return {
@@ -64,6 +70,10 @@ class FileFacts:
             "uses": self.uses,
             "decorators": self.decorators,
             "words": self.words,
+            "private": self.private,
+            "loads": self.loads,
+            "conditions": self.conditions,
+            "script": self.script,
         }
 
     def shared_json(self) -> dict:
@@ -98,6 +108,10 @@ class FileFacts:
         facts.uses = dict(data.get("uses", {}))
         facts.decorators = dict(data.get("decorators", {}))
         facts.words = list(data.get("words", []))
+        facts.private = list(data.get("private", []))
+        facts.loads = dict(data.get("loads", {}))
+        facts.conditions = list(data.get("conditions", []))
+        facts.script = bool(data.get("script", False))
         return facts
 
 
@@ -130,6 +144,7 @@ class _Reader:
         self.facts = FileFacts()
         self.functions: Dict[str, ast.AST] = {}
         self.classes: Set[str] = set()
+        self.methods: Set[str] = set()  # "Class._helper": the private methods of module-level classes
 
     def absolute(self, level: int, name: Optional[str]) -> str:
         if not level:
@@ -151,7 +166,7 @@ class _Reader:
     def read(self, tree: ast.Module) -> FileFacts:
         self._statements(tree.body, guarded=False)
         self.facts.exports = {local: target for local, target in self.aliases.items() if local != target}
-        self.facts.definitions = sorted({*self.functions, *self.classes})
+        self.facts.definitions = sorted({*self.functions, *self.classes, *self.methods})
         collect_uses(tree, self)
         if not self.guards_possible:
             return self.facts
@@ -217,6 +232,11 @@ class _Reader:
                 self._calls(node)
             elif isinstance(node, ast.ClassDef) and not prefix:
                 self.classes.add(node.name)
+                self.methods.update(
+                    f"{node.name}.{item.name}" for item in node.body
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("_")
+                    and not item.name.startswith("__")
+                )
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                         self._defaults(node.name, item.args, method=True)
@@ -227,6 +247,7 @@ class _Reader:
                 self._calls(node)
             elif isinstance(node, (ast.Try, ast.If, ast.With)) or type(node).__name__ == "TryStar":
                 if isinstance(node, ast.If) and _is_main_test(node.test):
+                    self.facts.script = True
                     self._calls(node)
                     continue
                 trial = isinstance(node, ast.Try) or type(node).__name__ == "TryStar"
@@ -307,9 +328,14 @@ class _Reader:
 
     # -- helpers that are guards ---------------------------------------------------------
     def _tabulate(self, name: str, judge, into: Dict[str, list]) -> None:
-        """A helper whose answer depends on helpers of other modules (`is_cuda_available() and not
-        is_xla()` with both imported): what it is for each combination of their guards, for the
-        index to look up once it knows them. At most MAX_LEAVES such names; none is no table."""
+        entry = self.table_of(judge)
+        if entry is not None:
+            into[name] = entry
+
+    def table_of(self, judge) -> Optional[list]:
+        """What `judge()` answers when it depends on names of other modules (`is_cuda_available() and
+        not is_xla()`, both imported): [leaves, {combination of their guards: answer}], for the index
+        to look up once it knows them. At most MAX_LEAVES such names; None when there is nothing to tell."""
         self.leaves = []
         try:
             judge()
@@ -317,7 +343,7 @@ class _Reader:
         finally:
             self.leaves = None
         if not leaves or len(leaves) > MAX_LEAVES:
-            return
+            return None
         table = {}
         for combination in itertools.product(range(len(LEAF_GUARDS)), repeat=len(leaves)):
             self.assumed = {leaf: LEAF_GUARDS[choice] for leaf, choice in zip(leaves, combination)}
@@ -327,8 +353,7 @@ class _Reader:
                 self.assumed = {}
             if found:
                 table["".join(map(str, combination))] = found
-        if table:
-            into[name] = [[list(leaf) for leaf in leaves], table]
+        return [[list(leaf) for leaf in leaves], table] if table else None
 
     def _leaf(self, kind: str, qualified: Optional[str]) -> Optional[Tuple[bool, bool]]:
         """A name of another module in a guard: its assumed guard while tabulating, else unknown."""

@@ -207,7 +207,7 @@ class ProjectIndex:
         known = facts.guards.get(name)
         if known is not None or name not in facts.guards_via:
             return known
-        return self._looked_up(facts.guards_via[name], depth)
+        return self.looked_up(facts.guards_via[name], depth)
 
     def guard_constant(self, qualified: str) -> Optional[Tuple[bool, bool]]:
         found = self.function(qualified)
@@ -223,9 +223,9 @@ class ProjectIndex:
         facts, _, name = found
         if name in facts.skips:
             return True
-        return name in facts.skips_via and bool(self._looked_up(facts.skips_via[name], depth))
+        return name in facts.skips_via and bool(self.looked_up(facts.skips_via[name], depth))
 
-    def _looked_up(self, entry, depth: int):
+    def looked_up(self, entry, depth: int = 0):
         """A helper that depends on other modules' helpers: its table entry for what they are."""
         if depth >= MAX_HELPER_DEPTH:
             return None

@@ -118,7 +118,9 @@ class Walker:
             return ("body",) if self._skipped_off_cuda(node) or self._reached_off_mac(node) else ()
         if kind is cst.Module:
             marker = model.module_scope.bindings.get("pytestmark")
-            return ("body",) if marker and self._skips_off_cuda(marker[0].value) else ()
+            skipped = bool(marker) and self._skips_off_cuda(marker[0].value)
+            reached = model.project is not None and bool(model.module_name) and model.project.is_cuda_only(model.module_name)
+            return ("body",) if skipped or reached else ()
         return ()
 
     def _skipped_off_cuda(self, node) -> bool:
@@ -143,13 +145,18 @@ class Walker:
         return marks is not None and self._skips_off_cuda(marks)
 
     def _reached_off_mac(self, node) -> bool:
-        """A module-level class or function the project uses only where the host is not a Mac
-        (the project index's reachability: every call sits under a CUDA guard)."""
+        """A module-level class or function, or a private method of one, that the project uses only
+        where the host is not a Mac (the project index's reachability: every call sits under a guard)."""
         model = self.model
         project = model.project
-        if project is None or not model.module_name or model.scope is not model.module_scope:
+        if project is None or not model.module_name:
             return False
-        return project.is_cuda_only(f"{model.module_name}.{node.name.value}")
+        scope = model.scope
+        if scope is model.module_scope:
+            return project.is_cuda_only(f"{model.module_name}.{node.name.value}")
+        if scope.kind == "class" and scope.parent is model.module_scope and isinstance(node, cst.FunctionDef):
+            return project.is_cuda_only(f"{model.module_name}.{scope.node.name.value}.{node.name.value}")
+        return False
 
     def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         model = self.model

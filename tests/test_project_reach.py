@@ -243,3 +243,113 @@ def test_a_file_the_index_cannot_read_may_use_any_name(tmp_path):
     # Too deep for CPython's parser: its uses cannot be read, so f may be called there.
     (tmp_path / "pkg" / "deep.py").write_text("from pkg.impl import f\nx = " + " + ".join(["f()"] * 20000) + "\n")
     assert index_of(tmp_path, {}).cuda_only == set()
+
+
+def test_uses_under_guards_of_other_modules(tmp_path):
+    env = """
+    import torch
+
+    try:
+        import triton
+
+        HAS_TRITON = True
+    except ImportError:
+        HAS_TRITON = False
+
+
+    def has_cuda():
+        return torch.cuda.is_available()
+
+
+    def has_disk():
+        return True
+    """
+    caller = """
+    import pkg.env
+    from pkg.env import has_cuda, has_disk
+    from pkg.impl import a, b, c, d
+
+
+    def run(config):
+        if pkg.env.HAS_TRITON and config.fast:
+            a()
+        if not has_cuda():
+            return
+        b()
+
+
+    def other():
+        if has_disk():
+            c()
+        x = has_cuda() or d()
+    """
+    impl = "".join(f"def {name}():\n    pass\n\n\n" for name in "abcd")
+    index = index_of(tmp_path, {"pkg/env.py": env, "pkg/impl.py": impl, "pkg/caller.py": caller})
+    assert index.cuda_only == {"pkg.impl.a", "pkg.impl.b"}
+
+
+def test_modules_imported_only_under_a_guard(tmp_path):
+    files = {
+        "pkg/kernels/__init__.py": "from .fused import fused_add\n",
+        "pkg/kernels/fused.py": "import triton\n\n\ndef fused_add(x):\n    return x\n",
+        "pkg/model.py": (
+            "import torch\n\n\ndef forward(x):\n    if torch.cuda.is_available():\n"
+            "        from pkg.kernels import fused_add\n\n        return fused_add(x)\n    return x\n"
+        ),
+        "pkg/ops.py": "import torch\n\nif torch.cuda.is_available():\n    import pkg.tools\n",
+        "pkg/tools.py": "import triton\n\nif __name__ == '__main__':\n    print('a program too')\n",
+    }
+    index = index_of(tmp_path, files)
+    assert {"pkg.kernels", "pkg.kernels.fused", "pkg.kernels.fused.fused_add"} <= index.cuda_only
+    assert "pkg.tools" not in index.cuda_only and "pkg" not in index.cuda_only
+    found = lint({key: textwrap.dedent(value) for key, value in files.items()}, "pkg/kernels/fused.py")
+    assert found == []  # `import triton` (CDL404) only runs where pkg.model found CUDA
+    assert lint(files, "pkg/tools.py") == [("CDL404", 1, 1)]
+
+
+def test_private_methods_called_only_under_a_guard():
+    source = """
+    import torch
+
+
+    class Op:
+        def __init__(self, fast):
+            if torch.cuda.is_available() and fast:
+                self._autotune()
+                __class__._warm()
+            self._plain()
+            self._shared()
+
+        def _autotune(self):
+            torch.cuda.synchronize()
+
+        @staticmethod
+        def _warm():
+            torch.cuda.synchronize()
+
+        def _plain(self):
+            torch.cuda.synchronize()
+
+        def _shared(self):
+            torch.cuda.synchronize()
+
+        def forward(self):
+            torch.cuda.synchronize()
+    """
+    other = "from pkg.op import Op\n\n\ndef f(op):\n    return op._shared\n"
+    found = lint({"pkg/op.py": source, "pkg/other.py": other}, "pkg/op.py")
+    # _plain is called unguarded, _shared is read elsewhere, forward is public.
+    assert found == [("CDL201", 20, 9), ("CDL201", 23, 9), ("CDL201", 26, 9)]
+
+
+def test_a_module_named_in_a_string_may_be_imported_by_name(tmp_path):
+    files = {
+        "pkg/ops/__init__.py": "",
+        "pkg/ops/fused.py": "import triton\n",
+        "pkg/extra.py": "import triton\n",
+        "pkg/model.py": "import torch\n\nif torch.cuda.is_available():\n    import pkg.ops.fused\n    import pkg.extra\n",
+    }
+    assert {"pkg.ops.fused", "pkg.extra"} <= index_of(tmp_path, files).cuda_only
+    loader = "import importlib\n\n\ndef load(name):\n    importlib.import_module('pkg.extra')\n    return importlib.import_module(f'pkg.ops.{name}')\n"
+    reached = index_of(tmp_path, {"pkg/loader.py": loader}).cuda_only
+    assert "pkg.ops.fused" not in reached and "pkg.extra" not in reached

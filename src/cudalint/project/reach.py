@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,6 +33,7 @@ TRIES = tuple(kind for kind in (ast.Try, getattr(ast, "TryStar", None)) if kind 
 Guarded = object
 # A raw use: (dotted name as written, is a call, where it sits, enclosing definition path).
 RawUse = Tuple[str, bool, Guarded, str]
+MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
 MAX_CONDITIONS = 4  # tests of other modules' names kept per use (the innermost are dropped)
 
 
@@ -74,6 +76,7 @@ class _Uses:
         self.loads: Dict[Tuple[str, bool, str], None] = {}  # (module it may load, under a guard, context)
         self.private: Set[str] = set()  # `_name` attributes read other than by a method of their own class
         self.stack: List[tuple] = []
+        self.mentions: Set[str] = set()  # strings that name a module ("pkg.mod", or "pkg.ops." for a prefix)
         self.conditions: List[list] = []
         self.condition_of: Dict[int, Optional[int]] = {}  # id(test) -> its index in conditions
 
@@ -288,7 +291,14 @@ class _Uses:
             push(node.test, guarded, context, function)
             push(node.body, self._under(guarded, node.test, True, function), context, function)
             push(node.orelse, self._under(guarded, node.test, False, function), context, function)
-        elif not isinstance(node, ast.Constant):
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, str) and "." in node.value and MODULE_RE.fullmatch(node.value):
+                self.mentions.add(node.value)  # importlib.import_module("pkg.mod") loads what no import shows
+        else:
+            if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+                prefix = node.values[0].value
+                if isinstance(prefix, str) and prefix.endswith(".") and MODULE_RE.fullmatch(prefix[:-1]):
+                    self.mentions.add(prefix)  # f"pkg.ops.{name}": any module under pkg.ops
             self._children(node, guarded, context, function)
 
     def _own_method(self, func: ast.AST, context: str, function) -> Optional[str]:
@@ -351,6 +361,7 @@ class _Uses:
         facts.loads = loads
         facts.decorators = decorators
         facts.private = sorted(self.private)
+        facts.mentions = sorted(self.mentions)
 
 
 def _place(entry: list, guarded: Guarded, context: str) -> None:
@@ -406,6 +417,9 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
                 if place != target and not place.startswith(target + "."):  # a use from itself reaches nothing new
                     places.append(None if is_guarded else place)
     escaped.update(method for method in methods if method.rpartition(".")[2] in private)
+    mentioned = {mention for facts in index.facts.values() for mention in facts.mentions}
+    prefixes = tuple(mention for mention in mentioned if mention.endswith("."))
+    escaped.update(module for module in index.modules if module in mentioned or module.startswith(prefixes))
     skipping: Dict[str, bool] = {}
 
     def skips(decorator: str) -> bool:

@@ -209,3 +209,47 @@ def test_a_flag_set_only_after_a_cuda_only_import_is_a_guard():
     """
     found = lint(source, select={"CDL201"}, project_files={"pkg/__init__.py": init}, path="run.py")
     assert found == [("CDL201", 7, 5), ("CDL201", 9, 5)]
+
+
+def test_a_name_that_is_none_on_every_mac_is_a_guard():
+    source = """
+    import torch
+
+
+    def loop(loader, device):
+        if torch.cuda.is_available() and device.type == "cuda":
+            stream = torch.cuda.Stream()
+        else:
+            stream = None
+        other = torch.cuda.Stream() if device.type == "mps" else None
+        for batch in loader:
+            if stream is not None:
+                torch.cuda.current_stream().wait_stream(stream)
+            if stream:
+                torch.cuda.current_stream().wait_stream(stream)
+            if other is not None:
+                torch.cuda.current_stream().wait_stream(other)
+    """
+    assert lint(source, select={"CDL305"}) == [("CDL305", 9, 13), ("CDL305", 16, 13)]
+
+
+def test_a_constant_bound_to_a_helper_of_another_module():
+    checks = "import torch\n\n\ndef cuda_is_available():\n    return torch.cuda.device_count() > 0\n"
+    init = "from pkg import checks\n\nCUDA_IS_AVAILABLE = checks.cuda_is_available()\nSLOW = checks.slow()\n"
+    source = """
+    import pytest
+    import torch
+    from pkg import CUDA_IS_AVAILABLE, SLOW
+
+
+    @pytest.mark.skipif(not CUDA_IS_AVAILABLE, reason="CUDA")
+    def test_a():
+        torch.cuda.synchronize()
+
+
+    @pytest.mark.skipif(not SLOW, reason="slow")
+    def test_b():
+        torch.cuda.synchronize()
+    """
+    files = {"pkg/checks.py": checks, "pkg/__init__.py": init}
+    assert lint(source, select={"CDL201"}, project_files=files, path="tests/test_x.py") == [("CDL201", 13, 5)]

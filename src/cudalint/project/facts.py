@@ -52,6 +52,7 @@ class FileFacts:
         # leaves ("call"|"ref", qualified) and, per combination of their guards, what the function is.
         self.guards_via: Dict[str, list] = {}
         self.skips_via: Dict[str, list] = {}
+        self.guard_constants_via: Dict[str, list] = {}
         self.definitions: List[str] = []  # module-level classes and functions
         self.uses: Dict[str, list] = {}  # qualified -> [escapes, [contexts of guarded uses], [contexts of the others]]
         self.decorators: Dict[str, List[str]] = {}  # context with an unguarded call -> its decorators
@@ -91,6 +92,7 @@ class FileFacts:
             "exports": self.exports,
             "guards_via": self.guards_via,
             "skips_via": self.skips_via,
+            "guard_constants_via": self.guard_constants_via,
         }
 
     @classmethod
@@ -106,6 +108,7 @@ class FileFacts:
         facts.exports = dict(data.get("exports", {}))
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
+        facts.guard_constants_via = dict(data.get("guard_constants_via", {}))
         facts.definitions = list(data.get("definitions", []))
         facts.uses = dict(data.get("uses", {}))
         facts.decorators = dict(data.get("decorators", {}))
@@ -187,6 +190,8 @@ class _Reader:
             true, false = self._guard(value)
             if true or false:
                 self.facts.guard_constants[name] = (true, false)
+            else:  # CUDA_IS_AVAILABLE = checks.cuda_is_available() with checks from another module
+                self._tabulate(name, lambda: self._known(self._guard(value)), self.facts.guard_constants_via)
         for name, assigned in self.import_flags.items():
             if any(value is True and imported for value, imported in assigned) and all(
                 (value is True and imported) or value in (False, None) for value, imported in assigned
@@ -334,6 +339,10 @@ class _Reader:
         entry = self.table_of(judge)
         if entry is not None:
             into[name] = entry
+
+    @staticmethod
+    def _known(guard: Tuple[bool, bool]) -> Optional[Tuple[bool, bool]]:
+        return guard if guard[0] or guard[1] else None
 
     def table_of(self, judge) -> Optional[list]:
         """What `judge()` answers when it depends on names of other modules (`is_cuda_available() and

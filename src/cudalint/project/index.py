@@ -209,11 +209,16 @@ class ProjectIndex:
             return known
         return self.looked_up(facts.guards_via[name], depth)
 
-    def guard_constant(self, qualified: str) -> Optional[Tuple[bool, bool]]:
+    def guard_constant(self, qualified: str, depth: int = 0) -> Optional[Tuple[bool, bool]]:
+        """(true only off a Mac, false only off a Mac) of a module constant bound to a guard."""
         found = self.function(qualified)
         if found is None or found[0] is None:
             return None
-        return found[0].guard_constants.get(found[2])
+        facts, _, name = found
+        known = facts.guard_constants.get(name)
+        if known is not None or name not in facts.guard_constants_via:
+            return known
+        return self.looked_up(facts.guard_constants_via[name], depth)
 
     def skips_off_cuda(self, qualified: str, depth: int = 0) -> bool:
         """A test decorator (or decorator factory) of the project that skips unless CUDA is there."""
@@ -232,7 +237,7 @@ class ProjectIndex:
         leaves, table = entry
         choices = []
         for kind, qualified in leaves:
-            guard = self.guard_of(qualified, depth + 1) if kind == "call" else self.guard_constant(qualified)
+            guard = self.guard_of(qualified, depth + 1) if kind == "call" else self.guard_constant(qualified, depth + 1)
             choices.append(str(LEAF_CHOICES.get(tuple(guard) if guard else (False, False), 0)))
         found = table.get("".join(choices))
         return tuple(found) if isinstance(found, list) else found

@@ -112,11 +112,7 @@ class _Uses:
         if key not in self.condition_of:
             reader = self.reader
 
-            def judge():
-                found = reader._guard(test, function)
-                return found if found[0] or found[1] else None
-
-            entry = reader.table_of(judge)
+            entry = reader.table_of(lambda: reader._known(reader._guard(test, function)))
             self.condition_of[key] = len(self.conditions) if entry is not None else None
             if entry is not None:
                 self.conditions.append(entry)

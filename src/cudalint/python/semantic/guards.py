@@ -174,7 +174,19 @@ class GuardEvaluator:
             return UNKNOWN
         if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
             return TRUE_OFF_MAC  # a tensor's own answer: it is on a CUDA device
-        return _agree(self._bound_guards(node, scope, depth))
+        found = _agree(self._bound_guards(node, scope, depth))
+        return found if found.known else self._sentinel(node, scope, depth)
+
+    def _sentinel(self, node, scope, depth) -> Guard:
+        """`stream = torch.cuda.Stream()` under a CUDA guard, `stream = None` otherwise: on a Mac the
+        name is always None, so `if stream is not None:` (or `if stream:`) is true only off a Mac."""
+        bindings = self.model.bindings_of(node, scope)
+        if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
+            return UNKNOWN
+        nones = [_is_none(binding.value) for binding in bindings]
+        if all(nones) or not all(none or self.binding_off_mac(binding, depth) for none, binding in zip(nones, bindings)):
+            return UNKNOWN
+        return TRUE_OFF_MAC
 
     def _bound_guards(self, node, scope, depth):
         """The guards of every expression a name (or self.attr) is bound to; None when one is unknown."""
@@ -258,6 +270,10 @@ def _agree(guards: Iterable[Guard]) -> Guard:
     if not guards:
         return UNKNOWN
     return Guard(all(g.when_true for g in guards), all(g.when_false for g in guards))
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _is_quantity(node) -> bool:

@@ -2,9 +2,7 @@
 where the host is not a Mac is judged as if its body were under a CUDA guard."""
 
 import json
-import shutil
 import textwrap
-from pathlib import Path
 
 from conftest import findings_of, run_cli, triples
 from cudalint.config import Settings

@@ -405,7 +405,8 @@ class _Reader:
                     return self._function_guard(self.functions[node.func.id]) or (False, False)
                 finally:
                     self._visiting.discard(node.func.id)
-            assumed = self._leaf("call", qualified) if not isinstance(node.func, ast.Name) or node.func.id not in self.functions else None
+            local = isinstance(node.func, ast.Name) and node.func.id in self.functions
+            assumed = None if local else self._leaf("call", qualified)
             if assumed is not None:
                 return assumed
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
@@ -452,9 +453,12 @@ class _Reader:
             items = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
             if _is_cuda_constant(left) or (items and all(_is_cuda_constant(item) for item in items)):
                 found = (True, False)
-        elif any(_is_cuda_constant(side) or (isinstance(side, ast.Attribute) and side.attr in self.enum_members) for side in (left, right)):
+        elif any(_is_cuda_constant(side) or self._is_cuda_member(side) for side in (left, right)):
             found = (True, False)
         return found if positive else (found[1], found[0])
+
+    def _is_cuda_member(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in self.enum_members  # RNGType.CUDA
 
     def _is_platform(self, node: ast.AST) -> bool:
         target = node.func if isinstance(node, ast.Call) else node

@@ -253,3 +253,21 @@ def test_a_constant_bound_to_a_helper_of_another_module():
     """
     files = {"pkg/checks.py": checks, "pkg/__init__.py": init}
     assert lint(source, select={"CDL201"}, project_files=files, path="tests/test_x.py") == [("CDL201", 13, 5)]
+
+
+def test_bool_of_a_guard_is_the_guard():
+    source = """
+    import torch
+
+
+    class Profile:
+        def __init__(self, device=None):
+            self.cuda = bool(device and str(device).startswith("cuda"))
+
+        def time(self):
+            if self.cuda:
+                torch.cuda.synchronize()
+    """
+    assert lint(source, select={"CDL201"}) == []
+    shadowed = textwrap.dedent(source) + "\n\ndef bool(value):\n    return True\n"  # not the builtin any more
+    assert lint(shadowed, select={"CDL201"}) == [("CDL201", 10, 13)]

@@ -399,6 +399,8 @@ class _Reader:
             qualified = self.resolve(node.func)
             if qualified in self.queries:
                 return True, False
+            if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1 and not node.keywords:
+                return self._guard(node.args[0], function, depth + 1)  # the builtin keeps its argument's meaning
             if isinstance(node.func, ast.Name) and node.func.id in self.functions and node.func.id not in self._visiting:
                 self._visiting.add(node.func.id)
                 try:

@@ -138,6 +138,9 @@ class GuardEvaluator:
         qualified = self.model.resolve(call.func, scope)
         if qualified in self.facts.queries:
             return TRUE_OFF_MAC
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "bool" and len(call.args) == 1 and not self.model.lookup("bool", scope):
+            return self.guard(call.args[0].value, scope, depth + 1)  # the builtin keeps its argument's meaning
         project = self.model.project
         if qualified is not None and project is not None and project.is_own(qualified):
             found = project.guard_of(qualified)  # a helper in another module of the project

@@ -348,6 +348,8 @@ def test_a_module_named_in_a_string_may_be_imported_by_name(tmp_path):
         "pkg/model.py": "import torch\n\nif torch.cuda.is_available():\n    import pkg.ops.fused\n    import pkg.extra\n",
     }
     assert {"pkg.ops.fused", "pkg.extra"} <= index_of(tmp_path, files).cuda_only
+    loader = "import importlib\n\n\ndef load(name):\n    return importlib.import_module(f'pkg.ops.{name}_op')\n"
+    assert "pkg.ops.fused" in index_of(tmp_path, {"pkg/loader.py": loader}).cuda_only  # not a *_op module
     loader = "import importlib\n\n\ndef load(name):\n    importlib.import_module('pkg.extra')\n    return importlib.import_module(f'pkg.ops.{name}')\n"
     reached = index_of(tmp_path, {"pkg/loader.py": loader}).cuda_only
     assert "pkg.ops.fused" not in reached and "pkg.extra" not in reached

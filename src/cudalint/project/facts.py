@@ -61,7 +61,7 @@ class FileFacts:
         # Tests that guard uses through names of other modules: [leaves, table] (see _Reader.table_of);
         # a use under one is listed, in `uses` and `loads`, as [context, [[test, polarity], ...]].
         self.conditions: List[list] = []
-        self.mentions: List[str] = []  # strings naming a module, or a prefix of modules ("pkg.ops.")
+        self.mentions: List[str] = []  # strings naming a module, or a pattern of them ("pkg.ops.*_op")
         self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
 

@@ -16,6 +16,7 @@ from anywhere and is never CUDA-only.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
 import re
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
@@ -76,7 +77,7 @@ class _Uses:
         self.loads: Dict[Tuple[str, bool, str], None] = {}  # (module it may load, under a guard, context)
         self.private: Set[str] = set()  # `_name` attributes read other than by a method of their own class
         self.stack: List[tuple] = []
-        self.mentions: Set[str] = set()  # strings that name a module ("pkg.mod", or "pkg.ops." for a prefix)
+        self.mentions: Set[str] = set()  # strings that name a module ("pkg.mod", or "pkg.ops.*_op" from an f-string)
         self.conditions: List[list] = []
         self.condition_of: Dict[int, Optional[int]] = {}  # id(test) -> its index in conditions
 
@@ -292,9 +293,10 @@ class _Uses:
                 self.mentions.add(node.value)  # importlib.import_module("pkg.mod") loads what no import shows
         else:
             if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
-                prefix = node.values[0].value
-                if isinstance(prefix, str) and prefix.endswith(".") and MODULE_RE.fullmatch(prefix[:-1]):
-                    self.mentions.add(prefix)  # f"pkg.ops.{name}": any module under pkg.ops
+                parts = [part.value if isinstance(part, ast.Constant) else "*" for part in node.values]
+                pattern = "".join(part for part in parts if isinstance(part, str))
+                if "." in pattern and MODULE_RE.fullmatch(pattern.replace("*", "x")):
+                    self.mentions.add(pattern)  # f"pkg.ops.{name}_op": any module that fits pkg.ops.*_op
             self._children(node, guarded, context, function)
 
     def _own_method(self, func: ast.AST, context: str, function) -> Optional[str]:
@@ -414,8 +416,11 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
                     places.append(None if is_guarded else place)
     escaped.update(method for method in methods if method.rpartition(".")[2] in private)
     mentioned = {mention for facts in index.facts.values() for mention in facts.mentions}
-    prefixes = tuple(mention for mention in mentioned if mention.endswith("."))
-    escaped.update(module for module in index.modules if module in mentioned or module.startswith(prefixes))
+    patterns = [mention for mention in mentioned if "*" in mention]
+    escaped.update(
+        module for module in index.modules
+        if module in mentioned or any(fnmatch.fnmatchcase(module, pattern) for pattern in patterns)
+    )
     skipping: Dict[str, bool] = {}
 
     def skips(decorator: str) -> bool:

@@ -1,15 +1,20 @@
 """One file's facts for the project index, from CPython's own tree (no libcst).
 
-Only module-level structure is read: imports (and whether a try/if guards them), functions
-whose every return is a CUDA guard, parameters that default to a CUDA device, module
-constants with a literal value, and CUDA extension modules built by a call in the file.
+Module-level structure: imports (and whether a try/if guards them), the names the module
+re-exports, functions whose every return is a CUDA guard, parameters that default to a CUDA
+device, module constants with a literal value, and CUDA extension modules built by a call in
+the file. One walk over the rest records how the file uses names (calls under a CUDA guard or
+not, references that let a name escape) for the project's reachability (`project/reach.py`).
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
+
+from cudalint.project.reach import collect_uses
 
 # Calls that build a CUDA extension module: the name is their first argument or `name=`.
 BUILDERS = {
@@ -42,8 +47,40 @@ class FileFacts:
         self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
         self.skips: List[str] = []  # test decorators (functions) that skip unless CUDA is there
+        self.exports: Dict[str, str] = {}  # module-level `from x import y as z`: z -> x.y (re-exports)
+        # Guards and skip helpers that depend on helpers of other modules: function -> [leaves, table], the
+        # leaves ("call"|"ref", qualified) and, per combination of their guards, what the function is.
+        self.guards_via: Dict[str, list] = {}
+        self.skips_via: Dict[str, list] = {}
+        self.guard_constants_via: Dict[str, list] = {}
+        self.definitions: List[str] = []  # module-level classes and functions
+        self.uses: Dict[str, list] = {}  # qualified -> [escapes, [contexts of guarded uses], [contexts of the others]]
+        self.decorators: Dict[str, List[str]] = {}  # context with an unguarded call -> its decorators
+        self.words: List[str] = []  # a file whose tree was not read: the identifiers it holds ("*": too many)
+        self.loads: Dict[str, list] = {}  # what an import may load -> [contexts under a guard, the others]
+        # Tests that guard uses through names of other modules: [leaves, table] (see _Reader.table_of);
+        # a use under one is listed, in `uses` and `loads`, as [context, [[test, polarity], ...]].
+        self.conditions: List[list] = []
+        self.mentions: List[str] = []  # strings naming a module, or a pattern of them ("pkg.ops.*_op")
+        self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
+        self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
 
     def to_json(self) -> dict:
+        return {
+            **self.shared_json(),
+            "definitions": self.definitions,
+            "uses": self.uses,
+            "decorators": self.decorators,
+            "words": self.words,
+            "private": self.private,
+            "mentions": self.mentions,
+            "loads": self.loads,
+            "conditions": self.conditions,
+            "script": self.script,
+        }
+
+    def shared_json(self) -> dict:
+        """The facts other files read directly (reachability is shared through its result instead)."""
         return {
             "imports": self.imports,
             "guards": self.guards,
@@ -52,6 +89,10 @@ class FileFacts:
             "extensions": self.extensions,
             "guard_constants": self.guard_constants,
             "skips": self.skips,
+            "exports": self.exports,
+            "guards_via": self.guards_via,
+            "skips_via": self.skips_via,
+            "guard_constants_via": self.guard_constants_via,
         }
 
     @classmethod
@@ -64,6 +105,19 @@ class FileFacts:
         facts.extensions = [tuple(item) for item in data.get("extensions", [])]
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
         facts.skips = list(data.get("skips", []))
+        facts.exports = dict(data.get("exports", {}))
+        facts.guards_via = dict(data.get("guards_via", {}))
+        facts.skips_via = dict(data.get("skips_via", {}))
+        facts.guard_constants_via = dict(data.get("guard_constants_via", {}))
+        facts.definitions = list(data.get("definitions", []))
+        facts.uses = dict(data.get("uses", {}))
+        facts.decorators = dict(data.get("decorators", {}))
+        facts.words = list(data.get("words", []))
+        facts.private = list(data.get("private", []))
+        facts.mentions = list(data.get("mentions", []))
+        facts.loads = dict(data.get("loads", {}))
+        facts.conditions = list(data.get("conditions", []))
+        facts.script = bool(data.get("script", False))
         return facts
 
 
@@ -72,12 +126,22 @@ def _is_cuda(value) -> bool:
 
 
 class _Reader:
-    def __init__(self, module: str, queries, flags, skip_if=(), skip_unless=()):
+    def __init__(self, module: str, queries, flags, skip_if=(), skip_unless=(), guards=None):
         self.module = module
         self.queries = queries
         self.flags = flags
         self.skip_if = skip_if
         self.skip_unless = skip_unless
+        self.is_package = False  # the module is a package's __init__.py (relative imports start at itself)
+        self.enum_members = guards.enum_members if guards is not None else frozenset()
+        self.platforms = guards.platforms if guards is not None else frozenset()
+        self.mac_platforms = guards.mac_platforms if guards is not None else frozenset()
+        self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
+        self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
+        self.libraries: Tuple[str, ...] = ()  # the CUDA-only libraries (packages.toml, through CDL404)
+        self.import_flags: Dict[str, List[Tuple[object, bool]]] = {}  # NAME -> (constant, after a CUDA-only import)
+        self.leaves: Optional[List[Tuple[str, str]]] = None  # while tabulating: the other modules' names met
+        self.assumed: Dict[Tuple[str, str], Tuple[bool, bool]] = {}  # while tabulating: their assumed guards
         self._visiting: set = set()  # helper functions being judged (a helper that calls itself)
         self.pending: Dict[str, ast.AST] = {}  # module-level NAME = <expression>, judged once functions are known
         self.builds = True  # the file may build a CUDA extension (set by read_facts from its text)
@@ -85,11 +149,13 @@ class _Reader:
         self.aliases: Dict[str, str] = {}
         self.facts = FileFacts()
         self.functions: Dict[str, ast.AST] = {}
+        self.classes: Set[str] = set()
+        self.methods: Set[str] = set()  # "Class._helper": the private methods of module-level classes
 
     def absolute(self, level: int, name: Optional[str]) -> str:
         if not level:
             return name or ""
-        base = self.module.split(".")
+        base = self.module.split(".") + (["__init__"] if self.is_package else [])  # a package's own __init__
         package = base[: len(base) - level] if len(base) >= level else []
         return ".".join(part for part in [*package, name or ""] if part)
 
@@ -105,23 +171,37 @@ class _Reader:
 
     def read(self, tree: ast.Module) -> FileFacts:
         self._statements(tree.body, guarded=False)
+        self.facts.exports = {local: target for local, target in self.aliases.items() if local != target}
+        self.facts.definitions = sorted({*self.functions, *self.classes, *self.methods})
+        collect_uses(tree, self)
         if not self.guards_possible:
             return self.facts
         for name, node in self.functions.items():
             guard = self._function_guard(node)
             if guard is not None:
                 self.facts.guards[name] = guard
+            else:
+                self._tabulate(name, lambda: self._function_guard(node), self.facts.guards_via)
             if self._skips_off_cuda(node):
                 self.facts.skips.append(name)
+            else:
+                self._tabulate(name, lambda: self._skips_off_cuda(node) or None, self.facts.skips_via)
         for name, value in self.pending.items():
             true, false = self._guard(value)
             if true or false:
                 self.facts.guard_constants[name] = (true, false)
+            else:  # CUDA_IS_AVAILABLE = checks.cuda_is_available() with checks from another module
+                self._tabulate(name, lambda: self._known(self._guard(value)), self.facts.guard_constants_via)
+        for name, assigned in self.import_flags.items():
+            if any(value is True and imported for value, imported in assigned) and all(
+                (value is True and imported) or value in (False, None) for value, imported in assigned
+            ):
+                self.facts.guard_constants[name] = (True, False)
         return self.facts
 
     def _skips_off_cuda(self, node) -> bool:
         """`return unittest.skipUnless(torch.cuda.is_available(), ...)(test_case)` and the like."""
-        for inner in ast.walk(node):
+        for inner in self._body(node):
             if not isinstance(inner, ast.Return) or not isinstance(inner.value, ast.Call):
                 continue
             call = inner.value.func if isinstance(inner.value.func, ast.Call) else inner.value
@@ -133,8 +213,12 @@ class _Reader:
                 return True
         return False
 
-    def _statements(self, body, guarded: bool, prefix: str = "") -> None:
+    def _statements(self, body, guarded: bool, prefix: str = "", imported: bool = False, trying: bool = False) -> None:
+        """`imported`: the statements run only once a CUDA-only library imported (`try: import triton`)."""
         for node in body:
+            if trying and not imported and isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                imported = not getattr(node, "level", 0) and any(self._cuda_library(name) for name in names)
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
@@ -155,23 +239,47 @@ class _Reader:
                 self._defaults(prefix + node.name, node.args, method=bool(prefix))
                 self._calls(node)
             elif isinstance(node, ast.ClassDef) and not prefix:
+                self.classes.add(node.name)
+                self.methods.update(
+                    f"{node.name}.{item.name}" for item in node.body
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("_")
+                    and not item.name.startswith("__")
+                )
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                         self._defaults(node.name, item.args, method=True)
                 self._calls(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not prefix:
                 self._constant(node)
+                self._import_flag(node, imported)
                 self._calls(node)
             elif isinstance(node, (ast.Try, ast.If, ast.With)) or type(node).__name__ == "TryStar":
                 if isinstance(node, ast.If) and _is_main_test(node.test):
+                    self.facts.script = True
                     self._calls(node)
                     continue
+                trial = isinstance(node, ast.Try) or type(node).__name__ == "TryStar"
                 for field in ("body", "orelse", "finalbody"):
-                    self._statements(getattr(node, field, []) or [], guarded=guarded or not isinstance(node, ast.With), prefix=prefix)
+                    self._statements(
+                        getattr(node, field, []) or [], guarded=guarded or not isinstance(node, ast.With), prefix=prefix,
+                        imported=imported, trying=trial and field == "body",
+                    )
                 for handler in getattr(node, "handlers", []):
                     self._statements(handler.body, guarded=True, prefix=prefix)
             else:
                 self._calls(node)
+
+    def _cuda_library(self, module: str) -> bool:
+        return any(module == library or module.startswith(library + ".") for library in self.libraries)
+
+    def _import_flag(self, node, imported: bool) -> None:
+        """`HAS_TRITON = True` right after `import triton` in a try, False elsewhere: the name is a guard."""
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        constant = value.value if isinstance(value, ast.Constant) else ...
+        for target in targets:
+            if isinstance(target, ast.Name):
+                self.import_flags.setdefault(target.id, []).append((constant, imported))
 
     def _constant(self, node) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -227,8 +335,49 @@ class _Reader:
         self.facts.extensions.append((name.value, name.lineno, name.col_offset + 1))
 
     # -- helpers that are guards ---------------------------------------------------------
+    def _tabulate(self, name: str, judge, into: Dict[str, list]) -> None:
+        entry = self.table_of(judge)
+        if entry is not None:
+            into[name] = entry
+
+    @staticmethod
+    def _known(guard: Tuple[bool, bool]) -> Optional[Tuple[bool, bool]]:
+        return guard if guard[0] or guard[1] else None
+
+    def table_of(self, judge) -> Optional[list]:
+        """What `judge()` answers when it depends on names of other modules (`is_cuda_available() and
+        not is_xla()`, both imported): [leaves, {combination of their guards: answer}], for the index
+        to look up once it knows them. At most MAX_LEAVES such names; None when there is nothing to tell."""
+        self.leaves = []
+        try:
+            judge()
+            leaves = list(dict.fromkeys(self.leaves))
+        finally:
+            self.leaves = None
+        if not leaves or len(leaves) > MAX_LEAVES:
+            return None
+        table = {}
+        for combination in itertools.product(range(len(LEAF_GUARDS)), repeat=len(leaves)):
+            self.assumed = {leaf: LEAF_GUARDS[choice] for leaf, choice in zip(leaves, combination)}
+            try:
+                found = judge()
+            finally:
+                self.assumed = {}
+            if found:
+                table["".join(map(str, combination))] = found
+        return [[list(leaf) for leaf in leaves], table] if table else None
+
+    def _leaf(self, kind: str, qualified: Optional[str]) -> Optional[Tuple[bool, bool]]:
+        """A name of another module in a guard: its assumed guard while tabulating, else unknown."""
+        if qualified is None or "." not in qualified:
+            return None
+        leaf = (kind, qualified)
+        if self.leaves is not None:
+            self.leaves.append(leaf)
+        return self.assumed.get(leaf)
+
     def _function_guard(self, node) -> Optional[Tuple[bool, bool]]:
-        returns = [inner.value for inner in ast.walk(node) if isinstance(inner, ast.Return) and inner.value is not None]
+        returns = [inner.value for inner in self._body(node) if isinstance(inner, ast.Return) and inner.value is not None]
         if not returns:
             return None
         guards = [self._guard(value, node) for value in returns]
@@ -250,28 +399,35 @@ class _Reader:
             qualified = self.resolve(node.func)
             if qualified in self.queries:
                 return True, False
+            if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1 and not node.keywords:
+                return self._guard(node.args[0], function, depth + 1)  # the builtin keeps its argument's meaning
             if isinstance(node.func, ast.Name) and node.func.id in self.functions and node.func.id not in self._visiting:
                 self._visiting.add(node.func.id)
                 try:
                     return self._function_guard(self.functions[node.func.id]) or (False, False)
                 finally:
                     self._visiting.discard(node.func.id)
+            local = isinstance(node.func, ast.Name) and node.func.id in self.functions
+            assumed = None if local else self._leaf("call", qualified)
+            if assumed is not None:
+                return assumed
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+            prefix = node.args[0] if node.args else None
+            text = prefix.value if isinstance(prefix, ast.Constant) else None
+            if self._is_platform(node.func.value):
+                return self._platform(text)
+            return (True, False) if _is_cuda_text(text) else (False, False)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            left, op, right = node.left, node.ops[0], node.comparators[0]
-            inner = self._guard(left, function, depth + 1)
-            if inner[0] and isinstance(right, ast.Constant):
-                if isinstance(op, (ast.Gt, ast.NotEq, ast.IsNot)) or (isinstance(op, ast.GtE) and right.value == 1):
-                    return inner
-                if isinstance(op, (ast.Eq, ast.Is, ast.Lt)):
-                    return inner[1], inner[0]
-        if isinstance(node, (ast.Attribute, ast.Name)) and self.resolve(node) in self.flags:
-            return True, False
+            return self._compare(node, function, depth)
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            qualified = self.resolve(node)
+            if qualified in self.flags:
+                return True, False
+            assumed = self._leaf("ref", qualified)
+            if assumed is not None:
+                return assumed
         if isinstance(node, ast.Name):  # a local of the function, or a module constant, bound to a guard
-            values = [
-                inner.value
-                for inner in ast.walk(function)
-                if isinstance(inner, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in inner.targets)
-            ] if function is not None else []
+            values = self._assigned(function).get(node.id, []) if function is not None else []
             if not values and node.id in self.pending:
                 values = [self.pending[node.id]]
             if values:
@@ -279,6 +435,105 @@ class _Reader:
                 return all(p[0] for p in parts), all(p[1] for p in parts)
         return False, False
 
+    def _compare(self, node: ast.Compare, function, depth: int) -> Tuple[bool, bool]:
+        """A query or flag against a count or None; a device kind, an enum member named CUDA or
+        the platform against a constant (the libcst guard evaluator's rules, on CPython's tree)."""
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        inner = self._guard(left, function, depth + 1)
+        if inner[0] and isinstance(right, ast.Constant):
+            if isinstance(op, (ast.Gt, ast.NotEq, ast.IsNot)) or (isinstance(op, ast.GtE) and right.value == 1):
+                return inner
+            if isinstance(op, (ast.Eq, ast.Is, ast.Lt)):
+                return inner[1], inner[0]
+        positive = isinstance(op, (ast.Eq, ast.Is, ast.In))
+        if not positive and not isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)):
+            return False, False
+        found = (False, False)
+        if self._is_platform(left) and isinstance(right, ast.Constant):
+            found = self._platform(right.value)
+        elif isinstance(op, (ast.In, ast.NotIn)):
+            items = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
+            if _is_cuda_constant(left) or (items and all(_is_cuda_constant(item) for item in items)):
+                found = (True, False)
+        elif any(_is_cuda_constant(side) or self._is_cuda_member(side) for side in (left, right)):
+            found = (True, False)
+        return found if positive else (found[1], found[0])
+
+    def _is_cuda_member(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in self.enum_members  # RNGType.CUDA
+
+    def _is_platform(self, node: ast.AST) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        return self.resolve(target) in self.platforms
+
+    def _platform(self, text) -> Tuple[bool, bool]:
+        """`sys.platform == text`: true off a Mac for another platform, false off a Mac for macOS."""
+        if not isinstance(text, str) or not text:
+            return False, False
+        if any(text.lower().startswith(mac) for mac in self.mac_platforms):
+            return False, True
+        return True, False
+
+    def _body(self, function) -> List[ast.stmt]:
+        found = self._statements_memo.get(id(function))
+        if found is None:
+            found = self._statements_memo[id(function)] = _statements_of(function)
+        return found
+
+    def _assigned(self, function) -> Dict[str, List[ast.AST]]:
+        """NAME -> every value the function assigns to it (read once per function)."""
+        found = self._locals.get(id(function))
+        if found is None:
+            found = {}
+            for inner in self._body(function):
+                if isinstance(inner, ast.Assign):
+                    for target in inner.targets:
+                        if isinstance(target, ast.Name):
+                            found.setdefault(target.id, []).append(inner.value)
+            self._locals[id(function)] = found
+        return found
+
+
+def _statements_of(function) -> List[ast.stmt]:
+    """Every statement of a function's own body (not of the functions and classes it defines)."""
+    found: List[ast.stmt] = []
+    stack = list(reversed(function.body))
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(reversed(getattr(node, field, None) or []))
+    return found
+
+
+def _is_cuda_text(text) -> bool:
+    return isinstance(text, str) and (text == "cuda" or text.startswith("cuda:"))
+
+
+def _is_cuda_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and _is_cuda_text(node.value)
+
+
+MAX_WORDS = 20000
+MAX_LEAVES = 3  # names of other modules one helper's table may depend on (3 ** 3 evaluations at most)
+LEAF_GUARDS = ((False, False), (True, False), (False, True))  # unknown, true only off a Mac, false only off a Mac
+WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def unread_facts(text: bytes) -> FileFacts:
+    """The facts of a module whose tree is not read (a syntax error, too deep, too large): only the
+    identifiers it holds, so that reachability treats any name it may use as used from anywhere."""
+    facts = FileFacts()
+    words: Set[bytes] = set()
+    for match in WORD_RE.finditer(text):
+        words.add(match.group())
+        if len(words) > MAX_WORDS:
+            facts.words = ["*"]
+            return facts
+    facts.words = sorted(word.decode("ascii") for word in words)
+    return facts
 
 
 def _is_main_test(test: ast.AST) -> bool:
@@ -289,12 +544,18 @@ def _is_main_test(test: ast.AST) -> bool:
     )
 
 
-def read_facts(tree: ast.Module, module: str, queries, flags, skip_if=(), skip_unless=(), text: bytes = b"") -> FileFacts:
+def read_facts(
+    tree: ast.Module, module: str, queries, flags, skip_if=(), skip_unless=(), text: bytes = b"", guards=None,
+    is_package: bool = False, libraries=(),
+) -> FileFacts:
     """The facts of one module. `text` (its bytes) lets the reader skip what the file cannot hold:
-    extension builds without `cpp_extension`, guard helpers without a query, flag or skip word."""
-    reader = _Reader(module, queries, flags, skip_if, skip_unless)
+    extension builds without `cpp_extension`, guard helpers without a query, flag or skip word.
+    `guards` (the catalog's guard table) adds platform tests and enum members to the guard rules."""
+    reader = _Reader(module, queries, flags, skip_if, skip_unless, guards)
+    reader.is_package = is_package
+    reader.libraries = tuple(libraries)
     if text:
         reader.builds = b"cpp_extension" in text
-        words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless)}
+        words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless, *libraries)}
         reader.guards_possible = any(word in text for word in words)
     return reader.read(tree)

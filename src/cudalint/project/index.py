@@ -13,10 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from cudalint.project.facts import FileFacts, read_facts
+from cudalint.project.facts import FileFacts, read_facts, unread_facts
+from cudalint.project import reach
 
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"
 MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
+MAX_HELPER_DEPTH = 6  # helpers of helpers followed across modules (a cycle ends here too)
+LEAF_CHOICES = {(False, False): 0, (True, False): 1, (False, True): 2}  # facts.LEAF_GUARDS, by position
 FACTS_MAX_BYTES = 1024 * 1024  # a larger module is named in the index, but its tree is not held to read facts
 SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", ".cudalint_cache", "build", "dist", ".eggs", "site-packages"}
 CMAKE_TARGET_RE = re.compile(r"\b(pybind11_add_module|add_library|python_add_library|Python_add_library)\s*\(\s*([A-Za-z_][\w.]*)([^)]*)\)", re.S)
@@ -40,6 +44,7 @@ class ProjectIndex:
     extensions: Dict[str, Place] = field(default_factory=dict)  # extension module -> where it is built
     cuda_modules: Tuple[str, ...] = ()
     facts_digest: str = ""  # changes only when a fact another file can read changes
+    cuda_only: Set[str] = field(default_factory=set)  # classes and functions the project reaches only off a Mac
 
     _gate: Optional[frozenset] = None
     _chains: Dict[str, Optional[List[str]]] = field(default_factory=dict)
@@ -144,7 +149,8 @@ class ProjectIndex:
         return self._libraries[module]
 
     def function(self, qualified: str) -> Optional[Tuple[FileFacts, str, str]]:
-        """(facts, path, local name) of a function or class defined in the project."""
+        """(facts, path, local name) of a function or class defined in the project, through re-exports."""
+        qualified = self.follow(qualified)
         module, _, name = qualified.rpartition(".")
         while module:
             path = self._module_file(module)
@@ -154,21 +160,87 @@ class ProjectIndex:
             name = f"{head}.{name}"
         return None
 
-    def guard_of(self, qualified: str) -> Optional[Tuple[bool, bool]]:
+    def follow(self, qualified: str) -> str:
+        """The name a re-export stands for (`pkg.require_cuda` -> `pkg.testing.require_cuda` when the
+        package's __init__ says `from .testing import require_cuda`); the name itself otherwise."""
+        for _ in range(MAX_REEXPORTS):
+            module, name, rest = self._split(qualified)
+            facts = self.facts.get(self.modules[module]) if module is not None else None
+            if facts is None or name in facts.definitions:
+                break
+            target = facts.exports.get(name)
+            if target is None:
+                break
+            qualified = f"{target}.{rest}" if rest else target
+        return qualified
+
+    def origin(self, qualified: str) -> Optional[Tuple[str, str]]:
+        """(definition, the attribute path after it) of a class or function the project defines at
+        module level, through re-exports; None for anything else (a library, a module, a constant)."""
+        module, name, rest = self._split(self.follow(qualified))
+        facts = self.facts.get(self.modules[module]) if module is not None else None
+        if facts is None or name not in facts.definitions:
+            return None
+        return f"{module}.{name}", rest
+
+    def _split(self, qualified: str) -> Tuple[Optional[str], str, str]:
+        """`pkg.mod.Class.attr` -> ("pkg.mod", "Class", "attr"): the longest prefix that is a module."""
+        parts = qualified.split(".")
+        if parts[0] not in self.packages:
+            return None, "", ""
+        for end in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:end])
+            if module in self.modules:
+                return module, parts[end], ".".join(parts[end + 1:])
+        return None, "", ""
+
+    def is_cuda_only(self, qualified: str) -> bool:
+        """A class or function whose every use in the project sits where the host is not a Mac."""
+        return qualified in self.cuda_only
+
+    def guard_of(self, qualified: str, depth: int = 0) -> Optional[Tuple[bool, bool]]:
+        """(true only off a Mac, false only off a Mac) of a helper's return value, when it is a guard."""
         found = self.function(qualified)
         if found is None or found[0] is None:
             return None
-        return found[0].guards.get(found[2])
+        facts, _, name = found
+        known = facts.guards.get(name)
+        if known is not None or name not in facts.guards_via:
+            return known
+        return self.looked_up(facts.guards_via[name], depth)
 
-    def guard_constant(self, qualified: str) -> Optional[Tuple[bool, bool]]:
+    def guard_constant(self, qualified: str, depth: int = 0) -> Optional[Tuple[bool, bool]]:
+        """(true only off a Mac, false only off a Mac) of a module constant bound to a guard."""
         found = self.function(qualified)
         if found is None or found[0] is None:
             return None
-        return found[0].guard_constants.get(found[2])
+        facts, _, name = found
+        known = facts.guard_constants.get(name)
+        if known is not None or name not in facts.guard_constants_via:
+            return known
+        return self.looked_up(facts.guard_constants_via[name], depth)
 
-    def skips_off_cuda(self, qualified: str) -> bool:
+    def skips_off_cuda(self, qualified: str, depth: int = 0) -> bool:
+        """A test decorator (or decorator factory) of the project that skips unless CUDA is there."""
         found = self.function(qualified)
-        return bool(found and found[0] is not None and found[2] in found[0].skips)
+        if found is None or found[0] is None:
+            return False
+        facts, _, name = found
+        if name in facts.skips:
+            return True
+        return name in facts.skips_via and bool(self.looked_up(facts.skips_via[name], depth))
+
+    def looked_up(self, entry, depth: int = 0):
+        """A helper that depends on other modules' helpers: its table entry for what they are."""
+        if depth >= MAX_HELPER_DEPTH:
+            return None
+        leaves, table = entry
+        choices = []
+        for kind, qualified in leaves:
+            guard = self.guard_of(qualified, depth + 1) if kind == "call" else self.guard_constant(qualified, depth + 1)
+            choices.append(str(LEAF_CHOICES.get(tuple(guard) if guard else (False, False), 0)))
+        found = table.get("".join(choices))
+        return tuple(found) if isinstance(found, list) else found
 
     def cuda_defaults(self, qualified: str):
         found = self.function(qualified)
@@ -258,7 +330,13 @@ def build_index(
     root: Path, cuda_modules: Iterable[str], queries, flags, cache_dir: Optional[Path] = None, skip_if=(), skip_unless=()
 ) -> ProjectIndex:
     """Index every .py file and CMake build under `root`; facts of unchanged files come from the cache."""
+    from cudalint.python.semantic.guards import guard_facts
+
+    guards = guard_facts()  # platform tests and enum members, beside the queries and flags passed in
     root_text = os.path.abspath(str(root))
+    # Facts depend on the catalog's guard table and library list too: a cached entry is for both.
+    inputs = [sorted(queries), sorted(flags), sorted(skip_if), sorted(skip_unless), sorted(cuda_modules), repr(guards)]
+    salt = hashlib.sha256(json.dumps(inputs).encode()).digest()
     cached = _load_cache(cache_dir)
     fresh: Dict[str, Tuple[str, dict]] = {}
     index = ProjectIndex(root=root_text, cuda_modules=tuple(sorted(cuda_modules)))
@@ -273,18 +351,20 @@ def build_index(
             data = _read(path)
             if data is None:
                 continue
-            content = hashlib.sha256(data).hexdigest()
+            content = hashlib.sha256(salt + data).hexdigest()
             index.modules.setdefault(module, relative)
             index.paths[relative] = module
             index.packages.add(module.split(".")[0])
             entry = cached.get(relative)
             if entry is not None and entry[0] == content:
                 facts = FileFacts.from_json(entry[1])
-            elif len(data) > FACTS_MAX_BYTES:
-                facts = FileFacts()
             else:
-                tree = _parse(data, relative)
-                facts = read_facts(tree, module, queries, flags, skip_if, skip_unless, data) if tree is not None else FileFacts()
+                tree = _parse(data, relative) if len(data) <= FACTS_MAX_BYTES else None
+                package = relative.endswith("/__init__.py") or relative == "__init__.py"
+                facts = (
+                    read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.cuda_modules)
+                    if tree is not None else unread_facts(data)
+                )
             fresh[relative] = (content, facts.to_json())
             index.facts[relative] = facts
             for name, line, column in facts.extensions:
@@ -299,11 +379,13 @@ def build_index(
                     line = text.count("\n", 0, match.start(2)) + 1
                     column = match.start(2) - (text.rfind("\n", 0, match.start(2)) + 1) + 1
                     index.extensions.setdefault(match.group(2), Place(relative, line, column))
+    index.cuda_only = reach.cuda_only(index)
     material = {
         "version": INDEX_VERSION,
         "modules": index.modules,
-        "facts": {path: facts.to_json() for path, facts in index.facts.items()},
+        "facts": {path: facts.shared_json() for path, facts in index.facts.items()},
         "extensions": {name: [p.path, p.line, p.column] for name, p in index.extensions.items()},
+        "cuda_only": sorted(index.cuda_only),
     }
     index.facts_digest = hashlib.sha256(json.dumps(material, sort_keys=True, default=list).encode()).hexdigest()[:16]
     _save_cache(cache_dir, fresh)

@@ -62,6 +62,7 @@ class Walker:
         self.visit_handlers = visit
         self.leave_handlers = leave
         self.block_guards: List[int] = []  # per open block: guards added by early exits
+        self.skip_param_names = self.model.guards.facts.skip_param_names
 
     def walk(self, node: cst.CSTNode) -> None:
         ctx = self.ctx
@@ -111,11 +112,15 @@ class Walker:
             return ("right",) if shielded else ()
         if kind is cst.Try:
             return ("body",) if _has_fallback(node) else ()
+        if kind is cst.Call:
+            return ("args",) if self._skipped_param(node) else ()
         if kind in (cst.FunctionDef, cst.ClassDef):
-            return ("body",) if self._skipped_off_cuda(node) else ()
+            return ("body",) if self._skipped_off_cuda(node) or self._reached_off_mac(node) else ()
         if kind is cst.Module:
             marker = model.module_scope.bindings.get("pytestmark")
-            return ("body",) if marker and self._skips_off_cuda(marker[0].value) else ()
+            skipped = bool(marker) and self._skips_off_cuda(marker[0].value)
+            reached = model.project is not None and bool(model.module_name) and model.project.is_cuda_only(model.module_name)
+            return ("body",) if skipped or reached else ()
         return ()
 
     def _skipped_off_cuda(self, node) -> bool:
@@ -127,6 +132,30 @@ class Walker:
             inner = self.model.scopes.get(id(node))
             marker = inner.bindings.get("pytestmark") if inner is not None else None
             return bool(marker) and self._skips_off_cuda(marker[0].value)
+        return False
+
+    def _skipped_param(self, call: cst.Call) -> bool:
+        """`pytest.param(torch.device("cuda"), marks=[<a skip off CUDA>])`: its values are CUDA-only."""
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        facts = self.model.guards.facts
+        if name not in self.skip_param_names or self.model.resolve(func) not in facts.skip_params:
+            return False
+        marks = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "marks"), None)
+        return marks is not None and self._skips_off_cuda(marks)
+
+    def _reached_off_mac(self, node) -> bool:
+        """A module-level class or function, or a private method of one, that the project uses only
+        where the host is not a Mac (the project index's reachability: every call sits under a guard)."""
+        model = self.model
+        project = model.project
+        if project is None or not model.module_name:
+            return False
+        scope = model.scope
+        if scope is model.module_scope:
+            return project.is_cuda_only(f"{model.module_name}.{node.name.value}")
+        if scope.kind == "class" and scope.parent is model.module_scope and isinstance(node, cst.FunctionDef):
+            return project.is_cuda_only(f"{model.module_name}.{scope.node.name.value}.{node.name.value}")
         return False
 
     def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression], depth: int = 0) -> bool:
@@ -143,10 +172,14 @@ class Walker:
             return False
         if isinstance(decorator, (cst.List, cst.Tuple)):
             return any(self._skips_off_cuda(element.value, depth + 1) for element in decorator.elements)
-        if not isinstance(decorator, cst.Call) or not decorator.args:
+        if not isinstance(decorator, cst.Call):
+            return False
+        qualified = model.resolve(decorator.func)
+        if qualified is not None and model.project is not None and model.project.is_own(qualified):
+            return model.project.skips_off_cuda(qualified)  # @requires_gpu() from the project's test helpers
+        if not decorator.args:
             return False
         facts = model.guards.facts
-        qualified = model.resolve(decorator.func)
         condition = decorator.args[0].value
         if qualified in facts.skip_if:
             return model.guard(condition).when_false

@@ -62,6 +62,12 @@ class GuardFacts:
     enum_members: FrozenSet[str]  # enum member names that mean CUDA (RNGType.CUDA)
     skip_if: FrozenSet[str]  # decorators that skip when their condition is true
     skip_unless: FrozenSet[str]  # decorators that skip when their condition is false
+    skip_params: FrozenSet[str] = frozenset()  # parameter sets whose `marks=` may skip them (pytest.param)
+
+    @property
+    def skip_param_names(self) -> FrozenSet[str]:
+        """The last part of each skip_params name: a cheap test before resolving a call."""
+        return frozenset(name.rpartition(".")[2] for name in self.skip_params)
 
 
 @functools.lru_cache(maxsize=1)
@@ -132,6 +138,9 @@ class GuardEvaluator:
         qualified = self.model.resolve(call.func, scope)
         if qualified in self.facts.queries:
             return TRUE_OFF_MAC
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "bool" and len(call.args) == 1 and not self.model.lookup("bool", scope):
+            return self.guard(call.args[0].value, scope, depth + 1)  # the builtin keeps its argument's meaning
         project = self.model.project
         if qualified is not None and project is not None and project.is_own(qualified):
             found = project.guard_of(qualified)  # a helper in another module of the project
@@ -168,7 +177,19 @@ class GuardEvaluator:
             return UNKNOWN
         if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
             return TRUE_OFF_MAC  # a tensor's own answer: it is on a CUDA device
-        return _agree(self._bound_guards(node, scope, depth))
+        found = _agree(self._bound_guards(node, scope, depth))
+        return found if found.known else self._sentinel(node, scope, depth)
+
+    def _sentinel(self, node, scope, depth) -> Guard:
+        """`stream = torch.cuda.Stream()` under a CUDA guard, `stream = None` otherwise: on a Mac the
+        name is always None, so `if stream is not None:` (or `if stream:`) is true only off a Mac."""
+        bindings = self.model.bindings_of(node, scope)
+        if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
+            return UNKNOWN
+        nones = [_is_none(binding.value) for binding in bindings]
+        if all(nones) or not all(none or self.binding_off_mac(binding, depth) for none, binding in zip(nones, bindings)):
+            return UNKNOWN
+        return TRUE_OFF_MAC
 
     def _bound_guards(self, node, scope, depth):
         """The guards of every expression a name (or self.attr) is bound to; None when one is unknown."""
@@ -252,6 +273,10 @@ def _agree(guards: Iterable[Guard]) -> Guard:
     if not guards:
         return UNKNOWN
     return Guard(all(g.when_true for g in guards), all(g.when_false for g in guards))
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _is_quantity(node) -> bool:

@@ -1,0 +1,465 @@
+"""Code that runs only off a Mac because of where the project uses it.
+
+A class or function of the project whose every call (at least one) sits under a CUDA
+guard, or inside another class or function that is itself reached only that way, runs
+only on a host that is not a Mac: DeepSpeed constructs its CUDA accelerator only under
+`if accelerator_name == "cuda":`. Its body is then judged as if it were under that guard.
+
+Two halves. `collect_uses` reads one file's CPython tree in the index's single pass and
+records, per qualified name, whether a reference lets it escape and where its calls sit
+(under a guard, or in which class or function). `cuda_only` resolves the fixed point over
+the whole project. A name that escapes (listed in `__all__`, passed or stored as a value,
+subclassed, used as a bare decorator, referenced other than by calling it) may be called
+from anywhere and is never CUDA-only.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import functools
+import re
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cudalint.project.index import ProjectIndex
+
+MAX_ROUNDS = 32  # the fixed point grows one call depth per round; deeper chains stay unknown
+EXITS = {"sys.exit", "os._exit", "pytest.skip", "pytest.exit", "pytest.fail", "unittest.SkipTest"}
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+TRIES = tuple(kind for kind in (ast.Try, getattr(ast, "TryStar", None)) if kind is not None)
+
+# Where a use sits: True (under a CUDA guard), or the tests of other modules' names it sits under,
+# as (test, polarity) pairs (a guard once the index knows those names); () for neither.
+Guarded = object
+# A raw use: (dotted name as written, is a call, where it sits, enclosing definition path).
+RawUse = Tuple[str, bool, Guarded, str]
+MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
+MAX_CONDITIONS = 4  # tests of other modules' names kept per use (the innermost are dropped)
+
+
+def collect_uses(tree: ast.Module, reader) -> None:
+    """Fill reader.facts.uses and .decorators (reader: the facts reader, for names and guards)."""
+    _Uses(reader).run(tree)
+
+
+def _private(name: str) -> bool:
+    """`_helper`: internal to its class by Python's naming convention (PEP 8), unlike a public method a
+    framework or a user may call through an instance the index cannot follow; never a dunder."""
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+@functools.lru_cache(maxsize=None)
+def _child_fields(kind: type) -> Tuple[str, ...]:
+    """The fields of a node class that hold code (not its load/store context or its annotations)."""
+    return tuple(name for name in kind._fields if name not in ("ctx", "annotation", "returns", "type_comment"))
+
+
+class _Uses:
+    """An explicit-stack walk (a left-deep expression of any depth cannot overflow it)."""
+
+    def __init__(self, reader) -> None:
+        self.reader = reader
+        self.aliases: Dict[str, str] = dict(reader.aliases)  # module-level imports, then any nested one
+        self.raw: Dict[RawUse, None] = {}
+        self.decorated: Dict[str, List[str]] = {}  # definition path -> its decorators, as written
+        self.loads: Dict[Tuple[str, bool, str], None] = {}  # (module it may load, under a guard, context)
+        self.private: Set[str] = set()  # `_name` attributes read other than by a method of their own class
+        self.stack: List[tuple] = []
+        self.mentions: Set[str] = set()  # strings that name a module ("pkg.mod", or "pkg.ops.*_op" from an f-string)
+        self.conditions: List[list] = []
+        self.condition_of: Dict[int, Optional[int]] = {}  # id(test) -> its index in conditions
+
+    def run(self, tree: ast.Module) -> None:
+        self._block(tree.body, (), "", None)
+        stack = self.stack
+        while stack:
+            node, guarded, context, function = stack.pop()
+            if isinstance(node, ast.stmt):
+                self._statement(node, guarded, context, function)
+            else:
+                self._expression(node, guarded, context, function)
+        self._finish()
+
+    def _guard(self, test: ast.AST, function) -> Tuple[bool, bool]:
+        return self.reader._guard(test, function)
+
+    def _under(self, guarded: Guarded, test: ast.AST, polarity: bool, function) -> Guarded:
+        """Where code sits that runs only when `test` is `polarity`, inside code that sits at `guarded`."""
+        if guarded is True:
+            return True
+        true, false = self._guard(test, function)
+        if (polarity and true) or (not polarity and false):
+            return True
+        condition = self._condition(test, function)
+        if condition is None or len(guarded) >= MAX_CONDITIONS:
+            return guarded
+        return (*guarded, (condition, polarity))
+
+    def _condition(self, test: ast.AST, function) -> Optional[int]:
+        """A test that is a guard only through names of other modules: its table, by position."""
+        key = id(test)
+        if key not in self.condition_of:
+            reader = self.reader
+
+            entry = reader.table_of(lambda: reader._known(reader._guard(test, function)))
+            self.condition_of[key] = len(self.conditions) if entry is not None else None
+            if entry is not None:
+                self.conditions.append(entry)
+        return self.condition_of[key]
+
+    def _push(self, node: Optional[ast.AST], guarded: bool, context: str, function) -> None:
+        if node is not None and not isinstance(node, ast.expr_context):
+            self.stack.append((node, guarded, context, function))
+
+    # -- statements ---------------------------------------------------------------------
+    def _block(self, body, guarded: Guarded, context: str, function) -> None:
+        for node in body:
+            self._push(node, guarded, context, function)
+            if guarded is True or not isinstance(node, ast.If):
+                continue
+            body_exits, else_exits = self._leaves(node.body), bool(node.orelse) and self._leaves(node.orelse)
+            if body_exits != else_exits:  # `if not torch.cuda.is_available(): return` guards the rest of the block
+                guarded = self._under(guarded, node.test, else_exits, function)
+
+    def _leaves(self, body) -> bool:
+        last = body[-1] if body else None
+        if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            return True
+        if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+            return self.reader.resolve(last.value.func) in EXITS
+        return False
+
+    def _statement(self, node: ast.stmt, guarded: bool, context: str, function) -> None:
+        push = self._push
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            inner = f"{context}.{node.name}" if context else node.name
+            for decorator in node.decorator_list:
+                push(decorator, guarded, context, function)
+            if isinstance(node, ast.ClassDef):
+                for base in [*node.bases, *(keyword.value for keyword in node.keywords)]:
+                    push(base, guarded, context, function)
+            else:
+                for default in [*node.args.defaults, *node.args.kw_defaults]:
+                    push(default, guarded, context, function)
+            skipped = self._decorators(inner, node.decorator_list)
+            self._block(node.body, True if skipped else guarded, inner, node if isinstance(node, FUNCTIONS) else function)
+        elif isinstance(node, (ast.If, ast.While)):
+            push(node.test, guarded, context, function)
+            self._block(node.body, self._under(guarded, node.test, True, function), context, function)
+            orelse = self._under(guarded, node.test, False, function) if isinstance(node, ast.If) else guarded
+            self._block(node.orelse, orelse, context, function)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            push(node.iter, guarded, context, function)
+            self._block(node.body, guarded, context, function)
+            self._block(node.orelse, guarded, context, function)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                push(item.context_expr, guarded, context, function)
+            self._block(node.body, guarded, context, function)
+        elif isinstance(node, TRIES):
+            for handler in node.handlers:
+                push(handler.type, guarded, context, function)
+                self._block(handler.body, guarded, context, function)
+            for body in (node.body, node.orelse, node.finalbody):
+                self._block(body, guarded, context, function)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._import(node, guarded, context)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not context and any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                self._exported(node.value)
+            push(node.value, guarded, context, function)
+            for target in targets:
+                if not isinstance(target, ast.Name):
+                    push(target, guarded, context, function)
+        elif type(node).__name__ == "Match":
+            push(node.subject, guarded, context, function)
+            for case in node.cases:
+                push(case.guard, guarded, context, function)
+                self._block(case.body, guarded, context, function)
+        else:
+            self._children(node, guarded, context, function)
+
+    def _children(self, node: ast.AST, guarded: bool, context: str, function) -> None:
+        stack = self.stack
+        for name in _child_fields(type(node)):
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                stack.append((value, guarded, context, function))
+            elif isinstance(value, list):
+                stack.extend((item, guarded, context, function) for item in value if isinstance(item, ast.AST))
+
+    def _import(self, node, guarded: bool, context: str) -> None:
+        """Aliases for the names it binds, and an import site for every module it may load
+        (`import a.b.c` loads a, a.b and a.b.c; `from a.b import c` loads a, a.b and maybe a.b.c)."""
+        if isinstance(node, ast.Import):
+            loaded = [alias.name for alias in node.names]
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                self.aliases.setdefault(local, alias.name if alias.asname else local)
+        else:
+            base = self.reader.absolute(node.level, node.module)
+            loaded = [f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*"]
+            loaded.append(base)
+            for alias in node.names:
+                if alias.name != "*":
+                    self.aliases.setdefault(alias.asname or alias.name, f"{base}.{alias.name}")
+        for name in loaded:
+            parts = name.split(".") if name else []
+            for end in range(1, len(parts) + 1):
+                self.loads[(".".join(parts[:end]), guarded, context)] = None
+
+    def _exported(self, value) -> None:
+        """`__all__ = ["A", ...]`: every listed name is public, so it escapes."""
+        for item in getattr(value, "elts", []) or []:
+            if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value.isidentifier():
+                self.raw[(item.value, False, (), "")] = None
+
+    def _decorators(self, path: str, decorators) -> bool:
+        """Whether a decorator skips the definition off CUDA (judged here when this file says so);
+        the rest are kept, as written, for the index to judge (a project's `@require_cuda`)."""
+        written = []
+        for decorator in decorators:
+            if self._skips(decorator, 0):
+                return True
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = _dotted(target)
+            if name is not None:
+                written.append(name)
+        if written:
+            self.decorated[path] = written
+        return False
+
+    def _skips(self, decorator, depth: int) -> bool:
+        reader = self.reader
+        if isinstance(decorator, ast.Name) and depth < 2:
+            if decorator.id in reader.pending:  # requires_cuda = pytest.mark.skipif(...)
+                return self._skips(reader.pending[decorator.id], depth + 1)
+            if decorator.id in reader.functions:
+                return reader._skips_off_cuda(reader.functions[decorator.id])
+            return False
+        if not isinstance(decorator, ast.Call) or not decorator.args:
+            return False
+        qualified = reader.resolve(decorator.func)
+        true, false = self._guard(decorator.args[0], None)
+        return (qualified in reader.skip_if and false) or (qualified in reader.skip_unless and true)
+
+    # -- expressions ---------------------------------------------------------------------
+    def _expression(self, node: ast.AST, guarded: bool, context: str, function) -> None:
+        push = self._push
+        if isinstance(node, ast.Call):
+            method = self._own_method(node.func, context, function)
+            name = method or _dotted(node.func)
+            if name is not None:
+                self.raw[(name, True, guarded, context)] = None
+                if method is None:
+                    self._census(node.func)
+            else:
+                push(node.func, guarded, context, function)
+            for arg in node.args:
+                push(arg, guarded, context, function)
+            for keyword in node.keywords:
+                push(keyword.value, guarded, context, function)
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            name = _dotted(node)
+            self._census(node)
+            if name is None:
+                push(node.value, guarded, context, function)
+            elif isinstance(node.ctx, ast.Load):
+                self.raw[(name, False, (), "")] = None
+        elif isinstance(node, ast.BoolOp):
+            current = guarded
+            for value in node.values:  # `a and b`: b runs only when a is true
+                push(value, current, context, function)
+                current = self._under(current, value, isinstance(node.op, ast.And), function)
+        elif isinstance(node, ast.IfExp):
+            push(node.test, guarded, context, function)
+            push(node.body, self._under(guarded, node.test, True, function), context, function)
+            push(node.orelse, self._under(guarded, node.test, False, function), context, function)
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, str) and "." in node.value and MODULE_RE.fullmatch(node.value):
+                self.mentions.add(node.value)  # importlib.import_module("pkg.mod") loads what no import shows
+        else:
+            if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+                parts = [part.value if isinstance(part, ast.Constant) else "*" for part in node.values]
+                pattern = "".join(part for part in parts if isinstance(part, str))
+                if "." in pattern and MODULE_RE.fullmatch(pattern.replace("*", "x")):
+                    self.mentions.add(pattern)  # f"pkg.ops.{name}_op": any module that fits pkg.ops.*_op
+            self._children(node, guarded, context, function)
+
+    def _own_method(self, func: ast.AST, context: str, function) -> Optional[str]:
+        """`self._helper()`, `cls._helper()`, `__class__._helper()` or `Class._helper()` in a method of
+        module-level Class that defines _helper: "Class._helper"."""
+        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name) or not _private(func.attr):
+            return None
+        owner, _, method = context.partition(".")
+        if not method or "." in method or owner not in self.reader.classes:
+            return None
+        receivers = {"cls", "__class__", owner}
+        arguments = getattr(function, "args", None)
+        if arguments is not None and (arguments.posonlyargs or arguments.args):
+            receivers.add((arguments.posonlyargs or arguments.args)[0].arg)
+        path = f"{owner}.{func.attr}"
+        return path if func.value.id in receivers and path in self.reader.methods else None
+
+    def _census(self, node: ast.AST) -> None:
+        while isinstance(node, ast.Attribute):
+            if _private(node.attr):
+                self.private.add(node.attr)
+            node = node.value
+
+    # -- the file's facts ------------------------------------------------------------------
+    def _resolve(self, name: str) -> Iterator[str]:
+        head, _, rest = name.partition(".")
+        targets = []
+        if head in self.aliases:
+            targets.append(self.aliases[head])
+        if head in self.reader.functions or head in self.reader.classes:
+            targets.append(f"{self.reader.module}.{head}" if self.reader.module else head)
+        for target in targets:
+            yield f"{target}.{rest}" if rest else target
+
+    def _finish(self) -> None:
+        uses: Dict[str, list] = {}  # qualified -> [escapes, *_places()]
+        loads: Dict[str, list] = {}  # what an import may load -> _places()
+        for name, call, guarded, context in self.raw:
+            for qualified in self._resolve(name):
+                entry = uses.setdefault(qualified, [0, [], [], []])
+                if call:
+                    _place(entry, guarded, context)
+                else:
+                    entry[0] = 1
+        for module, guarded, context in self.loads:
+            _place(loads.setdefault(module, [[], [], []]), guarded, context)
+        contexts = {c for entry in [*uses.values(), *loads.values()] for c in [*entry[-2], *(c for c, _ in entry[-1])]}
+        needed = {".".join(c.split(".")[:end]) for c in contexts if c for end in range(1, c.count(".") + 2)}
+        decorators = {}
+        for path in sorted(needed & set(self.decorated)):
+            resolved = [q for name in self.decorated[path] for q in self._resolve(name)]
+            if resolved:
+                decorators[path] = resolved
+        for entry in [*uses.values(), *loads.values()]:
+            entry[-3].sort()
+            entry[-2].sort()
+        facts = self.reader.facts
+        facts.conditions = self.conditions
+        facts.uses = uses
+        facts.loads = loads
+        facts.decorators = decorators
+        facts.private = sorted(self.private)
+        facts.mentions = sorted(self.mentions)
+
+
+def _place(entry: list, guarded: Guarded, context: str) -> None:
+    """Add a use to [contexts under a guard, contexts of the others, [context, tests] under tests]."""
+    if guarded is True:
+        target = entry[-3]
+    elif guarded:
+        target, context = entry[-1], [context, [list(pair) for pair in guarded]]
+    else:
+        target = entry[-2]
+    if context not in target:
+        target.append(context)
+
+
+# -- the project ------------------------------------------------------------------------------
+def cuda_only(index: "ProjectIndex") -> Set[str]:
+    """The project's modules, classes, functions and private methods that run only off a Mac."""
+    sites: Dict[str, List[Optional[str]]] = {}  # target -> contexts of its unguarded uses (None: guarded)
+    escaped: Set[str] = set()
+    decorators: Dict[str, List[str]] = {}  # qualified definition path -> its decorators (qualified)
+    methods: Set[str] = set()
+    private: Set[str] = set()
+    for path, facts in index.facts.items():
+        module = index.paths.get(path)
+        if module is not None:
+            methods.update(f"{module}.{name}" for name in facts.definitions if "." in name)
+            private.update(facts.private)
+            if facts.script:
+                escaped.add(module)  # run as a program, not only imported
+    for path, facts in index.facts.items():
+        module = index.paths.get(path)
+        if module is None:
+            continue
+        for local, names in facts.decorators.items():
+            decorators[f"{module}.{local}"] = names
+        used = [(name, *entry) for name, entry in facts.uses.items()]
+        used.extend((name, 0, *entry) for name, entry in facts.loads.items() if name in index.modules)
+        for name, escapes, guarded, unguarded, tested in used:
+            found = (name, "") if name in index.modules else index.origin(name)
+            if found is None:
+                continue
+            target, rest = found
+            if rest and f"{target}.{rest}" in methods:
+                target, rest = f"{target}.{rest}", ""
+            if escapes or rest:
+                escaped.add(target)
+                continue
+            places = sites.setdefault(target, [])
+            listed = [(c, True) for c in guarded] + [(c, False) for c in unguarded]
+            listed.extend((c, _satisfied(index, facts.conditions, tests)) for c, tests in tested)
+            for context, is_guarded in listed:
+                place = f"{module}.{context}" if context else module
+                if place != target and not place.startswith(target + "."):  # a use from itself reaches nothing new
+                    places.append(None if is_guarded else place)
+    escaped.update(method for method in methods if method.rpartition(".")[2] in private)
+    mentioned = {mention for facts in index.facts.values() for mention in facts.mentions}
+    patterns = [mention for mention in mentioned if "*" in mention]
+    escaped.update(
+        module for module in index.modules
+        if module in mentioned or any(fnmatch.fnmatchcase(module, pattern) for pattern in patterns)
+    )
+    skipping: Dict[str, bool] = {}
+
+    def skips(decorator: str) -> bool:
+        if decorator not in skipping:
+            skipping[decorator] = index.skips_off_cuda(decorator)
+        return skipping[decorator]
+
+    def off_mac(context: Optional[str], only: Set[str]) -> bool:
+        if context is None:
+            return True
+        parts = context.split(".")
+        for end in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:end])
+            if prefix in only or any(skips(d) for d in decorators.get(prefix, ())):
+                return True
+        return False
+
+    unread: Set[str] = {word for facts in index.facts.values() for word in facts.words}
+    if "*" in unread:
+        return set()  # a file too large to read may use any name
+    only: Set[str] = set()
+    candidates = {
+        target: places for target, places in sites.items()
+        if places and target not in escaped and target.rpartition(".")[2] not in unread  # an unread file may use it
+    }
+    for _ in range(MAX_ROUNDS):
+        grown = {t for t, places in candidates.items() if t not in only and all(off_mac(p, only) for p in places)}
+        if not grown:
+            break
+        only |= grown
+    return only
+
+
+def _satisfied(index: "ProjectIndex", conditions: List[list], tests) -> bool:
+    """A use under tests of other modules' names: under a guard once the index knows those names."""
+    for position, polarity in tests:
+        if not isinstance(position, int) or not 0 <= position < len(conditions):
+            continue
+        found = index.looked_up(conditions[position])
+        if found and (found[0] if polarity else found[1]):
+            return True
+    return False

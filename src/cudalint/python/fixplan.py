@@ -28,6 +28,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from cudalint.findings import Edit, Fix, Safety
+from cudalint.python.device_setting import DEFAULT_LINE_LENGTH, DeviceSetting  # noqa: F401 - re-exported
 
 # Placeholders are valid identifiers, so fixes can be built as libcst nodes and rendered.
 TORCH = "__cudalint_torch__"
@@ -39,7 +40,6 @@ _CODEGEN = cst.Module(body=[])
 DEVICE_PARAM = re.compile(r"^(\w+_)?device$")  # `device`, `eval_device`: a name a person gives a device
 MODULE_NAMES = ("DEVICE", "DEFAULT_DEVICE", "ACCELERATOR_DEVICE")
 LOCAL_NAMES = ("device", "default_device", "accelerator_device")
-DEFAULT_LINE_LENGTH = 88
 
 
 Target = Union[cst.CSTNode, Tuple[cst.CSTNode, cst.CSTNode]]  # a node, or from one node's start to another's end
@@ -92,17 +92,6 @@ def device_type_expression(version: Tuple[int, ...], torch: str = "torch") -> st
     if version < (2, 6):
         return " ".join(_type_chain(torch))
     return f"({device_expression(version, torch)}).type"
-
-
-@dataclass(frozen=True)
-class DeviceSetting:
-    """`device-expression` and `device-import` from the configuration, if set; the line length the
-    project's formatter uses; the oldest torch release the project's manifests allow."""
-
-    expression: Optional[str] = None
-    import_line: Optional[str] = None
-    line_length: int = DEFAULT_LINE_LENGTH
-    floor: Optional[Tuple[int, ...]] = None
 
 
 @dataclass

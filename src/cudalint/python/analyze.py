@@ -116,6 +116,22 @@ def check_python(
             return parts.check_in_parts(
                 pieces, lambda piece: check_python(path, piece, checks, torch_version, device, unsafe_fixes, project, whole=True)
             )
+    tree = gate(path, text, checks, torch_version, project)
+    if isinstance(tree, list):
+        return tree
+    from cudalint.python import engine
+    from cudalint.python.positions import outline
+
+    statements = outline(tree)  # where statements start, for positions
+    del tree  # CPython's tree is as large as libcst's: not both at once
+    return _deep_stack(
+        engine.analyze_module, path, text, checks.rules, checks.engine, torch_version, device, unsafe_fixes, project, statements
+    )
+
+
+def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], project=None) -> Union[List[Finding], ast.AST]:
+    """CPython's parse and both gates, without libcst: the findings when they settle the file (its CDL000,
+    or none because no selected check can fire in it), else CPython's tree of a file for the engine."""
     tree = _cpython_tree(path, text)  # every file: one that does not parse always gets its CDL000
     if isinstance(tree, Finding):
         return [tree]
@@ -125,14 +141,7 @@ def check_python(
         return []
     if not _mentions(tree, gates.names | project_words, gates.keywords, gates.strings):
         return []
-    from cudalint.python import engine
-    from cudalint.python.positions import outline
-
-    statements = outline(tree)  # where statements start, for positions
-    del tree  # CPython's tree is as large as libcst's: not both at once
-    return _deep_stack(
-        engine.analyze_module, path, text, checks.rules, checks.engine, torch_version, device, unsafe_fixes, project, statements
-    )
+    return tree
 
 
 def _any_word(words: FrozenSet[str], text: str) -> bool:

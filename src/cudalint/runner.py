@@ -22,11 +22,13 @@ from cudalint.python.analyze import checks_for, check_python, gate, unreadable
 from cudalint.source import decode_python, decode_text
 from cudalint.versions import parse_version, plain_version
 
-PARALLEL_THRESHOLD = 16  # files for the libcst engine: below this many, one worker process costs less than several
+# Work for the libcst engine below both of these takes one worker process: more would cost more than they save.
+PARALLEL_THRESHOLD = 16  # files
+PARALLEL_BYTES = 1024 * 1024
 # A run of fewer files and bytes than this is gated in this process: CPython's parse and the gates
-# (linear in a file's size, which the size limit bounds) settle most files without a worker, and the
-# worker pool starts only for the files that reach libcst. A larger run sends every file to the pool,
-# which then does the whole file once.
+# (linear in a file's size, which the size limit bounds) settle files without a worker until one
+# needs libcst; the worker pool starts only then, with that file and the rest. A larger run sends
+# every file to the pool, which does each whole file once.
 GATE_HERE_FILES = 64
 GATE_HERE_BYTES = 2 * 1024 * 1024
 NEWEST_KNOWN_TORCH = "2.15"
@@ -339,7 +341,8 @@ def run(
     if len(todo) < GATE_HERE_FILES and _bytes(todo) < GATE_HERE_BYTES:
         todo = _lint_settled_here(todo, settings, finished, lambda: report(done, len(files)))
     if todo:
-        workers = (jobs or os.cpu_count() or 1) if len(todo) >= PARALLEL_THRESHOLD else 1
+        large = len(todo) >= PARALLEL_THRESHOLD or _bytes(todo) >= PARALLEL_BYTES
+        workers = min(len(todo), jobs or os.cpu_count() or 1) if large else 1
         for version in sorted({version for _, _, version in todo}):
             _warm_up(settings, version)
         _lint_parallel(todo, settings, workers, finished, lambda: report(done, len(files)))
@@ -365,16 +368,15 @@ def _bytes(batch: Batch) -> int:
 
 
 def _lint_settled_here(todo: Batch, settings: Settings, finished: Callable[..., None], tick: Callable[[], None]) -> Batch:
-    """Lint here every file the gates settle; the files left (for the engine, in a worker)."""
-    rest: Batch = []
-    for index, source, version in todo:
+    """Lint here the files the gates settle, up to the first that needs the engine; that file and
+    the rest are left for the worker pool (each file is then parsed by CPython once more at most)."""
+    for position, (index, source, version) in enumerate(todo):
         outcome = lint_here(source, settings, version)
         if outcome is None:
-            rest.append((index, source, version))
-        else:
-            finished(index, outcome)
-            tick()
-    return rest
+            return todo[position:]
+        finished(index, outcome)
+        tick()
+    return []
 
 
 def _prepare_gates(settings: Settings, versions, cache: bool) -> None:

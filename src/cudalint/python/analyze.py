@@ -4,7 +4,6 @@ libcst engine (python/engine.py), which is imported only then."""
 from __future__ import annotations
 
 import ast
-import concurrent.futures
 import contextlib
 import functools
 import os
@@ -239,6 +238,8 @@ def _deep_stack(function, *args):
     global _executor
     with _executor_lock:
         if _executor is None:
+            import concurrent.futures
+
             previous = threading.stack_size(_STACK_BYTES)
             try:
                 _executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="cudalint")

@@ -4,7 +4,7 @@ import ast
 
 import hypothesmith
 import libcst as cst
-import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
 from hypothesis import HealthCheck, assume, given, settings
 
 from cudalint.catalog import load_catalog
@@ -33,6 +33,7 @@ def assert_same_positions(source: str) -> int:
     module = cst.parse_module(source)
     tree = compile(source, "<test>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     expected = whole_module(module)
+    assert expected == MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)  # libcst's own answer
     lazy = Positions(module, positions.outline(tree))
     nodes = chains(module)
     for node, chain in nodes:

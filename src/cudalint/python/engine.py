@@ -13,15 +13,13 @@ import libcst as cst
 
 from cudalint.findings import Finding, Related, Safety
 from cudalint.python import idioms, matchers
+from cudalint.python.analyze import Words, unreadable
 from cudalint.python.context import FileContext
 from cudalint.python.device_setting import DeviceSetting
 from cudalint.python.fixplan import FileFixer
 from cudalint.python.positions import Positions, Statement, statement_chain, whole_module
 from cudalint.python.semantic import SemanticModel
 from cudalint.python.visitor import Registry, Walker
-
-Words = Tuple[frozenset, frozenset, frozenset]  # names, words inside strings, keyword names
-
 
 class Engine:
     """The handlers of one selection of rules, and the words they can fire on."""
@@ -56,8 +54,6 @@ def analyze_module(
     project=None,
     statements: Optional[List[Statement]] = None,
 ) -> List[Finding]:
-    from cudalint.python.analyze import unreadable
-
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:

@@ -23,10 +23,10 @@ import cudalint
 from cudalint.cache import CACHE_DIR, _code_fingerprint, _data_fingerprint, prepare_folder
 from cudalint.catalog import Catalog, CatalogError, rules_dir
 from cudalint.fileio import inside, read_regular, replace_file
+from cudalint.python.analyze import Words
 
 FORMAT = 1
 ENTRY_MAX_BYTES = 4 * 1024 * 1024
-Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str]]  # names, words inside strings, keyword names
 
 
 class GateCache:

@@ -71,7 +71,7 @@ def main() -> int:
     discovered = list(discover(dirs, settings.exclude, settings.root))
     t_discover = time.perf_counter() - t0
 
-    words = sorted(checks.index.words, key=len, reverse=True)
+    words = sorted(checks.engine.index.words, key=len, reverse=True)
     print(f"prefilter: {len(words)} words: {' '.join(sorted(words))}")
     torch_version = parse_version("2.15")
     stages = Counter()
@@ -128,7 +128,7 @@ def main() -> int:
             f = time.perf_counter()
             ctx = FileContext(name, checks.rules, torch_version)
             try:
-                module.visit(Dispatcher(ctx, checks.registry.visit, checks.registry.leave))
+                module.visit(Dispatcher(ctx, checks.engine.registry.visit, checks.engine.registry.leave))
             except Exception as exc:  # noqa: BLE001 - the runner turns this into CDL000 "internal error"
                 profiler.disable()
                 counts["internal error"] += 1

@@ -9,7 +9,7 @@ from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from cudalint.catalog import Catalog
 from cudalint.fileio import DEFAULT_MAX_BYTES, UnreadableFile, read_regular_text
-from cudalint.python.fixplan import DeviceSetting
+from cudalint.python.device_setting import DeviceSetting
 from cudalint.versions import parse_version
 
 if sys.version_info >= (3, 11):

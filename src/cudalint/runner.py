@@ -6,10 +6,6 @@ import dataclasses
 import faulthandler
 import fnmatch
 import os
-import tempfile
-from collections import deque
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple
@@ -21,11 +17,20 @@ from cudalint.discover import SourceFile, discover, kind_of
 from cudalint.fileio import UnreadableFile, read_regular, read_regular_text
 from cudalint.findings import Finding, Severity
 from cudalint.noqa import apply as apply_noqa
-from cudalint.python.analyze import checks_for, check_python, unreadable
+from cudalint.python import parts
+from cudalint.python.analyze import checks_for, check_python, gate, unreadable
 from cudalint.source import decode_python, decode_text
 from cudalint.versions import parse_version, plain_version
 
-PARALLEL_THRESHOLD = 16  # below this many files a process pool costs more than it saves
+# Work for the libcst engine below both of these takes one worker process: more would cost more than they save.
+PARALLEL_THRESHOLD = 16  # files
+PARALLEL_BYTES = 1024 * 1024
+# A run of fewer files and bytes than this is gated in this process: CPython's parse and the gates
+# (linear in a file's size, which the size limit bounds) settle files without a worker until one
+# needs libcst; the worker pool starts only then, with that file and the rest. A larger run sends
+# every file to the pool, which does each whole file once.
+GATE_HERE_FILES = 64
+GATE_HERE_BYTES = 2 * 1024 * 1024
 NEWEST_KNOWN_TORCH = "2.15"
 
 
@@ -125,17 +130,19 @@ def lint_text(
     catalog: Optional[Catalog] = None,
     *,
     noqa: bool = True,
+    python_check: Optional[Callable[..., List[Finding]]] = None,
 ) -> List[Finding]:
     """Lint text already in memory (used by the flake8 plugin and tests).
 
     `noqa=False` keeps findings on `# noqa` lines, for a front end that applies noqa itself.
+    `python_check` replaces check_python (the runner's gate-only check for files linted here).
     """
     catalog = catalog or load_catalog()
     findings: List[Finding] = []
     if kind == "python":
         checks = checks_for(settings.select, tuple(catalog))
         findings.extend(
-            check_python(
+            (python_check or check_python)(
                 display, text, checks, parse_version(torch_version), settings.device, settings.unsafe_fixes, settings.project
             )
         )
@@ -163,14 +170,46 @@ def lint_source(source: SourceFile, settings: Settings, torch_version: str) -> T
     return content_digest(data), lint_bytes(source, data, settings, torch_version)
 
 
-def lint_bytes(source: SourceFile, data: bytes, settings: Settings, torch_version: str) -> List[Finding]:
+def lint_bytes(
+    source: SourceFile, data: bytes, settings: Settings, torch_version: str, python_check: Optional[Callable[..., List[Finding]]] = None
+) -> List[Finding]:
     decoded = decode_python(data) if source.kind == "python" else decode_text(data)
     if decoded.text is None:
         return [unreadable(source.display, f"{decoded.error}; the file was not checked", decoded.error_line, decoded.error_column)]
     try:
-        return lint_text(source.display, source.kind, decoded.text, settings, torch_version)
+        return lint_text(source.display, source.kind, decoded.text, settings, torch_version, python_check=python_check)
+    except NeedsEngine:
+        raise
     except Exception as exc:  # noqa: BLE001 - one file's bug must not end the run
         return [unreadable(source.display, f"internal error while checking: {type(exc).__name__}: {exc}")]
+
+
+class NeedsEngine(Exception):
+    """A file linted in this process passed both gates: only a worker process may parse it with libcst."""
+
+
+def _gate_only(path: str, text: str, checks, torch_version, device, unsafe_fixes, project) -> List[Finding]:
+    """check_python up to libcst: the gates' findings, or NeedsEngine."""
+    if len(text) > parts.PART_BYTES:
+        raise NeedsEngine(path)
+    settled = gate(path, text, checks, torch_version, project)
+    if not isinstance(settled, list):
+        raise NeedsEngine(path)
+    return settled
+
+
+def lint_here(source: SourceFile, settings: Settings, torch_version: str) -> Optional[Outcome]:
+    """Lint a file in this process if the gates settle it (no libcst, no worker); None if it needs the engine."""
+    from cudalint.cache import content_digest
+
+    try:
+        data = read_regular(source.path, settings.max_file_bytes)
+    except UnreadableFile as exc:
+        return None, [unreadable(source.display, f"cannot read: {exc}")]
+    try:
+        return content_digest(data), lint_bytes(source, data, settings, torch_version, _gate_only)
+    except NeedsEngine:
+        return None
 
 
 def _filter(findings: List[Finding], text: str, display: str, settings: Settings, use_noqa: bool = True,
@@ -207,7 +246,7 @@ Outcome = Tuple[Optional[str], List[Finding]]  # (digest of the bytes linted, fi
 TIMEOUT_MARK = "Timeout ("  # how faulthandler's watchdog starts what it writes when it fires
 
 
-def _lint_many(batch: "Batch", settings: Settings, torch_version: str, journals: str) -> List[Outcome]:
+def _lint_many(batch: "Batch", settings: Settings, journals: str) -> List[Outcome]:
     """One worker's share, each file under the per-file time limit. The worker notes in its own journal
     which file it starts; when a file runs past the limit, faulthandler's watchdog (a C thread: it fires
     even while a parser holds the GIL) adds its timeout dump to that journal and ends the process, and
@@ -215,7 +254,7 @@ def _lint_many(batch: "Batch", settings: Settings, torch_version: str, journals:
     outcomes = []
     with open(os.path.join(journals, str(os.getpid())), "a", encoding="utf-8") as journal:
         try:
-            for index, source in batch:
+            for index, source, torch_version in batch:
                 journal.write(f"{index}\n")
                 journal.flush()
                 faulthandler.dump_traceback_later(settings.file_timeout, exit=True, file=journal)
@@ -241,7 +280,7 @@ def timed_out(journals: str) -> set:
 
 
 Progress = Callable[[int, int], None]  # (files done, files in the run)
-Batch = List[Tuple[int, SourceFile]]  # (position in the run, file)
+Batch = List[Tuple[int, SourceFile, str]]  # (position in the run, file, the release it is linted for)
 
 
 def run(
@@ -267,7 +306,7 @@ def run(
     stores = {version: _open_cache(settings, version) for version in set(versions)} if cache else {}
     refusals = {store.refused for store in stores.values() if store.refused}
     result.notes.extend(sorted(refusals))
-    todo: Dict[str, Batch] = {}
+    todo: Batch = []
     for index, source in enumerate(files):
         store = stores.get(versions[index])
         # Python files only: they are the costly part, and a manifest's findings can depend on other
@@ -282,7 +321,7 @@ def run(
             if hit is not None:
                 per_file[index] = hit
                 continue
-        todo.setdefault(versions[index], []).append((index, source))
+        todo.append((index, source, versions[index]))
     done = len(per_file)
     if done:
         report(done, len(files))
@@ -297,19 +336,66 @@ def run(
         if store is not None and cacheable and digest is not None and source.kind == "python":
             store.put(source.display, source.kind, digest, findings)  # under the digest of the bytes linted
 
-    for version, batch in todo.items():
-        workers = (jobs or os.cpu_count() or 1) if len(batch) >= PARALLEL_THRESHOLD else 1
-        _warm_up(settings, version)
-        _lint_parallel(batch, settings, version, workers, finished, lambda: report(done, len(files)))
+    if any(source.kind == "python" for _, source, _ in todo):
+        _prepare_gates(settings, {version for _, source, version in todo if source.kind == "python"}, cache)
+    if len(todo) < GATE_HERE_FILES and _bytes(todo) < GATE_HERE_BYTES:
+        todo = _lint_settled_here(todo, settings, finished, lambda: report(done, len(files)))
+    if todo:
+        large = len(todo) >= PARALLEL_THRESHOLD or _bytes(todo) >= PARALLEL_BYTES
+        workers = min(len(todo), jobs or os.cpu_count() or 1) if large else 1
+        for version in sorted({version for _, _, version in todo}):
+            _warm_up(settings, version)
+        _lint_parallel(todo, settings, workers, finished, lambda: report(done, len(files)))
     for index in sorted(per_file):
         result.findings.extend(per_file[index])
-    if not settings.torch_version:
+    if result.findings and not settings.torch_version:  # notes are about findings: none without them
         from cudalint.coverage.target import project_notes
 
         result.findings, notes = project_notes(result.findings, torch_requirement(settings, files))
         result.notes.extend(notes)
     result.findings.sort(key=lambda f: f.sort_key)
     return result
+
+
+def _bytes(batch: Batch) -> int:
+    total = 0
+    for _, source, _ in batch:
+        try:
+            total += os.stat(source.path).st_size
+        except OSError:
+            pass
+    return total
+
+
+def _lint_settled_here(todo: Batch, settings: Settings, finished: Callable[..., None], tick: Callable[[], None]) -> Batch:
+    """Lint here the files the gates settle, up to the first that needs the engine; that file and
+    the rest are left for the worker pool (each file is then parsed by CPython once more at most)."""
+    for position, (index, source, version) in enumerate(todo):
+        outcome = lint_here(source, settings, version)
+        if outcome is None:
+            return todo[position:]
+        finished(index, outcome)
+        tick()
+    return []
+
+
+def _prepare_gates(settings: Settings, versions, cache: bool) -> None:
+    """The gates' words for each release from the gate cache beside the result cache (so files the
+    gates settle need no libcst), computed and stored when missing."""
+    if not cache:
+        return
+    from cudalint.python.gate_cache import GateCache
+
+    catalog = load_catalog()
+    checks = checks_for(settings.select, tuple(catalog))
+    store = GateCache(settings.root, catalog)
+    for version in sorted(versions):
+        release = parse_version(version)
+        stored = store.get(settings.select, release)
+        if stored is None:
+            store.put(settings.select, release, checks.words(release))
+        else:
+            checks.prepare(release, stored)
 
 
 def subtree_targets(settings: Settings, files: Sequence[SourceFile], default: str, result: RunResult) -> List[str]:
@@ -364,7 +450,7 @@ def _folder_target(folder: Path, root: Path, memo) -> Optional[Tuple[str, str, P
 def project_index(settings: Settings, cache: bool = False):
     """The index of the whole project under settings.root (also for a run that lints only some files)."""
     from cudalint.project import build_index
-    from cudalint.python.semantic import guard_facts
+    from cudalint.python.guard_facts import guard_facts
 
     catalog = load_catalog()
     libraries = [spec["module"] for rule in catalog if rule.code == "CDL404" for spec in rule.match.get("imports", ())]
@@ -400,7 +486,6 @@ def _open_cache(settings: Settings, torch_version: str):
 def _lint_parallel(
     todo: Batch,
     settings: Settings,
-    torch_version: str,
     jobs: int,
     finished: Callable[..., None],
     tick: Callable[[], None],
@@ -411,33 +496,38 @@ def _lint_parallel(
     took down are run again, each in a process of its own, and a batch that still kills its process is
     split until the file that does it is alone: that file gets a CDL000 and every other file is checked
     as usual."""
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
     size = max(1, len(todo) // (jobs * 8))
     batches = [todo[i : i + size] for i in range(0, len(todo), size)]
     suspects: List[Batch] = []
     with tempfile.TemporaryDirectory(prefix="cudalint-journals-") as journals:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [(batch, pool.submit(_lint_many, batch, settings, torch_version, journals)) for batch in batches]
+            futures = [(batch, pool.submit(_lint_many, batch, settings, journals)) for batch in batches]
             for batch, future in futures:
                 if _collect(batch, future, finished):
                     tick()
                 else:
                     suspects.append(batch)
         if suspects:
-            _isolate(suspects, settings, torch_version, jobs, finished, tick, journals)
+            _isolate(suspects, settings, jobs, finished, tick, journals)
 
 
 def _collect(batch: Batch, future, finished: Callable[..., None]) -> bool:
     """Record a batch's outcome; False when its worker process died and the batch must be retried."""
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         results = future.result()
     except BrokenProcessPool:
         return False
     except Exception as exc:  # noqa: BLE001 - a worker's error becomes findings, not a dead run
-        for index, source in batch:
+        for index, source, _ in batch:
             message = f"worker failed while checking: {type(exc).__name__}: {exc}"
             finished(index, (None, [unreadable(source.display, message)]), False)
         return True
-    for (index, _), outcome in zip(batch, results):
+    for (index, _, _), outcome in zip(batch, results):
         finished(index, outcome)
     return True
 
@@ -446,24 +536,26 @@ def _too_slow(batch: Batch, settings: Settings, journals: str, finished: Callabl
     """Give the files that ran past the time limit their CDL000; the rest of the batch, to run again."""
     slow = timed_out(journals)
     rest = []
-    for index, source in batch:
+    for index, source, version in batch:
         if index in slow:
             message = f"took longer than {settings.file_timeout:g} s to check (file-timeout); the file was not checked"
             finished(index, (None, [unreadable(source.display, message)]), False)
         else:
-            rest.append((index, source))
+            rest.append((index, source, version))
     return rest
 
 
 def _isolate(
     suspects: List[Batch],
     settings: Settings,
-    torch_version: str,
     jobs: int,
     finished: Callable[..., None],
     tick: Callable[[], None],
     journals: str,
 ) -> None:
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
     queue: Deque[Batch] = deque(rest for rest in (_too_slow(batch, settings, journals, finished) for batch in suspects) if rest)
     running: Dict[object, Tuple[Batch, ProcessPoolExecutor]] = {}
     try:
@@ -471,7 +563,7 @@ def _isolate(
             while queue and len(running) < jobs:
                 batch = queue.popleft()
                 executor = ProcessPoolExecutor(max_workers=1)
-                future = executor.submit(_lint_many, batch, settings, torch_version, journals)
+                future = executor.submit(_lint_many, batch, settings, journals)
                 running[future] = (batch, executor)
             completed, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for future in completed:
@@ -484,7 +576,7 @@ def _isolate(
                 if len(rest) > 1:
                     queue.extend([item] for item in rest)
                 elif rest:
-                    index, source = rest[0]
+                    index, source, _ = rest[0]
                     message = ("the worker process checking this file crashed (it died without an answer); "
                                "nothing in the file was checked")
                     finished(index, (None, [unreadable(source.display, message)]), False)

@@ -12,27 +12,13 @@ Nothing here runs the project's code: setup.py is read with CPython's parser, sh
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 from fnmatch import fnmatchcase
 from pathlib import PurePath
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from cudalint.findings import Finding
-from cudalint.manifests import (
-    cmake,
-    conda,
-    cuda_sources,
-    dockerfile,
-    pipfile,
-    pixi,
-    poetry_lock,
-    pyproject,
-    scripts,
-    setup_cfg,
-    setup_py,
-    uv_lock,
-    yaml_files,
-)
 from cudalint.manifests.base import Dependency, Parsed
 from cudalint.manifests.checks import check_dependencies, problem_findings
 from cudalint.manifests.includes import read_limited, requirements_tree
@@ -62,27 +48,35 @@ _NAMES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
 # Read only when asked (`--include-docs`): install commands in code blocks.
 DOCS = ("*.md", "*.markdown", "*.rst")
 
-_READERS: Dict[str, Callable[[str, str], Parsed]] = {
-    "pyproject": pyproject.read,
-    "setup_py": setup_py.read,
-    "setup_cfg": setup_cfg.read,
-    "conda": conda.read,
-    "pipfile": pipfile.read,
-    "poetry_lock": poetry_lock.read,
-    "uv_lock": uv_lock.read,
-    "pixi": pixi.read,
-    "shell": scripts.read_shell,
-    "makefile": scripts.read_makefile,
-    "tox": scripts.read_tox,
-    "docs": scripts.read_docs,
+# Each kind's reader as (module, function): a reader module is imported when a file of its kind is read.
+_READERS: Dict[str, Tuple[str, str]] = {
+    "pyproject": ("pyproject", "read"),
+    "setup_py": ("setup_py", "read"),
+    "setup_cfg": ("setup_cfg", "read"),
+    "conda": ("conda", "read"),
+    "pipfile": ("pipfile", "read"),
+    "poetry_lock": ("poetry_lock", "read"),
+    "uv_lock": ("uv_lock", "read"),
+    "pixi": ("pixi", "read"),
+    "shell": ("scripts", "read_shell"),
+    "makefile": ("scripts", "read_makefile"),
+    "tox": ("scripts", "read_tox"),
+    "docs": ("scripts", "read_docs"),
 }
 # Readers that also report findings of their own (CDL45x), besides the dependencies they find.
-_BUILD_FILES: Dict[str, Callable[[str, str], Tuple[List[Finding], Parsed]]] = {
-    "cmake": cmake.check,
-    "cuda_source": cuda_sources.check,
-    "dockerfile": dockerfile.check,
-    "yaml": yaml_files.read,
+_BUILD_FILES: Dict[str, Tuple[str, str]] = {
+    "cmake": ("cmake", "check"),
+    "cuda_source": ("cuda_sources", "check"),
+    "dockerfile": ("dockerfile", "check"),
+    "yaml": ("yaml_files", "read"),
 }
+
+
+def _reader(where: Tuple[str, str]) -> Callable:
+    module, function = where
+    return getattr(importlib.import_module(f"cudalint.manifests.{module}"), function)
+
+
 _TORCH_NAMES = ("torch", "pytorch")
 
 
@@ -116,9 +110,9 @@ def _read(path: str, text: str, kind: str) -> List[Parsed]:
     if kind == "requirements":
         return requirements_tree(path, text, lambda target: manifest_kind(target) is not None)
     if kind in _READERS:
-        return [_READERS[kind](path, text)]
+        return [_reader(_READERS[kind])(path, text)]
     if kind in _BUILD_FILES:
-        return [_BUILD_FILES[kind](path, text)[1]]
+        return [_reader(_BUILD_FILES[kind])(path, text)[1]]
     return []
 
 
@@ -136,7 +130,7 @@ def check_manifest(
     kind = kind or manifest_kind(path, include_docs=True)
     findings: List[Finding] = []
     if kind in _BUILD_FILES:
-        findings, part = _BUILD_FILES[kind](path, text)
+        findings, part = _reader(_BUILD_FILES[kind])(path, text)
         parsed: Iterable[Parsed] = [part]
     else:
         parsed = _parse(path, text, kind) if kind else []
@@ -164,6 +158,8 @@ def sniff_kind(path: str) -> str:
         return "shell"
     if first.startswith("#!"):
         return "python"
+    from cudalint.manifests import conda, dockerfile
+
     if conda.is_environment(_yaml_root(path, text)):
         return "yaml"
     toml_kind = _toml_kind(text)

@@ -330,7 +330,7 @@ def build_index(
     root: Path, cuda_modules: Iterable[str], queries, flags, cache_dir: Optional[Path] = None, skip_if=(), skip_unless=()
 ) -> ProjectIndex:
     """Index every .py file and CMake build under `root`; facts of unchanged files come from the cache."""
-    from cudalint.python.semantic.guards import guard_facts
+    from cudalint.python.guard_facts import guard_facts
 
     guards = guard_facts()  # platform tests and enum members, beside the queries and flags passed in
     root_text = os.path.abspath(str(root))

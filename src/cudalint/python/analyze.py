@@ -1,9 +1,9 @@
-"""Lint one Python source: decode, gate, parse once, one pass of all checks, positions."""
+"""Lint one Python source: decode, CPython's parse, two gates; a file that passes both goes to the
+libcst engine (python/engine.py), which is imported only then."""
 
 from __future__ import annotations
 
 import ast
-import concurrent.futures
 import contextlib
 import functools
 import os
@@ -13,57 +13,72 @@ import threading
 import warnings
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
 from cudalint.catalog import Rule
-from cudalint.findings import Finding, Related, Safety, Severity
-from cudalint.python import idioms, matchers, parts
-from cudalint.python.context import FileContext
-from cudalint.python.fixplan import DeviceSetting, FileFixer
-from cudalint.python.semantic import SemanticModel
-from cudalint.python.visitor import Registry, Walker
+from cudalint.findings import Finding, Severity
+from cudalint.python import parts
+from cudalint.python.device_setting import DeviceSetting
 
 # libcst recurses once per nesting level; deep but valid code needs a deep stack.
 _STACK_BYTES = 512 * 1024 * 1024
 _RECURSION_LIMIT = 30000  # on the deep-stack thread only, for the libcst stage, restored after each file
 _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refuses deeper nesting under it
 
+Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str]]  # names, words inside strings, keyword names
+
+
+class _Gates:
+    """Both gates' words for one release, as the gates read them for every file."""
+
+    def __init__(self, words: Words):
+        self.words = words
+        names, strings, keywords = words
+        self.names = names
+        self.keywords = keywords
+        self.strings = _word_pattern(strings)
+        self.prefilter = _word_pattern(names | strings | keywords)
+
 
 class Checks:
-    """The handlers and prefilter for one selection of rules (built once per selection)."""
+    """The gates and handlers for one selection of rules (built once per selection).
 
-    def __init__(self, rules: Dict[str, Rule]):
+    The handlers need libcst: they are built by the first file that passes both gates, or to
+    compute the gates' words when no stored copy of them was given (see `prepare`)."""
+
+    def __init__(self, rules: Dict[str, Rule], catalog_rules: Tuple[Rule, ...] = ()):
         self.rules = rules
-        python_rules = [rule for rule in rules.values() if rule.example_file.endswith(".py") and rule.match]
-        self.index = matchers.MatchIndex(python_rules)
-        self.registry = Registry()
-        matchers.register(self.index, self.registry)
-        custom = {rule.match["check"] for rule in python_rules if "check" in rule.match}
-        for name in sorted(custom):
-            idioms.CHECKS[name].register(self.registry)
-        self.release_words = [idioms.RELEASE_WORDS[name] for name in sorted(custom) if name in idioms.RELEASE_WORDS]
-        self._prefilters: Dict[Tuple[int, ...], Tuple[FrozenSet[str], Optional["re.Pattern[str]"]]] = {}
+        self.catalog_rules = tuple(catalog_rules) or tuple(rules.values())
+        self._engine = None
+        self._gates: Dict[Tuple[int, ...], _Gates] = {}
 
-        self.strings = _word_pattern(self.index.string_words)
+    @property
+    def engine(self):
+        if self._engine is None:
+            from cudalint.python.engine import Engine
+
+            self._engine = Engine(self.rules, self.catalog_rules)
+        return self._engine
+
+    def words(self, torch_version: Tuple[int, ...]) -> Words:
+        return self.gates(torch_version).words
+
+    def prepare(self, torch_version: Tuple[int, ...], stored: Optional[Words]) -> None:
+        """Take a release's gate words from a stored copy (the runner's gate cache) instead of the engine."""
+        if stored is not None and torch_version not in self._gates:
+            self._gates[torch_version] = _Gates(stored)
+
+    def gates(self, torch_version: Tuple[int, ...]) -> _Gates:
+        """Both gates' words for a release, computed once per release (they are read for every file)."""
+        if torch_version not in self._gates:
+            self._gates[torch_version] = _Gates(self.engine.words(torch_version))
+        return self._gates[torch_version]
 
     def names(self, torch_version: Tuple[int, ...]) -> FrozenSet[str]:
         """Words a file must contain for any selected check to fire at this target release."""
-        return self._gates(torch_version)[0]
+        return self.gates(torch_version).names
 
     def prefilter(self, torch_version: Tuple[int, ...]) -> Optional["re.Pattern[str]"]:
         """The same words as a text search: the cheap first gate, before any parsing."""
-        return self._gates(torch_version)[1]
-
-    def _gates(self, torch_version: Tuple[int, ...]):
-        """Both gates' words for a release, computed once per release (they are read for every file)."""
-        if torch_version not in self._prefilters:
-            names = set(self.index.words)
-            for release_words in self.release_words:
-                names |= release_words(torch_version)
-            pattern = _word_pattern(names | self.index.string_words | self.index.keyword_words)
-            self._prefilters[torch_version] = (frozenset(names), pattern)
-        return self._prefilters[torch_version]
+        return self.gates(torch_version).prefilter
 
 
 def _word_pattern(words) -> "re.Pattern[str] | None":
@@ -76,8 +91,7 @@ def _word_pattern(words) -> "re.Pattern[str] | None":
 
 @functools.lru_cache(maxsize=8)
 def checks_for(codes: FrozenSet[str], catalog_rules: Tuple[Rule, ...]) -> Checks:
-    idioms.validate(catalog_rules)
-    return Checks({rule.code: rule for rule in catalog_rules if rule.code in codes})
+    return Checks({rule.code: rule for rule in catalog_rules if rule.code in codes}, catalog_rules)
 
 
 def unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
@@ -101,17 +115,32 @@ def check_python(
             return parts.check_in_parts(
                 pieces, lambda piece: check_python(path, piece, checks, torch_version, device, unsafe_fixes, project, whole=True)
             )
+    tree = gate(path, text, checks, torch_version, project)
+    if isinstance(tree, list):
+        return tree
+    from cudalint.python import engine
+    from cudalint.python.positions import outline
+
+    statements = outline(tree)  # where statements start, for positions
+    del tree  # CPython's tree is as large as libcst's: not both at once
+    return _deep_stack(
+        engine.analyze_module, path, text, checks.rules, checks.engine, torch_version, device, unsafe_fixes, project, statements
+    )
+
+
+def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], project=None) -> Union[List[Finding], ast.AST]:
+    """CPython's parse and both gates, without libcst: the findings when they settle the file (its CDL000,
+    or none because no selected check can fire in it), else CPython's tree of a file for the engine."""
     tree = _cpython_tree(path, text)  # every file: one that does not parse always gets its CDL000
     if isinstance(tree, Finding):
         return [tree]
-    prefilter = checks.prefilter(torch_version)
+    gates = checks.gates(torch_version)
     project_words = project.gate_words if project is not None else frozenset()
-    if (prefilter is None or not prefilter.search(text)) and not _any_word(project_words, text):
+    if (gates.prefilter is None or not gates.prefilter.search(text)) and not _any_word(project_words, text):
         return []
-    if not _mentions(tree, checks.names(torch_version) | project_words, checks.index.keyword_words, checks.strings):
+    if not _mentions(tree, gates.names | project_words, gates.keywords, gates.strings):
         return []
-    del tree  # CPython's tree is as large as libcst's: not both at once
-    return _deep_stack(_analyze, path, text, checks, torch_version, device, unsafe_fixes, project)
+    return tree
 
 
 def _any_word(words: FrozenSet[str], text: str) -> bool:
@@ -188,77 +217,6 @@ def _mentions(tree: ast.AST, names: FrozenSet[str], keywords: Set[str], strings:
     return False
 
 
-def _analyze(
-    path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], device: DeviceSetting, unsafe_fixes: bool, project=None
-) -> List[Finding]:
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        return [unreadable(path, f"syntax error: {exc.message}; the file was not checked", exc.raw_line, exc.raw_column + 1)]
-    except RecursionError:
-        return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
-    try:
-        ctx = FileContext(checks.rules, torch_version, _model(module, path, project), path)
-        Walker(ctx, checks.registry.visit, checks.registry.leave).walk(module)
-    except RecursionError:
-        return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
-    if not ctx.hits:
-        return []
-    positions = _positions(module)
-    fixer = FileFixer(module, positions, ctx.model, torch_version, device, text)
-    fixer.decide([hit.fix for hit in ctx.hits if hit.fix is not None and (unsafe_fixes or hit.fix.safety is Safety.SAFE)])
-    findings = []
-    for hit in ctx.hits:
-        where = positions[hit.node]
-        findings.append(
-            Finding(
-                code=hit.code,
-                path=path,
-                line=where.start.line,
-                column=where.start.column + 1,
-                end_line=where.end.line,
-                end_column=where.end.column + 1,
-                message=hit.message,
-                severity=checks.rules[hit.code].severity,
-                fix=fixer.build(hit.fix) if hit.fix is not None else None,
-                related=tuple(_related(positions, place, what) for place, what in hit.related if place in positions or isinstance(place, tuple)),
-            )
-        )
-    return findings
-
-
-def _model(module: cst.Module, path: str, project) -> SemanticModel:
-    """The file's semantic model, told its module name (for relative imports) and the project index."""
-    name = project.module_of(path) if project is not None else None
-    if name is None:
-        return SemanticModel(module, project)
-    package = name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
-    return SemanticModel(module, project, name, package)
-
-
-def _related(positions, place, message: str) -> Related:
-    """A node of this file, or (path, line, column) in another file of the project."""
-    if isinstance(place, tuple):
-        path, line, column = place
-        return Related(line, column, line, column, message, path=path)
-    where = positions[place]
-    return Related(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, message)
-
-
-def _positions(module: cst.Module):
-    """Every node's range from one code generation pass.
-
-    MetadataWrapper.resolve(PositionProvider) also runs a full rebuilding traversal first;
-    calling the provider directly does only the code generation it needs.
-    """
-    provider = PositionProvider()
-    try:
-        provider._gen_impl(module)
-        return provider._computed
-    except AttributeError:  # a libcst without these internals: the public, slower way
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-
-
 _executor = None
 _executor_lock = threading.Lock()
 
@@ -280,6 +238,8 @@ def _deep_stack(function, *args):
     global _executor
     with _executor_lock:
         if _executor is None:
+            import concurrent.futures
+
             previous = threading.stack_size(_STACK_BYTES)
             try:
                 _executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="cudalint")

@@ -28,6 +28,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from cudalint.findings import Edit, Fix, Safety
+from cudalint.python.device_setting import DEFAULT_LINE_LENGTH, DeviceSetting  # noqa: F401 - re-exported
 
 # Placeholders are valid identifiers, so fixes can be built as libcst nodes and rendered.
 TORCH = "__cudalint_torch__"
@@ -39,7 +40,6 @@ _CODEGEN = cst.Module(body=[])
 DEVICE_PARAM = re.compile(r"^(\w+_)?device$")  # `device`, `eval_device`: a name a person gives a device
 MODULE_NAMES = ("DEVICE", "DEFAULT_DEVICE", "ACCELERATOR_DEVICE")
 LOCAL_NAMES = ("device", "default_device", "accelerator_device")
-DEFAULT_LINE_LENGTH = 88
 
 
 Target = Union[cst.CSTNode, Tuple[cst.CSTNode, cst.CSTNode]]  # a node, or from one node's start to another's end
@@ -92,17 +92,6 @@ def device_type_expression(version: Tuple[int, ...], torch: str = "torch") -> st
     if version < (2, 6):
         return " ".join(_type_chain(torch))
     return f"({device_expression(version, torch)}).type"
-
-
-@dataclass(frozen=True)
-class DeviceSetting:
-    """`device-expression` and `device-import` from the configuration, if set; the line length the
-    project's formatter uses; the oldest torch release the project's manifests allow."""
-
-    expression: Optional[str] = None
-    import_line: Optional[str] = None
-    line_length: int = DEFAULT_LINE_LENGTH
-    floor: Optional[Tuple[int, ...]] = None
 
 
 @dataclass
@@ -411,6 +400,8 @@ def _regions(module: cst.Module, positions) -> Tuple[List[Tuple[int, int]], list
     names: set = set()  # every name the code binds or reads (not keyword-argument names or attributes)
     skip: set = set()
 
+    from cudalint.python.visitor import child_fields  # the walk's fields: `children` would rebuild every node
+
     stack: List[cst.CSTNode] = [module]  # read-only, without libcst's rebuilding traversal
     while stack:
         node = stack.pop()
@@ -432,7 +423,12 @@ def _regions(module: cst.Module, positions) -> Tuple[List[Tuple[int, int]], list
             span = positions[node]
             if span.start.line == span.end.line:
                 calls.append((span.start.line, span.start.column, span.end.column))
-        stack.extend(reversed(node.children))
+        for field in child_fields(type(node)):
+            value = getattr(node, field)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (list, tuple)):
+                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
     return older, strings, calls, names
 
 

@@ -1,17 +1,40 @@
-"""Output formats. Each takes the run result and returns the text to print."""
+"""Output formats. Each takes the run result and returns the text to print; a format's module is
+imported when it is used."""
 
-from cudalint.report.github import render_github
-from cudalint.report.gitlab import render_gitlab
-from cudalint.report.json_format import render_json
-from cudalint.report.sarif import render_sarif
-from cudalint.report.text import render_text
+import importlib
+from typing import Callable, Iterator, Mapping
 
-FORMATS = {
-    "text": render_text,
-    "json": render_json,
-    "sarif": render_sarif,
-    "github": render_github,
-    "gitlab": render_gitlab,
+_MODULES = {
+    "text": ("text", "render_text"),
+    "json": ("json_format", "render_json"),
+    "sarif": ("sarif", "render_sarif"),
+    "github": ("github", "render_github"),
+    "gitlab": ("gitlab", "render_gitlab"),
 }
+
+
+class _Formats(Mapping):
+    """format name -> its render function."""
+
+    def __getitem__(self, name: str) -> Callable[..., str]:
+        module, function = _MODULES[name]
+        return getattr(importlib.import_module(f"cudalint.report.{module}"), function)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_MODULES)
+
+    def __len__(self) -> int:
+        return len(_MODULES)
+
+
+FORMATS: Mapping[str, Callable[..., str]] = _Formats()
+
+
+def __getattr__(name: str):
+    for module, function in _MODULES.values():
+        if function == name:
+            return getattr(importlib.import_module(f"cudalint.report.{module}"), function)
+    raise AttributeError(name)
+
 
 __all__ = ["FORMATS", "render_github", "render_gitlab", "render_json", "render_sarif", "render_text"]

@@ -12,20 +12,13 @@ to any of those, and local functions that return them — combined through `not`
 
 from __future__ import annotations
 
-import functools
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Iterable, Tuple
 
 import libcst as cst
 
-from cudalint.catalog import rules_dir
+from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.names import string_value
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -49,31 +42,6 @@ class Guard:
 
 UNKNOWN = Guard()
 TRUE_OFF_MAC = Guard(True, False)
-
-
-@dataclass(frozen=True)
-class GuardFacts:
-    """rules/guards.toml: the APIs whose answer tells a host that is not a Mac."""
-
-    queries: FrozenSet[str]  # calls: true only on a CUDA/ROCm host
-    flags: FrozenSet[str]  # attributes: truthy only on a CUDA/ROCm build
-    platforms: FrozenSet[str]  # values naming the platform (sys.platform, platform.system())
-    mac_platforms: FrozenSet[str]  # the platform strings that are macOS
-    enum_members: FrozenSet[str]  # enum member names that mean CUDA (RNGType.CUDA)
-    skip_if: FrozenSet[str]  # decorators that skip when their condition is true
-    skip_unless: FrozenSet[str]  # decorators that skip when their condition is false
-    skip_params: FrozenSet[str] = frozenset()  # parameter sets whose `marks=` may skip them (pytest.param)
-
-    @property
-    def skip_param_names(self) -> FrozenSet[str]:
-        """The last part of each skip_params name: a cheap test before resolving a call."""
-        return frozenset(name.rpartition(".")[2] for name in self.skip_params)
-
-
-@functools.lru_cache(maxsize=1)
-def guard_facts() -> GuardFacts:
-    data = tomllib.loads((rules_dir() / "guards.toml").read_text(encoding="utf-8"))
-    return GuardFacts(**{key: frozenset(value) for key, value in data.items() if isinstance(value, list)})
 
 
 def _cuda_string(text) -> bool:

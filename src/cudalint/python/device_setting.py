@@ -1,0 +1,19 @@
+"""The configured device for fixes: read by config (which needs no libcst), used by fix planning."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+DEFAULT_LINE_LENGTH = 88
+
+
+@dataclass(frozen=True)
+class DeviceSetting:
+    """`device-expression` and `device-import` from the configuration, if set; the line length the
+    project's formatter uses; the oldest torch release the project's manifests allow."""
+
+    expression: Optional[str] = None
+    import_line: Optional[str] = None
+    line_length: int = DEFAULT_LINE_LENGTH
+    floor: Optional[Tuple[int, ...]] = None

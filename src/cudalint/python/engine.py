@@ -1,0 +1,140 @@
+"""The libcst half of linting one file: parse, the semantic model, one walk of all checks, positions.
+
+Only files that pass both gates of analyze.py come here, so a run whose files all fail them
+never imports libcst.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from cudalint.findings import Finding, Related, Safety
+from cudalint.python import idioms, matchers
+from cudalint.python.analyze import Words, unreadable
+from cudalint.python.context import FileContext
+from cudalint.python.device_setting import DeviceSetting
+from cudalint.python.fixplan import FileFixer
+from cudalint.python.positions import Positions, Statement, statement_chain, whole_module
+from cudalint.python.semantic import SemanticModel
+from cudalint.python.visitor import Registry, Walker
+
+class Engine:
+    """The handlers of one selection of rules, and the words they can fire on."""
+
+    def __init__(self, rules, catalog_rules):
+        idioms.validate(catalog_rules)
+        python_rules = [rule for rule in rules.values() if rule.example_file.endswith(".py") and rule.match]
+        self.index = matchers.MatchIndex(python_rules)
+        self.registry = Registry()
+        matchers.register(self.index, self.registry)
+        custom = {rule.match["check"] for rule in python_rules if "check" in rule.match}
+        for name in sorted(custom):
+            idioms.CHECKS[name].register(self.registry)
+        self.release_words = [idioms.RELEASE_WORDS[name] for name in sorted(custom) if name in idioms.RELEASE_WORDS]
+
+    def words(self, torch_version: Tuple[int, ...]) -> Words:
+        """The words a check can fire on at a release: names, words inside strings, keyword names."""
+        names = set(self.index.words)
+        for release_words in self.release_words:
+            names |= release_words(torch_version)
+        return frozenset(names), frozenset(self.index.string_words), frozenset(self.index.keyword_words)
+
+
+def analyze_module(
+    path: str,
+    text: str,
+    rules,
+    engine: Engine,
+    torch_version: Tuple[int, ...],
+    device: DeviceSetting,
+    unsafe_fixes: bool,
+    project=None,
+    statements: Optional[List[Statement]] = None,
+) -> List[Finding]:
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        return [unreadable(path, f"syntax error: {exc.message}; the file was not checked", exc.raw_line, exc.raw_column + 1)]
+    except RecursionError:
+        return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
+    try:
+        ctx = _AnchoredContext(rules, torch_version, _model(module, path, project), path)
+        Walker(ctx, engine.registry.visit, engine.registry.leave).walk(module)
+    except RecursionError:
+        return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
+    if not ctx.hits:
+        return []
+    fixer = None
+    if any(hit.fix is not None for hit in ctx.hits):
+        # Fix planning reads the positions of every call, f-string and function body: one whole pass.
+        positions = whole_module(module)
+        fixer = FileFixer(module, positions, ctx.model, torch_version, device, text)
+        fixer.decide([hit.fix for hit in ctx.hits if hit.fix is not None and (unsafe_fixes or hit.fix.safety is Safety.SAFE)])
+    else:
+        positions = _anchored(module, statements, ctx)
+    findings = []
+    for hit in ctx.hits:
+        where = positions[hit.node]
+        findings.append(
+            Finding(
+                code=hit.code,
+                path=path,
+                line=where.start.line,
+                column=where.start.column + 1,
+                end_line=where.end.line,
+                end_column=where.end.column + 1,
+                message=hit.message,
+                severity=rules[hit.code].severity,
+                fix=fixer.build(hit.fix) if hit.fix is not None else None,
+                related=tuple(
+                    _related(positions, place, what) for place, what in hit.related if place in positions or isinstance(place, tuple)
+                ),
+            )
+        )
+    return findings
+
+
+def _model(module: cst.Module, path: str, project) -> SemanticModel:
+    """The file's semantic model, told its module name (for relative imports) and the project index."""
+    name = project.module_of(path) if project is not None else None
+    if name is None:
+        return SemanticModel(module, project)
+    package = name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
+    return SemanticModel(module, project, name, package)
+
+
+def _related(positions, place, message: str) -> Related:
+    """A node of this file, or (path, line, column) in another file of the project."""
+    if isinstance(place, tuple):
+        path, line, column = place
+        return Related(line, column, line, column, message, path=path)
+    where = positions[place]
+    return Related(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, message)
+
+
+class _AnchoredContext(FileContext):
+    """The file's context, also noting the statements each reported node lies in (for positions)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.chains: Dict[int, Tuple[cst.CSTNode, ...]] = {}
+
+    def report(self, code, node, message, fix=None, related=()):
+        super().report(code, node, message, fix, related)
+        self.chains.setdefault(id(node), statement_chain(self.stack))
+
+
+def _anchored(module: cst.Module, statements: Optional[List[Statement]], ctx: _AnchoredContext) -> Positions:
+    """Positions for the nodes the hits name: each hit's node and its related nodes lie, as a rule,
+    in the statements the walk was in when the hit was reported."""
+    positions = Positions(module, statements)
+    for hit in ctx.hits:
+        chain = ctx.chains.get(id(hit.node), ())
+        positions.anchor(hit.node, chain)
+        for place, _ in hit.related:
+            if not isinstance(place, tuple):
+                positions.anchor(place, chain)
+    return positions

@@ -1,0 +1,40 @@
+"""rules/guards.toml as data: read by the guard evaluator and by the project index (which needs no libcst)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+from typing import FrozenSet
+
+from cudalint.catalog import rules_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class GuardFacts:
+    """rules/guards.toml: the APIs whose answer tells a host that is not a Mac."""
+
+    queries: FrozenSet[str]  # calls: true only on a CUDA/ROCm host
+    flags: FrozenSet[str]  # attributes: truthy only on a CUDA/ROCm build
+    platforms: FrozenSet[str]  # values naming the platform (sys.platform, platform.system())
+    mac_platforms: FrozenSet[str]  # the platform strings that are macOS
+    enum_members: FrozenSet[str]  # enum member names that mean CUDA (RNGType.CUDA)
+    skip_if: FrozenSet[str]  # decorators that skip when their condition is true
+    skip_unless: FrozenSet[str]  # decorators that skip when their condition is false
+    skip_params: FrozenSet[str] = frozenset()  # parameter sets whose `marks=` may skip them (pytest.param)
+
+    @property
+    def skip_param_names(self) -> FrozenSet[str]:
+        """The last part of each skip_params name: a cheap test before resolving a call."""
+        return frozenset(name.rpartition(".")[2] for name in self.skip_params)
+
+
+@functools.lru_cache(maxsize=1)
+def guard_facts() -> GuardFacts:
+    data = tomllib.loads((rules_dir() / "guards.toml").read_text(encoding="utf-8"))
+    return GuardFacts(**{key: frozenset(value) for key, value in data.items() if isinstance(value, list)})

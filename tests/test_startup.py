@@ -1,0 +1,155 @@
+"""A run pays only for what it needs: the gates' words from the gate cache, no libcst for files the
+gates settle, worker processes only for files that reach the engine, one pool for the run."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from cudalint import runner
+from cudalint.catalog import load_catalog
+from cudalint.config import resolve
+from cudalint.python import analyze
+from cudalint.python.gate_cache import GateCache
+
+CUDA = "import torch\ntorch.cuda.synchronize()\n"
+CLEAN = "import os\nx = os.getcwd()  # cuda in a comment\n"
+
+
+def settings_for(root):
+    return resolve(load_catalog(), config_path=None)
+
+
+@pytest.fixture
+def pools(monkeypatch):
+    """Each worker pool the runner starts: the (file, release) pairs it was given."""
+    started = []
+    real = runner._lint_parallel
+
+    def recording(todo, *args, **kwargs):
+        started.append(sorted((source.display, version) for _, source, version in todo))
+        return real(todo, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "_lint_parallel", recording)
+    return started
+
+
+def test_a_small_run_starts_a_worker_only_when_a_file_reaches_the_engine(tmp_path, monkeypatch, pools):
+    for index in range(5):
+        (tmp_path / f"clean{index}.py").write_text(CLEAN)
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.run(["."], settings_for(tmp_path), jobs=2)
+    assert [(f.path, f.code, f.line, f.column) for f in result.findings] == [("broken.py", "CDL000", 1, 7)]
+    assert pools == []  # the gates settled every file here
+    (tmp_path / "uses_cuda.py").write_text(CUDA)
+    (tmp_path / "z_clean.py").write_text(CLEAN)
+    result = runner.run(["."], settings_for(tmp_path), jobs=2)
+    assert [(f.path, f.code, f.line) for f in result.findings] == [("broken.py", "CDL000", 1), ("uses_cuda.py", "CDL201", 2)]
+    # from the first file that needs the engine on, the files go to one worker (few files, few bytes)
+    assert pools == [[("uses_cuda.py", "2.15"), ("z_clean.py", "2.15")]]
+
+
+def test_one_pool_for_every_release_of_the_run(tmp_path, monkeypatch, pools):
+    (tmp_path / "requirements.txt").write_text("torch==2.3.0\n")
+    (tmp_path / "a.py").write_text(CUDA)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "requirements.txt").write_text("torch==2.9.0\n")
+    (sub / "b.py").write_text(CUDA)
+    monkeypatch.chdir(tmp_path)
+    result = runner.run(["."], settings_for(tmp_path), jobs=2)
+    assert [(f.path, f.code) for f in result.findings if f.code == "CDL201"] == [("a.py", "CDL201"), ("sub/b.py", "CDL201")]
+    assert len(pools) == 1
+    assert [name for name, _ in pools[0] if name.endswith(".py")] == ["a.py", "sub/b.py"]
+    assert len({version for _, version in pools[0]}) == 2
+
+
+def test_a_large_run_sends_every_file_to_the_pool(tmp_path, monkeypatch, pools):
+    for index in range(runner.GATE_HERE_FILES):
+        (tmp_path / f"m{index:02}.py").write_text(CLEAN)
+    monkeypatch.chdir(tmp_path)
+    assert runner.run(["."], settings_for(tmp_path), jobs=2).findings == []
+    assert len(pools) == 1 and len(pools[0]) == runner.GATE_HERE_FILES
+
+
+def test_gate_words_are_stored_beside_the_result_cache_and_reused(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text(CLEAN)
+    monkeypatch.chdir(tmp_path)
+    settings = settings_for(tmp_path)
+    runner.run(["."], settings, jobs=1, cache=True)
+    entries = sorted((tmp_path / ".cudalint_cache").glob("gates-*.data"))
+    assert len(entries) == 1
+    catalog = load_catalog()
+    expected = analyze.Checks({r.code: r for r in catalog if r.code in settings.select}, tuple(catalog)).words((2, 15, 0))
+    stored = json.loads(entries[0].read_text())
+    assert (frozenset(stored["names"]), frozenset(stored["strings"]), frozenset(stored["keywords"])) == expected
+    assert "init_process_group" in stored["names"] and "nccl" in stored["strings"]
+
+    store = GateCache(tmp_path, catalog)
+    assert store.get(settings.select, (2, 15, 0)) == expected
+    assert store.get(settings.select, (2, 3, 0)) is None  # another release is another entry
+    assert store.get(settings.select - {"CDL201"}, (2, 15, 0)) is None  # so is another selection
+    entries[0].write_text("{not json")
+    assert store.get(settings.select, (2, 15, 0)) is None  # a broken entry is a miss...
+    (tmp_path / "a.py").write_text(CLEAN + "y = 1\n")  # a file to gate: not answered from the result cache
+    runner.run(["."], settings, jobs=1, cache=True)
+    assert store.get(settings.select, (2, 15, 0)) == expected  # ...and is written again
+
+
+def test_a_stale_gate_entry_is_a_miss(tmp_path, monkeypatch):
+    catalog = load_catalog()
+    codes = frozenset({"CDL201"})
+    store = GateCache(tmp_path, catalog)
+    words = (frozenset({"synchronize"}), frozenset(), frozenset())
+    store.put(codes, (2, 15, 0), words)
+    assert store.get(codes, (2, 15, 0)) == words
+    entry = next((tmp_path / ".cudalint_cache").glob("gates-*.data"))
+    data = json.loads(entry.read_text())
+    entry.write_text(json.dumps({**data, "key": "0" * 64}))  # computed by another cudalint or catalog
+    assert GateCache(tmp_path, catalog).get(codes, (2, 15, 0)) is None
+
+
+def test_no_cache_writes_no_gate_entry_and_a_cache_folder_out_of_the_project_is_not_used(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.py").write_text(CUDA)
+    monkeypatch.chdir(project)
+    runner.run(["."], settings_for(project), jobs=1, cache=False)
+    assert not (project / ".cudalint_cache").exists()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (project / ".cudalint_cache").symlink_to(outside)
+    result = runner.run(["."], settings_for(project), jobs=1, cache=True)
+    assert [f.code for f in result.findings] == ["CDL201"]
+    assert list(outside.iterdir()) == []
+    assert GateCache(project, load_catalog()).usable is False
+
+
+STARTUP = """
+import sys
+from cudalint.cli import main
+code = main(["check", "-q", sys.argv[1]])
+print(code, sorted(name for name in ("libcst", "concurrent.futures.process", "cudalint.python.engine",
+      "cudalint.report.sarif", "cudalint.python.fixplan", "cudalint.coverage", "cudalint.manifests.conda")
+      if name in sys.modules))
+"""
+
+
+def test_a_clean_file_is_checked_without_libcst_or_a_worker(tmp_path):
+    """Once the gate words are stored, a file the gates settle imports no libcst, starts no worker
+    process and loads no output format, fix planning or coverage database it does not use."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    (tmp_path / "clean.py").write_text(CLEAN)
+    first = subprocess.run([sys.executable, "-c", STARTUP, "clean.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert first.stdout.splitlines()[-1].endswith("'libcst']")  # the first run computes the gate words
+    (tmp_path / "clean.py").write_text(CLEAN + "y = 2\n")  # not answered from the result cache
+    again = subprocess.run([sys.executable, "-c", STARTUP, "clean.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert again.stdout.splitlines() == ["0 []"], again.stderr
+    (tmp_path / "clean.py").write_text(CUDA)
+    found = subprocess.run([sys.executable, "-c", STARTUP, "clean.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert found.stdout.splitlines()[0] == "clean.py:2:1: CDL201 torch.cuda.synchronize only waits for CUDA; use torch.accelerator.synchronize() (torch >= 2.6)"
+    assert "'concurrent.futures.process'" in found.stdout.splitlines()[-1]

@@ -272,3 +272,24 @@ def test_bool_of_a_guard_is_the_guard():
     assert lint(source, select={"CDL201"}) == []
     shadowed = textwrap.dedent(source) + "\n\ndef bool(value):\n    return True\n"  # not the builtin any more
     assert lint(shadowed, select={"CDL201"}) == [("CDL201", 10, 13)]
+
+
+def test_device_types_no_mac_has_guard_their_branch():
+    source = """
+    import torch
+
+
+    def step(device_type, name):
+        if device_type in ("cuda", "xpu"):
+            torch.cuda.synchronize()
+        if device_type == "npu:0":
+            torch.cuda.synchronize()
+        if name.startswith("hpu"):
+            torch.cuda.synchronize()
+        if device_type == "mps":
+            torch.cuda.synchronize()
+        if device_type == "gpu":
+            torch.cuda.synchronize()
+    """
+    # "gpu" is no torch device type and "mps" is the Mac's own: those two stay findings.
+    assert lint(source, select={"CDL201"}) == [("CDL201", 12, 9), ("CDL201", 14, 9)]

@@ -353,3 +353,9 @@ def test_a_module_named_in_a_string_may_be_imported_by_name(tmp_path):
     loader = "import importlib\n\n\ndef load(name):\n    importlib.import_module('pkg.extra')\n    return importlib.import_module(f'pkg.ops.{name}')\n"
     reached = index_of(tmp_path, {"pkg/loader.py": loader}).cuda_only
     assert "pkg.ops.fused" not in reached and "pkg.extra" not in reached
+
+
+def test_a_class_chosen_for_another_accelerator_is_never_used_on_a_mac():
+    # `name == "hpu"` is true only where Habana's backend exists (rules/guards.toml off_mac_device_types).
+    chooser = CHOOSER.replace('if name == "cuda":', 'if name == "hpu":')
+    assert lint({"pkg/accelerators.py": ACCELERATORS, "pkg/chooser.py": chooser}) == [("CDL201", 11, 9)]

@@ -15,6 +15,7 @@ import re
 from typing import Dict, List, Optional, Set, Tuple
 
 from cudalint.project.reach import collect_uses
+from cudalint.python.guard_facts import guard_facts
 
 # Calls that build a CUDA extension module: the name is their first argument or `name=`.
 BUILDERS = {
@@ -136,6 +137,7 @@ class _Reader:
         self.enum_members = guards.enum_members if guards is not None else frozenset()
         self.platforms = guards.platforms if guards is not None else frozenset()
         self.mac_platforms = guards.mac_platforms if guards is not None else frozenset()
+        self._names_off_mac_device = (guards if guards is not None else guard_facts()).names_off_mac_device
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
         self.libraries: Tuple[str, ...] = ()  # the CUDA-only libraries (packages.toml, through CDL404)
@@ -416,7 +418,7 @@ class _Reader:
             text = prefix.value if isinstance(prefix, ast.Constant) else None
             if self._is_platform(node.func.value):
                 return self._platform(text)
-            return (True, False) if _is_cuda_text(text) else (False, False)
+            return (True, False) if self._names_off_mac_device(text) else (False, False)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             return self._compare(node, function, depth)
         if isinstance(node, (ast.Attribute, ast.Name)):
@@ -453,11 +455,14 @@ class _Reader:
             found = self._platform(right.value)
         elif isinstance(op, (ast.In, ast.NotIn)):
             items = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
-            if _is_cuda_constant(left) or (items and all(_is_cuda_constant(item) for item in items)):
+            if self._off_mac_constant(left) or (items and all(self._off_mac_constant(item) for item in items)):
                 found = (True, False)
-        elif any(_is_cuda_constant(side) or self._is_cuda_member(side) for side in (left, right)):
+        elif any(self._off_mac_constant(side) or self._is_cuda_member(side) for side in (left, right)):
             found = (True, False)
         return found if positive else (found[1], found[0])
+
+    def _off_mac_constant(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and self._names_off_mac_device(node.value)
 
     def _is_cuda_member(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Attribute) and node.attr in self.enum_members  # RNGType.CUDA
@@ -506,14 +511,6 @@ def _statements_of(function) -> List[ast.stmt]:
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             stack.extend(reversed(getattr(node, field, None) or []))
     return found
-
-
-def _is_cuda_text(text) -> bool:
-    return isinstance(text, str) and (text == "cuda" or text.startswith("cuda:"))
-
-
-def _is_cuda_constant(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and _is_cuda_text(node.value)
 
 
 MAX_WORDS = 20000

@@ -27,6 +27,14 @@ class GuardFacts:
     skip_if: FrozenSet[str]  # decorators that skip when their condition is true
     skip_unless: FrozenSet[str]  # decorators that skip when their condition is false
     skip_params: FrozenSet[str] = frozenset()  # parameter sets whose `marks=` may skip them (pytest.param)
+    off_mac_device_types: FrozenSet[str] = frozenset({"cuda"})  # device types no Mac has
+
+    def names_off_mac_device(self, text) -> bool:
+        """"cuda", "cuda:1", "hpu": a device (type) string no Mac has."""
+        if not isinstance(text, str):
+            return False
+        kind, _, index = text.partition(":")
+        return kind in self.off_mac_device_types and (not index or index.isdigit())
 
     @property
     def skip_param_names(self) -> FrozenSet[str]:

@@ -44,10 +44,6 @@ UNKNOWN = Guard()
 TRUE_OFF_MAC = Guard(True, False)
 
 
-def _cuda_string(text) -> bool:
-    return isinstance(text, str) and (text == "cuda" or text.startswith("cuda:"))
-
-
 class GuardEvaluator:
     def __init__(self, model: "SemanticModel"):
         self.model = model
@@ -118,7 +114,7 @@ class GuardEvaluator:
             prefix = string_value(call.args[0].value)
             if self._is_platform(func.value, scope, depth):
                 return self._platform_equals(prefix, depth)
-            if _cuda_string(prefix):
+            if self.facts.names_off_mac_device(prefix):
                 return TRUE_OFF_MAC
             return UNKNOWN
         if qualified is None:
@@ -205,7 +201,7 @@ class GuardEvaluator:
         if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Name, cst.Attribute)):
             return False
         values = self.model.values(node, scope, depth + 1)
-        return bool(values) and all(v.kind in ("str", "prefix") and _cuda_string(v.text) for v in values)
+        return bool(values) and all(v.kind in ("str", "prefix") and self.facts.names_off_mac_device(v.text) for v in values)
 
     def _container_all_cuda(self, node, scope, depth) -> bool:
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)) and node.elements:

@@ -298,6 +298,40 @@ def default_device(registry: Registry) -> None:
     registry.on(cst.AnnAssign, _default_field)
 
 
+# -- CDL706: a backend no Mac has as a default ------------------------------------------
+def _backend_values(ctx: FileContext) -> frozenset:
+    rule = ctx.rules.get("CDL706")
+    return frozenset(rule.match.get("values", ())) if rule is not None else frozenset()
+
+
+def _backend_default(value: Optional[cst.BaseExpression], what: str, ctx: FileContext) -> None:
+    found = string_value(value) if value is not None else None
+    if found is not None and found in _backend_values(ctx):
+        ctx.report("CDL706", value, f"{what} defaults to the {found!r} backend, which needs NVIDIA GPUs")
+
+
+def _backend_param(node: cst.Param, ctx: FileContext) -> None:
+    _backend_default(node.default, f"parameter {node.name.value!r}", ctx)
+
+
+def _backend_keyword(node: cst.Call, ctx: FileContext) -> None:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "default":
+            _backend_default(arg.value, "option", ctx)
+
+
+def _backend_field(node: cst.CSTNode, ctx: FileContext) -> None:
+    if _in_class_body(ctx):
+        _backend_default(node.value, "class attribute", ctx)
+
+
+def default_backend(registry: Registry) -> None:
+    registry.on(cst.Param, _backend_param)
+    registry.on(cst.Call, _backend_keyword)
+    registry.on(cst.Assign, _backend_field)
+    registry.on(cst.AnnAssign, _backend_field)
+
+
 # -- CDL109: torch.load without a map_location that works off CUDA -------------------
 def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     if ctx.imports.resolve(node.func) != "torch.load":
@@ -587,6 +621,7 @@ CHECKS: Dict[str, Check] = {
     "device-sink": Check(device_sink, frozenset({"CDL101"})),
     "device-selection": Check(device_selection, frozenset({"CDL104", "CDL107"})),
     "default-device": Check(default_device, frozenset({"CDL108"})),
+    "default-backend": Check(default_backend, frozenset({"CDL706"})),
     "torch-load": Check(torch_load, frozenset({"CDL109"})),
     "none-misuse": Check(none_misuse, frozenset({"CDL216", "CDL403"})),
     "mps-built": Check(mps_built, frozenset({"CDL111"})),

@@ -130,6 +130,7 @@ class MatchIndex:
                     self.string_words.add(name)
             for word in match.get("words", ()):
                 (self.words if word.isidentifier() else self.string_words).add(word)
+            self.string_words.update(match.get("values", ()))  # strings a check compares values with
         self.words.discard("")
 
     def may_be_ref(self, node: cst.CSTNode, imported: Mapping[str, str]) -> bool:

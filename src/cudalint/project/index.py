@@ -380,6 +380,8 @@ def build_index(
                     column = match.start(2) - (text.rfind("\n", 0, match.start(2)) + 1) + 1
                     index.extensions.setdefault(match.group(2), Place(relative, line, column))
     index.cuda_only = reach.cuda_only(index)
+    for facts in index.facts.values():  # read only by reach: not held (nor sent to workers) after it
+        facts.uses, facts.loads, facts.mentions, facts.decorators = {}, {}, [], {}
     material = {
         "version": INDEX_VERSION,
         "modules": index.modules,

@@ -63,6 +63,10 @@ CASES = [
     # found by the ecosystem check: a device parameter being defaulted is not the device (it is None there)
     ('defaulted_param', '2.13', True, 'import torch\n\n\ndef f(x, device=None):\n    if device is None: device = "cuda"\n    return x.to(device)\n', 'import torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\n\n\ndef f(x, device=None):\n    if device is None: device = DEVICE.type\n    return x.to(device)\n'),
     ('param_or_default', '2.13', True, 'import torch\n\n\ndef g(device=None):\n    device = device or "cuda"\n    return torch.ones(1, device="cuda"), device\n', 'import torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\n\n\ndef g(device=None):\n    device = device or DEVICE.type\n    return torch.ones(1, device=device), device\n'),
+    # found by the ecosystem check: imports that follow code (E402 already) get no new import among them
+    ('import_at_top', '2.13', False, 'import sys\nsys.exit(0)\n\nimport numpy as np\n\nconfig = dict(device="cuda")\n', 'import sys\nimport torch\nsys.exit(0)\n\nimport numpy as np\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\n\nconfig = dict(device=DEVICE.type)\n'),
+    # a shebang and an encoding line stay first
+    ('shebang_first', '2.13', False, '#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nconfig = dict(device="cuda")\n', '#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\nconfig = dict(device=DEVICE.type)\n'),
     # 5: tab indentation preserved
     ('tabs', '2.13', False, 'import torch\n\n\ndef f():\n\ttorch.cuda.synchronize()\n', 'import torch\n\n\ndef f():\n\tif torch.accelerator.is_available():\n\t\ttorch.accelerator.synchronize()\n'),
 ]

@@ -121,7 +121,7 @@ class FileFixer:
         )
         self.old_torch, self.fstrings, self.calls, self.words = _regions(module, positions)
         self.homes: Dict[int, _Home] = {}
-        self.module_import_point = _import_point(module, positions)
+        self.module_import_point = _import_point(module, positions, leading=True)  # where an added import goes
 
     # -- where a plan lands ------------------------------------------------------------
     def _start(self, plan: FixPlan):
@@ -372,12 +372,17 @@ class FileFixer:
         return Fix(safety, description, tuple(edits))
 
 
-def _import_point(module: cst.Module, positions, before: Optional[int] = None) -> int:
+def _import_point(module: cst.Module, positions, before: Optional[int] = None, leading: bool = False) -> int:
     """The line after the last top-level import (else after the docstring) that ends before line
-    `before`, where new lines go."""
-    line = 1
+    `before`, where new lines go. With `leading`, only the imports before the module's first other
+    statement count: an import added there is at the top of the file (no E402), even where later
+    imports follow code (`sys.path.insert(...)`, `sys.exit()`). Never above the first statement (a
+    shebang, an encoding line or a licence header stays first)."""
+    line = positions[module.body[0]].start.line if module.body else 1
     for index, statement in enumerate(module.body):
         if not isinstance(statement, cst.SimpleStatementLine) or not statement.body:
+            if leading:
+                break
             continue
         end = positions[statement].end.line
         if before is not None and end >= before:
@@ -387,6 +392,8 @@ def _import_point(module: cst.Module, positions, before: Optional[int] = None) -
         is_docstring = index == 0 and isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString)
         if is_import or is_docstring:
             line = end + 1
+        elif leading:
+            break
     return line
 
 

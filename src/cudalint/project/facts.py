@@ -14,7 +14,7 @@ import itertools
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
-from cudalint.project.reach import collect_uses
+from cudalint.project.reach import _dotted, collect_uses
 from cudalint.python.guard_facts import guard_facts
 
 # Calls that build a CUDA extension module: the name is their first argument or `name=`.
@@ -24,17 +24,6 @@ BUILDERS = {
     "torch.utils.cpp_extension.load_inline",
 }
 CUDA_SOURCE_RE = re.compile(r"\.(cu|cuh)$")
-
-
-def _dotted(node: ast.AST) -> Optional[str]:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 class FileFacts:

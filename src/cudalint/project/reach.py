@@ -50,6 +50,7 @@ def _private(name: str) -> bool:
 
 
 def _dotted(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for a Name/Attribute chain, else None (the facts reader uses it too)."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)

@@ -10,7 +10,24 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Set, Tuple
 
+from cudalint.manifests.base import Parsed, make_dependency
+
 Edge = Tuple[str, str, bool]  # (from, to, the edge's marker keeps it off macOS)
+Entry = tuple  # (name, span, source line, version, its own marker keeps it off macOS)
+
+
+def add_locked(parsed: Parsed, path: str, entries: List[Entry], edges: Iterable[Edge], roots: Iterable[str] = ()) -> Parsed:
+    """Each locked package as a `==version` dependency, off the Mac when its own marker or every
+    chain to it keeps it there."""
+    on_mac = reachable_on_mac((entry[0] for entry in entries), edges, roots)
+    for name, span, source, version, marked_off_mac in entries:
+        parsed.dependencies.append(
+            make_dependency(
+                path, span, name=name, specifier=f"=={version}" if version else "", extras=(), marker=None,
+                raw=source, section="package", kind="package", off_mac=marked_off_mac or name not in on_mac,
+            )
+        )
+    return parsed
 
 
 def reachable_on_mac(names: Iterable[str], edges: Iterable[Edge], roots: Iterable[str] = ()) -> Set[str]:

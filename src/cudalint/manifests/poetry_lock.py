@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cudalint.manifests.base import Parsed, make_dependency, normalize_name
-from cudalint.manifests.lockgraph import reachable_on_mac
+from cudalint.manifests.base import Parsed, normalize_name
+from cudalint.manifests.lockgraph import add_locked
 from cudalint.manifests.markers import excludes_macos
 from cudalint.manifests.tables import items, text_of
 from cudalint.manifests.toml_nodes import Node, read_toml_pieces
@@ -40,12 +40,4 @@ def read(path: str, text: str) -> Parsed:
                 alternatives = constraint.value if constraint.kind == "array" else [constraint]
                 edge_off_mac = all(c.kind == "table" and excludes_macos(text_of(c.get("markers"))) for c in alternatives)
                 edges.append((name, normalize_name(target), edge_off_mac))
-    on_mac = reachable_on_mac((entry[0] for entry in entries), edges)
-    for name, span, source, version, marked_off_mac in entries:
-        parsed.dependencies.append(
-            make_dependency(
-                path, span, name=name, specifier=f"=={version}" if version else "", extras=(), marker=None,
-                raw=source, section="package", kind="package", off_mac=marked_off_mac or name not in on_mac,
-            )
-        )
-    return parsed
+    return add_locked(parsed, path, entries, edges)

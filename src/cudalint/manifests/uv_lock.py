@@ -6,9 +6,9 @@ whether a Mac installs it), so a lock of tens of megabytes costs little more mem
 
 from __future__ import annotations
 
-from cudalint.manifests.base import Parsed, make_dependency, normalize_name
+from cudalint.manifests.base import Parsed, normalize_name
 from cudalint.manifests.checks import platform_named
-from cudalint.manifests.lockgraph import reachable_on_mac
+from cudalint.manifests.lockgraph import add_locked
 from cudalint.manifests.markers import excludes_macos
 from cudalint.manifests.tables import items, text_of
 from cudalint.manifests.toml_nodes import Node, read_toml_pieces
@@ -47,12 +47,4 @@ def read(path: str, text: str) -> Parsed:
             fork_off_mac = bool(forks and forks.strings()) and all(excludes_macos(m.value) for m in forks.strings())
             entries.append((name, name_node.entry, name_node.source, text_of(package.get("version")), fork_off_mac))
             edges.extend(_edges(name, package))
-    on_mac = reachable_on_mac((entry[0] for entry in entries), edges, roots)
-    for name, span, source, version, fork_off_mac in entries:
-        parsed.dependencies.append(
-            make_dependency(
-                path, span, name=name, specifier=f"=={version}" if version else "", extras=(), marker=None,
-                raw=source, section="package", kind="package", off_mac=fork_off_mac or name not in on_mac,
-            )
-        )
-    return parsed
+    return add_locked(parsed, path, entries, edges, roots)

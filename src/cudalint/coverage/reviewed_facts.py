@@ -77,15 +77,19 @@ def _span(entry: dict, where: str) -> Span:
     return Span(str(entry["from"]), str(entry["until"]) if "until" in entry else None)
 
 
-def load_registrations(path: Path) -> List[Registration]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    found = []
-    for index, entry in enumerate(data.get("registration", [])):
-        where = f"{path.name}: registration {index + 1}"
+def _referenced(path: Path, table: str, label: str, noun: str, data: Optional[dict] = None):
+    """(entry, where) for each [[table]] entry of a reviewed-facts file; every entry must cite a reference."""
+    data = tomllib.loads(path.read_text(encoding="utf-8")) if data is None else data
+    for index, entry in enumerate(data.get(table, [])):
+        where = f"{path.name}: {label} {index + 1}"
         if not entry.get("reference"):
-            raise ValueError(f"{where}: every registration needs a reference")
-        found.append(Registration(op_key(entry["op"]), _span(entry, where), entry["file"], entry["reference"]))
-    return found
+            raise ValueError(f"{where}: every {noun} needs a reference")
+        yield entry, where
+
+
+def load_registrations(path: Path) -> List[Registration]:
+    return [Registration(op_key(entry["op"]), _span(entry, where), entry["file"], entry["reference"])
+            for entry, where in _referenced(path, "registration", "registration", "registration")]
 
 
 @dataclass(frozen=True)
@@ -107,25 +111,14 @@ class Limit:
 
 
 def load_limits(path: Path) -> List[Limit]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    found = []
-    for index, entry in enumerate(data.get("limit", [])):
-        where = f"{path.name}: limit {index + 1}"
-        if not entry.get("reference"):
-            raise ValueError(f"{where}: every limit needs a reference")
-        found.append(Limit(op_key(entry["op"]), entry["argument"], _span(entry, where), entry["reference"],
-                           entry.get("why", "")))
-    return found
+    return [Limit(op_key(entry["op"]), entry["argument"], _span(entry, where), entry["reference"], entry.get("why", ""))
+            for entry, where in _referenced(path, "limit", "limit", "limit")]
 
 
 def load_corrections(path: Path) -> List[Correction]:
     """The [[op]] corrections, and each [[limit]] as a correction of its own row."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
     found = []
-    for index, entry in enumerate(data.get("op", [])):
-        where = f"{path.name}: op correction {index + 1}"
-        if not entry.get("reference"):
-            raise ValueError(f"{where}: every correction needs a reference")
+    for entry, where in _referenced(path, "op", "op correction", "correction"):
         code = entry["code"]
         if code not in LEAF_KINDS and code not in COMPOSITE_CODES:
             raise ValueError(f"{where}: unknown status code {code!r}")
@@ -159,9 +152,7 @@ class TorchvisionTable:
 def load_torchvision(path: Path) -> TorchvisionTable:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     ops = []
-    for index, entry in enumerate(data.get("op", [])):
-        if not entry.get("reference"):
-            raise ValueError(f"{path.name}: op {index + 1}: every entry needs a reference")
+    for entry, _ in _referenced(path, "op", "op", "entry", data):
         ops.extend((name, str(entry["mps_from"]), entry["reference"]) for name in entry["names"])
     return TorchvisionTable({str(k): str(v) for k, v in data["pairs"].items()}, tuple(ops))
 

@@ -171,14 +171,19 @@ def test_skip_decorators_of_the_test_that_calls(tmp_path):
     assert index_of(tmp_path, files).cuda_only == {"pkg.impl.a", "pkg.impl.b"}
 
 
+REEXPORTED_SKIP = {  # a skip helper defined in one module and re-exported by its package
+    "pkg/test_utils/__init__.py": "from .testing import require_multi_gpu\n",
+    "pkg/test_utils/testing.py": (
+        "import unittest\nimport torch\n\n\n"
+        "def require_multi_gpu(test_case):\n"
+        "    return unittest.skipUnless(torch.cuda.device_count() > 1, 'GPUs')(test_case)\n"
+    ),
+}
+
+
 def test_helpers_are_found_through_reexports(tmp_path):
     files = {
-        "pkg/test_utils/__init__.py": "from .testing import require_multi_gpu\n",
-        "pkg/test_utils/testing.py": (
-            "import unittest\nimport torch\n\n\n"
-            "def require_multi_gpu(test_case):\n"
-            "    return unittest.skipUnless(torch.cuda.device_count() > 1, 'GPUs')(test_case)\n"
-        ),
+        **REEXPORTED_SKIP,
         "pkg/api.py": "from .test_utils import require_multi_gpu as needs_gpus\n",
     }
     index = index_of(tmp_path, files)
@@ -191,12 +196,7 @@ def test_helpers_are_found_through_reexports(tmp_path):
 
 def test_reexported_skip_decorator_silences_the_test():
     files = {
-        "pkg/test_utils/__init__.py": "from .testing import require_multi_gpu\n",
-        "pkg/test_utils/testing.py": (
-            "import unittest\nimport torch\n\n\n"
-            "def require_multi_gpu(test_case):\n"
-            "    return unittest.skipUnless(torch.cuda.device_count() > 1, 'GPUs')(test_case)\n"
-        ),
+        **REEXPORTED_SKIP,
     }
     test = """
     import torch

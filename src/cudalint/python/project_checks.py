@@ -51,9 +51,10 @@ def _extension_call(node: cst.Call, ctx: FileContext) -> None:
     None`) with nothing to fall back on: on a Mac the name is None or unbound, so this call fails.
     Reported once per extension and file, at the first such call."""
     project = ctx.model.project
-    head = dotted(node.func)
+    guarded = ctx.check_state.get("guarded extensions")
+    head = dotted(node.func) if guarded else None
     if project is None or head is None:
-        return
+        return  # the common case: no guarded extension import in this file, nothing to resolve per call
     head = head.split(".")[0]
     bindings = ctx.model.lookup(head)
     found = next((project.extension(b.qualified) for b in bindings if b.kind == "import" and b.qualified), None)
@@ -61,7 +62,7 @@ def _extension_call(node: cst.Call, ctx: FileContext) -> None:
         return
     name, place = found
     reported = ctx.check_state.setdefault("extension calls", set())
-    if name in reported or name not in ctx.check_state.get("guarded extensions", ()):
+    if name in reported or name not in guarded:
         return
     reported.add(name)
     where = project.display(place.path)
@@ -134,7 +135,7 @@ def _tests_module_name(test: cst.BaseExpression, ctx: FileContext) -> bool:
 
     test.visit(Names())
     module = ctx.model.module_scope
-    return any(ctx.model.lookup(name) and ctx.model.lookup(name)[0].scope is module for name in names)
+    return any(bindings[0].scope is module for bindings in map(ctx.model.lookup, names) if bindings)
 
 
 def extension_import(registry: Registry) -> None:

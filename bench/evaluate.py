@@ -9,7 +9,10 @@ Labels live in bench/labels/NAME.toml, one file per project: a [project] table (
 version, sha256 of the sdist, kind) and one [[label]] per judged line (path relative to
 the unpacked sdist, 1-based line, verdict "flag"|"ok", family CDL1..CDL7, why, phase 1|2).
 Phase 1 labels were written by reading the code before seeing any cudalint output; phase 2
-labels judge what cudalint reported on lines phase 1 did not cover.
+labels judge what cudalint reported on lines phase 1 did not cover. A project with
+`heldout = true` in [project] is one nobody tuned the rules against: it is scored in
+sections of its own, apart from the tuned corpus, and only its unjudged findings in files
+that carry a label are listed (the others are counted).
 
 Matching is by (path, line) and family (the first four characters of a code):
   a finding on a line labelled "flag" in its family      true positive
@@ -53,6 +56,7 @@ VERDICTS = ("flag", "ok")
 KINDS = ("training scripts", "CUDA extensions", "device-agnostic library", "CUDA-pinned manifests")
 MARKER = ".cudalint-eval.json"
 KEEP = "<!-- evaluate.py rewrites everything above this line; what follows it is kept -->"
+HELDOUT = " (held-out projects)"  # suffix of the section titles that score the held-out projects
 
 
 class LabelError(ValueError):
@@ -90,6 +94,7 @@ class Project:
     labels: List[Label]
     fetch_options: Dict[str, object] = field(default_factory=dict)
     source: str = ""
+    heldout: bool = False
 
 
 # --------------------------------------------------------------------------- labels
@@ -118,6 +123,9 @@ def parse_labels(text: str, source: str = "<labels>") -> Project:
     if kind not in KINDS:
         raise LabelError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
     options = {key: meta[key] for key in ("no_build_isolation", "env", "constraints") if key in meta}
+    heldout = meta.get("heldout", False)
+    if not isinstance(heldout, bool):
+        raise LabelError(f"{where}: `heldout` must be a bool, got {heldout!r}")
     labels: List[Label] = []
     seen: Dict[Tuple[str, int, str], int] = {}
     for index, entry in enumerate(data.get("label", []), start=1):
@@ -148,7 +156,7 @@ def parse_labels(text: str, source: str = "<labels>") -> Project:
             raise LabelError(f"{where}: same path, line and family as label {seen[key]}")
         seen[key] = index
         labels.append(label)
-    return Project(name, version, sha256, kind, labels, options, source)
+    return Project(name, version, sha256, kind, labels, options, source, heldout)
 
 
 def load_projects(folder: Path = LABELS) -> List[Project]:
@@ -353,8 +361,20 @@ def cudalint_revision() -> str:
     return commit + (" with uncommitted changes" if git("status", "--porcelain", "--", "src", "rules") else "")
 
 
+def _corpus_table(projects: Sequence[Project]) -> List[str]:
+    lines = ["| project | version | kind | labels | flag | ok | phase 1 | phase 2 |", "|---|---|---|---:|---:|---:|---:|---:|"]
+    for p in projects:
+        flags = sum(label.verdict == "flag" for label in p.labels)
+        first = sum(label.phase == 1 for label in p.labels)
+        lines.append(
+            f"| {p.name} | {p.version} | {p.kind} | {len(p.labels)} | {flags} | {len(p.labels) - flags} | {first} | {len(p.labels) - first} |"
+        )
+    total = sum(len(p.labels) for p in projects)
+    return lines + [f"| **all** | | | {total} | | | | |"]
+
+
 def render(results: Dict[str, dict], projects: Sequence[Project], unjudged: List[Tuple[str, Finding]],
-           torch_version: str, revision: str = "") -> str:
+           torch_version: str, revision: str = "", unlisted: Optional[Dict[str, int]] = None) -> str:
     lines = [
         "# cudalint on labelled real code",
         "",
@@ -364,19 +384,20 @@ def render(results: Dict[str, dict], projects: Sequence[Project], unjudged: List
         "covered. Precision = TP / (TP + FP); unjudged findings are in neither. Recall = flagged lines",
         "with a finding of their family / flagged lines.",
         "",
-        "## Corpus",
-        "",
-        "| project | version | kind | labels | flag | ok | phase 1 | phase 2 |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
     ]
-    for p in projects:
-        flags = sum(label.verdict == "flag" for label in p.labels)
-        first = sum(label.phase == 1 for label in p.labels)
-        lines.append(
-            f"| {p.name} | {p.version} | {p.kind} | {len(p.labels)} | {flags} | {len(p.labels) - flags} | {first} | {len(p.labels) - first} |"
-        )
-    total = sum(len(p.labels) for p in projects)
-    lines.append(f"| **all** | | | {total} | | | | |")
+    tuned = [p for p in projects if not p.heldout]
+    heldout = [p for p in projects if p.heldout]
+    if tuned:
+        lines += ["## Corpus", ""] + _corpus_table(tuned)
+    if heldout:
+        lines += [
+            *([""] if tuned else []),
+            "## Held-out corpus",
+            "",
+            "Projects nobody tuned the rules against (`heldout = true`): scored apart, in the sections",
+            f"whose titles end with \"{HELDOUT.strip()}\".",
+            "",
+        ] + _corpus_table(heldout)
     for title, summary in results.items():
         o = summary["overall"]
         lines += [
@@ -405,6 +426,8 @@ def render(results: Dict[str, dict], projects: Sequence[Project], unjudged: List
         for code, r in summary["rules"].items():
             lines.append(f"| {code} | {r['tp']} | {r['fp']} | {r['unjudged']} | {_pct(r['precision'])} |")
     lines += ["", f"## Unjudged findings ({len(unjudged)})", ""]
+    for project, count in sorted((unlisted or {}).items()):
+        lines += [f"Held-out {project}: {count} more findings in files that carry no label, not listed.", ""]
     if unjudged:
         lines += ["Findings on lines no label covers (with all labels); judge them as phase 2 labels.", ""]
         for project, f in sorted(unjudged, key=lambda item: (item[0], item[1].path, item[1].line, item[1].code)):
@@ -453,21 +476,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"evaluate: no label files in {args.labels}", file=sys.stderr)
         return 2
     phases = {"1": ("phase 1 labels",), "all": ("all labels",), None: ("phase 1 labels", "all labels")}[args.phase]
-    scores = {title: Score() for title in phases}
+    groups = [suffix for suffix, held in (("", False), (HELDOUT, True)) if any(p.heldout == held for p in projects)]
+    scores = {phase + suffix: Score() for suffix in groups for phase in phases}
     problems: List[str] = []
     for project in projects:
         tree = ensure_tree(cache, project, args.fetch)
         problems += check_lines(project, tree)
         findings = run_cudalint(tree, args.torch_version)
-        for title in phases:
-            labels = [label for label in project.labels if title == "all labels" or label.phase == 1]
-            scores[title].merge(match(project.name, labels, findings))
+        for phase in phases:
+            labels = [label for label in project.labels if phase == "all labels" or label.phase == 1]
+            scores[phase + (HELDOUT if project.heldout else "")].merge(match(project.name, labels, findings))
         print(f"evaluate: {project.name} {project.version}: {len(findings)} findings, {len(project.labels)} labels", flush=True)
     for problem in problems:
         print(f"evaluate: {problem}", file=sys.stderr)
     results = {title: summarize(score) for title, score in scores.items()}
-    last = scores[phases[-1]]
-    write_report(args.report, render(results, projects, last.unjudged, args.torch_version, cudalint_revision()))
+    labelled = {p.name: {label.path for label in p.labels} for p in projects if p.heldout}
+    unjudged: List[Tuple[str, Finding]] = []
+    unlisted: Dict[str, int] = {}
+    for suffix in groups:
+        for name, finding in scores[phases[-1] + suffix].unjudged:
+            if name in labelled and finding.path not in labelled[name]:
+                unlisted[name] = unlisted.get(name, 0) + 1
+            else:
+                unjudged.append((name, finding))
+    write_report(args.report, render(results, projects, unjudged, args.torch_version, cudalint_revision(), unlisted))
     for title, summary in results.items():
         o = summary["overall"]
         print(f"{title}: precision {_pct(o['precision'])} ({o['tp']} TP, {o['fp']} FP, {o['unjudged']} unjudged), "

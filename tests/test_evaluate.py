@@ -119,6 +119,13 @@ def test_parse_labels_names_the_bad_entry(entry, message):
     assert message in str(error.value)
 
 
+def test_parse_labels_reads_the_heldout_flag():
+    assert evaluate.parse_labels(HEADER, "demo.toml").heldout is False
+    assert evaluate.parse_labels(HEADER + "heldout = true\n", "demo.toml").heldout is True
+    with pytest.raises(evaluate.LabelError, match=r"demo.toml \[project\]: `heldout` must be a bool, got 'yes'"):
+        evaluate.parse_labels(HEADER + 'heldout = "yes"\n', "demo.toml")
+
+
 def test_parse_labels_rejects_duplicates_and_unknown_kinds():
     entry = '[[label]]\npath = "a.py"\nline = 2\nverdict = "ok"\nfamily = "CDL2"\nwhy = ""\nphase = 1\n'
     with pytest.raises(evaluate.LabelError, match=r"demo.toml label 2 \(a.py:2\): same path, line and family as label 1"):
@@ -138,13 +145,13 @@ def test_check_lines_reports_labels_outside_the_tree(tmp_path):
     ]
 
 
-def _sdist(folder: Path, files: dict) -> Path:
-    folder.mkdir(parents=True)
-    archive = folder / "demo-1.0.tar.gz"
+def _sdist(folder: Path, files: dict, stem: str = "demo-1.0") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    archive = folder / f"{stem}.tar.gz"
     with tarfile.open(archive, "w:gz") as tf:
         for name, text in files.items():
             data = text.encode()
-            info = tarfile.TarInfo(f"demo-1.0/{name}")
+            info = tarfile.TarInfo(f"{stem}/{name}")
             info.size = len(data)
             tf.addfile(info, io.BytesIO(data))
     return archive
@@ -232,3 +239,36 @@ def test_main_scores_a_local_sdist_and_writes_the_report(tmp_path, capsys):
     text = report.read_text()
     assert "- demo `pkg/train.py:6` CDL201 " in text
     assert text.endswith(evaluate.KEEP + "\n")
+
+
+def test_main_scores_heldout_projects_in_sections_of_their_own(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    tuned = _sdist(cache / "sdists", {"pkg/train.py": SOURCE})
+    held = _sdist(cache / "sdists", {"pkg/train.py": SOURCE, "pkg/other.py": SOURCE}, stem="held-2.0")
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    flag_line_3 = '[[label]]\npath = "pkg/train.py"\nline = 3\nverdict = "flag"\nfamily = "CDL1"\nwhy = "cuda"\nphase = 1\n'
+    (labels / "demo.toml").write_text(HEADER.replace('"00"', f'"{hashlib.sha256(tuned.read_bytes()).hexdigest()}"') + flag_line_3)
+    (labels / "held.toml").write_text(
+        HEADER.replace('"demo"', '"held"').replace('"1.0"', '"2.0"')
+        .replace('"00"', f'"{hashlib.sha256(held.read_bytes()).hexdigest()}"')
+        + "heldout = true\n"
+        + flag_line_3
+        + '[[label]]\npath = "pkg/train.py"\nline = 6\nverdict = "ok"\nfamily = "CDL2"\nwhy = "judged ok"\nphase = 2\n'
+    )
+    report = tmp_path / "EVAL.md"
+    assert evaluate.main(["--labels", str(labels), "--cache-dir", str(cache), "--report", str(report)]) == 0
+    assert capsys.readouterr().out.splitlines()[-4:] == [
+        "phase 1 labels: precision 1.00 (1 TP, 0 FP, 1 unjudged), recall 1.00 (1/1)",
+        "all labels: precision 1.00 (1 TP, 0 FP, 1 unjudged), recall 1.00 (1/1)",
+        "phase 1 labels (held-out projects): precision 1.00 (1 TP, 0 FP, 3 unjudged), recall 1.00 (1/1)",
+        "all labels (held-out projects): precision 0.50 (1 TP, 1 FP, 2 unjudged), recall 1.00 (1/1)",
+    ]
+    text = report.read_text()
+    corpus, heldout = text.index("## Corpus"), text.index("## Held-out corpus")
+    assert "| demo | 1.0 | training scripts | 1 | 1 | 0 | 1 | 0 |" in text[corpus:heldout]
+    assert "| held | 2.0 | training scripts | 2 | 1 | 1 | 1 | 1 |" in text[heldout:text.index("## phase 1 labels")]
+    assert "## all labels (held-out projects)" in text
+    assert "Held-out held: 2 more findings in files that carry no label, not listed." in text
+    assert "- demo `pkg/train.py:6` CDL201 " in text
+    assert "- held `pkg/other.py" not in text

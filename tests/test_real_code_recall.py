@@ -318,3 +318,33 @@ def test_a_cuda_query_in_an_assertion_message_is_no_finding():
         """,
         select=["CDL105"],
     ) == [("CDL105", 4, 12)]
+
+
+def test_a_function_that_maps_its_tensor_loads_keeps_host_side_loads_as_they_are():
+    assert lint(
+        """
+        import torch
+        def resume(model, scheduler, folder, device):
+            model.load_state_dict(torch.load(folder / "model.bin", map_location=device))
+            scheduler.load_state_dict(torch.load(folder / "scheduler.bin"))
+        def restore(model, folder):
+            model.load_state_dict(torch.load(folder / "model.bin"))
+        """,
+        select=["CDL109"],
+    ) == [("CDL109", 6, 27)]
+
+
+def test_a_top_package_init_that_imports_the_library_under_a_non_cuda_test_reports_no_chain():
+    files = dict(CHAIN_FILES)
+    files["pkg/__init__.py"] = (
+        "import os\n"
+        "import torch\n"
+        "if torch.cuda.is_available():\n"
+        "    import triton\n"
+        "from pkg.ops.scan import scan\n"  # still reported: the guarded import runs only on CUDA hosts
+        "if 'SPACE' not in os.environ:\n"
+        "    import triton\n"
+        "from pkg.models.big import Big\n"  # the package already failed on the line above
+    )
+    path = "pkg/__init__.py"
+    assert lint(files[path], path=path, project_files=files, select=["CDL407"]) == [("CDL407", 5, 1)]

@@ -383,11 +383,11 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     positional = [arg for arg in node.args if arg.keyword is None]
     if any(arg.star for arg in node.args):
         return
-    location = next((arg.value for arg in node.args if arg.keyword and arg.keyword.value == "map_location"), None)
-    if location is None and len(positional) >= 2:
-        location = positional[1].value
+    location = _load_location(node)
     if location is None and positional and (_saved_here(positional[0].value, ctx) or _temporary(positional[0].value, ctx)):
         return  # a file this code saved itself (a round-trip test) loads onto the device it came from
+    if location is None and _locates_other_loads(ctx):
+        return  # the function maps the loads that hold tensors: the others hold host-side state by choice
     if location is None:
         # On a CUDA host map_location=None is torch.load's own default (tensors return to the device they
         # were saved from, a CPU-saved checkpoint stays on the CPU): identical there; elsewhere the device.
@@ -419,6 +419,41 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
                 )
     elif isinstance(location, cst.Lambda) and ".cuda(" in source_of(location):
         ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
+
+
+def _locates_other_loads(ctx: FileContext) -> bool:
+    """Another torch.load of the same function passes a map_location: its author chose the device for
+    the checkpoints that hold tensors and left it out where the state is host-side (a scheduler's or
+    sampler's numbers). Computed once per function."""
+    frame = next((node for node in reversed(ctx.stack) if isinstance(node, (cst.FunctionDef, cst.Module))), None)
+    if frame is None:
+        return False
+    known = ctx.check_state.setdefault("located loads", {})
+    if id(frame) not in known:
+        known[id(frame)] = any(
+            ctx.model.resolve(call.func) == "torch.load" and _load_location(call) is not None for call in _calls_in(frame.body)
+        )
+    return known[id(frame)]
+
+
+def _load_location(call: cst.Call) -> Optional[cst.BaseExpression]:
+    location = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "map_location"), None)
+    positional = [arg for arg in call.args if arg.keyword is None]
+    return location if location is not None or len(positional) < 2 else positional[1].value
+
+
+def _calls_in(body) -> List[cst.Call]:
+    """The calls in a body, outside nested functions and classes."""
+    found: List[cst.Call] = []
+    stack = list(body) if isinstance(body, (list, tuple)) else [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Call):
+            found.append(node)
+        stack.extend(node.children)
+    return found
 
 
 def _saved_here(path: cst.BaseExpression, ctx: FileContext) -> bool:

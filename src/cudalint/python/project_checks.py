@@ -153,6 +153,12 @@ def _import_chain(node, ctx: FileContext) -> None:
     here = project.paths_of_module(name)
     if here is not None and project.imports_cuda_library(here):
         return  # this module imports the library itself (CDL404 says so there): the chain adds nothing
+    if _imports_library_here(node, project, ctx):
+        if not ctx.guard_depth:
+            ctx.check_state["imports a CUDA library"] = True
+        return
+    if ctx.check_state.get("imports a CUDA library"):
+        return  # an earlier import of this file (under an `if` that is no CUDA guard) already fails on a Mac
     if _package_fails_first(name, project):
         return  # importing this module runs a package __init__ that already imports the library: fixed there
     entry = here is not None and "." not in name and _package(name, here) == name  # the top package's __init__
@@ -176,6 +182,13 @@ def _import_chain(node, ctx: FileContext) -> None:
             f"{' → '.join([ctx.path, *map(project.display, chain[:-1]), library])}; import it lazily or guard the import",
         )
         return
+
+
+def _imports_library_here(node, project, ctx: FileContext) -> bool:
+    return any(
+        not project.is_own(module) and any(module == library or module.startswith(library + ".") for library in project.cuda_modules)
+        for module in _imported_modules(node, ctx)
+    )
 
 
 def _package_fails_first(module: str, project) -> bool:

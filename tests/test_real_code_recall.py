@@ -348,3 +348,15 @@ def test_a_top_package_init_that_imports_the_library_under_a_non_cuda_test_repor
     )
     path = "pkg/__init__.py"
     assert lint(files[path], path=path, project_files=files, select=["CDL407"]) == [("CDL407", 5, 1)]
+
+
+def test_is_cuda_asserted_only_in_a_mode_the_caller_opts_into_is_no_finding():
+    assert lint(
+        """
+        def step(params, capturable):
+            if capturable:
+                assert all(p.is_cuda for p in params)
+            assert params[0].is_cuda
+        """,
+        select=["CDL103"],
+    ) == [("CDL103", 4, 12)]

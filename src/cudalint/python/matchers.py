@@ -621,9 +621,25 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
         return
     if isinstance(ctx.parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and ctx.parent.target is node:
         return  # `self.is_cuda = ...` stores the program's own flag; it reads no tensor's attribute
+    if _under_caller_option(ctx):
+        return  # `if capturable: assert p.is_cuda`: a demand only when the caller asks for a CUDA-only mode
     for entry in index.attributes.get(node.attr.value, ()):
         if not ctx.imports.is_module_ref(node.value):
             ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))
+
+
+def _under_caller_option(ctx: FileContext) -> bool:
+    """The innermost `if` around the node (in its function) tests a parameter of that function, bare:
+    what runs there is the mode a caller opted into, not what every call does."""
+    stack = ctx.stack
+    for depth in range(len(stack) - 2, 0, -1):
+        holder = stack[depth]
+        if isinstance(holder, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(holder, cst.If) and stack[depth + 1] is holder.body:
+            test = holder.test
+            return isinstance(test, cst.Name) and any(b.kind == "param" for b in ctx.model.lookup(test.value))
+    return False
 
 
 def _raises_when_false(node: cst.Attribute, ctx: FileContext) -> bool:

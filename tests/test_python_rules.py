@@ -9,6 +9,7 @@ def lint_fixture(relative, **options):
 
 def test_demo_training_script():
     assert lint_fixture("demo/train.py") == [
+        ("CDL205", 9, 1),  # from torch.cuda.amp import GradScaler, autocast (both used below)
         ("CDL106", 12, 12),  # CUDA_VISIBLE_DEVICES
         ("CDL308", 13, 12),  # PYTORCH_CUDA_ALLOC_CONF
         ("CDL101", 15, 10),  # DEVICE = "cuda", reported at the binding

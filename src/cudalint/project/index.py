@@ -107,8 +107,9 @@ class ProjectIndex:
         return self._chains[module]
 
     def _cuda_chain(self, module: str) -> Optional[List[str]]:
-        """[module path, ..., CUDA-only library] when importing `module` imports a CUDA-only library at
-        module level through the project's own modules (unguarded imports only); None otherwise."""
+        """[module path, ..., CUDA-only library] when importing `module` imports a CUDA-only library (or a
+        CUDA extension the project builds) at module level through the project's own modules (unguarded
+        imports only); None otherwise."""
         seen: Set[str] = set()
         start = self._module_file(module)
         if start is None:
@@ -128,6 +129,9 @@ class ProjectIndex:
                 library = self._cuda_library(imported)
                 if library is not None and not self.is_own(imported):
                     return [*chain, library]
+                built = self.extension(imported)
+                if built is not None:
+                    return [*chain, built[0]]
                 target = self._module_file(imported) if self.is_own(imported) else None
                 if target is not None and target not in seen:
                     stack.append((target, [*chain, target]))

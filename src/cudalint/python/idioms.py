@@ -153,6 +153,28 @@ def _is_cpu_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
     )
 
 
+def _is_device_argument(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """The expression is what a device parameter receives: `torch.device(<it>)`, `device=<it>`, `.to(<it>)`."""
+    stack = ctx.stack
+    arg = stack[-2] if len(stack) >= 2 else None
+    call = stack[-3] if len(stack) >= 3 else None
+    if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call) or arg.value is not node:
+        return False
+    if arg.keyword is not None:
+        return arg.keyword.value == "device"
+    if call.args[0] is not arg:
+        return False
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "to":
+        return not ctx.model.is_module_ref(func.value)
+    return ctx.model.resolve(func) == "torch.device"
+
+
+def _is_cuda_ordinal(arm: cst.BaseExpression, test: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`torch.device(0 if torch.cuda.is_available() else "cpu")`: an index chosen because CUDA is there."""
+    return isinstance(arm, cst.Integer) and ctx.model.guard(test).when_true
+
+
 def _compares_to_cuda(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Comparison):
         return is_cuda_string(test.left) or any(is_cuda_string(t.comparator) for t in test.comparisons)
@@ -179,7 +201,11 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
         arms.append(link.body)
         link = link.orelse
     arms.append(link)
-    cuda_arms = [arm for arm in arms if _is_cuda_arm(arm, ctx)]
+    ordinal = _is_device_argument(node, ctx)
+    cuda_arms = [
+        arm for index, arm in enumerate(arms)
+        if _is_cuda_arm(arm, ctx) or (ordinal and index < len(tests) and _is_cuda_ordinal(arm, tests[index], ctx))
+    ]
     if not cuda_arms:
         return
     for arm in cuda_arms:
@@ -288,7 +314,25 @@ def _default_keyword(node: cst.Call, ctx: FileContext) -> None:
 
 def _default_field(node: cst.CSTNode, ctx: FileContext) -> None:
     if node.value is not None and _in_class_body(ctx) and is_cuda_device_string(node.value):
-        ctx.report("CDL108", node.value, "class attribute defaults to a CUDA device")
+        if not _is_enum(ctx.stack[-4], ctx):  # `class Backend(Enum): CUDA = "cuda"` names a member, not a default
+            ctx.report("CDL108", node.value, "class attribute defaults to a CUDA device")
+
+
+ENUM_BASES = {"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"}
+
+
+def _is_enum(klass: cst.ClassDef, ctx: FileContext, depth: int = 0) -> bool:
+    """The class derives from enum.Enum, directly or through classes of this file."""
+    if depth > 4:
+        return False
+    for base in klass.bases:
+        if ctx.model.resolve(base.value) in ENUM_BASES:
+            return True
+        if isinstance(base.value, cst.Name):
+            for binding in ctx.model.lookup(base.value.value, ctx.model.module_scope):
+                if binding.kind == "class" and _is_enum(binding.node, ctx, depth + 1):
+                    return True
+    return False
 
 
 def default_device(registry: Registry) -> None:
@@ -321,7 +365,7 @@ def _backend_keyword(node: cst.Call, ctx: FileContext) -> None:
 
 
 def _backend_field(node: cst.CSTNode, ctx: FileContext) -> None:
-    if _in_class_body(ctx):
+    if _in_class_body(ctx) and not _is_enum(ctx.stack[-4], ctx):
         _backend_default(node.value, "class attribute", ctx)
 
 
@@ -339,11 +383,11 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     positional = [arg for arg in node.args if arg.keyword is None]
     if any(arg.star for arg in node.args):
         return
-    location = next((arg.value for arg in node.args if arg.keyword and arg.keyword.value == "map_location"), None)
-    if location is None and len(positional) >= 2:
-        location = positional[1].value
-    if location is None and (_saved_here(ctx) or (positional and _temporary(positional[0].value, ctx))):
+    location = _load_location(node)
+    if location is None and positional and (_saved_here(positional[0].value, ctx) or _temporary(positional[0].value, ctx)):
         return  # a file this code saved itself (a round-trip test) loads onto the device it came from
+    if location is None and _locates_other_loads(ctx):
+        return  # the function maps the loads that hold tensors: the others hold host-side state by choice
     if location is None:
         # On a CUDA host map_location=None is torch.load's own default (tensors return to the device they
         # were saved from, a CPU-saved checkpoint stays on the CPU): identical there; elsewhere the device.
@@ -377,9 +421,59 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
         ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
 
 
-def _saved_here(ctx: FileContext) -> bool:
-    """The function (or module) holding the load also saves with torch.save."""
-    return any(ctx.model.resolve(callee) == "torch.save" for callee in ctx.model.scope.called)
+def _locates_other_loads(ctx: FileContext) -> bool:
+    """Another torch.load of the same function passes a map_location: its author chose the device for
+    the checkpoints that hold tensors and left it out where the state is host-side (a scheduler's or
+    sampler's numbers). Computed once per function."""
+    frame = next((node for node in reversed(ctx.stack) if isinstance(node, (cst.FunctionDef, cst.Module))), None)
+    if frame is None:
+        return False
+    known = ctx.check_state.setdefault("located loads", {})
+    if id(frame) not in known:
+        known[id(frame)] = any(
+            ctx.model.resolve(call.func) == "torch.load" and _load_location(call) is not None for call in _calls_in(frame.body)
+        )
+    return known[id(frame)]
+
+
+def _load_location(call: cst.Call) -> Optional[cst.BaseExpression]:
+    location = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "map_location"), None)
+    positional = [arg for arg in call.args if arg.keyword is None]
+    return location if location is not None or len(positional) < 2 else positional[1].value
+
+
+def _calls_in(body) -> List[cst.Call]:
+    """The calls in a body, outside nested functions and classes."""
+    found: List[cst.Call] = []
+    stack = list(body) if isinstance(body, (list, tuple)) else [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Call):
+            found.append(node)
+        stack.extend(node.children)
+    return found
+
+
+def _saved_here(path: cst.BaseExpression, ctx: FileContext) -> bool:
+    """The function (or module) holding the load also saves to the same path with torch.save (a round
+    trip); saving what was loaded somewhere else (a conversion) does not make the load safe."""
+    written = _spelling(path)
+    for call in ctx.model.scope.called:
+        if ctx.model.resolve(call.func) != "torch.save":
+            continue
+        target = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "f"), None)
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        if target is None and len(positional) >= 2:
+            target = positional[1]
+        if target is not None and _spelling(target) == written:
+            return True
+    return False
+
+
+def _spelling(node: cst.BaseExpression) -> str:
+    return "".join(source_of(node).split())
 
 
 TEMPORARY_FIXTURES = {"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"}  # pytest's own fixtures
@@ -467,6 +561,32 @@ def _none_misuse(node: cst.CSTNode, ctx: FileContext) -> None:
 def none_misuse(registry: Registry) -> None:
     registry.on(cst.Attribute, _none_misuse)
     registry.on(cst.Name, _none_misuse)
+
+
+# -- CDL115: a count that is 0 off CUDA, divided by ------------------------------------
+DIVISIONS = (cst.Modulo, cst.Divide, cst.FloorDivide)
+
+
+def _zero_divisor(node: cst.BinaryOperation, ctx: FileContext) -> None:
+    """`rank % torch.cuda.device_count()`, also through a name bound to the call: the count is 0
+    wherever CUDA is missing, so the division raises ZeroDivisionError; reported at the call."""
+    if not isinstance(node.operator, DIVISIONS) or string_value(node.left) is not None:
+        return  # `"%d GPUs" % n` formats a string
+    rule = ctx.rules.get("CDL115")
+    if rule is None:
+        return
+    names = rule.match["names"]
+    for value in ctx.model.values(node.right):
+        if value.kind != "result" or value.data not in names or value.off_mac:
+            continue
+        origin = value.origin
+        message = rule.match["message"].format(found=source_of(origin))
+        related = () if origin is node.right else ((node, f"{source_of(origin)} divides here"),)
+        ctx.report("CDL115", origin, message, None, related)
+
+
+def zero_divisor(registry: Registry) -> None:
+    registry.on(cst.BinaryOperation, _zero_divisor)
 
 
 # -- CDL111: MPS chosen because it is built, not because it is available -----------
@@ -625,6 +745,7 @@ CHECKS: Dict[str, Check] = {
     "torch-load": Check(torch_load, frozenset({"CDL109"})),
     "none-misuse": Check(none_misuse, frozenset({"CDL216", "CDL403"})),
     "mps-built": Check(mps_built, frozenset({"CDL111"})),
+    "zero-divisor": Check(zero_divisor, frozenset({"CDL115"})),
     "cuda-required": Check(cuda_required, frozenset({"CDL112"})),
     "jit-extension": Check(jit_extension, frozenset({"CDL402"})),
     "mps-daemon": Check(mps_daemon, frozenset({"CDL217"})),

@@ -3,7 +3,8 @@
 Kinds of match, each a list of entries in the rule's TOML:
 
     refs        a qualified name (or `prefix.*`) referenced anywhere: call, decorator,
-                attribute read or write, `except` clause
+                attribute read or write, `except` clause (not a type annotation); with the
+                rule's `at_import`, also the from-import that binds a reported name
     imports     a module imported outside `try/except ImportError`
     methods     `.name(...)` called on a value that is not a module (with `unless_forwarding`,
                 not inside a method of the same name, which forwards the call)
@@ -29,7 +30,7 @@ from cudalint.findings import Safety
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python.names import dotted, source_of, string_value
 from cudalint.python.semantic import Value
-from cudalint.python.visitor import Registry
+from cudalint.python.visitor import Registry, ends_flow
 from cudalint.versions import parse_version
 
 ENV_READERS = {"os.getenv", "os.putenv", "os.environ.get", "os.environ.setdefault", "os.environ.pop", "os.unsetenv"}
@@ -233,7 +234,43 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
     if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
         return  # `torch.manual_seed(s)` just before already seeded every device
+    if any(isinstance(holder, cst.Annotation) for holder in ctx.stack):
+        return  # a type annotation names the API; it makes nothing and runs nothing
+    if _cuda_table_entry(node, ctx) or _in_assert_message(ctx):
+        return
+    before = len(ctx.hits)
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
+    if entry.rule.match.get("at_import") and isinstance(node, cst.Name) and len(ctx.hits) > before:
+        _report_import_of(node, entry, qualified, ctx)
+
+
+def _cuda_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """`{"cpu": ..., "cuda": torch.profiler.ProfilerActivity.CUDA}`: named, not called, as the entry a
+    dispatch table keeps for the "cuda" device type, it is picked only when the device is CUDA."""
+    holder = ctx.parent
+    return isinstance(holder, cst.DictElement) and holder.value is node and string_value(holder.key) == "cuda"
+
+
+def _in_assert_message(ctx: FileContext) -> bool:
+    """Inside the message of an `assert`: it runs only when the assertion already failed."""
+    stack = ctx.stack
+    for depth in range(len(stack) - 2, -1, -1):
+        holder = stack[depth]
+        if isinstance(holder, cst.Assert):
+            return holder.msg is stack[depth + 1]
+        if isinstance(holder, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseSuite)):
+            return False
+    return False
+
+
+def _report_import_of(node: cst.Name, entry: Entry, qualified: str, ctx: FileContext) -> None:
+    """`from torch.cuda.amp import custom_fwd` then `@custom_fwd`: for a rule about a namespace
+    (`at_import`), the import is where a port names the portable one, so it is reported too, once per
+    statement, when a use of what it binds is reported."""
+    for binding in ctx.model.lookup(node.value):
+        if binding.kind == "import" and isinstance(binding.node, cst.ImportFrom):
+            if ctx.model.canonical(binding.qualified or "") == qualified:
+                ctx.report(entry.rule.code, binding.node, entry.message(f"the import of {qualified}"))
 
 
 def _oldest_allowed(ctx: FileContext) -> Tuple[int, ...]:
@@ -574,13 +611,51 @@ def _find_argument(call: cst.Call, keyword: Optional[str], position: Optional[in
 
 
 def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -> None:
-    if ctx.test_depth or isinstance(ctx.parent, cst.Call) and ctx.parent.func is node:
+    if isinstance(ctx.parent, cst.Call) and ctx.parent.func is node:
+        return
+    if ctx.test_depth:
+        if _raises_when_false(node, ctx):
+            for entry in index.attributes.get(node.attr.value, ()):
+                if not ctx.imports.is_module_ref(node.value):
+                    ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}") + "; the branch where it is False raises")
         return
     if isinstance(ctx.parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and ctx.parent.target is node:
         return  # `self.is_cuda = ...` stores the program's own flag; it reads no tensor's attribute
+    if _under_caller_option(ctx):
+        return  # `if capturable: assert p.is_cuda`: a demand only when the caller asks for a CUDA-only mode
     for entry in index.attributes.get(node.attr.value, ()):
         if not ctx.imports.is_module_ref(node.value):
             ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))
+
+
+def _under_caller_option(ctx: FileContext) -> bool:
+    """The innermost `if` around the node (in its function) tests a parameter of that function, bare:
+    what runs there is the mode a caller opted into, not what every call does."""
+    stack = ctx.stack
+    for depth in range(len(stack) - 2, 0, -1):
+        holder = stack[depth]
+        if isinstance(holder, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(holder, cst.If) and stack[depth + 1] is holder.body:
+            test = holder.test
+            return isinstance(test, cst.Name) and any(b.kind == "param" for b in ctx.model.lookup(test.value))
+    return False
+
+
+def _raises_when_false(node: cst.Attribute, ctx: FileContext) -> bool:
+    """`if not x.is_cuda: raise ...` or `if x.is_cuda: ... else: raise ...`: the attribute is the whole
+    test (or its negation) and the branch taken when it is False ends in a raise, so it is a demand,
+    not a guard with a working other branch."""
+    stack = ctx.stack
+    holder = stack[-2] if len(stack) >= 2 else None
+    negated = isinstance(holder, cst.UnaryOperation) and isinstance(holder.operator, cst.Not)
+    test = holder if negated else node
+    branch = stack[-3] if negated and len(stack) >= 3 else holder
+    if not isinstance(branch, cst.If) or branch.test is not test:
+        return False
+    if negated:
+        return ends_flow(branch.body, ctx.model) == "raise"
+    return isinstance(branch.orelse, cst.Else) and ends_flow(branch.orelse.body, ctx.model) == "raise"
 
 
 def _check_env(index: MatchIndex, node: cst.SimpleString, ctx: FileContext) -> None:

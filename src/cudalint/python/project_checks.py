@@ -149,17 +149,30 @@ def _import_chain(node, ctx: FileContext) -> None:
     project = ctx.model.project
     if project is None or ctx.optional_import_depth or ctx.model.scope.kind in ("function", "lambda"):
         return  # an import inside a function runs when it is called: the lazy import a port wants
-    here = project.paths_of_module(ctx.model.module_name)
+    name = ctx.model.module_name
+    here = project.paths_of_module(name)
     if here is not None and project.imports_cuda_library(here):
         return  # this module imports the library itself (CDL404 says so there): the chain adds nothing
+    if _imports_library_here(node, project, ctx):
+        if not ctx.guard_depth:
+            ctx.check_state["imports a CUDA library"] = True
+        return
+    if ctx.check_state.get("imports a CUDA library"):
+        return  # an earlier import of this file (under an `if` that is no CUDA guard) already fails on a Mac
+    if _package_fails_first(name, project):
+        return  # importing this module runs a package __init__ that already imports the library: fixed there
+    entry = here is not None and "." not in name and _package(name, here) == name  # the top package's __init__
     for module in _imported_modules(node, ctx):
-        if not project.is_own(module) or module == ctx.model.module_name:
+        if not project.is_own(module) or module == name:
             continue
         chain = project.cuda_chain(module)
-        if chain is None or here in chain or len(chain) != 2:
-            continue  # reported once, at the import of the module that imports the library itself
-        if here is not None and _package(ctx.model.module_name, here) == _package(module, chain[0]):
-            continue  # a sibling of one package: its own unguarded import (CDL404 there) is the place to fix
+        if chain is None or here in chain:
+            continue
+        # `import pkg` runs every import of the top package's __init__: each eager one that fails is a place
+        # to fix. Elsewhere a chain is reported once, at the import of the module that imports the library
+        # itself, and not between siblings of one package (its own unguarded import, CDL404, is the place).
+        if not entry and (len(chain) != 2 or here is not None and _package(name, here) == _package(module, chain[0])):
+            continue
         library = chain[-1]
         ctx.report(
             "CDL407",
@@ -169,6 +182,24 @@ def _import_chain(node, ctx: FileContext) -> None:
             f"{' → '.join([ctx.path, *map(project.display, chain[:-1]), library])}; import it lazily or guard the import",
         )
         return
+
+
+def _imports_library_here(node, project, ctx: FileContext) -> bool:
+    return any(
+        not project.is_own(module) and any(module == library or module.startswith(library + ".") for library in project.cuda_modules)
+        for module in _imported_modules(node, ctx)
+    )
+
+
+def _package_fails_first(module: str, project) -> bool:
+    """A package around the module (`pkg` for `pkg.sub.mod`) whose `__init__` imports a CUDA-only
+    library itself: Python runs it before the module, so nothing the module imports matters on a Mac."""
+    parts = module.split(".")
+    for end in range(1, len(parts)):
+        path = project.paths_of_module(".".join(parts[:end]))
+        if path is not None and project.imports_cuda_library(path):
+            return True
+    return False
 
 
 def _package(module: str, path: str) -> str:

@@ -52,7 +52,7 @@ class Scope:
     returns: List[Tuple[cst.BaseExpression, Tuple[Condition, ...]]] = field(default_factory=list)
     attributes: Dict[str, List[Binding]] = field(default_factory=dict)  # class: self.<name> = ...
     self_name: Optional[str] = None  # function defined in a class: its first parameter
-    called: List[cst.BaseExpression] = field(default_factory=list)  # callees of the scope's call statements
+    called: List[cst.Call] = field(default_factory=list)  # the scope's call statements (`f(x)` on a line of its own)
 
     def bind(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.name, []).append(binding)
@@ -190,7 +190,7 @@ class ScopeBuilder:
         elif isinstance(node, cst.Return) and node.value is not None and scope.kind == "function":
             scope.returns.append((node.value, conditions))
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
-            scope.called.append(node.value.func)
+            scope.called.append(node.value)
             self._option(node.value, scope)
 
     def _option(self, call: cst.Call, scope: Scope) -> None:

@@ -1,8 +1,8 @@
 """What an expression can be: a small, bounded constant propagation.
 
 `values(expr)` answers with the values an expression may take — strings, string prefixes
-(`f"cuda:{rank}"`), ints, bools, None, references to APIs, dict literals, local functions
-and classes — each with the node where the value is written (`origin`), so a finding is
+(`f"cuda:{rank}"`), ints, bools, None, references to APIs, results of API calls, dict
+literals, local functions and classes — each with the node where the value is written (`origin`), so a finding is
 reported where a person would change it. Names are followed through every binding in
 scope (flow-insensitive), `self.x` through the class's methods and attributes, `args.x`
 through argparse/click options, `cfg["k"]` and `cfg.get("k", d)` through dict literals,
@@ -30,7 +30,7 @@ ENV_READERS = {"os.getenv", "os.environ.get"}
 
 @dataclass(frozen=True)
 class Value:
-    kind: str  # str, prefix, int, float, bool, none, ref, dict, func, class, instance, unknown
+    kind: str  # str, prefix, int, float, bool, none, ref, result (of an API call), dict, func, class, instance, unknown
     data: object
     origin: cst.CSTNode
     off_mac: bool = False  # taken only where the guard evaluator proves the host is not a Mac
@@ -231,6 +231,8 @@ class Evaluator:
                 return tuple(v for v in inner if v.kind in ("str", "prefix")) or (Value(UNKNOWN_KIND, None, node),)
             if builtin == "dict":
                 return (Value("dict", (node, scope), node),)
+            if builtin == "getattr" and len(positional) == 3:  # the default, else whatever the object holds
+                return self.values(positional[2], scope, depth + 1) + (Value(UNKNOWN_KIND, None, node),)
         func = node.func
         if isinstance(func, cst.Attribute):
             template = string_value(func.value)
@@ -256,6 +258,8 @@ class Evaluator:
                         found.extend(_off_mac(v, off_mac) for v in self.values(returned, inner, depth + 1))
             elif callee.kind == "class":
                 found.append(Value("instance", (node, callee.data, scope), node))
+        if not found and qualified is not None:
+            return (Value("result", qualified, node),)  # what an API returns: a check may know it (0 off CUDA)
         return tuple(found) or (Value(UNKNOWN_KIND, None, node),)
 
     def _subscript(self, node: cst.Subscript, scope, depth) -> Tuple[Value, ...]:

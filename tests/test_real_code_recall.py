@@ -1,0 +1,362 @@
+"""Patterns porting reviewers flag in real code that the rules used to miss, and the
+look-alikes that must stay quiet; each pinned by exact code, line and column."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+
+def lint(source: str, select=None, **kwargs):
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), select=select, torch_version="2.13", **kwargs))
+
+
+# -- CDL205: the from-import of a torch.cuda.amp API is where a port names the portable one -----
+def test_from_import_of_a_cuda_amp_decorator_is_reported_with_its_uses():
+    assert lint(
+        """
+        import torch
+        from torch.cuda.amp import custom_bwd, custom_fwd
+
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            @custom_fwd
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            @custom_bwd
+            def backward(ctx, grad):
+                return grad
+        """,
+        select=["CDL205"],
+    ) == [("CDL205", 2, 1), ("CDL205", 6, 6), ("CDL205", 11, 6)]
+
+
+def test_an_api_named_only_in_annotations_is_no_finding_and_neither_is_its_import():
+    assert lint(
+        """
+        from torch.cuda.amp import GradScaler
+
+        def save(scaler: GradScaler = None) -> "GradScaler":
+            value: GradScaler = scaler
+            return value
+        """,
+        select=["CDL205"],
+    ) == []
+
+
+def test_an_import_whose_every_use_is_guarded_is_no_finding():
+    assert lint(
+        """
+        import torch
+        from torch.cuda.amp import GradScaler
+
+        if torch.cuda.is_available():
+            scaler = GradScaler()
+        """,
+        select=["CDL205"],
+    ) == []
+
+
+def test_attribute_uses_do_not_report_the_plain_torch_import():
+    assert lint(
+        """
+        import torch
+        scaler = torch.cuda.amp.GradScaler()
+        """,
+        select=["CDL205"],
+    ) == [("CDL205", 2, 10)]
+
+
+# -- CDL207: the autograd decorators of torch.amp with a CUDA device type ------------------------
+def test_custom_fwd_and_custom_bwd_with_a_cuda_device_type_are_reported():
+    assert lint(
+        """
+        import torch
+        from torch.amp import custom_bwd
+        fwd = torch.amp.custom_fwd(device_type = "cuda")
+        bwd = custom_bwd(device_type="cuda")
+        portable = torch.amp.custom_fwd(device_type="mps")
+        """,
+        select=["CDL207"],
+    ) == [("CDL207", 3, 28), ("CDL207", 4, 18)]
+
+
+# -- CDL103: an is_cuda test whose other branch raises is a demand, not a guard ------------------
+def test_is_cuda_test_that_raises_for_other_tensors_is_reported():
+    assert lint(
+        """
+        def forward(x):
+            if not x.is_cuda:
+                raise NotImplementedError
+            return x
+
+        def backward(grad):
+            if grad.is_cuda:
+                return grad
+            else:
+                raise RuntimeError("CUDA tensors only")
+        """,
+        select=["CDL103"],
+    ) == [("CDL103", 2, 12), ("CDL103", 7, 8)]
+
+
+def test_is_cuda_test_with_a_working_other_branch_is_no_finding():
+    assert lint(
+        """
+        def to_host(x):
+            if x.is_cuda:
+                return x.cpu()
+            return x
+
+        def keep(x):
+            if not x.is_cuda:
+                return x
+            raise_later = True
+            return raise_later
+
+        def mixed(x, strict):
+            if not x.is_cuda and strict:
+                raise ValueError("the branch raises only when strict")
+        """,
+        select=["CDL103"],
+    ) == []
+
+
+# -- CDL101: getattr's default reaches a device argument ----------------------------------------
+def test_getattr_default_reaching_a_device_argument_is_reported_where_written():
+    assert lint(
+        """
+        def setup(args, init):
+            return init(device=getattr(args, "device", "cuda"))
+
+        def portable(args, init):
+            return init(device=getattr(args, "device", "cpu"))
+        """,
+        select=["CDL101"],
+    ) == [("CDL101", 2, 48)]
+
+
+# -- CDL104: an integer index chosen because CUDA is available --------------------------------
+def test_a_cuda_ordinal_arm_of_a_device_selection_forgets_mps():
+    assert lint(
+        """
+        import torch
+        a = torch.device(0 if torch.cuda.is_available() else "cpu")
+        b = torch.zeros(2, device=0 if torch.cuda.is_available() else "cpu")
+        c = torch.device(0 if torch.backends.mps.is_available() else "cpu")
+        d = max(0 if torch.cuda.is_available() else 1, 2)
+        e = torch.device(0 if torch.cuda.is_available() else "mps")
+        """,
+        select=["CDL104"],
+    ) == [("CDL104", 2, 18), ("CDL104", 3, 27)]
+
+
+def test_rules_without_at_import_report_only_the_use():
+    assert lint(
+        """
+        from torch.utils.cpp_extension import CUDAExtension
+        ext = CUDAExtension("ops", ["ops.cu"])
+        """,
+        select=["CDL401"],
+    ) == [("CDL401", 2, 7)]
+
+
+# -- CDL109: a save of what was loaded, to another path, is a conversion, not a round trip ----
+def test_loading_then_saving_elsewhere_still_needs_a_map_location():
+    assert lint(
+        """
+        import torch
+        def convert(source, target):
+            state = torch.load(source / "model.pth")
+            torch.save(state, target)
+        def round_trip(model, path):
+            torch.save(model.state_dict(), path / "m.pt")
+            model.load_state_dict(torch.load(path / "m.pt"))
+        def keyword(model, path):
+            torch.save(model.state_dict(), f=path)
+            return torch.load(path)
+        """,
+        select=["CDL109"],
+    ) == [("CDL109", 3, 13)]
+
+
+# -- CDL114: Lightning pinned to the CUDA accelerator -------------------------------------------
+def test_lightning_cuda_accelerator_and_cuda_accelerator_class_are_reported():
+    assert lint(
+        """
+        import lightning as L
+        from lightning.fabric.accelerators import CUDAAccelerator
+        from lightning.pytorch import Trainer
+
+        ACCELERATOR = "cuda"
+        fabric = L.Fabric(devices=1, accelerator="cuda")
+        trainer = Trainer(accelerator=ACCELERATOR)
+        portable = L.Fabric(accelerator="auto")
+        either_gpu = Trainer(accelerator="gpu")
+        count = CUDAAccelerator.auto_device_count()
+        if isinstance(fabric.accelerator, CUDAAccelerator):
+            pass
+        """,
+        select=["CDL114"],
+    ) == [("CDL114", 5, 15), ("CDL114", 6, 30), ("CDL114", 10, 9)]
+
+
+# -- CDL115: the CUDA device count as a divisor --------------------------------------------------
+def test_dividing_by_the_cuda_device_count_is_reported_at_the_count():
+    findings = findings_of(
+        textwrap.dedent(
+            """
+            import os
+            import torch
+
+            rank = int(os.environ["RANK"])
+            num_gpus = torch.cuda.device_count()
+            local = rank % num_gpus
+            per = 64 // torch.cuda.device_count()
+            floor = 64 // max(torch.cuda.device_count(), 1)
+            if torch.cuda.device_count() > 0:
+                share = 64 / torch.cuda.device_count()
+            times = 64 * num_gpus
+            text = "%d GPUs" % torch.cuda.device_count()
+            """
+        ).lstrip("\n"),
+        select=["CDL115"],
+        torch_version="2.13",
+    )
+    assert triples(findings) == [("CDL115", 5, 12), ("CDL115", 7, 13)]
+    assert [(r.line, r.column, r.message) for r in findings[0].related] == [(6, 9, "torch.cuda.device_count() divides here")]
+
+
+# -- CDL407: the top package's __init__, extensions the project builds, packages that fail first --
+CHAIN_FILES = {
+    "setup.py": (
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(name='pkg', ext_modules=[CUDAExtension('scan_cuda', ['scan.cu'])])\n"
+    ),
+    "pkg/__init__.py": "from pkg.ops.scan import scan\nfrom pkg.models.big import Big\nfrom pkg.plain import helper\n",
+    "pkg/plain.py": "def helper():\n    return 1\n",
+    "pkg/ops/__init__.py": "",
+    "pkg/ops/scan.py": "import scan_cuda\n\ndef scan(x):\n    return scan_cuda.fwd(x)\n",
+    "pkg/ops/norm.py": "import triton\n",
+    "pkg/models/__init__.py": "",
+    "pkg/models/big.py": "from pkg.models.block import Block\n",
+    "pkg/models/block.py": "from pkg.ops.norm import layer_norm\n",
+    "pkg/models/small.py": "from pkg.ops.scan import scan\n",
+    "other/__init__.py": "import triton\n",
+    "other/user.py": "from pkg.ops.scan import scan\n",
+}
+
+
+def test_top_package_init_reports_each_eager_import_that_ends_in_cuda_code():
+    path = "pkg/__init__.py"
+    assert lint(CHAIN_FILES[path], path=path, project_files=CHAIN_FILES, select=["CDL407"]) == [
+        ("CDL407", 1, 1),  # pkg.ops.scan imports the extension setup.py builds
+        ("CDL407", 2, 1),  # pkg.models.big -> block -> norm -> triton: three modules down
+    ]
+
+
+def test_an_extension_the_project_builds_ends_a_chain_at_its_boundary():
+    path = "pkg/models/small.py"
+    [finding] = findings_of(CHAIN_FILES[path], path=path, project_files=CHAIN_FILES, select=["CDL407"], torch_version="2.13")
+    assert (finding.line, finding.column) == (1, 1)
+    assert "pkg/models/small.py → pkg/ops/scan.py → scan_cuda" in finding.message
+    path = "pkg/models/big.py"  # a longer chain below a subpackage: left to the boundary (block.py)
+    assert lint(CHAIN_FILES[path], path=path, project_files=CHAIN_FILES, select=["CDL407"]) == []
+
+
+def test_a_module_whose_package_init_imports_the_library_itself_gets_no_chain_finding():
+    path = "other/user.py"
+    assert lint(CHAIN_FILES[path], path=path, project_files=CHAIN_FILES, select=["CDL407"]) == []
+
+
+# -- precision: enum members, dispatch-table entries, assertion messages ------------------------
+def test_enum_members_naming_cuda_or_nccl_are_no_defaults():
+    assert lint(
+        """
+        import enum
+        from enum import Enum
+
+        class Kind(str, Enum):
+            CUDA = "cuda"
+
+        class Derived(Kind):
+            NCCL = "nccl"
+
+        class Flags(enum.IntEnum):
+            GPU = 1
+
+        class Config:
+            device = "cuda"
+            backend = "nccl"
+        """,
+        select=["CDL108", "CDL706"],
+    ) == [("CDL108", 14, 14), ("CDL706", 15, 15)]
+
+
+def test_the_cuda_entry_of_a_dispatch_table_is_no_finding_but_a_call_in_it_is():
+    assert lint(
+        """
+        import torch
+        ACTIVITIES = {"cpu": torch.profiler.ProfilerActivity.CPU, "cuda": torch.profiler.ProfilerActivity.CUDA}
+        SYNC = {"mps": torch.mps.synchronize, "cuda": torch.cuda.synchronize}
+        EAGER = {"cuda": torch.cuda.memory_allocated()}
+        OTHER = {"gpu": torch.cuda.synchronize}
+        """,
+        select=["CDL201", "CDL202", "CDL213"],
+    ) == [("CDL202", 4, 18), ("CDL201", 5, 17)]
+
+
+def test_a_cuda_query_in_an_assertion_message_is_no_finding():
+    assert lint(
+        """
+        import torch
+        def check(loss):
+            assert not loss.isnan(), f"NaN on device {torch.cuda.current_device()}"
+            assert torch.cuda.current_device() == 0, "first device"
+        """,
+        select=["CDL105"],
+    ) == [("CDL105", 4, 12)]
+
+
+def test_a_function_that_maps_its_tensor_loads_keeps_host_side_loads_as_they_are():
+    assert lint(
+        """
+        import torch
+        def resume(model, scheduler, folder, device):
+            model.load_state_dict(torch.load(folder / "model.bin", map_location=device))
+            scheduler.load_state_dict(torch.load(folder / "scheduler.bin"))
+        def restore(model, folder):
+            model.load_state_dict(torch.load(folder / "model.bin"))
+        """,
+        select=["CDL109"],
+    ) == [("CDL109", 6, 27)]
+
+
+def test_a_top_package_init_that_imports_the_library_under_a_non_cuda_test_reports_no_chain():
+    files = dict(CHAIN_FILES)
+    files["pkg/__init__.py"] = (
+        "import os\n"
+        "import torch\n"
+        "if torch.cuda.is_available():\n"
+        "    import triton\n"
+        "from pkg.ops.scan import scan\n"  # still reported: the guarded import runs only on CUDA hosts
+        "if 'SPACE' not in os.environ:\n"
+        "    import triton\n"
+        "from pkg.models.big import Big\n"  # the package already failed on the line above
+    )
+    path = "pkg/__init__.py"
+    assert lint(files[path], path=path, project_files=files, select=["CDL407"]) == [("CDL407", 5, 1)]
+
+
+def test_is_cuda_asserted_only_in_a_mode_the_caller_opts_into_is_no_finding():
+    assert lint(
+        """
+        def step(params, capturable):
+            if capturable:
+                assert all(p.is_cuda for p in params)
+            assert params[0].is_cuda
+        """,
+        select=["CDL103"],
+    ) == [("CDL103", 4, 12)]

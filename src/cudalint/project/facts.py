@@ -51,7 +51,7 @@ class FileFacts:
         # Tests that guard uses through names of other modules: [leaves, table] (see _Reader.table_of);
         # a use under one is listed, in `uses` and `loads`, as [context, [[test, polarity], ...]].
         self.conditions: List[list] = []
-        self.mentions: List[str] = []  # strings naming a module, or a pattern of them ("pkg.ops.*_op")
+        self.mentions: Dict[str, list] = {}  # a string naming modules ("pkg.ops.*_op": a pattern) -> where, as `loads`
         self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
 
@@ -104,7 +104,7 @@ class FileFacts:
         facts.decorators = dict(data.get("decorators", {}))
         facts.words = list(data.get("words", []))
         facts.private = list(data.get("private", []))
-        facts.mentions = list(data.get("mentions", []))
+        facts.mentions = dict(data.get("mentions", {}))
         facts.loads = dict(data.get("loads", {}))
         facts.conditions = list(data.get("conditions", []))
         facts.script = bool(data.get("script", False))

@@ -16,7 +16,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
 
-INDEX_VERSION = "3"
+INDEX_VERSION = "4"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_HELPER_DEPTH = 6  # helpers of helpers followed across modules (a cycle ends here too)
@@ -193,6 +193,10 @@ class ProjectIndex:
             if module in self.modules:
                 return module, parts[end], ".".join(parts[end + 1:])
         return None, "", ""
+
+    def ships(self, qualified: str) -> bool:
+        """The name comes from a module that is a file of the project (through re-exports)."""
+        return self._split(self.follow(qualified))[0] is not None or qualified in self.modules
 
     def is_cuda_only(self, qualified: str) -> bool:
         """A class or function whose every use in the project sits where the host is not a Mac."""
@@ -381,7 +385,7 @@ def build_index(
                     index.extensions.setdefault(match.group(2), Place(relative, line, column))
     index.cuda_only = reach.cuda_only(index)
     for facts in index.facts.values():  # read only by reach: not held (nor sent to workers) after it
-        facts.uses, facts.loads, facts.mentions, facts.decorators = {}, {}, [], {}
+        facts.uses, facts.loads, facts.mentions, facts.decorators = {}, {}, {}, {}
     material = {
         "version": INDEX_VERSION,
         "modules": index.modules,

@@ -10,7 +10,8 @@ records, per qualified name, whether a reference lets it escape and where its ca
 (under a guard, or in which class or function). `cuda_only` resolves the fixed point over
 the whole project. A name that escapes (listed in `__all__`, passed or stored as a value,
 subclassed, used as a bare decorator, referenced other than by calling it) may be called
-from anywhere and is never CUDA-only.
+from anywhere and is never CUDA-only. A string that names a module (`"pkg.ops.hpu"` for
+importlib, or an f-string pattern of names) is a load of it from where the string is written.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class _Uses:
         self.loads: Dict[Tuple[str, bool, str], None] = {}  # (module it may load, under a guard, context)
         self.private: Set[str] = set()  # `_name` attributes read other than by a method of their own class
         self.stack: List[tuple] = []
-        self.mentions: Set[str] = set()  # strings that name a module ("pkg.mod", or "pkg.ops.*_op" from an f-string)
+        self.mentions: Dict[Tuple[str, Guarded, str], None] = {}  # strings naming a module (or "pkg.ops.*_op"), where
         self.conditions: List[list] = []
         self.condition_of: Dict[int, Optional[int]] = {}  # id(test) -> its index in conditions
 
@@ -291,13 +292,13 @@ class _Uses:
             push(node.orelse, self._under(guarded, node.test, False, function), context, function)
         elif isinstance(node, ast.Constant):
             if isinstance(node.value, str) and "." in node.value and MODULE_RE.fullmatch(node.value):
-                self.mentions.add(node.value)  # importlib.import_module("pkg.mod") loads what no import shows
+                self.mentions[(node.value, guarded, context)] = None  # import_module("pkg.mod") loads what no import shows
         else:
             if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
                 parts = [part.value if isinstance(part, ast.Constant) else "*" for part in node.values]
                 pattern = "".join(part for part in parts if isinstance(part, str))
                 if "." in pattern and MODULE_RE.fullmatch(pattern.replace("*", "x")):
-                    self.mentions.add(pattern)  # f"pkg.ops.{name}_op": any module that fits pkg.ops.*_op
+                    self.mentions[(pattern, guarded, context)] = None  # f"pkg.ops.{name}_op": any module that fits
             self._children(node, guarded, context, function)
 
     def _own_method(self, func: ast.AST, context: str, function) -> Optional[str]:
@@ -344,14 +345,18 @@ class _Uses:
                     entry[0] = 1
         for module, guarded, context in self.loads:
             _place(loads.setdefault(module, [[], [], []]), guarded, context)
-        contexts = {c for entry in [*uses.values(), *loads.values()] for c in [*entry[-2], *(c for c, _ in entry[-1])]}
+        mentions: Dict[str, list] = {}  # a string naming modules -> _places(), as if it imported them there
+        for text, guarded, context in self.mentions:
+            _place(mentions.setdefault(text, [[], [], []]), guarded, context)
+        places = [*uses.values(), *loads.values(), *mentions.values()]
+        contexts = {c for entry in places for c in [*entry[-2], *(c for c, _ in entry[-1])]}
         needed = {".".join(c.split(".")[:end]) for c in contexts if c for end in range(1, c.count(".") + 2)}
         decorators = {}
         for path in sorted(needed & set(self.decorated)):
             resolved = [q for name in self.decorated[path] for q in self._resolve(name)]
             if resolved:
                 decorators[path] = resolved
-        for entry in [*uses.values(), *loads.values()]:
+        for entry in places:
             entry[-3].sort()
             entry[-2].sort()
         facts = self.reader.facts
@@ -360,7 +365,7 @@ class _Uses:
         facts.loads = loads
         facts.decorators = decorators
         facts.private = sorted(self.private)
-        facts.mentions = sorted(self.mentions)
+        facts.mentions = mentions
 
 
 def _place(entry: list, guarded: Guarded, context: str) -> None:
@@ -390,6 +395,17 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             private.update(facts.private)
             if facts.script:
                 escaped.add(module)  # run as a program, not only imported
+    matches: Dict[str, List[str]] = {}
+
+    def mentioned(text: str) -> List[str]:
+        """The project's modules a string names: itself, or every module that fits its pattern."""
+        if text not in matches:
+            if "*" in text:
+                matches[text] = [module for module in index.modules if fnmatch.fnmatchcase(module, text)]
+            else:
+                matches[text] = [text] if text in index.modules else []
+        return matches[text]
+
     for path, facts in index.facts.items():
         module = index.paths.get(path)
         if module is None:
@@ -398,6 +414,7 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             decorators[f"{module}.{local}"] = names
         used = [(name, *entry) for name, entry in facts.uses.items()]
         used.extend((name, 0, *entry) for name, entry in facts.loads.items() if name in index.modules)
+        used.extend((name, 0, *entry) for text, entry in facts.mentions.items() for name in mentioned(text))
         for name, escapes, guarded, unguarded, tested in used:
             found = (name, "") if name in index.modules else index.origin(name)
             if found is None:
@@ -416,12 +433,6 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
                 if place != target and not place.startswith(target + "."):  # a use from itself reaches nothing new
                     places.append(None if is_guarded else place)
     escaped.update(method for method in methods if method.rpartition(".")[2] in private)
-    mentioned = {mention for facts in index.facts.values() for mention in facts.mentions}
-    patterns = [mention for mention in mentioned if "*" in mention]
-    escaped.update(
-        module for module in index.modules
-        if module in mentioned or any(fnmatch.fnmatchcase(module, pattern) for pattern in patterns)
-    )
     skipping: Dict[str, bool] = {}
 
     def skips(decorator: str) -> bool:

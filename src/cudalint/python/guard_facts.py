@@ -27,6 +27,7 @@ class GuardFacts:
     skip_if: FrozenSet[str]  # decorators that skip when their condition is true
     skip_unless: FrozenSet[str]  # decorators that skip when their condition is false
     skip_params: FrozenSet[str] = frozenset()  # parameter sets whose `marks=` may skip them (pytest.param)
+    marker_keywords: FrozenSet[str] = frozenset()  # keywords of a marker defined outside the tree that require CUDA
     off_mac_device_types: FrozenSet[str] = frozenset({"cuda"})  # device types no Mac has
 
     def names_off_mac_device(self, text) -> bool:

@@ -176,7 +176,8 @@ class Walker:
             return False
         qualified = model.resolve(decorator.func)
         if qualified is not None and model.project is not None and model.project.is_own(qualified):
-            return model.project.skips_off_cuda(qualified)  # @requires_gpu() from the project's test helpers
+            if model.project.skips_off_cuda(qualified):  # @requires_gpu() from the project's test helpers
+                return True
         if not decorator.args:
             return False
         facts = model.guards.facts
@@ -185,7 +186,7 @@ class Walker:
             return model.guard(condition).when_false
         if qualified in facts.skip_unless:
             return model.guard(condition).when_true
-        return False
+        return model.guards.marker_skips(decorator, model.scope)  # @RunIf(min_cuda_gpus=1), defined outside the tree
 
     def _returns_skip(self, function: cst.FunctionDef, depth: int) -> bool:
         """A decorator function of this file: `return unittest.skipUnless(<CUDA>, ...)(test_case)`."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, FrozenSet, Iterable, Tuple
 import libcst as cst
 
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
-from cudalint.python.names import string_value
+from cudalint.python.names import dotted, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -77,6 +77,32 @@ class GuardEvaluator:
             if found.when_true if polarity else found.when_false:
                 return True
         return False
+
+    def marker_skips(self, call: cst.Call, scope: "Scope") -> bool:
+        """`@RunIf(min_cuda_gpus=1)` imported from a module the project does not ship (an sdist without
+        tests/conftest.py): a keyword the catalog knows as a CUDA requirement, set to a count >= 1 or
+        True, skips the test off CUDA. A definition the tree holds is judged by what it does instead."""
+        keywords = self.facts.marker_keywords
+        required = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in keywords]
+        if not required or not self._defined_outside(call.func, scope):
+            return False
+        for value in required:
+            values = self.model.values(value, scope)
+            if values and all(v.kind in ("int", "bool") and v.data for v in values):
+                return True
+        return False
+
+    def _defined_outside(self, func: cst.BaseExpression, scope: "Scope") -> bool:
+        """The callee is imported, and the module it comes from is not a file of the project."""
+        name = dotted(func)
+        if name is None:
+            return False
+        bindings = self.model.lookup(name.partition(".")[0], scope)
+        if not bindings or any(binding.kind != "import" for binding in bindings):
+            return False
+        qualified = self.model.resolve(func, scope)
+        project = self.model.project
+        return qualified is not None and (project is None or not project.ships(qualified))
 
     # -- one test ---------------------------------------------------------------------
     def _guard(self, test, scope, depth) -> Guard:

@@ -70,3 +70,46 @@ def test_a_pattern_of_module_names_is_located_too():
     pattern = ACCELERATOR.replace('return "pkg.ops.hpu"', 'return f"pkg.ops.{self.kind}"')
     pattern = pattern.replace("import importlib\n", "import importlib\n\nKIND = 'hpu'\n")
     assert lint({"pkg/chooser.py": CHOOSER, "pkg/hpu_accelerator.py": pattern, **HPU_PACKAGE}) == []
+
+
+TRIED = """
+try:
+    import triton
+    from pkg.ops.kernels import fused_gemm
+except ImportError:
+    fused_gemm = None
+"""
+
+REQUIRED = """
+try:
+    import triton
+except ImportError:
+    raise ImportError("install triton")
+
+from pkg.ops.kernels import fused_gemm
+"""
+
+KERNELS = """
+import triton
+"""
+
+
+def lint_kernels(loader):
+    files = {"setup.py": SETUP, "pkg/__init__.py": "", "pkg/ops/__init__.py": "", "pkg/loader.py": loader}
+    files = {name: textwrap.dedent(text).lstrip("\n") for name, text in files.items()}
+    return triples(findings_of(KERNELS.lstrip("\n"), path="pkg/ops/kernels.py", project_files=files, select={"CDL404"}))
+
+
+def test_a_module_imported_only_after_a_cuda_only_library_imported_is_used_only_off_a_mac():
+    # In a try body after `import triton`, or after a try whose handlers all leave: only where triton imports.
+    assert lint_kernels(TRIED) == []
+    assert lint_kernels(REQUIRED) == []
+
+
+def test_an_import_after_a_library_whose_failure_is_not_caught_keeps_its_finding():
+    # Nothing catches the first import: it is the finding there, and each module that needs triton keeps its own.
+    bare = "import triton\n\nfrom pkg.ops.kernels import fused_gemm\n"
+    fallback = TRIED.replace("    fused_gemm = None", "    fused_gemm = None\n\nfrom pkg.ops.kernels import fused_gemm as again")
+    swallowed = REQUIRED.replace('raise ImportError("install triton")', "pass")
+    for loader in (bare, fallback, swallowed):
+        assert lint_kernels(loader) == [("CDL404", 1, 1)]

@@ -126,14 +126,34 @@ class _Uses:
             self.stack.append((node, guarded, context, function))
 
     # -- statements ---------------------------------------------------------------------
-    def _block(self, body, guarded: Guarded, context: str, function) -> None:
+    def _block(self, body, guarded: Guarded, context: str, function, trying: bool = False) -> None:
+        """`trying`: the body of a `try:` (an import that fails there is caught, not reported)."""
         for node in body:
             self._push(node, guarded, context, function)
-            if guarded is True or not isinstance(node, ast.If):
+            if guarded is True:
+                continue
+            if self._needs_library(node, trying):  # the rest of the block runs only where the library imports
+                guarded = True
+                continue
+            if not isinstance(node, ast.If):
                 continue
             body_exits, else_exits = self._leaves(node.body), bool(node.orelse) and self._leaves(node.orelse)
             if body_exits != else_exits:  # `if not torch.cuda.is_available(): return` guards the rest of the block
                 guarded = self._under(guarded, node.test, else_exits, function)
+
+    def _needs_library(self, node: ast.stmt, trying: bool) -> bool:
+        """In a `try:` body, an import of a CUDA-only library (rules/packages.toml); anywhere, a `try:` that
+        imports one and whose every handler leaves the block: the statements after it never run on a Mac.
+        (After an import nothing catches, the import itself is the finding: each module that needs the
+        library keeps its own.)"""
+        if isinstance(node, TRIES):
+            handled = node.handlers and all(self._leaves(handler.body) for handler in node.handlers)
+            return bool(handled) and not node.finalbody and any(self._needs_library(inner, True) for inner in node.body)
+        if not trying:
+            return False
+        if isinstance(node, ast.Import):
+            return any(self.reader._cuda_library(alias.name) for alias in node.names)
+        return isinstance(node, ast.ImportFrom) and not node.level and self.reader._cuda_library(node.module or "")
 
     def _leaves(self, body) -> bool:
         last = body[-1] if body else None
@@ -164,7 +184,8 @@ class _Uses:
             self._block(node.orelse, orelse, context, function)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             push(node.iter, guarded, context, function)
-            self._block(node.body, guarded, context, function)
+            stop = _range_stop(node.iter)  # `for i in range(torch.cuda.device_count()):`
+            self._block(node.body, guarded if stop is None else self._under(guarded, stop, True, function), context, function)
             self._block(node.orelse, guarded, context, function)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
@@ -174,7 +195,8 @@ class _Uses:
             for handler in node.handlers:
                 push(handler.type, guarded, context, function)
                 self._block(handler.body, guarded, context, function)
-            for body in (node.body, node.orelse, node.finalbody):
+            self._block(node.body, guarded, context, function, trying=bool(node.handlers))
+            for body in (node.orelse, node.finalbody):
                 self._block(body, guarded, context, function)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             self._import(node, guarded, context)
@@ -366,6 +388,22 @@ class _Uses:
         facts.decorators = decorators
         facts.private = sorted(self.private)
         facts.mentions = mentions
+
+
+def _range_stop(node: ast.AST) -> Optional[ast.AST]:
+    """The stop of `range(stop)`, `range(start, stop[, step])` with a literal start >= 0 and step > 0:
+    the loop's body runs only when the stop is positive (the libcst guard evaluator's rule)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"):
+        return None
+    args = node.args
+    if not 1 <= len(args) <= 3 or node.keywords or any(isinstance(arg, ast.Starred) for arg in args):
+        return None
+    if len(args) == 1:
+        return args[0]
+    start = args[0].value if isinstance(args[0], ast.Constant) else None
+    step = (args[2].value if isinstance(args[2], ast.Constant) else None) if len(args) == 3 else 1
+    numbers = all(isinstance(n, int) and not isinstance(n, bool) for n in (start, step))
+    return args[1] if numbers and start >= 0 and step > 0 else None
 
 
 def _place(entry: list, guarded: Guarded, context: str) -> None:

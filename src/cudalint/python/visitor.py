@@ -112,6 +112,8 @@ class Walker:
             return ("right",) if shielded else ()
         if kind is cst.Try:
             return ("body",) if _has_fallback(node) else ()
+        if kind is cst.For:
+            return ("body",) if model.guards.loop_off_mac(node.iter, model.scope) else ()
         if kind is cst.Call:
             return ("args",) if self._skipped_param(node) else ()
         if kind in (cst.FunctionDef, cst.ClassDef):

@@ -13,7 +13,7 @@ to any of those, and local functions that return them — combined through `not`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, Iterable, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional, Tuple
 
 import libcst as cst
 
@@ -77,6 +77,14 @@ class GuardEvaluator:
             if found.when_true if polarity else found.when_false:
                 return True
         return False
+
+    def loop_off_mac(self, iterable: cst.BaseExpression, scope: "Scope") -> bool:
+        """`for i in range(torch.cuda.device_count()):`: the body runs only when the count is positive,
+        which a query's count is only off a Mac (a start of 0 or more and a positive step keep that)."""
+        stop = _range_stop(iterable)
+        if stop is None or self.model.lookup("range", scope):
+            return False
+        return self.guard(stop, scope).when_true
 
     def marker_skips(self, call: cst.Call, scope: "Scope") -> bool:
         """`@RunIf(min_cuda_gpus=1)` imported from a module the project does not ship (an sdist without
@@ -263,6 +271,24 @@ def _agree(guards: Iterable[Guard]) -> Guard:
     if not guards:
         return UNKNOWN
     return Guard(all(g.when_true for g in guards), all(g.when_false for g in guards))
+
+
+def _range_stop(node) -> Optional[cst.BaseExpression]:
+    """The stop of `range(stop)`, `range(start, stop[, step])` with a literal start >= 0 and step > 0."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"):
+        return None
+    args = node.args
+    if not 1 <= len(args) <= 3 or any(arg.keyword is not None or arg.star for arg in args):
+        return None
+    if len(args) == 1:
+        return args[0].value
+    start = _integer(args[0].value)
+    step = _integer(args[2].value) if len(args) == 3 else 1
+    return args[1].value if start is not None and start >= 0 and step is not None and step > 0 else None
+
+
+def _integer(node):
+    return int(node.value.replace("_", ""), 0) if isinstance(node, cst.Integer) else None
 
 
 def _is_none(node) -> bool:

@@ -32,6 +32,7 @@ BRANCHING = (cst.If, cst.IfExp, cst.While)
 SCOPES = (cst.FunctionDef, cst.ClassDef)
 SCOPE_OPENS = {cst.FunctionDef: "params", cst.ClassDef: "body"}  # parameters bind in the function's scope
 BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
+CALL_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign)  # statements whose value may be a call that raises off CUDA
 
 
 @functools.lru_cache(maxsize=None)
@@ -228,6 +229,9 @@ class Walker:
             self._early_exit_guard(node)
         elif kind is cst.Assert and self.block_guards and self.model.guard(node.test).when_true:
             self._guard_rest_of_block()
+        elif kind in CALL_STATEMENTS and self.block_guards and isinstance(node.value, cst.Call):
+            if self.model.guards.call_requires_cuda(node.value, self.model.scope):  # require_cuda() raises off CUDA
+                self._guard_rest_of_block()
 
     def _early_exit_guard(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;

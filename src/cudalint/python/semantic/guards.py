@@ -78,6 +78,50 @@ class GuardEvaluator:
                 return True
         return False
 
+    def call_requires_cuda(self, call: cst.Call, scope: "Scope", depth: int = 0) -> bool:
+        """`installed_cuda_version()`, a function of this file that raises unless the host has CUDA
+        (`if CUDA_HOME is None: raise ...` before it can return): the code after the call runs only off a Mac."""
+        func = call.func
+        if not isinstance(func, cst.Name) or depth > MAX_DEPTH:
+            return False
+        bindings = self.model.lookup(func.value, scope)
+        if not bindings or any(binding.kind != "def" for binding in bindings):
+            return False
+        return all(self._raises_off_mac(binding.node, depth) for binding in bindings)
+
+    def _raises_off_mac(self, function: cst.FunctionDef, depth: int) -> bool:
+        """The function's body, before anything in it can return, raises unless the host is not a Mac."""
+        key = ("raises", id(function))
+        if key not in self.memo:
+            self.memo[key] = False  # a function that calls itself proves nothing
+            inner = self.model.scopes.get(id(function))
+            found = False
+            for statement in function.body.body if inner is not None else ():
+                if self._requires_cuda(statement, inner, depth):
+                    found = True
+                    break
+                if _may_return(statement):
+                    break
+            self.memo[key] = found
+        return self.memo[key]
+
+    def _requires_cuda(self, statement, scope: "Scope", depth: int) -> bool:
+        """`if <not CUDA>: raise ...`, `assert <CUDA>`, or a call of another function that raises off CUDA."""
+        if isinstance(statement, cst.If):
+            body = statement.body.body
+            last = body[-1] if body else None
+            raises = isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+            return raises and statement.orelse is None and self.guard(statement.test, scope, depth + 1).when_false
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Assert) and self.guard(small.test, scope, depth + 1).when_true:
+                return True
+            value = getattr(small, "value", None) if isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign)) else None
+            if isinstance(value, cst.Call) and self.call_requires_cuda(value, scope, depth + 1):
+                return True
+        return False
+
     def loop_off_mac(self, iterable: cst.BaseExpression, scope: "Scope") -> bool:
         """`for i in range(torch.cuda.device_count()):`: the body runs only when the count is positive,
         which a query's count is only off a Mac (a start of 0 or more and a positive step keep that)."""
@@ -289,6 +333,19 @@ def _range_stop(node) -> Optional[cst.BaseExpression]:
 
 def _integer(node):
     return int(node.value.replace("_", ""), 0) if isinstance(node, cst.Integer) else None
+
+
+def _may_return(statement: cst.CSTNode) -> bool:
+    """A `return` or `yield` anywhere in a statement (not in the functions, classes and lambdas it defines)."""
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Return, cst.Yield)):
+            return True
+        if node is not statement and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(node.children)
+    return False
 
 
 def _is_none(node) -> bool:

@@ -1,0 +1,91 @@
+"""A call of a function of the same file that raises unless the host has CUDA guards the rest of
+its block: `installed_cuda_version()` raising when CUDA_HOME is None, `require_cuda()` asserting
+torch.cuda.is_available(). A function that can return first proves nothing."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+SOURCE = """
+import torch
+import torch.utils.cpp_extension
+
+
+def installed_cuda_version():
+    cuda_home = torch.utils.cpp_extension.CUDA_HOME
+    if cuda_home is None:
+        raise RuntimeError("no CUDA_HOME")
+    return 12, 1
+
+
+def require_cuda():
+    assert torch.cuda.is_available(), "CUDA"
+
+
+def require_both():
+    installed_cuda_version()
+
+
+def maybe(flag):
+    if flag:
+        return None
+    if not torch.cuda.is_available():
+        raise RuntimeError("CUDA")
+
+
+def warns():
+    if not torch.cuda.is_available():
+        print("no CUDA")
+
+
+def versions():
+    major, minor = installed_cuda_version()
+    return torch.version.cuda.split(".")
+
+
+def synchronize():
+    require_cuda()
+    torch.cuda.synchronize()
+
+
+def chained():
+    require_both()
+    torch.cuda.synchronize()
+
+
+def after_a_return_path():
+    maybe(True)
+    torch.cuda.synchronize()
+
+
+def after_a_warning():
+    warns()
+    torch.cuda.synchronize()
+
+
+def before_the_call():
+    torch.cuda.synchronize()
+    require_cuda()
+"""
+
+
+def lint(source):
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL201", "CDL216"}))
+
+
+def test_code_after_a_call_that_raises_off_cuda_runs_only_off_a_mac():
+    # versions, synchronize and chained are silent; a helper that may return first, one that only
+    # warns, and code before the call keep their findings.
+    assert lint(SOURCE) == [("CDL201", 49, 5), ("CDL201", 54, 5), ("CDL201", 58, 5)]
+
+
+def test_without_the_raise_the_version_read_and_the_chained_call_are_reported():
+    source = SOURCE.replace('        raise RuntimeError("no CUDA_HOME")', '        print("no CUDA_HOME")')
+    assert lint(source) == [
+        ("CDL216", 34, 12), ("CDL201", 44, 5), ("CDL201", 49, 5), ("CDL201", 54, 5), ("CDL201", 58, 5),
+    ]
+
+
+def test_a_name_bound_to_something_else_is_not_the_function():
+    source = SOURCE + "\n\nrequire_cuda = print\n"
+    assert lint(source) == [("CDL201", 39, 5), ("CDL201", 49, 5), ("CDL201", 54, 5), ("CDL201", 58, 5)]

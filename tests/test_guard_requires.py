@@ -89,3 +89,58 @@ def test_without_the_raise_the_version_read_and_the_chained_call_are_reported():
 def test_a_name_bound_to_something_else_is_not_the_function():
     source = SOURCE + "\n\nrequire_cuda = print\n"
     assert lint(source) == [("CDL201", 39, 5), ("CDL201", 49, 5), ("CDL201", 54, 5), ("CDL201", 58, 5)]
+
+
+CHECKS = """
+import torch
+
+
+def require_cuda(name):
+    if not torch.cuda.is_available():
+        raise RuntimeError(f"{name} needs CUDA")
+
+
+def require_through(name):
+    require_cuda(name)
+
+
+def report(name):
+    if not torch.cuda.is_available():
+        return f"{name} runs on CPU"
+    raise RuntimeError("unreachable")
+"""
+
+CALLER = """
+import torch
+
+import pkg.checks
+from pkg.checks import report, require_cuda, require_through
+
+
+def fused():
+    require_cuda("fused")
+    torch.cuda.synchronize()
+
+
+def through():
+    require_through("through")
+    torch.cuda.synchronize()
+
+
+def qualified():
+    pkg.checks.require_cuda("qualified")
+    torch.cuda.synchronize()
+
+
+def reported():
+    report("reported")
+    torch.cuda.synchronize()
+"""
+
+
+def test_a_helper_of_another_module_that_raises_off_cuda_guards_the_rest_of_the_block():
+    files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "", "pkg/checks.py": CHECKS}
+    files = {name: textwrap.dedent(text).lstrip("\n") for name, text in files.items()}
+    found = findings_of(textwrap.dedent(CALLER).lstrip("\n"), select={"CDL201"}, project_files=files, path="pkg/ops.py")
+    # report() returns on a Mac before its raise: the call proves nothing.
+    assert triples(found) == [("CDL201", 24, 5)]

@@ -37,6 +37,7 @@ class FileFacts:
         self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
         self.skips: List[str] = []  # test decorators (functions) that skip unless CUDA is there
+        self.requires: List[str] = []  # functions that raise unless CUDA is there, before they can return
         self.exports: Dict[str, str] = {}  # module-level `from x import y as z`: z -> x.y (re-exports)
         # Guards and skip helpers that depend on helpers of other modules: function -> [leaves, table], the
         # leaves ("call"|"ref", qualified) and, per combination of their guards, what the function is.
@@ -79,6 +80,7 @@ class FileFacts:
             "extensions": self.extensions,
             "guard_constants": self.guard_constants,
             "skips": self.skips,
+            "requires": self.requires,
             "exports": self.exports,
             "guards_via": self.guards_via,
             "skips_via": self.skips_via,
@@ -95,6 +97,7 @@ class FileFacts:
         facts.extensions = [tuple(item) for item in data.get("extensions", [])]
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
         facts.skips = list(data.get("skips", []))
+        facts.requires = list(data.get("requires", []))
         facts.exports = dict(data.get("exports", {}))
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
@@ -173,6 +176,8 @@ class _Reader:
                 self.facts.guards[name] = guard
             else:
                 self._tabulate(name, lambda: self._function_guard(node), self.facts.guards_via)
+            if self._raises_off_mac(node):
+                self.facts.requires.append(name)
             if self._skips_off_cuda(node):
                 self.facts.skips.append(name)
             else:
@@ -189,6 +194,27 @@ class _Reader:
             ):
                 self.facts.guard_constants[name] = (True, False)
         return self.facts
+
+    def _raises_off_mac(self, function, depth: int = 0) -> bool:
+        """`if CUDA_HOME is None: raise ...` (or `assert torch.cuda.is_available()`, or a call of another
+        such function of the file) before anything in the body can return (the libcst evaluator's rule)."""
+        for statement in function.body:
+            if self._requires_cuda(statement, function, depth):
+                return True
+            if _may_return(statement):
+                return False
+        return False
+
+    def _requires_cuda(self, statement: ast.stmt, function, depth: int) -> bool:
+        if isinstance(statement, ast.If):
+            raises = bool(statement.body) and isinstance(statement.body[-1], ast.Raise)
+            return raises and not statement.orelse and self._guard(statement.test, function)[1]
+        if isinstance(statement, ast.Assert):
+            return self._guard(statement.test, function)[0]
+        value = statement.value if isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.functions:
+            return depth < MAX_REQUIRE_DEPTH and self._raises_off_mac(self.functions[value.func.id], depth + 1)
+        return False
 
     def _skips_off_cuda(self, node) -> bool:
         """`return unittest.skipUnless(torch.cuda.is_available(), ...)(test_case)` and the like."""
@@ -488,6 +514,19 @@ class _Reader:
         return found
 
 
+def _may_return(statement: ast.stmt) -> bool:
+    """A `return` or `yield` anywhere in a statement (not in the functions, classes and lambdas it defines)."""
+    stack: List[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)):
+            return True
+        if node is not statement and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _statements_of(function) -> List[ast.stmt]:
     """Every statement of a function's own body (not of the functions and classes it defines)."""
     found: List[ast.stmt] = []
@@ -503,6 +542,7 @@ def _statements_of(function) -> List[ast.stmt]:
 
 
 MAX_WORDS = 20000
+MAX_REQUIRE_DEPTH = 6  # calls of functions that raise off CUDA followed within one file
 MAX_LEAVES = 3  # names of other modules one helper's table may depend on (3 ** 3 evaluations at most)
 LEAF_GUARDS = ((False, False), (True, False), (False, True))  # unknown, true only off a Mac, false only off a Mac
 WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")

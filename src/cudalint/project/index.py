@@ -47,6 +47,7 @@ class ProjectIndex:
     cuda_only: Set[str] = field(default_factory=set)  # classes and functions the project reaches only off a Mac
 
     _gate: Optional[frozenset] = None
+    _requiring: Optional[frozenset] = None
     _chains: Dict[str, Optional[List[str]]] = field(default_factory=dict)
     _libraries: Dict[str, Optional[str]] = field(default_factory=dict)
 
@@ -223,6 +224,18 @@ class ProjectIndex:
         if known is not None or name not in facts.guard_constants_via:
             return known
         return self.looked_up(facts.guard_constants_via[name], depth)
+
+    @property
+    def requiring(self) -> frozenset:
+        """The bare names of the project's functions that raise unless CUDA is there (a cheap first test)."""
+        if self._requiring is None:
+            self._requiring = frozenset(name.rpartition(".")[2] for facts in self.facts.values() for name in facts.requires)
+        return self._requiring
+
+    def requires_cuda(self, qualified: str) -> bool:
+        """A function of the project that raises unless CUDA is there, before it can return."""
+        found = self.function(qualified)
+        return found is not None and found[0] is not None and found[2] in found[0].requires
 
     def skips_off_cuda(self, qualified: str, depth: int = 0) -> bool:
         """A test decorator (or decorator factory) of the project that skips unless CUDA is there."""

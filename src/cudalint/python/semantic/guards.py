@@ -79,15 +79,22 @@ class GuardEvaluator:
         return False
 
     def call_requires_cuda(self, call: cst.Call, scope: "Scope", depth: int = 0) -> bool:
-        """`installed_cuda_version()`, a function of this file that raises unless the host has CUDA
-        (`if CUDA_HOME is None: raise ...` before it can return): the code after the call runs only off a Mac."""
+        """`installed_cuda_version()`, a function of this file (or, through the project index, of another
+        module) that raises unless the host has CUDA (`if CUDA_HOME is None: raise ...` before it can
+        return): the code after the call runs only off a Mac."""
         func = call.func
-        if not isinstance(func, cst.Name) or depth > MAX_DEPTH:
+        if depth > MAX_DEPTH or not isinstance(func, (cst.Name, cst.Attribute)):
             return False
-        bindings = self.model.lookup(func.value, scope)
-        if not bindings or any(binding.kind != "def" for binding in bindings):
+        if isinstance(func, cst.Name):
+            bindings = self.model.lookup(func.value, scope)
+            if bindings and all(binding.kind == "def" for binding in bindings):
+                return all(self._raises_off_mac(binding.node, depth) for binding in bindings)
+        project = self.model.project  # `from pkg.checks import require_cuda`: the index judged it
+        name = func.value if isinstance(func, cst.Name) else func.attr.value
+        if project is None or name not in project.requiring:
             return False
-        return all(self._raises_off_mac(binding.node, depth) for binding in bindings)
+        qualified = self.model.resolve(func, scope)
+        return qualified is not None and project.is_own(qualified) and project.requires_cuda(qualified)
 
     def _raises_off_mac(self, function: cst.FunctionDef, depth: int) -> bool:
         """The function's body, before anything in it can return, raises unless the host is not a Mac."""

@@ -50,6 +50,7 @@ class GuardEvaluator:
         self.facts = guard_facts()
         self.memo = {}
         self.binding_memo = {}
+        self.raises_memo = {}  # id(function) -> it raises off CUDA before it can return
 
     def guard(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Guard:
         key = (id(test), id(scope))
@@ -98,9 +99,9 @@ class GuardEvaluator:
 
     def _raises_off_mac(self, function: cst.FunctionDef, depth: int) -> bool:
         """The function's body, before anything in it can return, raises unless the host is not a Mac."""
-        key = ("raises", id(function))
-        if key not in self.memo:
-            self.memo[key] = False  # a function that calls itself proves nothing
+        key = id(function)
+        if key not in self.raises_memo:
+            self.raises_memo[key] = False  # a function that calls itself proves nothing
             inner = self.model.scopes.get(id(function))
             found = False
             for statement in function.body.body if inner is not None else ():
@@ -109,8 +110,8 @@ class GuardEvaluator:
                     break
                 if _may_return(statement):
                     break
-            self.memo[key] = found
-        return self.memo[key]
+            self.raises_memo[key] = found
+        return self.raises_memo[key]
 
     def _requires_cuda(self, statement, scope: "Scope", depth: int) -> bool:
         """`if <not CUDA>: raise ...`, `assert <CUDA>`, or a call of another function that raises off CUDA."""

@@ -131,3 +131,58 @@ def test_a_keyword_whose_value_is_unknown_keeps_the_finding():
         torch.ones(1, device="cuda")
     """
     assert lint(source) == [("CDL101", 9, 26)]
+
+
+FORWARDING = """
+import pytest
+from lightning.fabric.utilities.testing import _runif_reasons
+
+
+def RunIf(thunder=None, **kwargs):
+    reasons, marker_kwargs = _runif_reasons(**kwargs)
+    if thunder:
+        reasons.append("Thunder")
+    return pytest.mark.skipif(condition=len(reasons) > 0, reason="Requires", **marker_kwargs)
+"""
+
+SKIPPED_BY_A_SHIPPED_DEFINITION = [("CDL101", 25, 26), ("CDL101", 30, 26), ("CDL101", 38, 35)]
+
+
+def test_a_shipped_definition_that_forwards_its_keywords_to_lightning_reads_them():
+    files = {"tests/__init__.py": "", "tests/conftest.py": FORWARDING}
+    assert lint(TESTS, project_files=files) == SKIPPED_BY_A_SHIPPED_DEFINITION
+
+
+def test_a_definition_in_the_same_file_that_forwards_its_keywords_reads_them():
+    source = """
+    import pytest
+    import torch
+    from lightning.fabric.utilities.testing import _runif_reasons
+
+
+    def RunIf(**kwargs):
+        reasons, marker_kwargs = _runif_reasons(**kwargs)
+        return pytest.mark.skipif(condition=len(reasons) > 0, reason="Requires", **marker_kwargs)
+
+
+    @RunIf(min_cuda_gpus=1)
+    def test_one_gpu():
+        torch.ones(1, device="cuda")
+
+
+    @RunIf(dynamo=True)
+    def test_dynamo():
+        torch.ones(1, device="cuda")
+    """
+    assert lint(source) == [("CDL101", 18, 26)]
+
+
+def test_a_definition_that_forwards_something_else_or_returns_no_skip_is_judged_by_what_it_does():
+    other = FORWARDING.replace("_runif_reasons(**kwargs)", "_runif_reasons(min_cuda_gpus=0)")
+    no_skip = FORWARDING.replace("return pytest.mark.skipif(", "return pytest.mark.xfail(")
+    for definition in (other, no_skip):
+        found = lint(TESTS, project_files={"tests/__init__.py": "", "tests/conftest.py": definition})
+        assert found == [
+            ("CDL101", 10, 26), ("CDL101", 15, 26), ("CDL101", 20, 26), ("CDL101", 25, 26), ("CDL101", 30, 26),
+            ("CDL101", 37, 35), ("CDL101", 38, 35),
+        ]

@@ -38,6 +38,7 @@ class FileFacts:
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
         self.skips: List[str] = []  # test decorators (functions) that skip unless CUDA is there
         self.requires: List[str] = []  # functions that raise unless CUDA is there, before they can return
+        self.markers: List[str] = []  # test markers that forward their keywords to a marker_reasons function
         self.exports: Dict[str, str] = {}  # module-level `from x import y as z`: z -> x.y (re-exports)
         # Guards and skip helpers that depend on helpers of other modules: function -> [leaves, table], the
         # leaves ("call"|"ref", qualified) and, per combination of their guards, what the function is.
@@ -81,6 +82,7 @@ class FileFacts:
             "guard_constants": self.guard_constants,
             "skips": self.skips,
             "requires": self.requires,
+            "markers": self.markers,
             "exports": self.exports,
             "guards_via": self.guards_via,
             "skips_via": self.skips_via,
@@ -98,6 +100,7 @@ class FileFacts:
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
         facts.skips = list(data.get("skips", []))
         facts.requires = list(data.get("requires", []))
+        facts.markers = list(data.get("markers", []))
         facts.exports = dict(data.get("exports", {}))
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
@@ -129,6 +132,7 @@ class _Reader:
         self.enum_members = guards.enum_members if guards is not None else frozenset()
         self.platforms = guards.platforms if guards is not None else frozenset()
         self.mac_platforms = guards.mac_platforms if guards is not None else frozenset()
+        self.marker_reasons = guards.marker_reasons if guards is not None else frozenset()
         self._names_off_mac_device = (guards if guards is not None else guard_facts()).names_off_mac_device
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
@@ -178,6 +182,8 @@ class _Reader:
                 self._tabulate(name, lambda: self._function_guard(node), self.facts.guards_via)
             if self._raises_off_mac(node):
                 self.facts.requires.append(name)
+            if self._forwards_keywords(node):
+                self.facts.markers.append(name)
             if self._skips_off_cuda(node):
                 self.facts.skips.append(name)
             else:
@@ -194,6 +200,27 @@ class _Reader:
             ):
                 self.facts.guard_constants[name] = (True, False)
         return self.facts
+
+    def _forwards_keywords(self, function) -> bool:
+        """Lightning's RunIf: `reasons, kw = _runif_reasons(**kwargs)` (a marker_reasons function given the
+        function's own `**kwargs`), then `return pytest.mark.skipif(...)`: its keywords decide the skip."""
+        star = function.args.kwarg
+        if star is None:
+            return False
+        forwards = returns_skip = False
+        for statement in function.body:
+            value = getattr(statement, "value", None)
+            if not isinstance(value, ast.Call):
+                continue
+            qualified = self.resolve(value.func)
+            if isinstance(statement, ast.Return):
+                returns_skip = returns_skip or qualified in self.skip_if
+            elif qualified in self.marker_reasons:
+                forwards = forwards or any(
+                    keyword.arg is None and isinstance(keyword.value, ast.Name) and keyword.value.id == star.arg
+                    for keyword in value.keywords
+                )
+        return forwards and returns_skip
 
     def _raises_off_mac(self, function, depth: int = 0) -> bool:
         """`if CUDA_HOME is None: raise ...` (or `assert torch.cuda.is_available()`, or a call of another

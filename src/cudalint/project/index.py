@@ -237,6 +237,12 @@ class ProjectIndex:
         found = self.function(qualified)
         return found is not None and found[0] is not None and found[2] in found[0].requires
 
+    def forwards_keywords(self, qualified: str) -> bool:
+        """A test marker of the project whose keywords decide its skip (it forwards them to Lightning's
+        _runif_reasons, rules/guards.toml marker_reasons)."""
+        found = self.function(qualified)
+        return found is not None and found[0] is not None and found[2] in found[0].markers
+
     def skips_off_cuda(self, qualified: str, depth: int = 0) -> bool:
         """A test decorator (or decorator factory) of the project that skips unless CUDA is there."""
         found = self.function(qualified)

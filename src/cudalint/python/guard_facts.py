@@ -27,7 +27,8 @@ class GuardFacts:
     skip_if: FrozenSet[str]  # decorators that skip when their condition is true
     skip_unless: FrozenSet[str]  # decorators that skip when their condition is false
     skip_params: FrozenSet[str] = frozenset()  # parameter sets whose `marks=` may skip them (pytest.param)
-    marker_keywords: FrozenSet[str] = frozenset()  # keywords of a marker defined outside the tree that require CUDA
+    marker_keywords: FrozenSet[str] = frozenset()  # keywords of a test marker that require CUDA
+    marker_reasons: FrozenSet[str] = frozenset()  # functions that read those keywords (a marker forwards to one)
     off_mac_device_types: FrozenSet[str] = frozenset({"cuda"})  # device types no Mac has
     off_mac_backends: FrozenSet[str] = frozenset()  # communication backends no Mac has (nccl)
 

@@ -139,18 +139,51 @@ class GuardEvaluator:
         return self.guard(stop, scope).when_true
 
     def marker_skips(self, call: cst.Call, scope: "Scope") -> bool:
-        """`@RunIf(min_cuda_gpus=1)` imported from a module the project does not ship (an sdist without
-        tests/conftest.py): a keyword the catalog knows as a CUDA requirement, set to a count >= 1 or
-        True, skips the test off CUDA. A definition the tree holds is judged by what it does instead."""
+        """`@RunIf(min_cuda_gpus=1)`: a keyword the catalog knows as a CUDA requirement, set to a count >= 1
+        or True, skips the test off CUDA, when the marker is imported from a module the project does not
+        ship (an sdist without tests/conftest.py) or its definition forwards its keywords to Lightning's
+        _runif_reasons. Any other definition the tree holds is judged by what it does instead."""
         keywords = self.facts.marker_keywords
         required = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in keywords]
-        if not required or not self._defined_outside(call.func, scope):
+        if not required or not (self._forwards_keywords(call.func, scope) or self._defined_outside(call.func, scope)):
             return False
         for value in required:
             values = self.model.values(value, scope)
             if values and all(v.kind in ("int", "bool") and v.data for v in values):
                 return True
         return False
+
+    def _forwards_keywords(self, func: cst.BaseExpression, scope: "Scope") -> bool:
+        """The marker's definition, in this file or (through the project index) another one, hands its
+        own `**kwargs` to a marker_reasons function and returns a skip_if marker."""
+        if isinstance(func, cst.Name):
+            bindings = self.model.lookup(func.value, scope)
+            if bindings and all(binding.kind == "def" for binding in bindings):
+                return all(self._forwarding_definition(binding.node) for binding in bindings)
+        qualified = self.model.resolve(func, scope)
+        project = self.model.project
+        return qualified is not None and project is not None and project.is_own(qualified) and project.forwards_keywords(qualified)
+
+    def _forwarding_definition(self, function: cst.FunctionDef) -> bool:
+        star = function.params.star_kwarg
+        inner = self.model.scopes.get(id(function))
+        if not isinstance(star, cst.Param) or inner is None or not isinstance(function.body, cst.IndentedBlock):
+            return False
+        forwards = returns_skip = False
+        for line in function.body.body:
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                value = getattr(small, "value", None)
+                if not isinstance(value, cst.Call):
+                    continue
+                qualified = self.model.resolve(value.func, inner)
+                if isinstance(small, cst.Return):
+                    returns_skip = returns_skip or qualified in self.facts.skip_if
+                elif qualified in self.facts.marker_reasons:
+                    forwards = forwards or any(
+                        arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value == star.name.value
+                        for arg in value.args
+                    )
+        return forwards and returns_skip
 
     def _defined_outside(self, func: cst.BaseExpression, scope: "Scope") -> bool:
         """The callee is imported, and the module it comes from is not a file of the project."""

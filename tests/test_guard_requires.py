@@ -12,6 +12,8 @@ import torch.utils.cpp_extension
 
 
 def installed_cuda_version():
+    import torch.utils.cpp_extension
+
     cuda_home = torch.utils.cpp_extension.CUDA_HOME
     if cuda_home is None:
         raise RuntimeError("no CUDA_HOME")
@@ -76,19 +78,19 @@ def lint(source):
 def test_code_after_a_call_that_raises_off_cuda_runs_only_off_a_mac():
     # versions, synchronize and chained are silent; a helper that may return first, one that only
     # warns, and code before the call keep their findings.
-    assert lint(SOURCE) == [("CDL201", 49, 5), ("CDL201", 54, 5), ("CDL201", 58, 5)]
+    assert lint(SOURCE) == [("CDL201", 51, 5), ("CDL201", 56, 5), ("CDL201", 60, 5)]
 
 
 def test_without_the_raise_the_version_read_and_the_chained_call_are_reported():
     source = SOURCE.replace('        raise RuntimeError("no CUDA_HOME")', '        print("no CUDA_HOME")')
     assert lint(source) == [
-        ("CDL216", 34, 12), ("CDL201", 44, 5), ("CDL201", 49, 5), ("CDL201", 54, 5), ("CDL201", 58, 5),
+        ("CDL216", 36, 12), ("CDL201", 46, 5), ("CDL201", 51, 5), ("CDL201", 56, 5), ("CDL201", 60, 5),
     ]
 
 
 def test_a_name_bound_to_something_else_is_not_the_function():
     source = SOURCE + "\n\nrequire_cuda = print\n"
-    assert lint(source) == [("CDL201", 39, 5), ("CDL201", 49, 5), ("CDL201", 54, 5), ("CDL201", 58, 5)]
+    assert lint(source) == [("CDL201", 41, 5), ("CDL201", 51, 5), ("CDL201", 56, 5), ("CDL201", 60, 5)]
 
 
 CHECKS = """
@@ -144,3 +146,35 @@ def test_a_helper_of_another_module_that_raises_off_cuda_guards_the_rest_of_the_
     found = findings_of(textwrap.dedent(CALLER).lstrip("\n"), select={"CDL201"}, project_files=files, path="pkg/ops.py")
     # report() returns on a Mac before its raise: the call proves nothing.
     assert triples(found) == [("CDL201", 24, 5)]
+
+
+def test_a_check_on_the_arguments_is_not_a_check_on_the_host():
+    # double_quant(x) asserts its argument is on CUDA: what the caller passed, not what the host is, so the
+    # caller's later CUDA calls keep their findings (its own "cuda" tensor is reported where it is made).
+    source = """
+    import torch
+
+
+    def double_quant(x):
+        device = x.device
+        assert device.type == "cuda"
+        return x
+
+
+    def require_cuda_tensor(x):
+        if not x.is_cuda:
+            raise ValueError("CUDA tensor expected")
+
+
+    def test_quant(x):
+        double_quant(x)
+        torch.cuda.synchronize()
+        require_cuda_tensor(x)
+        torch.cuda.synchronize()
+    """
+    assert lint(source) == [("CDL201", 17, 5), ("CDL201", 19, 5)]
+    files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "",
+             "pkg/functional.py": textwrap.dedent(source).split("\n\ndef test_quant")[0]}
+    caller = "import torch\n\nfrom pkg import functional as F\n\n\ndef test_quant(x):\n    F.double_quant(x)\n    torch.cuda.synchronize()\n"
+    found = findings_of(caller, select={"CDL201"}, project_files=files, path="tests/test_f.py")
+    assert triples(found) == [("CDL201", 8, 5)]

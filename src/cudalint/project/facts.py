@@ -235,13 +235,29 @@ class _Reader:
     def _requires_cuda(self, statement: ast.stmt, function, depth: int) -> bool:
         if isinstance(statement, ast.If):
             raises = bool(statement.body) and isinstance(statement.body[-1], ast.Raise)
-            return raises and not statement.orelse and self._guard(statement.test, function)[1]
+            test = statement.test
+            return raises and not statement.orelse and self._guard(test, function)[1] and self._about_host(test, function)
         if isinstance(statement, ast.Assert):
-            return self._guard(statement.test, function)[0]
+            return self._guard(statement.test, function)[0] and self._about_host(statement.test, function)
         value = statement.value if isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.functions:
             return depth < MAX_REQUIRE_DEPTH and self._raises_off_mac(self.functions[value.func.id], depth + 1)
         return False
+
+    def _about_host(self, test: ast.AST, function, depth: int = 0) -> bool:
+        """No name in the test is a parameter of the function, nor a local bound from one (a test on the
+        arguments says what the caller passed, not what the host is)."""
+        arguments = function.args
+        params = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg] if a}
+        assigned = self._assigned(function)
+        for node in ast.walk(test):
+            if not isinstance(node, ast.Name):
+                continue
+            if node.id in params or depth >= MAX_REQUIRE_DEPTH:
+                return False
+            if any(not self._about_host(value, function, depth + 1) for value in assigned.get(node.id, ())):
+                return False
+        return True
 
     def _skips_off_cuda(self, node) -> bool:
         """`return unittest.skipUnless(torch.cuda.is_available(), ...)(test_case)` and the like."""

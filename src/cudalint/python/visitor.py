@@ -189,7 +189,7 @@ class Walker:
             return model.guard(condition).when_false
         if qualified in facts.skip_unless:
             return model.guard(condition).when_true
-        return model.guards.marker_skips(decorator, model.scope)  # @RunIf(min_cuda_gpus=1), defined outside the tree
+        return model.guards.marker_skips(decorator, model.scope)  # @RunIf(min_cuda_gpus=1): the catalog's marker keywords
 
     def _returns_skip(self, function: cst.FunctionDef, depth: int) -> bool:
         """A decorator function of this file: `return unittest.skipUnless(<CUDA>, ...)(test_case)`."""

@@ -114,21 +114,46 @@ class GuardEvaluator:
         return self.raises_memo[key]
 
     def _requires_cuda(self, statement, scope: "Scope", depth: int) -> bool:
-        """`if <not CUDA>: raise ...`, `assert <CUDA>`, or a call of another function that raises off CUDA."""
+        """`if <not CUDA>: raise ...`, `assert <CUDA>`, or a call of another function that raises off CUDA.
+        The test must be about the host: one on the arguments (`assert x.device.type == "cuda"`) says
+        what the caller passed, and the caller's own code is where that is reported."""
         if isinstance(statement, cst.If):
             body = statement.body.body
             last = body[-1] if body else None
             raises = isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
-            return raises and statement.orelse is None and self.guard(statement.test, scope, depth + 1).when_false
+            return (
+                raises and statement.orelse is None and self.guard(statement.test, scope, depth + 1).when_false
+                and self._about_host(statement.test, scope)
+            )
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
         for small in statement.body:
             if isinstance(small, cst.Assert) and self.guard(small.test, scope, depth + 1).when_true:
-                return True
+                return self._about_host(small.test, scope)
             value = getattr(small, "value", None) if isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign)) else None
             if isinstance(value, cst.Call) and self.call_requires_cuda(value, scope, depth + 1):
                 return True
         return False
+
+    def _about_host(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
+        """No name in the test is a parameter of the function, nor a local bound from one."""
+        stack = [test]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute):
+                stack.append(node.value)  # `x.device`: the attribute's own name is not a variable
+                continue
+            if isinstance(node, cst.Name):
+                for binding in scope.bindings.get(node.value, ()):
+                    if binding.kind == "import":
+                        continue  # `import torch.utils.cpp_extension` inside the function
+                    if binding.kind == "param" or depth >= MAX_DEPTH:
+                        return False
+                    if binding.value is None or not self._about_host(binding.value, scope, depth + 1):
+                        return False
+                continue
+            stack.extend(node.children)
+        return True
 
     def loop_off_mac(self, iterable: cst.BaseExpression, scope: "Scope") -> bool:
         """`for i in range(torch.cuda.device_count()):`: the body runs only when the count is positive,

@@ -37,6 +37,8 @@ class FileFacts:
         self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
         self.skips: List[str] = []  # test decorators (functions) that skip unless CUDA is there
+        self.requires: List[str] = []  # functions that raise unless CUDA is there, before they can return
+        self.markers: List[str] = []  # test markers that forward their keywords to a marker_reasons function
         self.exports: Dict[str, str] = {}  # module-level `from x import y as z`: z -> x.y (re-exports)
         # Guards and skip helpers that depend on helpers of other modules: function -> [leaves, table], the
         # leaves ("call"|"ref", qualified) and, per combination of their guards, what the function is.
@@ -51,7 +53,7 @@ class FileFacts:
         # Tests that guard uses through names of other modules: [leaves, table] (see _Reader.table_of);
         # a use under one is listed, in `uses` and `loads`, as [context, [[test, polarity], ...]].
         self.conditions: List[list] = []
-        self.mentions: List[str] = []  # strings naming a module, or a pattern of them ("pkg.ops.*_op")
+        self.mentions: Dict[str, list] = {}  # a string naming modules ("pkg.ops.*_op": a pattern) -> where, as `loads`
         self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
 
@@ -79,6 +81,8 @@ class FileFacts:
             "extensions": self.extensions,
             "guard_constants": self.guard_constants,
             "skips": self.skips,
+            "requires": self.requires,
+            "markers": self.markers,
             "exports": self.exports,
             "guards_via": self.guards_via,
             "skips_via": self.skips_via,
@@ -95,6 +99,8 @@ class FileFacts:
         facts.extensions = [tuple(item) for item in data.get("extensions", [])]
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
         facts.skips = list(data.get("skips", []))
+        facts.requires = list(data.get("requires", []))
+        facts.markers = list(data.get("markers", []))
         facts.exports = dict(data.get("exports", {}))
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
@@ -104,7 +110,7 @@ class FileFacts:
         facts.decorators = dict(data.get("decorators", {}))
         facts.words = list(data.get("words", []))
         facts.private = list(data.get("private", []))
-        facts.mentions = list(data.get("mentions", []))
+        facts.mentions = dict(data.get("mentions", {}))
         facts.loads = dict(data.get("loads", {}))
         facts.conditions = list(data.get("conditions", []))
         facts.script = bool(data.get("script", False))
@@ -126,6 +132,7 @@ class _Reader:
         self.enum_members = guards.enum_members if guards is not None else frozenset()
         self.platforms = guards.platforms if guards is not None else frozenset()
         self.mac_platforms = guards.mac_platforms if guards is not None else frozenset()
+        self.marker_reasons = guards.marker_reasons if guards is not None else frozenset()
         self._names_off_mac_device = (guards if guards is not None else guard_facts()).names_off_mac_device
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
@@ -173,6 +180,10 @@ class _Reader:
                 self.facts.guards[name] = guard
             else:
                 self._tabulate(name, lambda: self._function_guard(node), self.facts.guards_via)
+            if self._raises_off_mac(node):
+                self.facts.requires.append(name)
+            if self._forwards_keywords(node):
+                self.facts.markers.append(name)
             if self._skips_off_cuda(node):
                 self.facts.skips.append(name)
             else:
@@ -189,6 +200,64 @@ class _Reader:
             ):
                 self.facts.guard_constants[name] = (True, False)
         return self.facts
+
+    def _forwards_keywords(self, function) -> bool:
+        """Lightning's RunIf: `reasons, kw = _runif_reasons(**kwargs)` (a marker_reasons function given the
+        function's own `**kwargs`), then `return pytest.mark.skipif(...)`: its keywords decide the skip."""
+        star = function.args.kwarg
+        if star is None:
+            return False
+        forwards = returns_skip = False
+        for statement in function.body:
+            value = getattr(statement, "value", None)
+            if not isinstance(value, ast.Call):
+                continue
+            qualified = self.resolve(value.func)
+            if isinstance(statement, ast.Return):
+                returns_skip = returns_skip or qualified in self.skip_if
+            elif qualified in self.marker_reasons:
+                forwards = forwards or any(
+                    keyword.arg is None and isinstance(keyword.value, ast.Name) and keyword.value.id == star.arg
+                    for keyword in value.keywords
+                )
+        return forwards and returns_skip
+
+    def _raises_off_mac(self, function, depth: int = 0) -> bool:
+        """`if CUDA_HOME is None: raise ...` (or `assert torch.cuda.is_available()`, or a call of another
+        such function of the file) before anything in the body can return (the libcst evaluator's rule)."""
+        for statement in function.body:
+            if self._requires_cuda(statement, function, depth):
+                return True
+            if _may_return(statement):
+                return False
+        return False
+
+    def _requires_cuda(self, statement: ast.stmt, function, depth: int) -> bool:
+        if isinstance(statement, ast.If):
+            raises = bool(statement.body) and isinstance(statement.body[-1], ast.Raise)
+            test = statement.test
+            return raises and not statement.orelse and self._guard(test, function)[1] and self._about_host(test, function)
+        if isinstance(statement, ast.Assert):
+            return self._guard(statement.test, function)[0] and self._about_host(statement.test, function)
+        value = statement.value if isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.functions:
+            return depth < MAX_REQUIRE_DEPTH and self._raises_off_mac(self.functions[value.func.id], depth + 1)
+        return False
+
+    def _about_host(self, test: ast.AST, function, depth: int = 0) -> bool:
+        """No name in the test is a parameter of the function, nor a local bound from one (a test on the
+        arguments says what the caller passed, not what the host is)."""
+        arguments = function.args
+        params = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg] if a}
+        assigned = self._assigned(function)
+        for node in ast.walk(test):
+            if not isinstance(node, ast.Name):
+                continue
+            if node.id in params or depth >= MAX_REQUIRE_DEPTH:
+                return False
+            if any(not self._about_host(value, function, depth + 1) for value in assigned.get(node.id, ())):
+                return False
+        return True
 
     def _skips_off_cuda(self, node) -> bool:
         """`return unittest.skipUnless(torch.cuda.is_available(), ...)(test_case)` and the like."""
@@ -488,6 +557,19 @@ class _Reader:
         return found
 
 
+def _may_return(statement: ast.stmt) -> bool:
+    """A `return` or `yield` anywhere in a statement (not in the functions, classes and lambdas it defines)."""
+    stack: List[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)):
+            return True
+        if node is not statement and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _statements_of(function) -> List[ast.stmt]:
     """Every statement of a function's own body (not of the functions and classes it defines)."""
     found: List[ast.stmt] = []
@@ -503,6 +585,7 @@ def _statements_of(function) -> List[ast.stmt]:
 
 
 MAX_WORDS = 20000
+MAX_REQUIRE_DEPTH = 6  # calls of functions that raise off CUDA followed within one file
 MAX_LEAVES = 3  # names of other modules one helper's table may depend on (3 ** 3 evaluations at most)
 LEAF_GUARDS = ((False, False), (True, False), (False, True))  # unknown, true only off a Mac, false only off a Mac
 WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")

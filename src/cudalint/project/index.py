@@ -16,7 +16,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
 
-INDEX_VERSION = "3"
+INDEX_VERSION = "4"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_HELPER_DEPTH = 6  # helpers of helpers followed across modules (a cycle ends here too)
@@ -47,6 +47,7 @@ class ProjectIndex:
     cuda_only: Set[str] = field(default_factory=set)  # classes and functions the project reaches only off a Mac
 
     _gate: Optional[frozenset] = None
+    _requiring: Optional[frozenset] = None
     _chains: Dict[str, Optional[List[str]]] = field(default_factory=dict)
     _libraries: Dict[str, Optional[str]] = field(default_factory=dict)
 
@@ -198,6 +199,10 @@ class ProjectIndex:
                 return module, parts[end], ".".join(parts[end + 1:])
         return None, "", ""
 
+    def ships(self, qualified: str) -> bool:
+        """The name comes from a module that is a file of the project (through re-exports)."""
+        return self._split(self.follow(qualified))[0] is not None or qualified in self.modules
+
     def is_cuda_only(self, qualified: str) -> bool:
         """A class or function whose every use in the project sits where the host is not a Mac."""
         return qualified in self.cuda_only
@@ -223,6 +228,24 @@ class ProjectIndex:
         if known is not None or name not in facts.guard_constants_via:
             return known
         return self.looked_up(facts.guard_constants_via[name], depth)
+
+    @property
+    def requiring(self) -> frozenset:
+        """The bare names of the project's functions that raise unless CUDA is there (a cheap first test)."""
+        if self._requiring is None:
+            self._requiring = frozenset(name.rpartition(".")[2] for facts in self.facts.values() for name in facts.requires)
+        return self._requiring
+
+    def requires_cuda(self, qualified: str) -> bool:
+        """A function of the project that raises unless CUDA is there, before it can return."""
+        found = self.function(qualified)
+        return found is not None and found[0] is not None and found[2] in found[0].requires
+
+    def forwards_keywords(self, qualified: str) -> bool:
+        """A test marker of the project whose keywords decide its skip (it forwards them to Lightning's
+        _runif_reasons, rules/guards.toml marker_reasons)."""
+        found = self.function(qualified)
+        return found is not None and found[0] is not None and found[2] in found[0].markers
 
     def skips_off_cuda(self, qualified: str, depth: int = 0) -> bool:
         """A test decorator (or decorator factory) of the project that skips unless CUDA is there."""
@@ -385,7 +408,7 @@ def build_index(
                     index.extensions.setdefault(match.group(2), Place(relative, line, column))
     index.cuda_only = reach.cuda_only(index)
     for facts in index.facts.values():  # read only by reach: not held (nor sent to workers) after it
-        facts.uses, facts.loads, facts.mentions, facts.decorators = {}, {}, [], {}
+        facts.uses, facts.loads, facts.mentions, facts.decorators = {}, {}, {}, {}
     material = {
         "version": INDEX_VERSION,
         "modules": index.modules,

@@ -10,7 +10,8 @@ records, per qualified name, whether a reference lets it escape and where its ca
 (under a guard, or in which class or function). `cuda_only` resolves the fixed point over
 the whole project. A name that escapes (listed in `__all__`, passed or stored as a value,
 subclassed, used as a bare decorator, referenced other than by calling it) may be called
-from anywhere and is never CUDA-only.
+from anywhere and is never CUDA-only. A string that names a module (`"pkg.ops.hpu"` for
+importlib, or an f-string pattern of names) is a load of it from where the string is written.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class _Uses:
         self.loads: Dict[Tuple[str, bool, str], None] = {}  # (module it may load, under a guard, context)
         self.private: Set[str] = set()  # `_name` attributes read other than by a method of their own class
         self.stack: List[tuple] = []
-        self.mentions: Set[str] = set()  # strings that name a module ("pkg.mod", or "pkg.ops.*_op" from an f-string)
+        self.mentions: Dict[Tuple[str, Guarded, str], None] = {}  # strings naming a module (or "pkg.ops.*_op"), where
         self.conditions: List[list] = []
         self.condition_of: Dict[int, Optional[int]] = {}  # id(test) -> its index in conditions
 
@@ -125,14 +126,34 @@ class _Uses:
             self.stack.append((node, guarded, context, function))
 
     # -- statements ---------------------------------------------------------------------
-    def _block(self, body, guarded: Guarded, context: str, function) -> None:
+    def _block(self, body, guarded: Guarded, context: str, function, trying: bool = False) -> None:
+        """`trying`: the body of a `try:` (an import that fails there is caught, not reported)."""
         for node in body:
             self._push(node, guarded, context, function)
-            if guarded is True or not isinstance(node, ast.If):
+            if guarded is True:
+                continue
+            if self._needs_library(node, trying):  # the rest of the block runs only where the library imports
+                guarded = True
+                continue
+            if not isinstance(node, ast.If):
                 continue
             body_exits, else_exits = self._leaves(node.body), bool(node.orelse) and self._leaves(node.orelse)
             if body_exits != else_exits:  # `if not torch.cuda.is_available(): return` guards the rest of the block
                 guarded = self._under(guarded, node.test, else_exits, function)
+
+    def _needs_library(self, node: ast.stmt, trying: bool) -> bool:
+        """In a `try:` body, an import of a CUDA-only library (rules/packages.toml); anywhere, a `try:` that
+        imports one and whose every handler leaves the block: the statements after it never run on a Mac.
+        (After an import nothing catches, the import itself is the finding: each module that needs the
+        library keeps its own.)"""
+        if isinstance(node, TRIES):
+            handled = node.handlers and all(self._leaves(handler.body) for handler in node.handlers)
+            return bool(handled) and not node.finalbody and any(self._needs_library(inner, True) for inner in node.body)
+        if not trying:
+            return False
+        if isinstance(node, ast.Import):
+            return any(self.reader._cuda_library(alias.name) for alias in node.names)
+        return isinstance(node, ast.ImportFrom) and not node.level and self.reader._cuda_library(node.module or "")
 
     def _leaves(self, body) -> bool:
         last = body[-1] if body else None
@@ -163,7 +184,8 @@ class _Uses:
             self._block(node.orelse, orelse, context, function)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             push(node.iter, guarded, context, function)
-            self._block(node.body, guarded, context, function)
+            stop = _range_stop(node.iter)  # `for i in range(torch.cuda.device_count()):`
+            self._block(node.body, guarded if stop is None else self._under(guarded, stop, True, function), context, function)
             self._block(node.orelse, guarded, context, function)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
@@ -173,7 +195,8 @@ class _Uses:
             for handler in node.handlers:
                 push(handler.type, guarded, context, function)
                 self._block(handler.body, guarded, context, function)
-            for body in (node.body, node.orelse, node.finalbody):
+            self._block(node.body, guarded, context, function, trying=bool(node.handlers))
+            for body in (node.orelse, node.finalbody):
                 self._block(body, guarded, context, function)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             self._import(node, guarded, context)
@@ -291,13 +314,13 @@ class _Uses:
             push(node.orelse, self._under(guarded, node.test, False, function), context, function)
         elif isinstance(node, ast.Constant):
             if isinstance(node.value, str) and "." in node.value and MODULE_RE.fullmatch(node.value):
-                self.mentions.add(node.value)  # importlib.import_module("pkg.mod") loads what no import shows
+                self.mentions[(node.value, guarded, context)] = None  # import_module("pkg.mod") loads what no import shows
         else:
             if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
                 parts = [part.value if isinstance(part, ast.Constant) else "*" for part in node.values]
                 pattern = "".join(part for part in parts if isinstance(part, str))
                 if "." in pattern and MODULE_RE.fullmatch(pattern.replace("*", "x")):
-                    self.mentions.add(pattern)  # f"pkg.ops.{name}_op": any module that fits pkg.ops.*_op
+                    self.mentions[(pattern, guarded, context)] = None  # f"pkg.ops.{name}_op": any module that fits
             self._children(node, guarded, context, function)
 
     def _own_method(self, func: ast.AST, context: str, function) -> Optional[str]:
@@ -344,14 +367,18 @@ class _Uses:
                     entry[0] = 1
         for module, guarded, context in self.loads:
             _place(loads.setdefault(module, [[], [], []]), guarded, context)
-        contexts = {c for entry in [*uses.values(), *loads.values()] for c in [*entry[-2], *(c for c, _ in entry[-1])]}
+        mentions: Dict[str, list] = {}  # a string naming modules -> _places(), as if it imported them there
+        for text, guarded, context in self.mentions:
+            _place(mentions.setdefault(text, [[], [], []]), guarded, context)
+        places = [*uses.values(), *loads.values(), *mentions.values()]
+        contexts = {c for entry in places for c in [*entry[-2], *(c for c, _ in entry[-1])]}
         needed = {".".join(c.split(".")[:end]) for c in contexts if c for end in range(1, c.count(".") + 2)}
         decorators = {}
         for path in sorted(needed & set(self.decorated)):
             resolved = [q for name in self.decorated[path] for q in self._resolve(name)]
             if resolved:
                 decorators[path] = resolved
-        for entry in [*uses.values(), *loads.values()]:
+        for entry in places:
             entry[-3].sort()
             entry[-2].sort()
         facts = self.reader.facts
@@ -360,7 +387,23 @@ class _Uses:
         facts.loads = loads
         facts.decorators = decorators
         facts.private = sorted(self.private)
-        facts.mentions = sorted(self.mentions)
+        facts.mentions = mentions
+
+
+def _range_stop(node: ast.AST) -> Optional[ast.AST]:
+    """The stop of `range(stop)`, `range(start, stop[, step])` with a literal start >= 0 and step > 0:
+    the loop's body runs only when the stop is positive (the libcst guard evaluator's rule)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"):
+        return None
+    args = node.args
+    if not 1 <= len(args) <= 3 or node.keywords or any(isinstance(arg, ast.Starred) for arg in args):
+        return None
+    if len(args) == 1:
+        return args[0]
+    start = args[0].value if isinstance(args[0], ast.Constant) else None
+    step = (args[2].value if isinstance(args[2], ast.Constant) else None) if len(args) == 3 else 1
+    numbers = all(isinstance(n, int) and not isinstance(n, bool) for n in (start, step))
+    return args[1] if numbers and start >= 0 and step > 0 else None
 
 
 def _place(entry: list, guarded: Guarded, context: str) -> None:
@@ -390,6 +433,17 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             private.update(facts.private)
             if facts.script:
                 escaped.add(module)  # run as a program, not only imported
+    matches: Dict[str, List[str]] = {}
+
+    def mentioned(text: str) -> List[str]:
+        """The project's modules a string names: itself, or every module that fits its pattern."""
+        if text not in matches:
+            if "*" in text:
+                matches[text] = [module for module in index.modules if fnmatch.fnmatchcase(module, text)]
+            else:
+                matches[text] = [text] if text in index.modules else []
+        return matches[text]
+
     for path, facts in index.facts.items():
         module = index.paths.get(path)
         if module is None:
@@ -398,6 +452,7 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             decorators[f"{module}.{local}"] = names
         used = [(name, *entry) for name, entry in facts.uses.items()]
         used.extend((name, 0, *entry) for name, entry in facts.loads.items() if name in index.modules)
+        used.extend((name, 0, *entry) for text, entry in facts.mentions.items() for name in mentioned(text))
         for name, escapes, guarded, unguarded, tested in used:
             found = (name, "") if name in index.modules else index.origin(name)
             if found is None:
@@ -416,12 +471,6 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
                 if place != target and not place.startswith(target + "."):  # a use from itself reaches nothing new
                     places.append(None if is_guarded else place)
     escaped.update(method for method in methods if method.rpartition(".")[2] in private)
-    mentioned = {mention for facts in index.facts.values() for mention in facts.mentions}
-    patterns = [mention for mention in mentioned if "*" in mention]
-    escaped.update(
-        module for module in index.modules
-        if module in mentioned or any(fnmatch.fnmatchcase(module, pattern) for pattern in patterns)
-    )
     skipping: Dict[str, bool] = {}
 
     def skips(decorator: str) -> bool:

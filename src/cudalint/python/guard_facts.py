@@ -27,12 +27,17 @@ class GuardFacts:
     skip_if: FrozenSet[str]  # decorators that skip when their condition is true
     skip_unless: FrozenSet[str]  # decorators that skip when their condition is false
     skip_params: FrozenSet[str] = frozenset()  # parameter sets whose `marks=` may skip them (pytest.param)
+    marker_keywords: FrozenSet[str] = frozenset()  # keywords of a test marker that require CUDA
+    marker_reasons: FrozenSet[str] = frozenset()  # functions that read those keywords (a marker forwards to one)
     off_mac_device_types: FrozenSet[str] = frozenset({"cuda"})  # device types no Mac has
+    off_mac_backends: FrozenSet[str] = frozenset()  # communication backends no Mac has (nccl)
 
     def names_off_mac_device(self, text) -> bool:
-        """"cuda", "cuda:1", "hpu": a device (type) string no Mac has."""
+        """"cuda", "cuda:1", "hpu", "nccl": a device (type) or communication backend string no Mac has."""
         if not isinstance(text, str):
             return False
+        if text in self.off_mac_backends:
+            return True
         kind, _, index = text.partition(":")
         return kind in self.off_mac_device_types and (not index or index.isdigit())
 

@@ -32,6 +32,7 @@ BRANCHING = (cst.If, cst.IfExp, cst.While)
 SCOPES = (cst.FunctionDef, cst.ClassDef)
 SCOPE_OPENS = {cst.FunctionDef: "params", cst.ClassDef: "body"}  # parameters bind in the function's scope
 BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
+CALL_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign)  # statements whose value may be a call that raises off CUDA
 
 
 @functools.lru_cache(maxsize=None)
@@ -112,6 +113,8 @@ class Walker:
             return ("right",) if shielded else ()
         if kind is cst.Try:
             return ("body",) if _has_fallback(node) else ()
+        if kind is cst.For:
+            return ("body",) if model.guards.loop_off_mac(node.iter, model.scope) else ()
         if kind is cst.Call:
             return ("args",) if self._skipped_param(node) else ()
         if kind in (cst.FunctionDef, cst.ClassDef):
@@ -176,7 +179,8 @@ class Walker:
             return False
         qualified = model.resolve(decorator.func)
         if qualified is not None and model.project is not None and model.project.is_own(qualified):
-            return model.project.skips_off_cuda(qualified)  # @requires_gpu() from the project's test helpers
+            if model.project.skips_off_cuda(qualified):  # @requires_gpu() from the project's test helpers
+                return True
         if not decorator.args:
             return False
         facts = model.guards.facts
@@ -185,7 +189,7 @@ class Walker:
             return model.guard(condition).when_false
         if qualified in facts.skip_unless:
             return model.guard(condition).when_true
-        return False
+        return model.guards.marker_skips(decorator, model.scope)  # @RunIf(min_cuda_gpus=1): the catalog's marker keywords
 
     def _returns_skip(self, function: cst.FunctionDef, depth: int) -> bool:
         """A decorator function of this file: `return unittest.skipUnless(<CUDA>, ...)(test_case)`."""
@@ -225,6 +229,9 @@ class Walker:
             self._early_exit_guard(node)
         elif kind is cst.Assert and self.block_guards and self.model.guard(node.test).when_true:
             self._guard_rest_of_block()
+        elif kind in CALL_STATEMENTS and self.block_guards and isinstance(node.value, cst.Call):
+            if self.model.guards.call_requires_cuda(node.value, self.model.scope):  # require_cuda() raises off CUDA
+                self._guard_rest_of_block()
 
     def _early_exit_guard(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;

@@ -13,12 +13,12 @@ to any of those, and local functions that return them — combined through `not`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, Iterable, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional, Tuple
 
 import libcst as cst
 
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
-from cudalint.python.names import string_value
+from cudalint.python.names import dotted, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -50,6 +50,7 @@ class GuardEvaluator:
         self.facts = guard_facts()
         self.memo = {}
         self.binding_memo = {}
+        self.raises_memo = {}  # id(function) -> it raises off CUDA before it can return
 
     def guard(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Guard:
         key = (id(test), id(scope))
@@ -77,6 +78,149 @@ class GuardEvaluator:
             if found.when_true if polarity else found.when_false:
                 return True
         return False
+
+    def call_requires_cuda(self, call: cst.Call, scope: "Scope", depth: int = 0) -> bool:
+        """`installed_cuda_version()`, a function of this file (or, through the project index, of another
+        module) that raises unless the host has CUDA (`if CUDA_HOME is None: raise ...` before it can
+        return): the code after the call runs only off a Mac."""
+        func = call.func
+        if depth > MAX_DEPTH or not isinstance(func, (cst.Name, cst.Attribute)):
+            return False
+        if isinstance(func, cst.Name):
+            bindings = self.model.lookup(func.value, scope)
+            if bindings and all(binding.kind == "def" for binding in bindings):
+                return all(self._raises_off_mac(binding.node, depth) for binding in bindings)
+        project = self.model.project  # `from pkg.checks import require_cuda`: the index judged it
+        name = func.value if isinstance(func, cst.Name) else func.attr.value
+        if project is None or name not in project.requiring:
+            return False
+        qualified = self.model.resolve(func, scope)
+        return qualified is not None and project.is_own(qualified) and project.requires_cuda(qualified)
+
+    def _raises_off_mac(self, function: cst.FunctionDef, depth: int) -> bool:
+        """The function's body, before anything in it can return, raises unless the host is not a Mac."""
+        key = id(function)
+        if key not in self.raises_memo:
+            self.raises_memo[key] = False  # a function that calls itself proves nothing
+            inner = self.model.scopes.get(id(function))
+            found = False
+            for statement in function.body.body if inner is not None else ():
+                if self._requires_cuda(statement, inner, depth):
+                    found = True
+                    break
+                if _may_return(statement):
+                    break
+            self.raises_memo[key] = found
+        return self.raises_memo[key]
+
+    def _requires_cuda(self, statement, scope: "Scope", depth: int) -> bool:
+        """`if <not CUDA>: raise ...`, `assert <CUDA>`, or a call of another function that raises off CUDA.
+        The test must be about the host: one on the arguments (`assert x.device.type == "cuda"`) says
+        what the caller passed, and the caller's own code is where that is reported."""
+        if isinstance(statement, cst.If):
+            body = statement.body.body
+            last = body[-1] if body else None
+            raises = isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+            return (
+                raises and statement.orelse is None and self.guard(statement.test, scope, depth + 1).when_false
+                and self._about_host(statement.test, scope)
+            )
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Assert) and self.guard(small.test, scope, depth + 1).when_true:
+                return self._about_host(small.test, scope)
+            value = getattr(small, "value", None) if isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign)) else None
+            if isinstance(value, cst.Call) and self.call_requires_cuda(value, scope, depth + 1):
+                return True
+        return False
+
+    def _about_host(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
+        """No name in the test is a parameter of the function, nor a local bound from one."""
+        stack = [test]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute):
+                stack.append(node.value)  # `x.device`: the attribute's own name is not a variable
+                continue
+            if isinstance(node, cst.Name):
+                for binding in scope.bindings.get(node.value, ()):
+                    if binding.kind == "import":
+                        continue  # `import torch.utils.cpp_extension` inside the function
+                    if binding.kind == "param" or depth >= MAX_DEPTH:
+                        return False
+                    if binding.value is None or not self._about_host(binding.value, scope, depth + 1):
+                        return False
+                continue
+            stack.extend(node.children)
+        return True
+
+    def loop_off_mac(self, iterable: cst.BaseExpression, scope: "Scope") -> bool:
+        """`for i in range(torch.cuda.device_count()):`: the body runs only when the count is positive,
+        which a query's count is only off a Mac (a start of 0 or more and a positive step keep that)."""
+        stop = _range_stop(iterable)
+        if stop is None or self.model.lookup("range", scope):
+            return False
+        return self.guard(stop, scope).when_true
+
+    def marker_skips(self, call: cst.Call, scope: "Scope") -> bool:
+        """`@RunIf(min_cuda_gpus=1)`: a keyword the catalog knows as a CUDA requirement, set to a count >= 1
+        or True, skips the test off CUDA, when the marker is imported from a module the project does not
+        ship (an sdist without tests/conftest.py) or its definition forwards its keywords to Lightning's
+        _runif_reasons. Any other definition the tree holds is judged by what it does instead."""
+        keywords = self.facts.marker_keywords
+        required = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in keywords]
+        if not required or not (self._forwards_keywords(call.func, scope) or self._defined_outside(call.func, scope)):
+            return False
+        for value in required:
+            values = self.model.values(value, scope)
+            if values and all(v.kind in ("int", "bool") and v.data for v in values):
+                return True
+        return False
+
+    def _forwards_keywords(self, func: cst.BaseExpression, scope: "Scope") -> bool:
+        """The marker's definition, in this file or (through the project index) another one, hands its
+        own `**kwargs` to a marker_reasons function and returns a skip_if marker."""
+        if isinstance(func, cst.Name):
+            bindings = self.model.lookup(func.value, scope)
+            if bindings and all(binding.kind == "def" for binding in bindings):
+                return all(self._forwarding_definition(binding.node) for binding in bindings)
+        qualified = self.model.resolve(func, scope)
+        project = self.model.project
+        return qualified is not None and project is not None and project.is_own(qualified) and project.forwards_keywords(qualified)
+
+    def _forwarding_definition(self, function: cst.FunctionDef) -> bool:
+        star = function.params.star_kwarg
+        inner = self.model.scopes.get(id(function))
+        if not isinstance(star, cst.Param) or inner is None or not isinstance(function.body, cst.IndentedBlock):
+            return False
+        forwards = returns_skip = False
+        for line in function.body.body:
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                value = getattr(small, "value", None)
+                if not isinstance(value, cst.Call):
+                    continue
+                qualified = self.model.resolve(value.func, inner)
+                if isinstance(small, cst.Return):
+                    returns_skip = returns_skip or qualified in self.facts.skip_if
+                elif qualified in self.facts.marker_reasons:
+                    forwards = forwards or any(
+                        arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value == star.name.value
+                        for arg in value.args
+                    )
+        return forwards and returns_skip
+
+    def _defined_outside(self, func: cst.BaseExpression, scope: "Scope") -> bool:
+        """The callee is imported, and the module it comes from is not a file of the project."""
+        name = dotted(func)
+        if name is None:
+            return False
+        bindings = self.model.lookup(name.partition(".")[0], scope)
+        if not bindings or any(binding.kind != "import" for binding in bindings):
+            return False
+        qualified = self.model.resolve(func, scope)
+        project = self.model.project
+        return qualified is not None and (project is None or not project.ships(qualified))
 
     # -- one test ---------------------------------------------------------------------
     def _guard(self, test, scope, depth) -> Guard:
@@ -237,6 +381,37 @@ def _agree(guards: Iterable[Guard]) -> Guard:
     if not guards:
         return UNKNOWN
     return Guard(all(g.when_true for g in guards), all(g.when_false for g in guards))
+
+
+def _range_stop(node) -> Optional[cst.BaseExpression]:
+    """The stop of `range(stop)`, `range(start, stop[, step])` with a literal start >= 0 and step > 0."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"):
+        return None
+    args = node.args
+    if not 1 <= len(args) <= 3 or any(arg.keyword is not None or arg.star for arg in args):
+        return None
+    if len(args) == 1:
+        return args[0].value
+    start = _integer(args[0].value)
+    step = _integer(args[2].value) if len(args) == 3 else 1
+    return args[1].value if start is not None and start >= 0 and step is not None and step > 0 else None
+
+
+def _integer(node):
+    return int(node.value.replace("_", ""), 0) if isinstance(node, cst.Integer) else None
+
+
+def _may_return(statement: cst.CSTNode) -> bool:
+    """A `return` or `yield` anywhere in a statement (not in the functions, classes and lambdas it defines)."""
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Return, cst.Yield)):
+            return True
+        if node is not statement and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(node.children)
+    return False
 
 
 def _is_none(node) -> bool:

@@ -1,0 +1,139 @@
+"""Guards from loops over a device count and from the communication backend: a loop over
+`range(torch.cuda.device_count())` runs its body only where the count is positive, and a branch
+taken when the backend is NCCL (rules/guards.toml off_mac_backends) never runs on a Mac."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+SETUP = "from setuptools import setup\nsetup(name='pkg')\n"
+
+
+def lint(source, select=None, project_files=None, path="example.py"):
+    files = None
+    if project_files is not None:
+        files = {"setup.py": SETUP, "pkg/__init__.py": "", **{k: textwrap.dedent(v).lstrip("\n") for k, v in project_files.items()}}
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), select=select, project_files=files, path=path))
+
+
+LOOPS = """
+import torch
+
+COUNT = torch.cuda.device_count()
+
+
+def capabilities():
+    found = []
+    for i in range(torch.cuda.device_count()):
+        found.append(torch.cuda.get_device_capability(i))
+    for i in range(1, COUNT, 2):
+        found.append(torch.cuda.get_device_capability(i))
+    for i in range(-1, torch.cuda.device_count()):
+        found.append(torch.cuda.get_device_capability(i))
+    for i in range(torch.cuda.device_count(), 0, -1):
+        found.append(torch.cuda.get_device_capability(i))
+    for i in range(4):
+        found.append(torch.cuda.get_device_capability(i))
+    for i in range(torch.cuda.device_count()):
+        pass
+    else:
+        torch.cuda.synchronize()
+    return found
+"""
+
+
+def test_a_loop_over_the_device_count_runs_only_off_a_mac():
+    # A negative start, a negative step, a literal count and the loop's `else:` all run on a Mac.
+    assert lint(LOOPS, select={"CDL204", "CDL201"}) == [
+        ("CDL204", 13, 22), ("CDL204", 15, 22), ("CDL204", 17, 22), ("CDL201", 21, 9),
+    ]
+
+
+def test_a_rebound_range_is_not_the_builtin():
+    source = """
+    import torch
+
+    range = lambda n: [0, 1]
+
+
+    def first():
+        for i in range(torch.cuda.device_count()):
+            return torch.cuda.get_device_capability(i)
+    """
+    assert lint(source, select={"CDL204"}) == [("CDL204", 8, 16)]
+
+
+def test_a_helper_called_only_in_a_device_count_loop_is_used_only_off_a_mac():
+    helpers = """
+    import torch
+
+
+    def capability(i):
+        return torch.cuda.get_device_capability(i)
+    """
+    caller = """
+    import torch
+
+    from pkg.helpers import capability
+
+
+    def all_capabilities():
+        return [capability(i) for i in range(2)] + [loop() for _ in [0]]
+
+
+    def loop():
+        found = []
+        for i in range(torch.cuda.device_count()):
+            found.append(capability(i))
+        return found
+    """
+    # The comprehension's range(2) runs on a Mac: the helper keeps its finding.
+    assert lint(helpers, select={"CDL204"}, project_files={"pkg/caller.py": caller}, path="pkg/helpers.py") == [
+        ("CDL204", 5, 12),
+    ]
+    only_loop = caller.replace("[capability(i) for i in range(2)] + ", "")
+    assert lint(helpers, select={"CDL204"}, project_files={"pkg/caller.py": only_loop}, path="pkg/helpers.py") == []
+
+
+BACKENDS = """
+import torch
+import torch.distributed as dist
+
+
+class Compressor:
+    def __init__(self, backend="nccl"):
+        self.backend = backend
+        if self.backend == "nccl":
+            torch.cuda.synchronize()
+        elif self.backend == "gloo":
+            torch.cuda.synchronize()
+        if dist.get_backend() in ("nccl",):
+            torch.cuda.empty_cache()
+        if dist.get_backend() != "nccl":
+            return
+        torch.cuda.synchronize()
+"""
+
+
+def test_a_branch_for_the_nccl_backend_never_runs_on_a_mac():
+    assert lint(BACKENDS, select={"CDL201", "CDL202"}) == [("CDL201", 11, 13)]
+
+
+def test_a_module_imported_only_for_the_nccl_backend_is_used_only_off_a_mac():
+    backend = """
+    import cupy
+    """
+    optimizer = """
+    class OneBitAdam:
+        def __init__(self, comm_backend_name="nccl"):
+            self.comm_backend_name = comm_backend_name
+            if self.comm_backend_name == "nccl":
+                from pkg.comm.nccl import NcclBackend
+            elif self.comm_backend_name == "mpi":
+                from pkg.comm.mpi import MpiBackend
+    """
+    files = {"pkg/comm/__init__.py": "", "pkg/comm/mpi.py": backend, "pkg/optimizer.py": optimizer}
+    assert lint(backend, select={"CDL404"}, project_files=files, path="pkg/comm/nccl.py") == []
+    assert lint(backend, select={"CDL404"}, project_files={**files, "pkg/comm/nccl.py": backend}, path="pkg/comm/mpi.py") == [
+        ("CDL404", 1, 1),
+    ]

@@ -1,0 +1,188 @@
+"""Test markers whose definition is not in the tree: `RunIf(min_cuda_gpus=1)` imported from a
+tests/conftest.py that the sdist leaves out. The catalog's marker keywords (rules/guards.toml,
+from Lightning's _runif_reasons) say such a marker skips its test unless CUDA is there; a
+definition the project ships is judged by what it does, never by the keyword."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+SETUP = "from setuptools import setup\nsetup(name='pkg')\n"
+
+TESTS = """
+import pytest
+import torch
+from tests.conftest import RunIf
+
+GPUS = 2
+
+
+@RunIf(min_cuda_gpus=1)
+def test_one_gpu():
+    torch.ones(1, device="cuda")
+
+
+@RunIf(min_cuda_gpus=GPUS, standalone=True)
+def test_two_gpus():
+    torch.ones(1, device="cuda")
+
+
+@RunIf(bf16_cuda=True)
+def test_bf16():
+    torch.ones(1, device="cuda")
+
+
+@RunIf(min_cuda_gpus=0)
+def test_no_gpu_needed():
+    torch.ones(1, device="cuda")
+
+
+@RunIf(dynamo=True)
+def test_dynamo():
+    torch.ones(1, device="cuda")
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        torch.device("cpu"),
+        pytest.param(torch.device("cuda"), marks=[pytest.mark.xfail(strict=False), RunIf(min_cuda_gpus=1)]),
+        pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=0)),
+    ],
+)
+def test_params(device):
+    pass
+"""
+
+
+def lint(source, project_files=None, path="tests/test_x.py"):
+    files = None
+    if project_files is not None:
+        files = {"setup.py": SETUP, "pkg/__init__.py": "", **{k: textwrap.dedent(v).lstrip("\n") for k, v in project_files.items()}}
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL101"}, project_files=files, path=path))
+
+
+# Unskipped: test_no_gpu_needed (line 25), test_dynamo (line 30), the min_cuda_gpus=0 parameter (line 38).
+UNSKIPPED = [("CDL101", 25, 26), ("CDL101", 30, 26), ("CDL101", 38, 35)]
+
+
+def test_a_marker_from_a_module_the_project_does_not_ship_skips_off_cuda_by_its_keywords():
+    assert lint(TESTS, project_files={}) == UNSKIPPED
+
+
+def test_a_single_file_reads_the_marker_the_same_way():
+    assert lint(TESTS) == UNSKIPPED
+
+
+def test_a_shipped_definition_is_judged_by_what_it_does():
+    never_skips = """
+    import pytest
+
+
+    def RunIf(**kwargs):
+        return pytest.mark.skipif(False, reason="never")
+    """
+    found = lint(TESTS, project_files={"tests/__init__.py": "", "tests/conftest.py": never_skips})
+    assert found == [
+        ("CDL101", 10, 26), ("CDL101", 15, 26), ("CDL101", 20, 26), ("CDL101", 25, 26), ("CDL101", 30, 26),
+        ("CDL101", 37, 35), ("CDL101", 38, 35),
+    ]
+
+
+def test_a_shipped_definition_that_skips_off_cuda_still_silences():
+    skips = """
+    import pytest
+    import torch
+
+
+    def RunIf(**kwargs):
+        return pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")
+    """
+    assert lint(TESTS, project_files={"tests/__init__.py": "", "tests/conftest.py": skips}) == []
+
+
+def test_a_marker_defined_in_the_same_file_is_never_read_by_its_keywords():
+    source = """
+    import pytest
+    import torch
+
+
+    def RunIf(**kwargs):
+        return pytest.mark.skipif(False, reason="never")
+
+
+    @RunIf(min_cuda_gpus=1)
+    def test_one_gpu():
+        torch.ones(1, device="cuda")
+    """
+    assert lint(source) == [("CDL101", 11, 26)]
+
+
+def test_a_keyword_whose_value_is_unknown_keeps_the_finding():
+    source = """
+    import os
+
+    import torch
+    from tests.conftest import RunIf
+
+
+    @RunIf(min_cuda_gpus=int(os.environ["GPUS"]))
+    def test_gpus():
+        torch.ones(1, device="cuda")
+    """
+    assert lint(source) == [("CDL101", 9, 26)]
+
+
+FORWARDING = """
+import pytest
+from lightning.fabric.utilities.testing import _runif_reasons
+
+
+def RunIf(thunder=None, **kwargs):
+    reasons, marker_kwargs = _runif_reasons(**kwargs)
+    if thunder:
+        reasons.append("Thunder")
+    return pytest.mark.skipif(condition=len(reasons) > 0, reason="Requires", **marker_kwargs)
+"""
+
+SKIPPED_BY_A_SHIPPED_DEFINITION = [("CDL101", 25, 26), ("CDL101", 30, 26), ("CDL101", 38, 35)]
+
+
+def test_a_shipped_definition_that_forwards_its_keywords_to_lightning_reads_them():
+    files = {"tests/__init__.py": "", "tests/conftest.py": FORWARDING}
+    assert lint(TESTS, project_files=files) == SKIPPED_BY_A_SHIPPED_DEFINITION
+
+
+def test_a_definition_in_the_same_file_that_forwards_its_keywords_reads_them():
+    source = """
+    import pytest
+    import torch
+    from lightning.fabric.utilities.testing import _runif_reasons
+
+
+    def RunIf(**kwargs):
+        reasons, marker_kwargs = _runif_reasons(**kwargs)
+        return pytest.mark.skipif(condition=len(reasons) > 0, reason="Requires", **marker_kwargs)
+
+
+    @RunIf(min_cuda_gpus=1)
+    def test_one_gpu():
+        torch.ones(1, device="cuda")
+
+
+    @RunIf(dynamo=True)
+    def test_dynamo():
+        torch.ones(1, device="cuda")
+    """
+    assert lint(source) == [("CDL101", 18, 26)]
+
+
+def test_a_definition_that_forwards_something_else_or_returns_no_skip_is_judged_by_what_it_does():
+    other = FORWARDING.replace("_runif_reasons(**kwargs)", "_runif_reasons(min_cuda_gpus=0)")
+    no_skip = FORWARDING.replace("return pytest.mark.skipif(", "return pytest.mark.xfail(")
+    for definition in (other, no_skip):
+        found = lint(TESTS, project_files={"tests/__init__.py": "", "tests/conftest.py": definition})
+        assert found == [
+            ("CDL101", 10, 26), ("CDL101", 15, 26), ("CDL101", 20, 26), ("CDL101", 25, 26), ("CDL101", 30, 26),
+            ("CDL101", 37, 35), ("CDL101", 38, 35),
+        ]

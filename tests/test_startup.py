@@ -1,6 +1,7 @@
 """A run pays only for what it needs: the gates' words from the gate cache, no libcst for files the
 gates settle, worker processes only for files that reach the engine, one pool for the run."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from cudalint import catalog as catalog_module
 from cudalint import runner
 from cudalint.catalog import load_catalog
 from cudalint.config import resolve
@@ -153,3 +155,72 @@ def test_a_clean_file_is_checked_without_libcst_or_a_worker(tmp_path):
     found = subprocess.run([sys.executable, "-c", STARTUP, "clean.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert found.stdout.splitlines()[0] == "clean.py:2:1: CDL201 torch.cuda.synchronize only waits for CUDA; use torch.accelerator.synchronize() (torch >= 2.6)"
     assert "'concurrent.futures.process'" in found.stdout.splitlines()[-1]
+
+
+def catalog_loaded(monkeypatch, root):
+    """load_catalog's own work (not the process's memo of it), its compact copy kept under `root`."""
+    monkeypatch.setattr(catalog_module, "_compact_root", root)
+    return catalog_module.load_catalog.__wrapped__()
+
+
+def rule_rows(catalog):
+    return [dataclasses.astuple(rule) for rule in catalog]
+
+
+def no_toml(data, directory):
+    raise AssertionError("the catalog's TOML was parsed")
+
+
+def test_the_catalog_loads_from_its_compact_copy_once_one_is_stored(tmp_path, monkeypatch):
+    parsed = catalog_loaded(monkeypatch, None)
+    assert not (tmp_path / ".cudalint_cache").exists()  # no folder named: nothing written
+    stored = catalog_loaded(monkeypatch, tmp_path)  # parses the TOML and stores the copy
+    assert (tmp_path / ".cudalint_cache" / "catalog.data").is_file()
+    with monkeypatch.context() as patched:
+        patched.setattr(catalog_module, "_tables", no_toml)
+        copied = catalog_loaded(monkeypatch, tmp_path)
+    assert rule_rows(copied) == rule_rows(stored) == rule_rows(parsed)
+    assert copied.version == parsed.version
+    assert copied["CDL404"].match["imports"] == parsed["CDL404"].match["imports"]  # packages.toml's names, expanded
+
+
+def test_a_stale_or_broken_compact_catalog_is_a_miss_and_is_written_again(tmp_path, monkeypatch):
+    parsed = catalog_loaded(monkeypatch, None)
+    catalog_loaded(monkeypatch, tmp_path)
+    entry = tmp_path / ".cudalint_cache" / "catalog.data"
+    data = json.loads(entry.read_text())
+    stale = {**data, "key": "0" * 64, "tables": [["cdl1-device.toml", [{"code": "CDL999"}]]]}  # another cudalint's
+    entry.write_text(json.dumps(stale))
+    assert rule_rows(catalog_loaded(monkeypatch, tmp_path)) == rule_rows(parsed)
+    assert json.loads(entry.read_text()) == data  # rewritten for this cudalint and catalog
+    entry.write_text('{"key": "' + data["key"] + '", "tables": [["x", [1]]]}')  # the right key, nonsense inside
+    assert rule_rows(catalog_loaded(monkeypatch, tmp_path)) == rule_rows(parsed)
+    entry.unlink()
+    entry.mkdir()  # not a regular file
+    assert rule_rows(catalog_loaded(monkeypatch, tmp_path)) == rule_rows(parsed)
+
+
+def test_a_compact_catalog_is_never_kept_in_a_cache_folder_that_leads_out_of_the_project(tmp_path, monkeypatch):
+    project, outside = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    outside.mkdir()
+    (project / ".cudalint_cache").symlink_to(outside)
+    parsed = catalog_loaded(monkeypatch, None)
+    assert rule_rows(catalog_loaded(monkeypatch, project)) == rule_rows(parsed)
+    assert list(outside.iterdir()) == []
+
+
+def test_the_cli_keeps_the_compact_catalog_in_the_project_and_not_with_no_cache(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    (tmp_path / "clean.py").write_text(CLEAN)
+    command = [sys.executable, "-m", "cudalint", "check", "-q"]
+    done = subprocess.run([*command, "--no-cache", "clean.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert not (tmp_path / ".cudalint_cache").exists()
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.cudalint]\n")
+    done = subprocess.run([*command, "../clean.py"], cwd=sub, capture_output=True, text=True, env=env)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert (tmp_path / ".cudalint_cache" / "catalog.data").is_file()  # at the project root, beside pyproject.toml
+    assert not (sub / ".cudalint_cache").exists()

@@ -6,12 +6,14 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
 from conftest import ROOT
 from cudalint import catalog as catalog_module
 from cudalint import runner
+from cudalint.project import index as index_module
 from cudalint.catalog import load_catalog
 from cudalint.config import resolve
 from cudalint.python import analyze
@@ -51,8 +53,8 @@ def test_a_small_run_starts_a_worker_only_when_a_file_reaches_the_engine(tmp_pat
     (tmp_path / "z_clean.py").write_text(CLEAN)
     result = runner.run(["."], settings_for(tmp_path), jobs=2)
     assert [(f.path, f.code, f.line) for f in result.findings] == [("broken.py", "CDL000", 1), ("uses_cuda.py", "CDL201", 2)]
-    # from the first file that needs the engine on, the files go to one worker (few files, few bytes)
-    assert pools == [[("uses_cuda.py", "2.15"), ("z_clean.py", "2.15")]]
+    # the gates ran on the project index's parse: only the file that reaches the engine goes to a worker
+    assert pools == [[("uses_cuda.py", "2.15")]]
 
 
 def test_one_pool_for_every_release_of_the_run(tmp_path, monkeypatch, pools):
@@ -70,12 +72,51 @@ def test_one_pool_for_every_release_of_the_run(tmp_path, monkeypatch, pools):
     assert len({version for _, version in pools[0]}) == 2
 
 
-def test_a_large_run_sends_every_file_to_the_pool(tmp_path, monkeypatch, pools):
+def test_a_large_run_gates_every_file_on_the_index_parse_and_sends_the_pool_only_what_passes(tmp_path, monkeypatch, pools):
+    for index in range(runner.GATE_HERE_FILES):
+        (tmp_path / f"m{index:02}.py").write_text(CLEAN)
+    for index in range(3):
+        (tmp_path / f"uses{index}.py").write_text(CUDA)
+    monkeypatch.chdir(tmp_path)
+    result = runner.run(["."], settings_for(tmp_path), jobs=2)
+    assert [(f.path, f.code, f.line) for f in result.findings] == [(f"uses{i}.py", "CDL201", 2) for i in range(3)]
+    assert pools == [[(f"uses{i}.py", "2.15") for i in range(3)]]
+
+
+def test_a_large_run_with_an_index_built_before_sends_every_file_to_the_pool(tmp_path, monkeypatch, pools):
     for index in range(runner.GATE_HERE_FILES):
         (tmp_path / f"m{index:02}.py").write_text(CLEAN)
     monkeypatch.chdir(tmp_path)
-    assert runner.run(["."], settings_for(tmp_path), jobs=2).findings == []
+    settings = settings_for(tmp_path)
+    settings.project = runner.project_index(settings)  # as a front end that keeps its index passes it
+    assert runner.run(["."], settings, jobs=2).findings == []
     assert len(pools) == 1 and len(pools[0]) == runner.GATE_HERE_FILES
+
+
+def test_each_file_is_parsed_by_cpython_once_for_the_index_and_both_gates(tmp_path, monkeypatch):
+    """The project index's parse is the gates' parse; a file that passes them is parsed by libcst
+    only (its outline travels with it to the worker). Here the worker's share runs in this process."""
+    parsed = []
+    real_tree, real_parse = analyze._cpython_tree, index_module._parse
+    monkeypatch.setattr(analyze, "_cpython_tree", lambda path, *args, **kw: parsed.append(path) or real_tree(path, *args, **kw))
+    monkeypatch.setattr(index_module, "_parse", lambda data, path: parsed.append(path) or real_parse(data, path))
+
+    def in_process(todo, settings, jobs, finished, tick, passed=None):
+        for index, source, version in todo:
+            finished(index, runner.lint_source(source, settings, version, (passed or {}).get(index)))
+
+    monkeypatch.setattr(runner, "_lint_parallel", in_process)
+    for index in range(runner.GATE_HERE_FILES + 2):
+        (tmp_path / f"m{index:02}.py").write_text(CLEAN if index % 2 else CUDA)
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.run(["."], settings_for(tmp_path), jobs=1)
+    assert [(f.path, f.code) for f in result.findings] == [("broken.py", "CDL000")] + [
+        (f"m{index:02}.py", "CDL201") for index in range(0, runner.GATE_HERE_FILES + 2, 2)
+    ]
+    counts = Counter(name for name in parsed if name != "warm-up.py")  # the runner's own text, before the workers start
+    assert {name: n for name, n in counts.items() if n != 1} == {"broken.py": 3}  # the index twice, then its CDL000
+    assert len(counts) == runner.GATE_HERE_FILES + 3
 
 
 def test_gate_words_are_stored_beside_the_result_cache_and_reused(tmp_path, monkeypatch):

@@ -17,7 +17,8 @@ from cudalint.python.analyze import Words, unreadable
 from cudalint.python.context import FileContext
 from cudalint.python.device_setting import DeviceSetting
 from cudalint.python.fixplan import FileFixer
-from cudalint.python.positions import Positions, Statement, statement_chain, whole_module
+from cudalint.python.outline import Statement
+from cudalint.python.positions import Positions, statement_chain, whole_module
 from cudalint.python.semantic import SemanticModel
 from cudalint.python.visitor import Registry, Walker
 

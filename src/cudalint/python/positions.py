@@ -11,38 +11,15 @@ whole-module pass, so the answer never differs from libcst's.
 
 from __future__ import annotations
 
-import ast
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+from cudalint.python.outline import Statement
+
 STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-
-
-class Statement:
-    """A statement of CPython's tree, as much as positions need: where it starts, and the statements
-    of its (first) block."""
-
-    __slots__ = ("lineno", "col_offset", "body")
-
-    def __init__(self, lineno: int, col_offset: int, body: Optional[List["Statement"]]):
-        self.lineno = lineno
-        self.col_offset = col_offset
-        self.body = body
-
-
-def outline(tree: ast.Module) -> List[Statement]:
-    """The statements of a module, each with the statements of its block (a few per cent of the tree's nodes)."""
-    return _outline(tree.body)
-
-
-def _outline(body: Sequence[ast.stmt]) -> List[Statement]:
-    return [
-        Statement(node.lineno, node.col_offset, _outline(node.body) if isinstance(getattr(node, "body", None), list) else None)
-        for node in body
-    ]
 
 
 class Positions:

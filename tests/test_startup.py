@@ -177,14 +177,15 @@ import sys
 from cudalint.cli import main
 code = main(["check", "-q", sys.argv[1]])
 print(code, sorted(name for name in ("libcst", "concurrent.futures.process", "cudalint.python.engine",
-      "cudalint.report.sarif", "cudalint.python.fixplan", "cudalint.coverage", "cudalint.manifests.conda")
+      "cudalint.report.sarif", "cudalint.python.fixplan", "cudalint.coverage", "cudalint.manifests.conda",
+      "cudalint.manifests.checks", "cudalint.manifests.includes")
       if name in sys.modules))
 """
 
 
 def test_a_clean_file_is_checked_without_libcst_or_a_worker(tmp_path):
     """Once the gate words are stored, a file the gates settle imports no libcst, starts no worker
-    process and loads no output format, fix planning or coverage database it does not use."""
+    process and loads no output format, fix planning, coverage database or manifest checks it does not use."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     (tmp_path / "clean.py").write_text(CLEAN)
     first = subprocess.run([sys.executable, "-c", STARTUP, "clean.py"], cwd=tmp_path, capture_output=True, text=True, env=env)

@@ -249,7 +249,7 @@ class Pregate:
 
     def __init__(self, digest: str, prefilter: bool, mentions: bool, seen: FrozenSet[str], statements: Optional[list]):
         self.digest = digest  # of the bytes parsed
-        self.prefilter = prefilter  # the text search found a word of the checks
+        self.prefilter = prefilter  # the text search found a word of the checks (searched for a file that mentions one)
         self.mentions = mentions  # the tree holds one where the checks look (the project's words aside)
         self.seen = seen  # when it does not: the words where the project's words would be looked for
         self.statements = statements  # the outline of the tree, for a file that passes
@@ -310,7 +310,8 @@ class Pregates:
         gates = self.checks.gates(release)
         seen: Set[str] = set()
         mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen)
-        prefilter = gates.prefilter is not None and gates.prefilter.search(text) is not None
+        # Without a mention the text search cannot change the verdict (see Pregate.verdict): not run.
+        prefilter = mentions and gates.prefilter is not None and gates.prefilter.search(text) is not None
         statements = outline(tree) if mentions and prefilter else None
         if statements is not None and _nesting(statements) > SENT_NESTING:
             statements = None  # sent to a worker process, pickled: a recursive structure must stay shallow

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from cudalint.catalog import load_catalog
 from cudalint.python import analyze, positions
+from cudalint.python.outline import outline
 from cudalint.python.positions import Positions, whole_module
 
 
@@ -34,7 +35,7 @@ def assert_same_positions(source: str) -> int:
     tree = compile(source, "<test>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     expected = whole_module(module)
     assert expected == MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)  # libcst's own answer
-    lazy = Positions(module, positions.outline(tree))
+    lazy = Positions(module, outline(tree))
     nodes = chains(module)
     for node, chain in nodes:
         lazy.anchor(node, chain)
@@ -152,7 +153,7 @@ def test_a_node_outside_the_reported_statements_falls_back_to_the_whole_module()
     source = "import torch\nx = 1\ndef f():\n    return torch.ones(2)\n"
     module = cst.parse_module(source)
     tree = compile(source, "<test>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    lazy = Positions(module, positions.outline(tree))
+    lazy = Positions(module, outline(tree))
     call = module.body[2].body.body[0].body[0].value
     assert lazy.whole is None
     assert (lazy[call].start.line, lazy[call].start.column, lazy[call].end.column) == (4, 11, 24)

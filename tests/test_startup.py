@@ -1,15 +1,19 @@
 """A run pays only for what it needs: the gates' words from the gate cache, no libcst for files the
 gates settle, worker processes only for files that reach the engine, one pool for the run."""
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
 from conftest import ROOT
+from cudalint import catalog as catalog_module
 from cudalint import runner
+from cudalint.project import index as index_module
 from cudalint.catalog import load_catalog
 from cudalint.config import resolve
 from cudalint.python import analyze
@@ -49,8 +53,8 @@ def test_a_small_run_starts_a_worker_only_when_a_file_reaches_the_engine(tmp_pat
     (tmp_path / "z_clean.py").write_text(CLEAN)
     result = runner.run(["."], settings_for(tmp_path), jobs=2)
     assert [(f.path, f.code, f.line) for f in result.findings] == [("broken.py", "CDL000", 1), ("uses_cuda.py", "CDL201", 2)]
-    # from the first file that needs the engine on, the files go to one worker (few files, few bytes)
-    assert pools == [[("uses_cuda.py", "2.15"), ("z_clean.py", "2.15")]]
+    # the gates ran on the project index's parse: only the file that reaches the engine goes to a worker
+    assert pools == [[("uses_cuda.py", "2.15")]]
 
 
 def test_one_pool_for_every_release_of_the_run(tmp_path, monkeypatch, pools):
@@ -68,12 +72,51 @@ def test_one_pool_for_every_release_of_the_run(tmp_path, monkeypatch, pools):
     assert len({version for _, version in pools[0]}) == 2
 
 
-def test_a_large_run_sends_every_file_to_the_pool(tmp_path, monkeypatch, pools):
+def test_a_large_run_gates_every_file_on_the_index_parse_and_sends_the_pool_only_what_passes(tmp_path, monkeypatch, pools):
+    for index in range(runner.GATE_HERE_FILES):
+        (tmp_path / f"m{index:02}.py").write_text(CLEAN)
+    for index in range(3):
+        (tmp_path / f"uses{index}.py").write_text(CUDA)
+    monkeypatch.chdir(tmp_path)
+    result = runner.run(["."], settings_for(tmp_path), jobs=2)
+    assert [(f.path, f.code, f.line) for f in result.findings] == [(f"uses{i}.py", "CDL201", 2) for i in range(3)]
+    assert pools == [[(f"uses{i}.py", "2.15") for i in range(3)]]
+
+
+def test_a_large_run_with_an_index_built_before_sends_every_file_to_the_pool(tmp_path, monkeypatch, pools):
     for index in range(runner.GATE_HERE_FILES):
         (tmp_path / f"m{index:02}.py").write_text(CLEAN)
     monkeypatch.chdir(tmp_path)
-    assert runner.run(["."], settings_for(tmp_path), jobs=2).findings == []
+    settings = settings_for(tmp_path)
+    settings.project = runner.project_index(settings)  # as a front end that keeps its index passes it
+    assert runner.run(["."], settings, jobs=2).findings == []
     assert len(pools) == 1 and len(pools[0]) == runner.GATE_HERE_FILES
+
+
+def test_each_file_is_parsed_by_cpython_once_for_the_index_and_both_gates(tmp_path, monkeypatch):
+    """The project index's parse is the gates' parse; a file that passes them is parsed by libcst
+    only (its outline travels with it to the worker). Here the worker's share runs in this process."""
+    parsed = []
+    real_tree, real_parse = analyze._cpython_tree, index_module._parse
+    monkeypatch.setattr(analyze, "_cpython_tree", lambda path, *args, **kw: parsed.append(path) or real_tree(path, *args, **kw))
+    monkeypatch.setattr(index_module, "_parse", lambda data, path: parsed.append(path) or real_parse(data, path))
+
+    def in_process(todo, settings, jobs, finished, tick, passed=None):
+        for index, source, version in todo:
+            finished(index, runner.lint_source(source, settings, version, (passed or {}).get(index)))
+
+    monkeypatch.setattr(runner, "_lint_parallel", in_process)
+    for index in range(runner.GATE_HERE_FILES + 2):
+        (tmp_path / f"m{index:02}.py").write_text(CLEAN if index % 2 else CUDA)
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.run(["."], settings_for(tmp_path), jobs=1)
+    assert [(f.path, f.code) for f in result.findings] == [("broken.py", "CDL000")] + [
+        (f"m{index:02}.py", "CDL201") for index in range(0, runner.GATE_HERE_FILES + 2, 2)
+    ]
+    counts = Counter(name for name in parsed if name != "warm-up.py")  # the runner's own text, before the workers start
+    assert {name: n for name, n in counts.items() if n != 1} == {"broken.py": 3}  # the index twice, then its CDL000
+    assert len(counts) == runner.GATE_HERE_FILES + 3
 
 
 def test_gate_words_are_stored_beside_the_result_cache_and_reused(tmp_path, monkeypatch):
@@ -134,14 +177,15 @@ import sys
 from cudalint.cli import main
 code = main(["check", "-q", sys.argv[1]])
 print(code, sorted(name for name in ("libcst", "concurrent.futures.process", "cudalint.python.engine",
-      "cudalint.report.sarif", "cudalint.python.fixplan", "cudalint.coverage", "cudalint.manifests.conda")
+      "cudalint.report.sarif", "cudalint.python.fixplan", "cudalint.coverage", "cudalint.manifests.conda",
+      "cudalint.manifests.checks", "cudalint.manifests.includes")
       if name in sys.modules))
 """
 
 
 def test_a_clean_file_is_checked_without_libcst_or_a_worker(tmp_path):
     """Once the gate words are stored, a file the gates settle imports no libcst, starts no worker
-    process and loads no output format, fix planning or coverage database it does not use."""
+    process and loads no output format, fix planning, coverage database or manifest checks it does not use."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     (tmp_path / "clean.py").write_text(CLEAN)
     first = subprocess.run([sys.executable, "-c", STARTUP, "clean.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
@@ -153,3 +197,72 @@ def test_a_clean_file_is_checked_without_libcst_or_a_worker(tmp_path):
     found = subprocess.run([sys.executable, "-c", STARTUP, "clean.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert found.stdout.splitlines()[0] == "clean.py:2:1: CDL201 torch.cuda.synchronize only waits for CUDA; use torch.accelerator.synchronize() (torch >= 2.6)"
     assert "'concurrent.futures.process'" in found.stdout.splitlines()[-1]
+
+
+def catalog_loaded(monkeypatch, root):
+    """load_catalog's own work (not the process's memo of it), its compact copy kept under `root`."""
+    monkeypatch.setattr(catalog_module, "_compact_root", root)
+    return catalog_module.load_catalog.__wrapped__()
+
+
+def rule_rows(catalog):
+    return [dataclasses.astuple(rule) for rule in catalog]
+
+
+def no_toml(data, directory):
+    raise AssertionError("the catalog's TOML was parsed")
+
+
+def test_the_catalog_loads_from_its_compact_copy_once_one_is_stored(tmp_path, monkeypatch):
+    parsed = catalog_loaded(monkeypatch, None)
+    assert not (tmp_path / ".cudalint_cache").exists()  # no folder named: nothing written
+    stored = catalog_loaded(monkeypatch, tmp_path)  # parses the TOML and stores the copy
+    assert (tmp_path / ".cudalint_cache" / "catalog.data").is_file()
+    with monkeypatch.context() as patched:
+        patched.setattr(catalog_module, "_tables", no_toml)
+        copied = catalog_loaded(monkeypatch, tmp_path)
+    assert rule_rows(copied) == rule_rows(stored) == rule_rows(parsed)
+    assert copied.version == parsed.version
+    assert copied["CDL404"].match["imports"] == parsed["CDL404"].match["imports"]  # packages.toml's names, expanded
+
+
+def test_a_stale_or_broken_compact_catalog_is_a_miss_and_is_written_again(tmp_path, monkeypatch):
+    parsed = catalog_loaded(monkeypatch, None)
+    catalog_loaded(monkeypatch, tmp_path)
+    entry = tmp_path / ".cudalint_cache" / "catalog.data"
+    data = json.loads(entry.read_text())
+    stale = {**data, "key": "0" * 64, "tables": [["cdl1-device.toml", [{"code": "CDL999"}]]]}  # another cudalint's
+    entry.write_text(json.dumps(stale))
+    assert rule_rows(catalog_loaded(monkeypatch, tmp_path)) == rule_rows(parsed)
+    assert json.loads(entry.read_text()) == data  # rewritten for this cudalint and catalog
+    entry.write_text('{"key": "' + data["key"] + '", "tables": [["x", [1]]]}')  # the right key, nonsense inside
+    assert rule_rows(catalog_loaded(monkeypatch, tmp_path)) == rule_rows(parsed)
+    entry.unlink()
+    entry.mkdir()  # not a regular file
+    assert rule_rows(catalog_loaded(monkeypatch, tmp_path)) == rule_rows(parsed)
+
+
+def test_a_compact_catalog_is_never_kept_in_a_cache_folder_that_leads_out_of_the_project(tmp_path, monkeypatch):
+    project, outside = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    outside.mkdir()
+    (project / ".cudalint_cache").symlink_to(outside)
+    parsed = catalog_loaded(monkeypatch, None)
+    assert rule_rows(catalog_loaded(monkeypatch, project)) == rule_rows(parsed)
+    assert list(outside.iterdir()) == []
+
+
+def test_the_cli_keeps_the_compact_catalog_in_the_project_and_not_with_no_cache(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    (tmp_path / "clean.py").write_text(CLEAN)
+    command = [sys.executable, "-m", "cudalint", "check", "-q"]
+    done = subprocess.run([*command, "--no-cache", "clean.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert not (tmp_path / ".cudalint_cache").exists()
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.cudalint]\n")
+    done = subprocess.run([*command, "../clean.py"], cwd=sub, capture_output=True, text=True, env=env)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert (tmp_path / ".cudalint_cache" / "catalog.data").is_file()  # at the project root, beside pyproject.toml
+    assert not (sub / ".cudalint_cache").exists()

@@ -17,6 +17,7 @@ is not used at all; writes never follow a link.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -50,6 +51,7 @@ def _data_fingerprint(folder: Optional[str]) -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)  # once per process: the code that runs is the code that was loaded
 def _code_fingerprint() -> str:
     """cudalint's own modules by size and mtime: an edited check must not be answered from the cache."""
     digest = hashlib.sha256()

@@ -7,18 +7,14 @@ safety) and what it matches live in one TOML table; the checks read `match`.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 from cudalint.findings import Severity
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
 
 CODE_RE = re.compile(r"^CDL\d{3}$")
 PREFIX_RE = re.compile(r"^CDL\d{0,3}$")
@@ -197,22 +193,104 @@ def _rule_from_table(table: dict, source: str) -> Rule:
 
 @functools.lru_cache(maxsize=None)
 def load_catalog(directory: Optional[str] = None) -> Catalog:
-    import hashlib
-
     folder = Path(directory) if directory else rules_dir()
-    rules: List[Rule] = []
+    sources = [(path.name, path.read_bytes()) for path in sorted(folder.glob("cdl*.toml")) + [folder / "packages.toml"]]
     digest = hashlib.sha256()
-    for path in sorted(folder.glob("cdl*.toml")) + [folder / "packages.toml"]:
-        data = path.read_bytes()
+    for _, data in sources:
         digest.update(data)
-        for table in tomllib.loads(data.decode("utf-8")).get("rule", []):
-            if table.get("match", {}).get("imports") == "packages.toml":  # CDL404: the import names of that table
-                from cudalint.manifests.packages import import_rules
-
-                table["match"]["imports"] = import_rules(directory)
-            rules.append(_rule_from_table(table, path.name))
+    key = hashlib.sha256(json.dumps([COMPACT_FORMAT, _package_version(), digest.hexdigest()]).encode()).hexdigest()
+    tables = _read_compact(key)
+    if tables is None:
+        tables = [(name, _tables(data, directory)) for name, data in sources]
+        _write_compact(key, tables)
+    rules = [_rule_from_table(table, name) for name, group in tables for table in group]
     rules.append(UNREADABLE)
     return Catalog(rules, version=digest.hexdigest()[:16])
+
+
+def _tables(data: bytes, directory: Optional[str]) -> List[dict]:
+    """A TOML file's rule tables; CDL404's `imports = "packages.toml"` becomes the import names of that table."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+
+    tables = tomllib.loads(data.decode("utf-8")).get("rule", [])
+    for table in tables:
+        if table.get("match", {}).get("imports") == "packages.toml":
+            from cudalint.manifests.packages import import_rules
+
+            table["match"]["imports"] = import_rules(directory)
+    return tables
+
+
+# A compact copy of the parsed catalog: JSON in the project's cache folder, read instead of the TOML
+# (parsing it costs more than linting a small clean file). Keyed by cudalint's version and the bytes
+# of the catalog files, under the result cache's rules: never used through a folder that leads out of
+# the project, read only as a bounded regular file, any failure a miss, written atomically.
+COMPACT_FORMAT = 1
+COMPACT_NAME = "catalog.data"
+COMPACT_MAX_BYTES = 8 * 1024 * 1024
+_compact_root: Optional[Path] = None
+
+
+def keep_compact_copy(root: Optional[Path]) -> None:
+    """Let load_catalog read and write its compact copy in `root`'s cache folder (None: parse the TOML).
+    The copy changes how fast the catalog loads, never what it holds."""
+    global _compact_root
+    _compact_root = None if root is None else Path(root)
+
+
+def _package_version() -> str:
+    from cudalint import __version__
+
+    return __version__
+
+
+def _compact_folder() -> Optional[Path]:
+    import os
+
+    from cudalint.fileio import inside
+
+    if _compact_root is None:
+        return None
+    folder = _compact_root / ".cudalint_cache"
+    return None if os.path.lexists(folder) and not inside(_compact_root, folder) else folder
+
+
+def _read_compact(key: str) -> Optional[List[Tuple[str, List[dict]]]]:
+    folder = _compact_folder()
+    if folder is None:
+        return None
+    from cudalint.fileio import read_regular
+
+    try:
+        entry = json.loads(read_regular(folder / COMPACT_NAME, COMPACT_MAX_BYTES).decode("utf-8"))
+        if entry["key"] != key:
+            return None
+        tables = [(name, group) for name, group in entry["tables"]]
+        if not all(isinstance(name, str) and all(isinstance(table, dict) for table in group) for name, group in tables):
+            return None
+        return tables
+    except Exception:  # noqa: BLE001 - whatever is wrong with the copy, it is a miss
+        return None
+
+
+def _write_compact(key: str, tables: List[Tuple[str, List[dict]]]) -> None:
+    folder = _compact_folder()
+    if folder is None:
+        return
+    from cudalint.cache import prepare_folder
+    from cudalint.fileio import replace_file
+
+    try:
+        data = json.dumps({"key": key, "tables": tables}).encode("utf-8")
+        prepare_folder(folder)
+        replace_file(folder / COMPACT_NAME, data, folder.parent, follow_links=False)
+    except (OSError, ValueError, TypeError):
+        pass  # a read-only checkout, or a value JSON cannot hold: parse the TOML next time too
 
 
 UNREADABLE = Rule(

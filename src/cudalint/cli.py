@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from cudalint import __version__
-from cudalint.catalog import FAMILIES, load_catalog
+from cudalint.catalog import FAMILIES, keep_compact_copy, load_catalog
 from cudalint.config import ConfigError, find_pyproject, resolve, split_codes
 from cudalint.discover import MissingPath
 from cudalint.report import FORMATS
@@ -199,7 +199,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _check(args: argparse.Namespace) -> int:
     from cudalint.runner import run
 
-    catalog = load_catalog()
     config_path = args.config
     if config_path is not None and not config_path.is_file():
         raise ConfigError(f"--config {config_path}: no such file")
@@ -207,6 +206,9 @@ def _check(args: argparse.Namespace) -> int:
     if config_path is None and not args.isolated:
         first = Path(args.stdin_filename or ".") if stdin else Path(args.paths[0]) if args.paths else Path.cwd()
         config_path = find_pyproject(first if first.exists() or stdin else Path.cwd())
+    if not args.no_cache:  # the project root, as resolve() will set it: where the cache folder is
+        keep_compact_copy(config_path.parent if config_path else Path.cwd())
+    catalog = load_catalog()
     settings = resolve(
         catalog,
         config_path=config_path,

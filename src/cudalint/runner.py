@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import faulthandler
 import fnmatch
+import functools
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,7 +19,7 @@ from cudalint.fileio import UnreadableFile, read_regular, read_regular_text
 from cudalint.findings import Finding, Severity
 from cudalint.noqa import apply as apply_noqa
 from cudalint.python import parts
-from cudalint.python.analyze import checks_for, check_python, gate, unreadable
+from cudalint.python.analyze import PASSES, SETTLED, Pregates, checks_for, check_python, gate, unreadable
 from cudalint.source import decode_python, decode_text
 from cudalint.versions import parse_version, plain_version
 
@@ -158,16 +159,21 @@ def lint_file(source: SourceFile, settings: Settings, torch_version: str) -> Lis
     return lint_source(source, settings, torch_version)[1]
 
 
-def lint_source(source: SourceFile, settings: Settings, torch_version: str) -> Tuple[Optional[str], List[Finding]]:
+def lint_source(
+    source: SourceFile, settings: Settings, torch_version: str, passed: Optional["Passed"] = None
+) -> Tuple[Optional[str], List[Finding]]:
     """Read the file once and lint exactly those bytes: (their content digest, the findings).
-    The digest is None when nothing was read."""
+    The digest is None when nothing was read. `passed`: (digest, outline) of bytes an earlier parse
+    found to pass both gates; for those bytes the gates are not run again."""
     from cudalint.cache import content_digest
 
     try:
         data = read_regular(source.path, settings.max_file_bytes)
     except UnreadableFile as exc:
         return None, [unreadable(source.display, f"cannot read: {exc}")]
-    return content_digest(data), lint_bytes(source, data, settings, torch_version)
+    digest = content_digest(data)
+    check = functools.partial(check_python, passed=passed[1]) if passed is not None and passed[0] == digest else None
+    return digest, lint_bytes(source, data, settings, torch_version, check)
 
 
 def lint_bytes(
@@ -243,10 +249,11 @@ def _pattern_subjects(display: str, root: Path) -> Tuple[str, ...]:
 
 
 Outcome = Tuple[Optional[str], List[Finding]]  # (digest of the bytes linted, findings)
+Passed = Tuple[str, list]  # (digest of bytes that pass both gates, the outline of their CPython tree)
 TIMEOUT_MARK = "Timeout ("  # how faulthandler's watchdog starts what it writes when it fires
 
 
-def _lint_many(batch: "Batch", settings: Settings, journals: str) -> List[Outcome]:
+def _lint_many(batch: "Batch", settings: Settings, journals: str, passed: Optional[Dict[int, Passed]] = None) -> List[Outcome]:
     """One worker's share, each file under the per-file time limit. The worker notes in its own journal
     which file it starts; when a file runs past the limit, faulthandler's watchdog (a C thread: it fires
     even while a parser holds the GIL) adds its timeout dump to that journal and ends the process, and
@@ -258,7 +265,7 @@ def _lint_many(batch: "Batch", settings: Settings, journals: str) -> List[Outcom
                 journal.write(f"{index}\n")
                 journal.flush()
                 faulthandler.dump_traceback_later(settings.file_timeout, exit=True, file=journal)
-                outcomes.append(lint_source(source, settings, torch_version))
+                outcomes.append(lint_source(source, settings, torch_version, (passed or {}).get(index)))
         finally:
             faulthandler.cancel_dump_traceback_later()
     return outcomes
@@ -294,8 +301,6 @@ def run(
     """Lint the files under `paths`. `cache=True` reads and writes `.cudalint_cache/` under settings.root;
     `progress` is told how many files are done after each step."""
     files = list(discover(paths, settings.exclude, settings.root, include_docs=settings.include_docs))
-    if settings.project is None and any(source.kind == "python" for source in files):
-        settings = dataclasses.replace(settings, project=project_index(settings, cache))
     torch_version, origin = target_torch(settings, files)
     result = RunResult(files=len(files), torch_version=plain_version(torch_version), torch_version_source=origin,
                        lint_version=torch_version,
@@ -303,6 +308,10 @@ def run(
     report = progress or (lambda done, total: None)
     per_file: Dict[int, List[Finding]] = {}
     versions = subtree_targets(settings, files, torch_version, result)
+    pregates = None
+    if settings.project is None and any(source.kind == "python" for source in files):
+        pregates = _pregates(settings, files, versions, cache)
+        settings = dataclasses.replace(settings, project=project_index(settings, cache, pregates.parse))
     stores = {version: _open_cache(settings, version) for version in set(versions)} if cache else {}
     refusals = {store.refused for store in stores.values() if store.refused}
     result.notes.extend(sorted(refusals))
@@ -338,14 +347,19 @@ def run(
 
     if any(source.kind == "python" for _, source, _ in todo):
         _prepare_gates(settings, {version for _, source, version in todo if source.kind == "python"}, cache)
+    passed: Dict[int, Passed] = {}
+    if pregates is not None:
+        todo = _lint_pregated_here(todo, settings, pregates, passed, finished, lambda: report(done, len(files)))
     if len(todo) < GATE_HERE_FILES and _bytes(todo) < GATE_HERE_BYTES:
-        todo = _lint_settled_here(todo, settings, finished, lambda: report(done, len(files)))
+        todo = _lint_settled_here([item for item in todo if item[0] not in passed], settings, finished,
+                                  lambda: report(done, len(files))) + [item for item in todo if item[0] in passed]
+        todo.sort(key=lambda item: item[0])
     if todo:
         large = len(todo) >= PARALLEL_THRESHOLD or _bytes(todo) >= PARALLEL_BYTES
         workers = min(len(todo), jobs or os.cpu_count() or 1) if large else 1
         for version in sorted({version for _, _, version in todo}):
             _warm_up(settings, version)
-        _lint_parallel(todo, settings, workers, finished, lambda: report(done, len(files)))
+        _lint_parallel(todo, settings, workers, finished, lambda: report(done, len(files)), passed)
     for index in sorted(per_file):
         result.findings.extend(per_file[index])
     if result.findings and not settings.torch_version:  # notes are about findings: none without them
@@ -365,6 +379,63 @@ def _bytes(batch: Batch) -> int:
         except OSError:
             pass
     return total
+
+
+def _pregates(settings: Settings, files: Sequence[SourceFile], versions: Sequence[str], cache: bool):
+    """The gates, run on the project index's parse of each Python file to lint (one parse per file)."""
+    from cudalint.project.index import project_key
+
+    root = os.path.abspath(str(settings.root))
+    checks = checks_for(settings.select, tuple(load_catalog()))
+    releases = {
+        project_key(str(source.path), root): parse_version(version)
+        for source, version in zip(files, versions) if source.kind == "python"
+    }
+    return Pregates(checks, releases, lambda: _prepare_gates(settings, set(versions), cache))
+
+
+def _lint_pregated_here(todo: Batch, settings: Settings, pregates, passed: Dict[int, "Passed"],
+                        finished: Callable[..., None], tick: Callable[[], None]) -> Batch:
+    """Lint here every file the gates settled on the index's tree, and note in `passed` the outline of
+    each that passed them (its worker then parses it with libcst only). A file whose bytes are not the
+    ones the index parsed, or that the gates must read again, is left as it is."""
+    from cudalint.project.index import project_key
+
+    root = os.path.abspath(str(settings.root))
+    rest: Batch = []
+    for item in todo:
+        index, source, version = item
+        found = pregates.found.get(project_key(str(source.path), root)) if source.kind == "python" else None
+        verdict = found.verdict(settings.project.gate_words) if found is not None else None
+        if verdict != SETTLED:
+            if verdict == PASSES:
+                passed[index] = (found.digest, found.statements)
+            rest.append(item)
+        else:
+            outcome = _lint_settled(source, settings, version, found.digest)
+            if outcome is None:
+                rest.append(item)
+            else:
+                finished(index, outcome)
+                tick()
+    return rest
+
+
+def _lint_settled(source: SourceFile, settings: Settings, torch_version: str, digest: str) -> Optional[Outcome]:
+    """Lint a file the gates settled before, if its bytes are still those (None if they are not)."""
+    from cudalint.cache import content_digest
+
+    try:
+        data = read_regular(source.path, settings.max_file_bytes)
+    except UnreadableFile:
+        return None
+    if content_digest(data) != digest:
+        return None
+    return digest, lint_bytes(source, data, settings, torch_version, _settled)
+
+
+def _settled(path: str, text: str, *args) -> List[Finding]:
+    return []
 
 
 def _lint_settled_here(todo: Batch, settings: Settings, finished: Callable[..., None], tick: Callable[[], None]) -> Batch:
@@ -447,8 +518,9 @@ def _folder_target(folder: Path, root: Path, memo) -> Optional[Tuple[str, str, P
     return found
 
 
-def project_index(settings: Settings, cache: bool = False):
-    """The index of the whole project under settings.root (also for a run that lints only some files)."""
+def project_index(settings: Settings, cache: bool = False, parse=None):
+    """The index of the whole project under settings.root (also for a run that lints only some files).
+    `parse`: how the index parses a module (Pregates.parse, which also gates it)."""
     from cudalint.project import build_index
     from cudalint.python.guard_facts import guard_facts
 
@@ -456,7 +528,7 @@ def project_index(settings: Settings, cache: bool = False):
     libraries = [spec["module"] for rule in catalog if rule.code == "CDL404" for spec in rule.match.get("imports", ())]
     facts = guard_facts()
     folder = settings.root / ".cudalint_cache" if cache else None
-    return build_index(settings.root, libraries, facts.queries, facts.flags, folder, facts.skip_if, facts.skip_unless)
+    return build_index(settings.root, libraries, facts.queries, facts.flags, folder, facts.skip_if, facts.skip_unless, parse)
 
 
 WARM_UP_TEXT = (
@@ -489,6 +561,7 @@ def _lint_parallel(
     jobs: int,
     finished: Callable[..., None],
     tick: Callable[[], None],
+    passed: Optional[Dict[int, Passed]] = None,
 ) -> None:
     """Batches over a process pool (one worker for a small run: the time limit needs a process to end).
     A worker that dies (a segfault, the OOM killer, its watchdog at the time limit) breaks the whole
@@ -504,7 +577,7 @@ def _lint_parallel(
     suspects: List[Batch] = []
     with tempfile.TemporaryDirectory(prefix="cudalint-journals-") as journals:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [(batch, pool.submit(_lint_many, batch, settings, journals)) for batch in batches]
+            futures = [(batch, pool.submit(_lint_many, batch, settings, journals, _passed_in(batch, passed))) for batch in batches]
             for batch, future in futures:
                 if _collect(batch, future, finished):
                     tick()
@@ -512,6 +585,12 @@ def _lint_parallel(
                     suspects.append(batch)
         if suspects:
             _isolate(suspects, settings, jobs, finished, tick, journals)
+
+
+def _passed_in(batch: Batch, passed: Optional[Dict[int, Passed]]) -> Optional[Dict[int, Passed]]:
+    if not passed:
+        return None
+    return {index: passed[index] for index, _, _ in batch if index in passed} or None
 
 
 def _collect(batch: Batch, future, finished: Callable[..., None]) -> bool:

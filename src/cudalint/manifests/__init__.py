@@ -20,9 +20,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from cudalint.findings import Finding
 from cudalint.manifests.base import Dependency, Parsed
-from cudalint.manifests.checks import check_dependencies, problem_findings
-from cudalint.manifests.includes import read_limited, requirements_tree
-from cudalint.manifests.versions import lower_bound
+
+# The checks, the include reader and the version arithmetic are imported when a manifest is read:
+# a run over Python files only (a pre-commit batch, one clean file) never loads them.
 
 __all__ = ["Dependency", "check_manifest", "dependencies", "manifest_kind", "sniff_kind", "torch_requirement", "torch_version_from"]
 
@@ -108,6 +108,8 @@ def _read_once(path: str, text: str, kind: str) -> Tuple[Parsed, ...]:
 
 def _read(path: str, text: str, kind: str) -> List[Parsed]:
     if kind == "requirements":
+        from cudalint.manifests.includes import requirements_tree
+
         return requirements_tree(path, text, lambda target: manifest_kind(target) is not None)
     if kind in _READERS:
         return [_reader(_READERS[kind])(path, text)]
@@ -127,6 +129,8 @@ def check_manifest(
 ) -> List[Finding]:
     """Findings for one manifest, build file or install script (its kind from its name unless given);
     bad input gives CDL000 findings, never an exception."""
+    from cudalint.manifests.checks import check_dependencies, problem_findings
+
     kind = kind or manifest_kind(path, include_docs=True)
     findings: List[Finding] = []
     if kind in _BUILD_FILES:
@@ -150,6 +154,8 @@ def sniff_kind(path: str) -> str:
     kind = manifest_kind(path, include_docs=True)
     if kind is not None:
         return kind
+    from cudalint.manifests.includes import read_limited
+
     text, _ = read_limited(path, _SNIFF_BYTES)
     if text is None:
         return "python"  # the Python reader reports what is wrong with the file
@@ -205,6 +211,8 @@ def _looks_like_requirements(path: str, text: str) -> bool:
 
 def torch_requirement(deps: Iterable[Dependency]) -> Optional[Dependency]:
     """The first entry that requires torch with a version: its specifier says which releases are allowed."""
+    from cudalint.manifests.versions import lower_bound
+
     for dep in deps:
         if dep.kind in ("package", "url", "vcs") and dep.name in _TORCH_NAMES and not dep.command and lower_bound(dep.specifier):
             return dep
@@ -213,5 +221,7 @@ def torch_requirement(deps: Iterable[Dependency]) -> Optional[Dependency]:
 
 def torch_version_from(deps: Iterable[Dependency]) -> Optional[str]:
     """The torch release the entries pin or lower-bound: 'torch>=2.1,<3' -> '2.1'; None when none does."""
+    from cudalint.manifests.versions import lower_bound
+
     dep = torch_requirement(deps)
     return lower_bound(dep.specifier) if dep is not None else None

@@ -11,7 +11,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
@@ -75,7 +75,7 @@ class ProjectIndex:
 
 
     def module_of(self, path: str) -> Optional[str]:
-        return self.paths.get(_key(path, self.root))
+        return self.paths.get(project_key(path, self.root))
 
     def display(self, path: str) -> str:
         """A project path as the run shows paths (relative to the working folder)."""
@@ -284,7 +284,8 @@ class ProjectIndex:
         return (found[1], value) if value else None
 
 
-def _key(path: str, root: str) -> str:
+def project_key(path: str, root: str) -> str:
+    """A path as the index names it: relative to the project root, with "/"."""
     absolute = os.path.abspath(path)
     try:
         relative = os.path.relpath(absolute, root)
@@ -354,9 +355,12 @@ def _parse(data: bytes, path: str) -> Optional[ast.Module]:
 
 
 def build_index(
-    root: Path, cuda_modules: Iterable[str], queries, flags, cache_dir: Optional[Path] = None, skip_if=(), skip_unless=()
+    root: Path, cuda_modules: Iterable[str], queries, flags, cache_dir: Optional[Path] = None, skip_if=(), skip_unless=(),
+    parse: Optional[Callable[[str, bytes], Optional[ast.Module]]] = None,
 ) -> ProjectIndex:
-    """Index every .py file and CMake build under `root`; facts of unchanged files come from the cache."""
+    """Index every .py file and CMake build under `root`; facts of unchanged files come from the cache.
+    `parse(path, bytes)` parses a module whose facts are read (the runner's, which gates the file on the
+    same tree); where it gives no tree, the index parses the bytes itself."""
     from cudalint.python.guard_facts import guard_facts
 
     guards = guard_facts()  # platform tests and enum members, beside the queries and flags passed in
@@ -368,7 +372,7 @@ def build_index(
     fresh: Dict[str, Tuple[str, dict]] = {}
     index = ProjectIndex(root=root_text, cuda_modules=tuple(sorted(cuda_modules)))
     files = list(_walk(root_text))
-    relative_paths = [_key(path, root_text) for path in files]
+    relative_paths = [project_key(path, root_text) for path in files]
     roots = _import_roots(relative_paths)
     for path, relative in zip(files, relative_paths):
         if relative.endswith(".py"):
@@ -386,7 +390,11 @@ def build_index(
             if entry is not None and entry[0] == content:
                 facts = FileFacts.from_json(entry[1])
             else:
-                tree = _parse(data, relative) if len(data) <= FACTS_MAX_BYTES else None
+                tree = None
+                if len(data) <= FACTS_MAX_BYTES:
+                    tree = parse(relative, data) if parse is not None else None
+                    if tree is None:
+                        tree = _parse(data, relative)
                 package = relative.endswith("/__init__.py") or relative == "__init__.py"
                 facts = (
                     read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.cuda_modules)

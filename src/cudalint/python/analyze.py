@@ -108,21 +108,28 @@ def check_python(
     project=None,
     *,
     whole: bool = False,
+    passed: Optional[list] = None,
 ) -> List[Finding]:
+    """`passed`: the outline of CPython's tree of exactly this text, from an earlier parse that found it
+    passes both gates (the project index's, see Pregates): the gates are not run again."""
     if not whole and len(text) > parts.PART_BYTES:  # too large for one tree in memory: in parts
         pieces = parts.split(text)
         if pieces and len(pieces) > 1:
             return parts.check_in_parts(
                 pieces, lambda piece: check_python(path, piece, checks, torch_version, device, unsafe_fixes, project, whole=True)
             )
-    tree = gate(path, text, checks, torch_version, project)
-    if isinstance(tree, list):
-        return tree
     from cudalint.python import engine
-    from cudalint.python.positions import outline
 
-    statements = outline(tree)  # where statements start, for positions
-    del tree  # CPython's tree is as large as libcst's: not both at once
+    if passed is not None:
+        statements = passed
+    else:
+        tree = gate(path, text, checks, torch_version, project)
+        if isinstance(tree, list):
+            return tree
+        from cudalint.python.outline import outline
+
+        statements = outline(tree)  # where statements start, for positions
+        del tree  # CPython's tree is as large as libcst's: not both at once
     return _deep_stack(
         engine.analyze_module, path, text, checks.rules, checks.engine, torch_version, device, unsafe_fixes, project, statements
     )
@@ -168,12 +175,15 @@ def _recursion_limit(limit: int):
             sys.setrecursionlimit(previous)
 
 
-def _cpython_tree(path: str, text: str) -> Union[ast.AST, Finding]:
-    """CPython's own parser first: fast, exact messages, and it refuses nesting that would blow libcst's stack."""
+def _cpython_tree(path: str, text: str, top_level_await: bool = True) -> Union[ast.AST, Finding]:
+    """CPython's own parser first: fast, exact messages, and it refuses nesting that would blow libcst's stack.
+    Without `top_level_await`, a module-level `await` is a syntax error (the project index reads modules
+    as they are imported); where both parse, the tree is the same."""
+    flags = ast.PyCF_ONLY_AST | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0)
     try:
         with warnings.catch_warnings(), _recursion_limit(_CPYTHON_RECURSION_LIMIT):
             warnings.simplefilter("ignore")
-            return compile(text, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+            return compile(text, path, "exec", flags, dont_inherit=True)
     except SyntaxError as exc:
         message = f"syntax error: {exc.msg}; the file was not checked"
         return unreadable(path, message, exc.lineno or 1, max(exc.offset or 1, 1))
@@ -186,24 +196,38 @@ def _cpython_tree(path: str, text: str) -> Union[ast.AST, Finding]:
 DOCUMENTED = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _mentions(tree: ast.AST, names: FrozenSet[str], keywords: Set[str], strings: Optional["re.Pattern[str]"]) -> bool:
+def _mentions(
+    tree: ast.AST, names: FrozenSet[str], keywords: Set[str], strings: Optional["re.Pattern[str]"], seen: Optional[Set[str]] = None
+) -> bool:
     """The exact second gate, on the tree CPython already built: a check can fire only if an attribute,
     keyword or import the checks look for is in the code, or a string they read (a device, an
     environment variable) is. A bare name reaches an API only through an import, so names are
-    judged at their import. Words in comments and docstrings no longer cost a libcst parse."""
+    judged at their import. Words in comments and docstrings no longer cost a libcst parse.
+    `seen` collects every word the file offers where `names` are looked for (for a False answer,
+    all of them: another set of names can be judged later without the tree)."""
     docstrings = set()
     for node in ast.walk(tree):
         kind = type(node)
         if kind is ast.Attribute:
+            if seen is not None:
+                seen.add(node.attr)
             if node.attr in names:
                 return True
         elif kind is ast.keyword:
+            if seen is not None and node.arg is not None:
+                seen.add(node.arg)
             if node.arg in keywords or node.arg in names:
                 return True
         elif kind is ast.alias:
+            if seen is not None:
+                seen.update(node.name.split("."))
+                if node.asname is not None:
+                    seen.add(node.asname)
             if node.asname in names or any(part in names for part in node.name.split(".")):
                 return True
         elif kind is ast.ImportFrom:
+            if seen is not None and node.module:
+                seen.update(node.module.split("."))
             if node.module and any(part in names for part in node.module.split(".")):
                 return True
         elif kind is ast.Constant:
@@ -215,6 +239,86 @@ def _mentions(tree: ast.AST, names: FrozenSet[str], keywords: Set[str], strings:
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                 docstrings.add(id(first.value))
     return False
+
+
+class Pregate:
+    """Both gates' answer for one file, taken from the project index's parse of it, before the
+    project's own words (known once the whole index is built) are."""
+
+    __slots__ = ("digest", "prefilter", "mentions", "seen", "statements")
+
+    def __init__(self, digest: str, prefilter: bool, mentions: bool, seen: FrozenSet[str], statements: Optional[list]):
+        self.digest = digest  # of the bytes parsed
+        self.prefilter = prefilter  # the text search found a word of the checks (searched for a file that mentions one)
+        self.mentions = mentions  # the tree holds one where the checks look (the project's words aside)
+        self.seen = seen  # when it does not: the words where the project's words would be looked for
+        self.statements = statements  # the outline of the tree, for a file that passes
+
+    def verdict(self, project_words: FrozenSet[str]) -> Optional[str]:
+        """SETTLED when no check can fire in the file, PASSES when it passes both gates (its outline is
+        kept), None when only the gates' own reading of the text can tell (gate() then runs as usual)."""
+        if not self.mentions and self.seen.isdisjoint(project_words):
+            return SETTLED
+        if self.prefilter and self.mentions and self.statements is not None:
+            return PASSES
+        return None
+
+
+SETTLED, PASSES = "settled", "passes"
+
+
+SENT_NESTING = 64  # blocks inside blocks in an outline handed to a worker (else the worker parses the file itself)
+
+
+def _nesting(statements: list) -> int:
+    deepest, stack = 0, [(statements, 1)]
+    while stack:
+        body, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((statement.body, depth + 1) for statement in body if statement.body)
+    return deepest
+
+
+class Pregates:
+    """One CPython parse per file for the project index and the gates: the index hands each file it
+    parses to `parse`, which parses it as gate() would (the same text, flags and recursion limit) and
+    keeps both gates' answer for it."""
+
+    def __init__(self, checks: Checks, releases: Dict[str, Tuple[int, ...]], prepare=lambda: None):
+        self.checks = checks
+        self.releases = releases  # the files to lint (by project path) -> the release each is linted for
+        self.prepare = prepare  # called before the gates' words are first read (the runner's gate cache)
+        self.found: Dict[str, Pregate] = {}
+
+    def parse(self, key: str, data: bytes) -> Optional[ast.Module]:
+        """CPython's tree of a module's bytes (None when it has none: the index then reads it its own way)."""
+        from cudalint.python.outline import outline
+        from cudalint.source import decode_python
+
+        text = decode_python(data).text
+        if text is None:
+            return None
+        tree = _cpython_tree(key, text, top_level_await=False)
+        if isinstance(tree, Finding):
+            return None
+        release = self.releases.get(key)
+        if release is None or len(text) > parts.PART_BYTES:
+            return tree
+        if self.prepare is not None:
+            self.prepare()
+            self.prepare = None
+        gates = self.checks.gates(release)
+        seen: Set[str] = set()
+        mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen)
+        # Without a mention the text search cannot change the verdict (see Pregate.verdict): not run.
+        prefilter = mentions and gates.prefilter is not None and gates.prefilter.search(text) is not None
+        statements = outline(tree) if mentions and prefilter else None
+        if statements is not None and _nesting(statements) > SENT_NESTING:
+            statements = None  # sent to a worker process, pickled: a recursive structure must stay shallow
+        from cudalint.cache import content_digest
+
+        self.found[key] = Pregate(content_digest(data), prefilter, mentions, frozenset(seen) if not mentions else frozenset(), statements)
+        return tree
 
 
 _executor = None

@@ -7,6 +7,7 @@ never imports libcst.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -17,7 +18,8 @@ from cudalint.python.analyze import Words, unreadable
 from cudalint.python.context import FileContext
 from cudalint.python.device_setting import DeviceSetting
 from cudalint.python.fixplan import FileFixer
-from cudalint.python.positions import Positions, Statement, statement_chain, whole_module
+from cudalint.python.outline import Statement
+from cudalint.python.positions import Positions, statement_chain, whole_module
 from cudalint.python.semantic import SemanticModel
 from cudalint.python.visitor import Registry, Walker
 
@@ -55,7 +57,7 @@ def analyze_module(
     statements: Optional[List[Statement]] = None,
 ) -> List[Finding]:
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError as exc:
         return [unreadable(path, f"syntax error: {exc.message}; the file was not checked", exc.raw_line, exc.raw_column + 1)]
     except RecursionError:
@@ -95,6 +97,28 @@ def analyze_module(
             )
         )
     return findings
+
+
+_VALIDATE = getattr(cst.CSTNode, "__post_init__", None)
+_parse_lock = threading.Lock()
+
+
+def _trusted(node) -> None:
+    """No validation for a node libcst's parser builds (see parse_module)."""
+
+
+def parse_module(text: str) -> cst.Module:
+    """libcst's tree of a text CPython's parser has accepted, without libcst checking each node its own
+    parser builds (`CSTNode.__post_init__` validates every node constructed: a fifth of the parse, and
+    a check of invariants the parser's output already holds). The same tree as `cst.parse_module`."""
+    if _VALIDATE is None:  # a libcst that does not validate that way
+        return cst.parse_module(text)
+    with _parse_lock:  # the class attribute is the whole process's: one parse at a time changes it
+        cst.CSTNode.__post_init__ = _trusted
+        try:
+            return cst.parse_module(text)
+        finally:
+            cst.CSTNode.__post_init__ = _VALIDATE
 
 
 def _model(module: cst.Module, path: str, project) -> SemanticModel:

@@ -11,38 +11,15 @@ whole-module pass, so the answer never differs from libcst's.
 
 from __future__ import annotations
 
-import ast
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+from cudalint.python.outline import Statement
+
 STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-
-
-class Statement:
-    """A statement of CPython's tree, as much as positions need: where it starts, and the statements
-    of its (first) block."""
-
-    __slots__ = ("lineno", "col_offset", "body")
-
-    def __init__(self, lineno: int, col_offset: int, body: Optional[List["Statement"]]):
-        self.lineno = lineno
-        self.col_offset = col_offset
-        self.body = body
-
-
-def outline(tree: ast.Module) -> List[Statement]:
-    """The statements of a module, each with the statements of its block (a few per cent of the tree's nodes)."""
-    return _outline(tree.body)
-
-
-def _outline(body: Sequence[ast.stmt]) -> List[Statement]:
-    return [
-        Statement(node.lineno, node.col_offset, _outline(node.body) if isinstance(getattr(node, "body", None), list) else None)
-        for node in body
-    ]
 
 
 class Positions:
@@ -55,8 +32,8 @@ class Positions:
         self.module = module
         self.statements = statements
         self.chains: Dict[cst.CSTNode, Tuple[cst.CSTNode, ...]] = {}
-        self.done: Dict[cst.CSTNode, Optional[Tuple[Dict[cst.CSTNode, CodeRange], int]]] = {}
-        self.whole: Optional[Dict[cst.CSTNode, CodeRange]] = None
+        self.done: Dict[cst.CSTNode, Optional[Tuple[Ranges, int]]] = {}
+        self.whole: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         self.top = {statement: index for index, statement in enumerate(module.body)}
 
     def anchor(self, node: cst.CSTNode, chain: Sequence[cst.CSTNode]) -> None:
@@ -110,26 +87,24 @@ class Positions:
             indents += (self.module.default_indent if block.indent is None else block.indent,)
         return mapped
 
-    def _statement(self, entry) -> Optional[Tuple[Dict[cst.CSTNode, CodeRange], int]]:
+    def _statement(self, entry) -> Optional[Tuple["Ranges", int]]:
         statement, counterpart, indents = entry
         if statement in self.done:
             return self.done[statement]
-        provider = PositionProvider()
-        state = _State(
-            default_indent=self.module.default_indent, default_newline=self.module.default_newline, provider=provider
-        )
+        state = _State(default_indent=self.module.default_indent, default_newline=self.module.default_newline, provider=None)
         state.indent_tokens = list(indents)
         state.line = counterpart.lineno - len(statement.leading_lines)
         statement._codegen(state)
-        start = provider._computed[statement].start
+        ranges = Ranges(state.ranges)
+        start = ranges[statement].start
         # CPython's offset is in bytes, libcst's in characters: equal for a statement's indentation.
         result = None
         if start.column == counterpart.col_offset:
-            result = (provider._computed, counterpart.lineno - start.line)
+            result = (ranges, counterpart.lineno - start.line)
         self.done[statement] = result
         return result
 
-    def _whole(self) -> Dict[cst.CSTNode, CodeRange]:
+    def _whole(self) -> Mapping[cst.CSTNode, CodeRange]:
         if self.whole is None:
             self.whole = whole_module(self.module)
         return self.whole
@@ -149,34 +124,79 @@ def _counterpart(statement: cst.CSTNode, body: Sequence[cst.CSTNode], nodes: Seq
     return nodes[found]
 
 
-def whole_module(module: cst.Module) -> Dict[cst.CSTNode, CodeRange]:
+def whole_module(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     """Every node's range from one code generation pass.
 
     MetadataWrapper.resolve(PositionProvider) also runs a full rebuilding traversal first;
     calling the provider's code generation directly does only what it needs.
     """
-    provider = PositionProvider()
     try:
-        state = _State(default_indent=module.default_indent, default_newline=module.default_newline, provider=provider)
+        state = _State(default_indent=module.default_indent, default_newline=module.default_newline, provider=None)
         module._codegen(state)
-        return provider._computed
+        return Ranges(state.ranges)
     except AttributeError:  # a libcst without these internals: the public, slower way
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
 
 
-class _State(PositionProvidingCodegenState):
-    """PositionProvider's code generation state with the same answers at less cost: a class for the
-    context manager that records a node's syntactic range (not a generator per node), and no
-    newline search for a token without a line break."""
+class Ranges(Mapping):
+    """Node -> CodeRange, as PositionProvider's mapping answers it; a range is made when it is looked up
+    (a code generation pass meets every node, a file's findings and fixes ask for a few)."""
 
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        return _Syntactic(self, node, start_node, end_node)
+    __slots__ = ("found",)
+
+    def __init__(self, found: Dict[int, tuple]):
+        self.found = found  # id(node) -> (node, start line, start column, end line, end column)
+
+    def __getitem__(self, node) -> CodeRange:
+        entry = self.found.get(id(node))
+        if entry is None or entry[0] is not node:
+            raise KeyError(node)
+        return CodeRange(CodePosition(entry[1], entry[2]), CodePosition(entry[3], entry[4]))
+
+    def __contains__(self, node) -> bool:
+        entry = self.found.get(id(node))
+        return entry is not None and entry[0] is node
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return (entry[0] for entry in self.found.values())
+
+    def __len__(self) -> int:
+        return len(self.found)
+
+
+class _State(PositionProvidingCodegenState):
+    """PositionProvider's code generation state with the same answers at less cost: ranges kept as
+    plain tuples by node identity (made into CodeRanges only when looked up, see Ranges), a class
+    for the context manager that records a node's syntactic range (not a generator per node), and
+    no newline search for a token without a line break."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.ranges: Dict[int, tuple] = {}
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        if "\n" in value or "\r" in value:
+            super()._update_position(value)
+        else:
+            self.column += len(value)
 
     def _update_position(self, value: str) -> None:
         if "\n" in value or "\r" in value:
             super()._update_position(value)
         else:
             self.column += len(value)
+
+    def before_codegen(self, node) -> None:
+        self._stack.append((self.line, self.column))
+
+    def after_codegen(self, node) -> None:
+        line, column = self._stack.pop()
+        if id(node) not in self.ranges:  # a syntactic range recorded while generating the node stays
+            self.ranges[id(node)] = (node, line, column, self.line, self.column)
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+        return _Syntactic(self, node, start_node, end_node)
 
 
 class _Syntactic:
@@ -186,14 +206,14 @@ class _Syntactic:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
     def __enter__(self) -> None:
-        self.start = CodePosition(self.state.line, self.state.column)
+        self.start = (self.state.line, self.state.column)
 
     def __exit__(self, *exc) -> bool:
         state = self.state
-        computed = state.provider._computed
-        start = computed[self.start_node].start if self.start_node is not None else self.start
-        end = computed[self.end_node].end if self.end_node is not None else CodePosition(state.line, state.column)
-        computed[self.node] = CodeRange(start, end)
+        ranges = state.ranges
+        start = ranges[id(self.start_node)][1:3] if self.start_node is not None else self.start
+        end = ranges[id(self.end_node)][3:5] if self.end_node is not None else (state.line, state.column)
+        ranges[id(self.node)] = (self.node, *start, *end)
         return False
 
 

@@ -14,6 +14,7 @@ import itertools
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
+from cudalint.project.availability import availability_tests
 from cudalint.project.reach import _dotted, collect_uses
 from cudalint.python.guard_facts import guard_facts
 
@@ -38,6 +39,7 @@ class FileFacts:
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
         self.skips: List[str] = []  # test decorators (functions) that skip unless CUDA is there
         self.exports: Dict[str, str] = {}  # module-level `from x import y as z`: z -> x.y (re-exports)
+        self.availability: List[str] = []  # functions and names true only where a package imports
         # Guards and skip helpers that depend on helpers of other modules: function -> [leaves, table], the
         # leaves ("call"|"ref", qualified) and, per combination of their guards, what the function is.
         self.guards_via: Dict[str, list] = {}
@@ -80,6 +82,7 @@ class FileFacts:
             "guard_constants": self.guard_constants,
             "skips": self.skips,
             "exports": self.exports,
+            "availability": self.availability,
             "guards_via": self.guards_via,
             "skips_via": self.skips_via,
             "guard_constants_via": self.guard_constants_via,
@@ -96,6 +99,7 @@ class FileFacts:
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
         facts.skips = list(data.get("skips", []))
         facts.exports = dict(data.get("exports", {}))
+        facts.availability = list(data.get("availability", []))
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
         facts.guard_constants_via = dict(data.get("guard_constants_via", {}))
@@ -544,4 +548,6 @@ def read_facts(
         reader.builds = b"cpp_extension" in text
         words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless, *libraries)}
         reader.guards_possible = any(word in text for word in words)
-    return reader.read(tree)
+    facts = reader.read(tree)
+    facts.availability = availability_tests(tree, reader.resolve, text)
+    return facts

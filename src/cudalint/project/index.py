@@ -16,7 +16,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
 
-INDEX_VERSION = "3"
+INDEX_VERSION = "4"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_HELPER_DEPTH = 6  # helpers of helpers followed across modules (a cycle ends here too)
@@ -219,6 +219,11 @@ class ProjectIndex:
         if known is not None or name not in facts.guard_constants_via:
             return known
         return self.looked_up(facts.guard_constants_via[name], depth)
+
+    def is_availability_test(self, qualified: str) -> bool:
+        """A helper or module constant of the project that is true only where a package imports."""
+        found = self.function(qualified)
+        return found is not None and found[0] is not None and found[2] in found[0].availability
 
     def skips_off_cuda(self, qualified: str, depth: int = 0) -> bool:
         """A test decorator (or decorator factory) of the project that skips unless CUDA is there."""

@@ -15,6 +15,7 @@ from typing import Callable, Dict, List, Optional, Tuple, Type
 import libcst as cst
 
 from cudalint.python.context import FileContext
+from cudalint.python.optional_imports import Availability
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -62,6 +63,8 @@ class Walker:
         self.visit_handlers = visit
         self.leave_handlers = leave
         self.block_guards: List[int] = []  # per open block: guards added by early exits
+        self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
+        self.availability = Availability(self.model)
         self.skip_param_names = self.model.guards.facts.skip_param_names
 
     def walk(self, node: cst.CSTNode) -> None:
@@ -72,7 +75,7 @@ class Walker:
         for handler in self.visit_handlers.get(kind, ()):
             handler(node, ctx)
         shielded = self._shielded_fields(node, kind)
-        optional = kind is cst.Try and _catches_import_error(node)
+        optional = self._optional_fields(node, kind)
         for name in child_fields(kind):
             value = getattr(node, name)
             if value is None or isinstance(value, str):
@@ -83,7 +86,7 @@ class Walker:
                 self.model.enter(node)
             ctx.test_depth += test
             ctx.guard_depth += guarded
-            ctx.optional_import_depth += optional and name == "body"
+            ctx.optional_import_depth += name in optional
             if isinstance(value, cst.CSTNode):
                 self.walk(value)
             elif isinstance(value, (list, tuple)):
@@ -92,7 +95,7 @@ class Walker:
                         self.walk(item)
             ctx.test_depth -= test
             ctx.guard_depth -= guarded
-            ctx.optional_import_depth -= optional and name == "body"
+            ctx.optional_import_depth -= name in optional
             if name == "body" and kind in SCOPES:
                 self.model.leave(node)
         for handler in self.leave_handlers.get(kind, ()):
@@ -121,6 +124,14 @@ class Walker:
             skipped = bool(marker) and self._skips_off_cuda(marker[0].value)
             reached = model.project is not None and bool(model.module_name) and model.project.is_cuda_only(model.module_name)
             return ("body",) if skipped or reached else ()
+        return ()
+
+    def _optional_fields(self, node: cst.CSTNode, kind: Type) -> Tuple[str, ...]:
+        """The fields of a node that run only where an optional library imports (or never)."""
+        if kind is cst.Try:
+            return ("body",) if _catches_import_error(node) else ()
+        if kind in (cst.If, cst.ClassDef):
+            return self.availability.optional_fields(node)
         return ()
 
     def _skipped_off_cuda(self, node) -> bool:
@@ -210,6 +221,7 @@ class Walker:
             ctx.import_depth += 1
         elif kind in BLOCKS:
             self.block_guards.append(0)
+            self.block_optional.append(0)
         elif kind is cst.Lambda:
             self.model.enter(node)
 
@@ -219,10 +231,14 @@ class Walker:
             ctx.import_depth -= 1
         elif kind in BLOCKS:
             ctx.guard_depth -= self.block_guards.pop()
+            ctx.optional_import_depth -= self.block_optional.pop()
         elif kind is cst.Lambda:
             self.model.leave(node)
         elif kind is cst.If and self.block_guards:
             self._early_exit_guard(node)
+            if self.availability.exits_unless_available(node, lambda block: ends_flow(block, self.model)):
+                self.block_optional[-1] += 1
+                ctx.optional_import_depth += 1
         elif kind is cst.Assert and self.block_guards and self.model.guard(node.test).when_true:
             self._guard_rest_of_block()
 

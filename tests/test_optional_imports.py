@@ -202,3 +202,45 @@ def test_availability_helpers_of_another_module_through_the_project_index():
             import cupy
         """
     assert lint_in_project({"pkg/utils.py": utils, "pkg/kernels.py": kernels}, "pkg/kernels.py") == [("CDL404", 16, 5)]
+
+
+def test_code_that_runs_only_where_a_cuda_only_library_imports_never_runs_on_a_mac():
+    kernels = """
+        import torch
+        from pkg.utils import is_triton_available
+
+        if not is_triton_available():
+            def quantize(x):
+                return None
+        else:
+            import triton
+
+            def quantize(x):
+                assert x.is_cuda
+                return torch.empty(x.shape, device="cuda")
+        """
+    utils = """
+        import importlib.util
+
+
+        def is_triton_available():
+            return importlib.util.find_spec("triton") is not None
+        """
+    files = {"pkg/utils.py": utils, "pkg/kernels.py": kernels, "setup.py": SETUP, "pkg/__init__.py": ""}
+    files = {k: textwrap.dedent(v).lstrip("\n") for k, v in files.items()}
+    text = files.pop("pkg/kernels.py")
+    assert triples(findings_of(text, path="pkg/kernels.py", project_files=files)) == []
+
+
+def test_an_available_library_that_macs_have_guards_nothing_else():
+    assert triples(findings_of(textwrap.dedent(
+        """
+        import importlib.util
+        import torch
+
+        if importlib.util.find_spec("scipy") is not None:
+            x = torch.zeros(3, device="cuda")
+        if importlib.util.find_spec("triton") is not None:
+            y = torch.zeros(3, device="cuda")
+        """
+    ).lstrip("\n"), select={"CDL101"})) == [("CDL101", 5, 31)]

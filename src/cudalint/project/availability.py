@@ -12,23 +12,24 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, List, Optional
 
-from cudalint.python.optional_facts import optional_facts
+from cudalint.python.optional_facts import optional_facts, requirement_module
 
 MAX_DEPTH = 6
 
 
-def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[str]], text: bytes = b"") -> List[str]:
-    """Module-level functions and names of this module that are true only where a package imports."""
+def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[str]], text: bytes = b"") -> Dict[str, str]:
+    """Module-level functions and names of this module that are true only where a package imports,
+    each with the top-level module it tests ("" when that is not known)."""
     facts = optional_facts()
     if text and not any(word.encode() in text for word in facts.words):
-        return []
+        return {}
     functions: Dict[str, ast.AST] = {}
     assigned: Dict[str, List[ast.AST]] = {}
     _module_level(tree.body, functions, assigned)
     judge = _Judge(facts.queries, resolve, functions, assigned)
-    found = [name for name in functions if judge.function(name)]
-    found += [name for name in assigned if judge.name(name)]
-    return sorted(found)
+    found = {name: judge.function(name) for name in functions}
+    found.update((name, judge.name(name)) for name in assigned)
+    return {name: library for name, library in sorted(found.items()) if library is not None}
 
 
 def _module_level(body, functions, assigned) -> None:
@@ -55,59 +56,70 @@ class _Judge:
         self.assigned = assigned
         self.visiting = set()
 
-    def function(self, name: str, depth: int = 0) -> bool:
+    def function(self, name: str, depth: int = 0) -> Optional[str]:
+        """None: not an availability test; else the module it tests ("" when not known)."""
         node = self.functions.get(name)
         if node is None or ("def", name) in self.visiting or depth > MAX_DEPTH:
-            return False
+            return None
         self.visiting.add(("def", name))
         try:
-            returns = [inner.value for inner in _own_returns(node)]
-            return self._only_when_available(returns, depth)
+            return self._only_when_available([inner.value for inner in _own_returns(node)], depth)
         finally:
             self.visiting.discard(("def", name))
 
-    def name(self, name: str, depth: int = 0) -> bool:
+    def name(self, name: str, depth: int = 0) -> Optional[str]:
         values = self.assigned.get(name)
         if not values or ("name", name) in self.visiting or depth > MAX_DEPTH:
-            return False
+            return None
         self.visiting.add(("name", name))
         try:
             return self._only_when_available(values, depth)
         finally:
             self.visiting.discard(("name", name))
 
-    def _only_when_available(self, values, depth) -> bool:
-        tested = False
+    def _only_when_available(self, values, depth) -> Optional[str]:
+        libraries = set()
         for value in values:
             if value is None or (isinstance(value, ast.Constant) and value.value in (None, False)):
                 continue
-            if not self.test(value, depth + 1):
-                return False
-            tested = True
-        return tested
+            library = self.test(value, depth + 1)
+            if library is None:
+                return None
+            libraries.add(library)
+        if not libraries:
+            return None
+        return libraries.pop() if len(libraries) == 1 else ""
 
-    def test(self, node: ast.AST, depth: int) -> bool:
-        """True only where a package imports."""
+    def test(self, node: ast.AST, depth: int) -> Optional[str]:
+        """True only where a package imports: the module it tests ("" when not known), else None."""
         if depth > MAX_DEPTH:
-            return False
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-            return any(self.test(value, depth + 1) for value in node.values)
+            return None
         if isinstance(node, ast.BoolOp):
-            return all(self.test(value, depth + 1) for value in node.values)
+            found = [self.test(value, depth + 1) for value in node.values]
+            known = {library for library in found if library is not None}
+            if isinstance(node.op, ast.And) and not known or isinstance(node.op, ast.Or) and None in found:
+                return None
+            return known.pop() if len(known) == 1 else ""
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.IsNot, ast.NotEq)):
             other = node.comparators[0]
             if isinstance(other, ast.Constant) and other.value is None:
                 return self.test(node.left, depth + 1)
-            return False
+            return None
         if isinstance(node, ast.Call):
             if self.resolve(node.func) in self.queries:
-                return True
-            if isinstance(node.func, ast.Name) and node.func.id in ("bool",) and len(node.args) == 1:
+                return _queried_library(node)
+            if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1:
                 return self.test(node.args[0], depth + 1)
-            return isinstance(node.func, ast.Name) and self.function(node.func.id, depth + 1)
+            return self.function(node.func.id, depth + 1) if isinstance(node.func, ast.Name) else None
         if isinstance(node, ast.Name):
             return self.name(node.id, depth + 1)
-        return False
+        return None
+
+
+def _queried_library(call: ast.Call) -> str:
+    module = next((kw.value for kw in call.keywords if kw.arg == "module"), None)
+    first = module or (call.args[0] if call.args else None)
+    return requirement_module(first.value if isinstance(first, ast.Constant) else None)
 
 
 def _own_returns(function) -> List[ast.Return]:

@@ -39,7 +39,7 @@ class FileFacts:
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
         self.skips: List[str] = []  # test decorators (functions) that skip unless CUDA is there
         self.exports: Dict[str, str] = {}  # module-level `from x import y as z`: z -> x.y (re-exports)
-        self.availability: List[str] = []  # functions and names true only where a package imports
+        self.availability: Dict[str, str] = {}  # functions and names true only where a package imports -> it
         # Guards and skip helpers that depend on helpers of other modules: function -> [leaves, table], the
         # leaves ("call"|"ref", qualified) and, per combination of their guards, what the function is.
         self.guards_via: Dict[str, list] = {}
@@ -99,7 +99,7 @@ class FileFacts:
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
         facts.skips = list(data.get("skips", []))
         facts.exports = dict(data.get("exports", {}))
-        facts.availability = list(data.get("availability", []))
+        facts.availability = dict(data.get("availability", {}))
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
         facts.guard_constants_via = dict(data.get("guard_constants_via", {}))

@@ -220,10 +220,11 @@ class ProjectIndex:
             return known
         return self.looked_up(facts.guard_constants_via[name], depth)
 
-    def is_availability_test(self, qualified: str) -> bool:
-        """A helper or module constant of the project that is true only where a package imports."""
+    def tested_library(self, qualified: str) -> Optional[str]:
+        """A helper or module constant of the project that is true only where a package imports: the
+        module it tests ("" when not known); None for anything else."""
         found = self.function(qualified)
-        return found is not None and found[0] is not None and found[2] in found[0].availability
+        return found[0].availability.get(found[2]) if found is not None and found[0] is not None else None
 
     def skips_off_cuda(self, qualified: str, depth: int = 0) -> bool:
         """A test decorator (or decorator factory) of the project that skips unless CUDA is there."""

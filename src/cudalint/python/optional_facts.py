@@ -4,9 +4,10 @@ project index (which needs no libcst)."""
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from dataclasses import dataclass
-from typing import FrozenSet
+from typing import FrozenSet, Optional
 
 from cudalint.catalog import rules_dir
 
@@ -34,3 +35,15 @@ class OptionalFacts:
 def optional_facts() -> OptionalFacts:
     data = tomllib.loads((rules_dir() / "optional_code.toml").read_text(encoding="utf-8"))
     return OptionalFacts(**{key: frozenset(value) for key, value in data.items() if isinstance(value, list)})
+
+
+_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def requirement_module(text: Optional[str]) -> str:
+    """The top-level module a query's argument names: "triton.language" -> "triton",
+    "transformer-engine>=0.11" -> "transformer_engine"; "" when there is none."""
+    match = _REQUIREMENT_NAME.match(text) if isinstance(text, str) else None
+    if match is None:
+        return ""
+    return match.group(1).split(".")[0].replace("-", "_").lower()

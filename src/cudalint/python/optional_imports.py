@@ -15,15 +15,19 @@ never runs)", `when_false` the same for the test being false.
 
 from __future__ import annotations
 
-from typing import Optional
+import functools
+from typing import Optional, Tuple
 
 import libcst as cst
 
-from cudalint.python.optional_facts import optional_facts
+from cudalint.python.names import string_value
+from cudalint.python.optional_facts import optional_facts, requirement_module
 from cudalint.python.semantic.guards import UNKNOWN, Guard
 
 MAX_DEPTH = 6
 AVAILABLE = Guard(True, False)
+Tested = Tuple[Guard, str]  # the test's guard, and the library it tests ("" when not known)
+NOTHING: Tested = (UNKNOWN, "")
 
 
 class Availability:
@@ -32,91 +36,104 @@ class Availability:
         self.facts = optional_facts()
         self.memo = {}
 
-    def test(self, node: cst.BaseExpression, scope=None, depth: int = 0) -> Guard:
+    def test(self, node: cst.BaseExpression, scope=None) -> Guard:
+        return self.tested(node, scope)[0]
+
+    def tested(self, node: cst.BaseExpression, scope=None, depth: int = 0) -> Tested:
+        """The test's guard and the library it tests ("" when that is not known)."""
         scope = scope or self.model.scope
         key = (id(node), id(scope))
         if key not in self.memo:
-            self.memo[key] = UNKNOWN  # a cycle through bindings is unknown
-            self.memo[key] = self._test(node, scope, depth) if depth <= MAX_DEPTH else UNKNOWN
+            self.memo[key] = NOTHING  # a cycle through bindings is unknown
+            self.memo[key] = self._test(node, scope, depth) if depth <= MAX_DEPTH else NOTHING
         return self.memo[key]
 
-    def _test(self, node, scope, depth) -> Guard:
+    def _test(self, node, scope, depth) -> Tested:
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-            return self.test(node.expression, scope, depth + 1).negated()
+            guard, library = self.tested(node.expression, scope, depth + 1)
+            return guard.negated(), library
         if isinstance(node, cst.BooleanOperation):
-            left, right = self.test(node.left, scope, depth + 1), self.test(node.right, scope, depth + 1)
+            (left, one), (right, other) = self.tested(node.left, scope, depth + 1), self.tested(node.right, scope, depth + 1)
             if isinstance(node.operator, cst.And):
-                return Guard(left.when_true or right.when_true, left.when_false and right.when_false)
-            return Guard(left.when_true and right.when_true, left.when_false or right.when_false)
+                guard = Guard(left.when_true or right.when_true, left.when_false and right.when_false)
+            else:
+                guard = Guard(left.when_true and right.when_true, left.when_false or right.when_false)
+            libraries = {library for found, library in ((left, one), (right, other)) if found.known}
+            return guard, libraries.pop() if len(libraries) == 1 else ""
         if isinstance(node, cst.NamedExpr):
-            return self.test(node.value, scope, depth + 1)
+            return self.tested(node.value, scope, depth + 1)
         if isinstance(node, cst.Comparison):
             return self._none_comparison(node, scope, depth)
         if isinstance(node, cst.Call):
             return self._call(node, scope, depth)
         if isinstance(node, (cst.Name, cst.Attribute)):
             return self._reference(node, scope, depth)
-        return UNKNOWN
+        return NOTHING
 
-    def _none_comparison(self, node: cst.Comparison, scope, depth) -> Guard:
+    def _none_comparison(self, node: cst.Comparison, scope, depth) -> Tested:
         """`find_spec("triton") is not None` keeps the query's meaning; `is None` turns it round."""
         if len(node.comparisons) != 1:
-            return UNKNOWN
+            return NOTHING
         target = node.comparisons[0]
         for atom, other in ((node.left, target.comparator), (target.comparator, node.left)):
             if _is_none(other):
-                inner = self.test(atom, scope, depth + 1)
+                guard, library = self.tested(atom, scope, depth + 1)
                 if isinstance(target.operator, (cst.IsNot, cst.NotEqual)):
-                    return inner
+                    return guard, library
                 if isinstance(target.operator, (cst.Is, cst.Equal)):
-                    return inner.negated()
-        return UNKNOWN
+                    return guard.negated(), library
+        return NOTHING
 
-    def _call(self, call: cst.Call, scope, depth) -> Guard:
+    def _call(self, call: cst.Call, scope, depth) -> Tested:
         model = self.model
         qualified = model.resolve(call.func, scope)
         if qualified in self.facts.queries:
-            return AVAILABLE
+            return AVAILABLE, _queried_library(call)
         if isinstance(call.func, cst.Name) and call.func.value == "bool" and len(call.args) == 1 and not model.lookup("bool", scope):
-            return self.test(call.args[0].value, scope, depth + 1)
+            return self.tested(call.args[0].value, scope, depth + 1)
         if qualified is not None:
             return self._project(qualified)
         returned = []
         for callee in model.values(call.func, scope, depth + 1):
             inner = model.scopes.get(id(callee.data)) if callee.kind == "func" else None
             if inner is None or not inner.returns:
-                return UNKNOWN
+                return NOTHING
             returned.extend((value, inner) for value, _ in inner.returns)
         return self._only_when_available(returned, depth)
 
-    def _reference(self, node, scope, depth) -> Guard:
+    def _reference(self, node, scope, depth) -> Tested:
         model = self.model
         qualified = model.resolve(node, scope)
         if qualified in self.facts.never_true:
-            return AVAILABLE  # its body never runs
+            return AVAILABLE, ""  # its body never runs
         if qualified is not None:
             return self._project(qualified)
         bindings = model.bindings_of(node, scope)
         if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
-            return UNKNOWN
+            return NOTHING
         return self._only_when_available([(binding.value, binding.context) for binding in bindings], depth)
 
-    def _only_when_available(self, values, depth) -> Guard:
+    def _only_when_available(self, values, depth) -> Tested:
         """Every value is an availability test or False/None, and at least one is a test."""
-        tested = False
+        libraries = set()
         for value, scope in values:
             if _is_false(value):
                 continue
-            if not self.test(value, scope, depth + 1).when_true:
-                return UNKNOWN
-            tested = True
-        return AVAILABLE if tested else UNKNOWN
+            guard, library = self.tested(value, scope, depth + 1)
+            if not guard.when_true:
+                return NOTHING
+            libraries.add(library)
+        if not libraries:
+            return NOTHING
+        return AVAILABLE, libraries.pop() if len(libraries) == 1 else ""
 
-    def _project(self, qualified: str) -> Guard:
+    def _project(self, qualified: str) -> Tested:
         project = self.model.project
-        if project is not None and project.is_own(qualified) and project.is_availability_test(qualified):
-            return AVAILABLE
-        return UNKNOWN
+        if project is not None and project.is_own(qualified):
+            library = project.tested_library(qualified)
+            if library is not None:
+                return AVAILABLE, library
+        return NOTHING
 
     # -- where an import only runs once it can succeed ---------------------------------
     def optional_fields(self, node: cst.CSTNode) -> tuple:
@@ -127,6 +144,16 @@ class Availability:
         if isinstance(node, cst.ClassDef) and self._constructor_requires(node):
             return ("body",)
         return ()
+
+    def off_mac_fields(self, node: cst.CSTNode) -> tuple:
+        """`if is_triton_available(): <kernels>`: where a CUDA-only library (CDL404's list) imports, the
+        host is not a Mac, so those fields never run on one."""
+        if not isinstance(node, cst.If):
+            return ()
+        guard, library = self.tested(node.test)
+        if not guard.known or not library or library not in _cuda_libraries(self.model):
+            return ()
+        return (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
 
     def exits_unless_available(self, node: cst.If, ends_flow) -> bool:
         """`if not _TE_AVAILABLE: raise ModuleNotFoundError(...)`: the rest of the block runs only
@@ -168,3 +195,27 @@ def _is_none(node: Optional[cst.CSTNode]) -> bool:
 
 def _is_false(node: Optional[cst.CSTNode]) -> bool:
     return isinstance(node, cst.Name) and node.value in ("None", "False")
+
+
+def _queried_library(call: cst.Call) -> str:
+    """The top-level module a query names: find_spec("triton.language") -> "triton",
+    RequirementCache("transformer-engine>=0.11") -> "transformer_engine"; "" when not a literal."""
+    module = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "module"), None)
+    first = module or (call.args[0].value if call.args and call.args[0].keyword is None else None)
+    text = string_value(first) if first is not None else None
+    return requirement_module(text)
+
+
+def _cuda_libraries(model) -> frozenset:
+    """The modules CDL404 names (the project index holds them when the run built one)."""
+    if model.project is not None:
+        return frozenset(model.project.cuda_modules)
+    return _catalog_libraries()
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_libraries() -> frozenset:
+    from cudalint.catalog import load_catalog
+
+    catalog = load_catalog()
+    return frozenset(spec["module"] for spec in catalog["CDL404"].match.get("imports", ())) if "CDL404" in catalog else frozenset()

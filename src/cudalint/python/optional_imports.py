@@ -165,6 +165,25 @@ class Availability:
         orelse = isinstance(node.orelse, cst.Else) and ends_flow(node.orelse.body) is not None
         return (found.when_false and body and not orelse) or (found.when_true and orelse and not body)
 
+    # -- code that never runs --------------------------------------------------------
+    def always_skips(self, decorator) -> bool:
+        """`@pytest.mark.skip`, `@pytest.mark.skip(reason=...)`, `@unittest.skip("...")`."""
+        target = decorator.func if isinstance(decorator, cst.Call) else decorator
+        return isinstance(target, (cst.Name, cst.Attribute)) and self.model.resolve(target) in self.facts.always_skip
+
+    def skips_rest(self, line: cst.SimpleStatementLine) -> bool:
+        """A statement that skips the rest of its block whatever the host: `pytest.skip("...")`,
+        `raise unittest.SkipTest(...)`."""
+        for small in line.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                if self.model.resolve(small.value.func) in self.facts.skip_calls:
+                    return True
+            if isinstance(small, cst.Raise) and small.exc is not None:
+                raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+                if self.model.resolve(raised) in self.facts.skip_exceptions:
+                    return True
+        return False
+
     def _constructor_requires(self, node: cst.ClassDef) -> bool:
         """A class whose `__init__` raises unless the library imports: its methods only run on an
         instance, so only where the library is there."""

@@ -172,6 +172,8 @@ class Walker:
 
     def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         model = self.model
+        if self.availability.always_skips(decorator):
+            return True  # `@pytest.mark.skip(reason=...)`: skipped on every host, so off CUDA too
         if isinstance(decorator, (cst.Name, cst.Attribute)) and depth < 3:
             qualified = model.resolve(decorator)
             if qualified is not None and model.project is not None and model.project.is_own(qualified):
@@ -242,6 +244,8 @@ class Walker:
                 ctx.optional_import_depth += 1
         elif kind is cst.Assert and self.block_guards and self.model.guard(node.test).when_true:
             self._guard_rest_of_block()
+        elif kind is cst.SimpleStatementLine and self.block_guards and self.availability.skips_rest(node):
+            self._guard_rest_of_block()  # `pytest.skip(...)` at the top of a test: the rest never runs
 
     def _early_exit_guard(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;

@@ -24,6 +24,7 @@ class OptionalFacts:
     always_skip: FrozenSet[str]  # decorators that skip a test on every host
     skip_calls: FrozenSet[str]  # calls that skip the rest of a test
     skip_exceptions: FrozenSet[str]  # exceptions whose raise skips the rest of a test
+    never_raise: FrozenSet[str] = frozenset()  # calls that never raise without CUDA: no try guards them
 
     @property
     def words(self) -> FrozenSet[str]:

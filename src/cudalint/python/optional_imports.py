@@ -184,6 +184,19 @@ class Availability:
                     return True
         return False
 
+    def cannot_raise(self, body: cst.BaseSuite) -> bool:
+        """A try body whose every call never raises without CUDA (`torch.cuda.empty_cache()`):
+        its handler never runs on a Mac, so the try falls back on nothing there."""
+        calls = []
+        stack = [body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                calls.append(node)
+            if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                stack.extend(node.children)
+        return bool(calls) and all(self.model.resolve(call.func) in self.facts.never_raise for call in calls)
+
     def _constructor_requires(self, node: cst.ClassDef) -> bool:
         """A class whose `__init__` raises unless the library imports: its methods only run on an
         instance, so only where the library is there."""

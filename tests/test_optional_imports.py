@@ -244,3 +244,63 @@ def test_an_available_library_that_macs_have_guards_nothing_else():
             y = torch.zeros(3, device="cuda")
         """
     ).lstrip("\n"), select={"CDL101"})) == [("CDL101", 5, 31)]
+
+
+def test_try_import_helpers_and_flags():
+    assert lint(
+        """
+        def has_apex():
+            try:
+                import apex
+                return True
+            except ImportError:
+                return False
+
+
+        try:
+            import flash_attn
+            HAS_FLASH = True
+        except ImportError:
+            HAS_FLASH = False
+
+        try:
+            import numpy
+            HAS_NUMPY = True
+        except ValueError:
+            HAS_NUMPY = False
+
+        if has_apex():
+            from apex import amp
+        if HAS_FLASH:
+            from flash_attn import flash_attn_func
+        if HAS_NUMPY:
+            import cupy
+        """
+    ) == [("CDL404", 26, 5)]
+
+
+def test_try_import_helper_of_another_module():
+    utils = """
+        def is_apex_available():
+            try:
+                import apex  # noqa: F401
+            except ImportError:
+                return False
+            else:
+                return True
+
+
+        def has_cupy():
+            try:
+                import cupy  # noqa: F401
+                return True
+            except ImportError:
+                return False
+        """
+    user = """
+        from pkg.utils import has_cupy
+
+        if has_cupy():
+            import cupy
+        """
+    assert lint_in_project({"pkg/utils.py": utils, "pkg/user.py": user}, "pkg/user.py") == []

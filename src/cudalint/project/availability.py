@@ -21,12 +21,17 @@ def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[s
     """Module-level functions and names of this module that are true only where a package imports,
     each with the top-level module it tests ("" when that is not known)."""
     facts = optional_facts()
-    if text and not any(word.encode() in text for word in facts.words):
-        return {}
+    if text and not any(word.encode() in text for word in facts.words) and not (b"try" in text and b"True" in text):
+        return {}  # neither a query nor a `try: import ...` with a True in it
     functions: Dict[str, ast.AST] = {}
     assigned: Dict[str, List[ast.AST]] = {}
     _module_level(tree.body, functions, assigned)
     judge = _Judge(facts.queries, resolve, functions, assigned)
+    for statement in tree.body:
+        _scan_trial(statement, judge.trues)
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in statement.body:
+                _scan_trial(inner, judge.trues)
     found = {name: judge.function(name) for name in functions}
     found.update((name, judge.name(name)) for name in assigned)
     return {name: library for name, library in sorted(found.items()) if library is not None}
@@ -55,6 +60,7 @@ class _Judge:
         self.functions = functions
         self.assigned = assigned
         self.visiting = set()
+        self.trues: Dict[int, str] = {}  # id of a `True` set or returned after a guarded import -> the module
 
     def function(self, name: str, depth: int = 0) -> Optional[str]:
         """None: not an availability test; else the module it tests ("" when not known)."""
@@ -82,7 +88,7 @@ class _Judge:
         for value in values:
             if value is None or (isinstance(value, ast.Constant) and value.value in (None, False)):
                 continue
-            library = self.test(value, depth + 1)
+            library = self.trues.get(id(value)) or self.test(value, depth + 1)
             if library is None:
                 return None
             libraries.add(library)
@@ -120,6 +126,37 @@ def _queried_library(call: ast.Call) -> str:
     module = next((kw.value for kw in call.keywords if kw.arg == "module"), None)
     first = module or (call.args[0] if call.args else None)
     return requirement_module(first.value if isinstance(first, ast.Constant) else None)
+
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _scan_trial(statement, into: Dict[int, str]) -> None:
+    """`try: import triton ... HAS_TRITON = True / return True except ImportError: ...`: those Trues
+    hold only where the import succeeded."""
+    if not isinstance(statement, ast.Try) or not any(_catches_import_error(h) for h in statement.handlers):
+        return
+    library = None
+    for node in _in_order(statement.body):
+        if library is None and isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = node.names[0].name if isinstance(node, ast.Import) else (node.module if not node.level else "")
+            library = (module or "").split(".")[0]
+        elif library and isinstance(node, (ast.Return, ast.Assign)) and isinstance(node.value, ast.Constant) and node.value.value is True:
+            into[id(node.value)] = library
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(kind, ast.Name) and kind.id in IMPORT_ERRORS for kind in kinds)
+
+
+def _in_order(body):
+    for node in body:
+        yield node
+        if isinstance(node, ast.If):
+            yield from _in_order(node.body)
 
 
 def _own_returns(function) -> List[ast.Return]:

@@ -35,6 +35,7 @@ class Availability:
         self.model = model
         self.facts = optional_facts()
         self.memo = {}
+        self._trues = None
 
     def test(self, node: cst.BaseExpression, scope=None) -> Guard:
         return self.tested(node, scope)[0]
@@ -114,10 +115,15 @@ class Availability:
         return self._only_when_available([(binding.value, binding.context) for binding in bindings], depth)
 
     def _only_when_available(self, values, depth) -> Tested:
-        """Every value is an availability test or False/None, and at least one is a test."""
+        """Every value is an availability test or False/None, and at least one is a test (a `True`
+        set or returned in a `try:` after an import whose ImportError the try catches is one)."""
         libraries = set()
         for value, scope in values:
             if _is_false(value):
+                continue
+            imported = self._imported_trues().get(id(value))
+            if imported is not None:
+                libraries.add(imported)
                 continue
             guard, library = self.tested(value, scope, depth + 1)
             if not guard.when_true:
@@ -126,6 +132,30 @@ class Availability:
         if not libraries:
             return NOTHING
         return AVAILABLE, libraries.pop() if len(libraries) == 1 else ""
+
+    def _imported_trues(self) -> dict:
+        """id of each `True` assigned or returned after an import in a `try:` that catches its
+        ImportError (module level, and the statements of module-level functions) -> the module."""
+        if self._trues is None:
+            self._trues = {}
+            module = self.model.module_scope.node
+            for statement in module.body:
+                self._scan_trial(statement, self._trues)
+                if isinstance(statement, cst.FunctionDef) and isinstance(statement.body, cst.IndentedBlock):
+                    for inner in statement.body.body:
+                        self._scan_trial(inner, self._trues)
+        return self._trues
+
+    def _scan_trial(self, statement, into: dict) -> None:
+        if not isinstance(statement, cst.Try) or not _catches_import_error(statement):
+            return
+        library = None
+        for line in _statements(statement.body):
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                if library is None and isinstance(small, (cst.Import, cst.ImportFrom)):
+                    library = _imported_module(small)
+                elif library and isinstance(small, (cst.Return, cst.Assign)) and _is_true(small.value):
+                    into[id(small.value)] = library
 
     def _project(self, qualified: str) -> Tested:
         project = self.model.project
@@ -251,3 +281,42 @@ def _catalog_libraries() -> frozenset:
 
     catalog = load_catalog()
     return frozenset(spec["module"] for spec in catalog["CDL404"].match.get("imports", ())) if "CDL404" in catalog else frozenset()
+
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _catches_import_error(node: cst.Try) -> bool:
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+        for kind in kinds:
+            name = kind.value if isinstance(kind, cst.Element) else kind
+            if isinstance(name, cst.Name) and name.value in IMPORT_ERRORS:
+                return True
+    return False
+
+
+def _statements(block: cst.BaseSuite):
+    """The statements of a block in order, into its ifs (not into functions or classes)."""
+    for statement in block.body if isinstance(block, cst.IndentedBlock) else [cst.SimpleStatementLine(block.body)]:
+        yield statement
+        if isinstance(statement, cst.If):
+            yield from _statements(statement.body)
+
+
+def _imported_module(node) -> str:
+    if isinstance(node, cst.Import):
+        target = node.names[0].name
+    elif node.relative or node.module is None:
+        return ""
+    else:
+        target = node.module
+    while isinstance(target, cst.Attribute):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else ""
+
+
+def _is_true(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"

@@ -337,11 +337,13 @@ def build_index(
 ) -> ProjectIndex:
     """Index every .py file and CMake build under `root`; facts of unchanged files come from the cache."""
     from cudalint.python.guard_facts import guard_facts
+    from cudalint.python.optional_facts import optional_facts
 
     guards = guard_facts()  # platform tests and enum members, beside the queries and flags passed in
     root_text = os.path.abspath(str(root))
     # Facts depend on the catalog's guard table and library list too: a cached entry is for both.
-    inputs = [sorted(queries), sorted(flags), sorted(skip_if), sorted(skip_unless), sorted(cuda_modules), repr(guards)]
+    inputs = [sorted(queries), sorted(flags), sorted(skip_if), sorted(skip_unless), sorted(cuda_modules), repr(guards),
+              sorted((key, sorted(value)) for key, value in vars(optional_facts()).items())]
     salt = hashlib.sha256(json.dumps(inputs).encode()).digest()
     cached = _load_cache(cache_dir)
     fresh: Dict[str, Tuple[str, dict]] = {}

@@ -2,9 +2,11 @@
 three folders below a requirements*/ folder of the walked tree (requirements/pytorch/extra.txt),
 at most MAX_FOLDER_REQUIREMENTS of those per walk, never through a link out of the tree."""
 
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cudalint.discover import MAX_FOLDER_REQUIREMENTS, discover
 from cudalint.manifests import in_requirements_folder, manifest_kind
@@ -96,3 +98,15 @@ def test_a_nested_requirements_file_is_checked_in_a_tree(tmp_path, cli):
     done = cli("check", "--no-cache", "--select", "CDL501", ".", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stdout.splitlines()[0].startswith("requirements/pytorch/extra.txt:1:1: CDL501 `flash-attn` runs only on NVIDIA GPUs")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "requirements/pytorch/extra.txt", "requirements/a/b/c.txt", "requirements/a/b/c/d.txt",
+        "requirements-ci/gpu/test.in", "dev-requirements.txt", "docs/test_requirements.in", "deps/notes.txt",
+    ],
+)
+def test_the_pre_commit_files_pattern_follows_nested_requirements(name):
+    hooks = yaml.safe_load((Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert bool(re.search(hooks[0]["files"], name)) == (manifest_kind(name) is not None)

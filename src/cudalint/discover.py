@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from cudalint import manifests
-from cudalint.fileio import UnreadableFile, is_regular, read_regular
+from cudalint.fileio import UnreadableFile, inside, is_regular, read_regular
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+MAX_FOLDER_REQUIREMENTS = 100  # .txt/.in files read as requirements because of their folder, per walk
 
 
 @dataclass(frozen=True)
@@ -126,10 +127,12 @@ def discover(
                 seen.add(key)
                 yield SourceFile(path, display_path(path, cwd), kind_of(path) or manifests.sniff_kind(str(path)))
             continue
-        yield from _walk(os.path.abspath(path), excludes, cwd, seen, include_docs)
+        yield from _walk(os.path.abspath(path), excludes, cwd, seen, include_docs, os.path.abspath(root))
 
 
-def _walk(top: str, excludes: Excludes, cwd: Path, seen: set, include_docs: bool = False) -> Iterator[SourceFile]:
+def _walk(
+    top: str, excludes: Excludes, cwd: Path, seen: set, include_docs: bool = False, root: Optional[str] = None
+) -> Iterator[SourceFile]:
     gitignore = GitIgnore()
     ancestors = [str(folder) for folder in reversed(Path(top).parents)]
     git_root = next((folder for folder in reversed(ancestors) if os.path.exists(os.path.join(folder, ".git"))), None)
@@ -137,6 +140,8 @@ def _walk(top: str, excludes: Excludes, cwd: Path, seen: set, include_docs: bool
         for folder in ancestors[ancestors.index(git_root) :]:
             gitignore.load(folder)
     prefix = str(cwd) + os.sep
+    by_folder = 0  # requirements lists known only by the requirements*/ folder they are in
+    base = root or os.path.dirname(top)  # folders above the project do not make a requirements list
     for folder, dirnames, filenames in os.walk(top):
         gitignore.load(folder)
         kept = []
@@ -148,11 +153,16 @@ def _walk(top: str, excludes: Excludes, cwd: Path, seen: set, include_docs: bool
         dirnames[:] = kept
         for name in sorted(filenames):
             child = os.path.join(folder, name)
-            kind = kind_of(Path(child), include_docs)
+            relative = os.path.relpath(child, base)
+            kind = kind_of(Path(relative), include_docs)
             if kind is None or child in seen or excludes(child) or gitignore.ignored(child, False):
                 continue
             if not is_regular(child) and os.path.exists(child):
                 continue  # a FIFO, device or socket in the tree (a dangling link is reported when read)
+            if kind == "requirements" and manifests.in_requirements_folder(relative):
+                if by_folder >= MAX_FOLDER_REQUIREMENTS or not inside(top, child):
+                    continue  # a folder of thousands of .txt files, or a link out of the tree: not a manifest
+                by_folder += 1
             seen.add(child)
             display = child[len(prefix) :] if child.startswith(prefix) else child
             yield SourceFile(Path(child), display, kind)

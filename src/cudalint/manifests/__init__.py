@@ -28,7 +28,7 @@ __all__ = ["Dependency", "check_manifest", "dependencies", "manifest_kind", "sni
 
 # (kind, globs on the lower-cased file name); the first match wins
 _NAMES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
-    ("requirements", ("requirements*.txt", "requirements*.in", "constraints*.txt")),
+    ("requirements", ("*requirements*.txt", "*requirements*.in", "constraints*.txt")),
     ("pyproject", ("pyproject.toml",)),
     ("setup_py", ("setup.py",)),
     ("setup_cfg", ("setup.cfg",)),
@@ -45,6 +45,8 @@ _NAMES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("makefile", ("makefile", "gnumakefile", "*.mk")),
     ("tox", ("tox.ini",)),
 )
+# How deep below a requirements*/ folder a .txt/.in file is still a requirements list.
+REQUIREMENTS_FOLDER_DEPTH = 3
 # Read only when asked (`--include-docs`): install commands in code blocks.
 DOCS = ("*.md", "*.markdown", "*.rst")
 
@@ -81,10 +83,10 @@ _TORCH_NAMES = ("torch", "pytorch")
 
 
 def manifest_kind(path: str, include_docs: bool = False) -> Optional[str]:
-    """The reader for a file, chosen by its name (and a requirements/ parent folder); None if none."""
+    """The reader for a file, chosen by its name (and a requirements*/ folder above it); None if none."""
     pure = PurePath(path)
     name = pure.name.lower()
-    if pure.parent.name.lower() == "requirements" and re.search(r"\.(txt|in)$", name):
+    if in_requirements_folder(path):
         return "requirements"
     for kind, patterns in _NAMES:
         if any(fnmatchcase(name, pattern) for pattern in patterns):
@@ -92,6 +94,16 @@ def manifest_kind(path: str, include_docs: bool = False) -> Optional[str]:
     if include_docs and any(fnmatchcase(name, pattern) for pattern in DOCS):
         return "docs"
     return None
+
+
+def in_requirements_folder(path: str) -> bool:
+    """A .txt/.in file at most REQUIREMENTS_FOLDER_DEPTH folders below one named requirements*
+    (`requirements/base.txt`, `requirements/pytorch/extra.txt`, `requirements-ci/gpu/test.in`)."""
+    pure = PurePath(path)
+    if not re.search(r"\.(txt|in)$", pure.name.lower()):
+        return False
+    folders = list(pure.parents)[:REQUIREMENTS_FOLDER_DEPTH]
+    return any(fnmatchcase(folder.name.lower(), "requirements*") for folder in folders)
 
 
 def _parse(path: str, text: str, kind: str) -> Tuple[Parsed, ...]:

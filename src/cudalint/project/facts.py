@@ -14,6 +14,7 @@ import itertools
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
+from cudalint.project.availability import availability_tests
 from cudalint.project.reach import _dotted, collect_uses
 from cudalint.python.guard_facts import guard_facts
 
@@ -40,6 +41,7 @@ class FileFacts:
         self.requires: List[str] = []  # functions that raise unless CUDA is there, before they can return
         self.markers: List[str] = []  # test markers that forward their keywords to a marker_reasons function
         self.exports: Dict[str, str] = {}  # module-level `from x import y as z`: z -> x.y (re-exports)
+        self.availability: Dict[str, str] = {}  # functions and names true only where a package imports -> it
         # Guards and skip helpers that depend on helpers of other modules: function -> [leaves, table], the
         # leaves ("call"|"ref", qualified) and, per combination of their guards, what the function is.
         self.guards_via: Dict[str, list] = {}
@@ -84,6 +86,7 @@ class FileFacts:
             "requires": self.requires,
             "markers": self.markers,
             "exports": self.exports,
+            "availability": self.availability,
             "guards_via": self.guards_via,
             "skips_via": self.skips_via,
             "guard_constants_via": self.guard_constants_via,
@@ -102,6 +105,7 @@ class FileFacts:
         facts.requires = list(data.get("requires", []))
         facts.markers = list(data.get("markers", []))
         facts.exports = dict(data.get("exports", {}))
+        facts.availability = dict(data.get("availability", {}))
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
         facts.guard_constants_via = dict(data.get("guard_constants_via", {}))
@@ -627,4 +631,6 @@ def read_facts(
         reader.builds = b"cpp_extension" in text
         words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless, *libraries)}
         reader.guards_possible = any(word in text for word in words)
-    return reader.read(tree)
+    facts = reader.read(tree)
+    facts.availability = availability_tests(tree, reader.resolve, text)
+    return facts

@@ -247,6 +247,12 @@ class ProjectIndex:
         found = self.function(qualified)
         return found is not None and found[0] is not None and found[2] in found[0].markers
 
+    def tested_library(self, qualified: str) -> Optional[str]:
+        """A helper or module constant of the project that is true only where a package imports: the
+        module it tests ("" when not known); None for anything else."""
+        found = self.function(qualified)
+        return found[0].availability.get(found[2]) if found is not None and found[0] is not None else None
+
     def skips_off_cuda(self, qualified: str, depth: int = 0) -> bool:
         """A test decorator (or decorator factory) of the project that skips unless CUDA is there."""
         found = self.function(qualified)
@@ -362,11 +368,13 @@ def build_index(
     `parse(path, bytes)` parses a module whose facts are read (the runner's, which gates the file on the
     same tree); where it gives no tree, the index parses the bytes itself."""
     from cudalint.python.guard_facts import guard_facts
+    from cudalint.python.optional_facts import optional_facts
 
     guards = guard_facts()  # platform tests and enum members, beside the queries and flags passed in
     root_text = os.path.abspath(str(root))
     # Facts depend on the catalog's guard table and library list too: a cached entry is for both.
-    inputs = [sorted(queries), sorted(flags), sorted(skip_if), sorted(skip_unless), sorted(cuda_modules), repr(guards)]
+    inputs = [sorted(queries), sorted(flags), sorted(skip_if), sorted(skip_unless), sorted(cuda_modules), repr(guards),
+              sorted((key, sorted(value)) for key, value in vars(optional_facts()).items())]
     salt = hashlib.sha256(json.dumps(inputs).encode()).digest()
     cached = _load_cache(cache_dir)
     fresh: Dict[str, Tuple[str, dict]] = {}

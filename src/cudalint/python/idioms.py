@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from cudalint.catalog import Rule
-from cudalint.python import op_coverage, project_checks
+from cudalint.python import op_coverage, project_checks, selection_use
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
@@ -221,7 +221,7 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
             "device type collapses to 'cuda' or 'cpu': an 'mps' device becomes 'cpu' (autocast and "
             "friends silently run on CPU); pass the device's own type",
         )
-    else:
+    elif not selection_use.is_not_a_porting_problem(node, ctx):
         ctx.report(
             "CDL104",
             node,

@@ -15,6 +15,7 @@ from typing import Callable, Dict, List, Optional, Tuple, Type
 import libcst as cst
 
 from cudalint.python.context import FileContext
+from cudalint.python.optional_imports import Availability
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -63,6 +64,8 @@ class Walker:
         self.visit_handlers = visit
         self.leave_handlers = leave
         self.block_guards: List[int] = []  # per open block: guards added by early exits
+        self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
+        self.availability = Availability(self.model)
         self.skip_param_names = self.model.guards.facts.skip_param_names
 
     def walk(self, node: cst.CSTNode) -> None:
@@ -73,7 +76,7 @@ class Walker:
         for handler in self.visit_handlers.get(kind, ()):
             handler(node, ctx)
         shielded = self._shielded_fields(node, kind)
-        optional = kind is cst.Try and _catches_import_error(node)
+        optional = self._optional_fields(node, kind)
         for name in child_fields(kind):
             value = getattr(node, name)
             if value is None or isinstance(value, str):
@@ -84,7 +87,7 @@ class Walker:
                 self.model.enter(node)
             ctx.test_depth += test
             ctx.guard_depth += guarded
-            ctx.optional_import_depth += optional and name == "body"
+            ctx.optional_import_depth += name in optional
             if isinstance(value, cst.CSTNode):
                 self.walk(value)
             elif isinstance(value, (list, tuple)):
@@ -93,7 +96,7 @@ class Walker:
                         self.walk(item)
             ctx.test_depth -= test
             ctx.guard_depth -= guarded
-            ctx.optional_import_depth -= optional and name == "body"
+            ctx.optional_import_depth -= name in optional
             if name == "body" and kind in SCOPES:
                 self.model.leave(node)
         for handler in self.leave_handlers.get(kind, ()):
@@ -106,13 +109,14 @@ class Walker:
         model = self.model
         if kind in BRANCHING:
             guard = model.guard(node.test)
-            return (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
+            shielded = (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
+            return shielded or self.availability.off_mac_fields(node)
         if kind is cst.BooleanOperation:
             guard = model.guard(node.left)
             shielded = guard.when_true if isinstance(node.operator, cst.And) else guard.when_false
             return ("right",) if shielded else ()
         if kind is cst.Try:
-            return ("body",) if _has_fallback(node) else ()
+            return ("body",) if _has_fallback(node, model) and not self.availability.cannot_raise(node.body) else ()
         if kind is cst.For:
             return ("body",) if model.guards.loop_off_mac(node.iter, model.scope) else ()
         if kind is cst.Call:
@@ -124,6 +128,14 @@ class Walker:
             skipped = bool(marker) and self._skips_off_cuda(marker[0].value)
             reached = model.project is not None and bool(model.module_name) and model.project.is_cuda_only(model.module_name)
             return ("body",) if skipped or reached else ()
+        return ()
+
+    def _optional_fields(self, node: cst.CSTNode, kind: Type) -> Tuple[str, ...]:
+        """The fields of a node that run only where an optional library imports (or never)."""
+        if kind is cst.Try:
+            return ("body",) if _catches_import_error(node) else ()
+        if kind in (cst.If, cst.ClassDef):
+            return self.availability.optional_fields(node)
         return ()
 
     def _skipped_off_cuda(self, node) -> bool:
@@ -163,6 +175,8 @@ class Walker:
 
     def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         model = self.model
+        if self.availability.always_skips(decorator):
+            return True  # `@pytest.mark.skip(reason=...)`: skipped on every host, so off CUDA too
         if isinstance(decorator, (cst.Name, cst.Attribute)) and depth < 3:
             qualified = model.resolve(decorator)
             if qualified is not None and model.project is not None and model.project.is_own(qualified):
@@ -214,6 +228,7 @@ class Walker:
             ctx.import_depth += 1
         elif kind in BLOCKS:
             self.block_guards.append(0)
+            self.block_optional.append(0)
         elif kind is cst.Lambda:
             self.model.enter(node)
 
@@ -223,15 +238,21 @@ class Walker:
             ctx.import_depth -= 1
         elif kind in BLOCKS:
             ctx.guard_depth -= self.block_guards.pop()
+            ctx.optional_import_depth -= self.block_optional.pop()
         elif kind is cst.Lambda:
             self.model.leave(node)
         elif kind is cst.If and self.block_guards:
             self._early_exit_guard(node)
+            if self.availability.exits_unless_available(node, lambda block: ends_flow(block, self.model)):
+                self.block_optional[-1] += 1
+                ctx.optional_import_depth += 1
         elif kind is cst.Assert and self.block_guards and self.model.guard(node.test).when_true:
             self._guard_rest_of_block()
         elif kind in CALL_STATEMENTS and self.block_guards and isinstance(node.value, cst.Call):
             if self.model.guards.call_requires_cuda(node.value, self.model.scope):  # require_cuda() raises off CUDA
                 self._guard_rest_of_block()
+        elif kind is cst.SimpleStatementLine and self.block_guards and self.availability.skips_rest(node):
+            self._guard_rest_of_block()  # `pytest.skip(...)` at the top of a test: the rest never runs
 
     def _early_exit_guard(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;
@@ -281,10 +302,11 @@ def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:
     return None
 
 
-def _has_fallback(node: cst.Try) -> bool:
-    """`try: <CUDA work> except ...: <another way>`: a handler that neither re-raises nor exits."""
+def _has_fallback(node: cst.Try, model=None) -> bool:
+    """`try: <CUDA work> except ...: <another way>`: a handler that neither re-raises nor exits
+    (`sys.exit(1)` after a message is no other way; skipping the test is one)."""
     for handler in node.handlers:
-        if ends_flow(handler.body) is None:
+        if ends_flow(handler.body, model) in (None, "skip"):
             return True
     return False
 

@@ -1,0 +1,50 @@
+"""rules/optional_code.toml as data: read by the optional-import handling of CDL404 and by the
+project index (which needs no libcst)."""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from dataclasses import dataclass
+from typing import FrozenSet, Optional
+
+from cudalint.catalog import rules_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class OptionalFacts:
+    queries: FrozenSet[str]  # calls truthy only where a package imports
+    never_true: FrozenSet[str]  # names false whenever the program runs (TYPE_CHECKING)
+    always_skip: FrozenSet[str]  # decorators that skip a test on every host
+    skip_calls: FrozenSet[str]  # calls that skip the rest of a test
+    skip_exceptions: FrozenSet[str]  # exceptions whose raise skips the rest of a test
+    never_raise: FrozenSet[str] = frozenset()  # calls that never raise without CUDA: no try guards them
+
+    @property
+    def words(self) -> FrozenSet[str]:
+        """The last part of each query: a file naming none of them has no availability helper."""
+        return frozenset(name.rpartition(".")[2] for name in self.queries)
+
+
+@functools.lru_cache(maxsize=1)
+def optional_facts() -> OptionalFacts:
+    data = tomllib.loads((rules_dir() / "optional_code.toml").read_text(encoding="utf-8"))
+    return OptionalFacts(**{key: frozenset(value) for key, value in data.items() if isinstance(value, list)})
+
+
+_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def requirement_module(text: Optional[str]) -> str:
+    """The top-level module a query's argument names: "triton.language" -> "triton",
+    "transformer-engine>=0.11" -> "transformer_engine"; "" when there is none."""
+    match = _REQUIREMENT_NAME.match(text) if isinstance(text, str) else None
+    if match is None:
+        return ""
+    return match.group(1).split(".")[0].replace("-", "_").lower()

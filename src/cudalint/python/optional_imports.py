@@ -1,0 +1,322 @@
+"""Code that runs only where an optional library imports, or never.
+
+`if is_xformers_available(): import xformers`, `if not is_triton_available(): <stub> else:
+import triton`, `if not _TE_AVAILABLE: raise ModuleNotFoundError(...)` before the import, a class
+whose constructor raises that way, and `if TYPE_CHECKING:` (never true at run time): an import
+there only runs where it succeeds, so it is no porting problem (an import that runs
+unconditionally at module import is). The tests are what names are bound to: the availability
+queries of rules/optional_code.toml (`importlib.util.find_spec`, `RequirementCache`), names bound
+only to those (or to False/None), and helpers, in this file or through the project index, whose
+every return is one.
+
+The answer is a Guard: `when_true` means "if the test is true, the library imports (or the code
+never runs)", `when_false` the same for the test being false.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from cudalint.python.names import string_value
+from cudalint.python.optional_facts import optional_facts, requirement_module
+from cudalint.python.semantic.guards import UNKNOWN, Guard
+
+MAX_DEPTH = 6
+AVAILABLE = Guard(True, False)
+Tested = Tuple[Guard, str]  # the test's guard, and the library it tests ("" when not known)
+NOTHING: Tested = (UNKNOWN, "")
+
+
+class Availability:
+    def __init__(self, model):
+        self.model = model
+        self.facts = optional_facts()
+        self.memo = {}
+        self._trues = None
+
+    def test(self, node: cst.BaseExpression, scope=None) -> Guard:
+        return self.tested(node, scope)[0]
+
+    def tested(self, node: cst.BaseExpression, scope=None, depth: int = 0) -> Tested:
+        """The test's guard and the library it tests ("" when that is not known)."""
+        scope = scope or self.model.scope
+        key = (id(node), id(scope))
+        if key not in self.memo:
+            self.memo[key] = NOTHING  # a cycle through bindings is unknown
+            self.memo[key] = self._test(node, scope, depth) if depth <= MAX_DEPTH else NOTHING
+        return self.memo[key]
+
+    def _test(self, node, scope, depth) -> Tested:
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            guard, library = self.tested(node.expression, scope, depth + 1)
+            return guard.negated(), library
+        if isinstance(node, cst.BooleanOperation):
+            (left, one), (right, other) = self.tested(node.left, scope, depth + 1), self.tested(node.right, scope, depth + 1)
+            if isinstance(node.operator, cst.And):
+                guard = Guard(left.when_true or right.when_true, left.when_false and right.when_false)
+            else:
+                guard = Guard(left.when_true and right.when_true, left.when_false or right.when_false)
+            libraries = {library for found, library in ((left, one), (right, other)) if found.known}
+            return guard, libraries.pop() if len(libraries) == 1 else ""
+        if isinstance(node, cst.NamedExpr):
+            return self.tested(node.value, scope, depth + 1)
+        if isinstance(node, cst.Comparison):
+            return self._none_comparison(node, scope, depth)
+        if isinstance(node, cst.Call):
+            return self._call(node, scope, depth)
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            return self._reference(node, scope, depth)
+        return NOTHING
+
+    def _none_comparison(self, node: cst.Comparison, scope, depth) -> Tested:
+        """`find_spec("triton") is not None` keeps the query's meaning; `is None` turns it round."""
+        if len(node.comparisons) != 1:
+            return NOTHING
+        target = node.comparisons[0]
+        for atom, other in ((node.left, target.comparator), (target.comparator, node.left)):
+            if _is_none(other):
+                guard, library = self.tested(atom, scope, depth + 1)
+                if isinstance(target.operator, (cst.IsNot, cst.NotEqual)):
+                    return guard, library
+                if isinstance(target.operator, (cst.Is, cst.Equal)):
+                    return guard.negated(), library
+        return NOTHING
+
+    def _call(self, call: cst.Call, scope, depth) -> Tested:
+        model = self.model
+        qualified = model.resolve(call.func, scope)
+        if qualified in self.facts.queries:
+            return AVAILABLE, _queried_library(call)
+        if isinstance(call.func, cst.Name) and call.func.value == "bool" and len(call.args) == 1 and not model.lookup("bool", scope):
+            return self.tested(call.args[0].value, scope, depth + 1)
+        if qualified is not None:
+            return self._project(qualified)
+        returned = []
+        for callee in model.values(call.func, scope, depth + 1):
+            inner = model.scopes.get(id(callee.data)) if callee.kind == "func" else None
+            if inner is None or not inner.returns:
+                return NOTHING
+            returned.extend((value, inner) for value, _ in inner.returns)
+        return self._only_when_available(returned, depth)
+
+    def _reference(self, node, scope, depth) -> Tested:
+        model = self.model
+        qualified = model.resolve(node, scope)
+        if qualified in self.facts.never_true:
+            return AVAILABLE, ""  # its body never runs
+        if qualified is not None:
+            return self._project(qualified)
+        bindings = model.bindings_of(node, scope)
+        if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
+            return NOTHING
+        return self._only_when_available([(binding.value, binding.context) for binding in bindings], depth)
+
+    def _only_when_available(self, values, depth) -> Tested:
+        """Every value is an availability test or False/None, and at least one is a test (a `True`
+        set or returned in a `try:` after an import whose ImportError the try catches is one)."""
+        libraries = set()
+        for value, scope in values:
+            if _is_false(value):
+                continue
+            imported = self._imported_trues().get(id(value))
+            if imported is not None:
+                libraries.add(imported)
+                continue
+            guard, library = self.tested(value, scope, depth + 1)
+            if not guard.when_true:
+                return NOTHING
+            libraries.add(library)
+        if not libraries:
+            return NOTHING
+        return AVAILABLE, libraries.pop() if len(libraries) == 1 else ""
+
+    def _imported_trues(self) -> dict:
+        """id of each `True` assigned or returned after an import in a `try:` that catches its
+        ImportError (module level, and the statements of module-level functions) -> the module."""
+        if self._trues is None:
+            self._trues = {}
+            module = self.model.module_scope.node
+            for statement in module.body:
+                self._scan_trial(statement, self._trues)
+                if isinstance(statement, cst.FunctionDef) and isinstance(statement.body, cst.IndentedBlock):
+                    for inner in statement.body.body:
+                        self._scan_trial(inner, self._trues)
+        return self._trues
+
+    def _scan_trial(self, statement, into: dict) -> None:
+        if not isinstance(statement, cst.Try) or not _catches_import_error(statement):
+            return
+        library = None
+        for line in _statements(statement.body):
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                if library is None and isinstance(small, (cst.Import, cst.ImportFrom)):
+                    library = _imported_module(small)
+                elif library and isinstance(small, (cst.Return, cst.Assign)) and _is_true(small.value):
+                    into[id(small.value)] = library
+
+    def _project(self, qualified: str) -> Tested:
+        project = self.model.project
+        if project is not None and project.is_own(qualified):
+            library = project.tested_library(qualified)
+            if library is not None:
+                return AVAILABLE, library
+        return NOTHING
+
+    # -- where an import only runs once it can succeed ---------------------------------
+    def optional_fields(self, node: cst.CSTNode) -> tuple:
+        """The fields of an `if` (or a class) that only run where an optional library imports."""
+        if isinstance(node, cst.If):
+            found = self.test(node.test)
+            return (("body",) if found.when_true else ()) + (("orelse",) if found.when_false else ())
+        if isinstance(node, cst.ClassDef) and self._constructor_requires(node):
+            return ("body",)
+        return ()
+
+    def off_mac_fields(self, node: cst.CSTNode) -> tuple:
+        """`if is_triton_available(): <kernels>`: where a CUDA-only library (CDL404's list) imports, the
+        host is not a Mac, so those fields never run on one."""
+        if not isinstance(node, cst.If):
+            return ()
+        guard, library = self.tested(node.test)
+        if not guard.known or not library or library not in _cuda_libraries(self.model):
+            return ()
+        return (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
+
+    def exits_unless_available(self, node: cst.If, ends_flow) -> bool:
+        """`if not _TE_AVAILABLE: raise ModuleNotFoundError(...)`: the rest of the block runs only
+        where the library imports (so does the rest after `if available: ... else: return`)."""
+        found = self.test(node.test)
+        if not found.known:
+            return False
+        body = ends_flow(node.body) is not None
+        orelse = isinstance(node.orelse, cst.Else) and ends_flow(node.orelse.body) is not None
+        return (found.when_false and body and not orelse) or (found.when_true and orelse and not body)
+
+    # -- code that never runs --------------------------------------------------------
+    def always_skips(self, decorator) -> bool:
+        """`@pytest.mark.skip`, `@pytest.mark.skip(reason=...)`, `@unittest.skip("...")`."""
+        target = decorator.func if isinstance(decorator, cst.Call) else decorator
+        return isinstance(target, (cst.Name, cst.Attribute)) and self.model.resolve(target) in self.facts.always_skip
+
+    def skips_rest(self, line: cst.SimpleStatementLine) -> bool:
+        """A statement that skips the rest of its block whatever the host: `pytest.skip("...")`,
+        `raise unittest.SkipTest(...)`."""
+        for small in line.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                if self.model.resolve(small.value.func) in self.facts.skip_calls:
+                    return True
+            if isinstance(small, cst.Raise) and small.exc is not None:
+                raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+                if self.model.resolve(raised) in self.facts.skip_exceptions:
+                    return True
+        return False
+
+    def cannot_raise(self, body: cst.BaseSuite) -> bool:
+        """A try body whose every call never raises without CUDA (`torch.cuda.empty_cache()`):
+        its handler never runs on a Mac, so the try falls back on nothing there."""
+        calls = []
+        stack = [body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                calls.append(node)
+            if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                stack.extend(node.children)
+        return bool(calls) and all(self.model.resolve(call.func) in self.facts.never_raise for call in calls)
+
+    def _constructor_requires(self, node: cst.ClassDef) -> bool:
+        """A class whose `__init__` raises unless the library imports: its methods only run on an
+        instance, so only where the library is there."""
+        init = next(
+            (item for item in getattr(node.body, "body", ()) if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"),
+            None,
+        )
+        inner = self.model.scopes.get(id(init)) if init is not None else None
+        if inner is None or not isinstance(init.body, cst.IndentedBlock):
+            return False
+        for statement in init.body.body:
+            if isinstance(statement, cst.If) and _raises(statement.body):
+                found = self.test(statement.test, inner)
+                if found.when_false and statement.orelse is None:
+                    return True
+        return False
+
+
+def _raises(block: cst.BaseSuite) -> bool:
+    last = block.body[-1] if block.body else None
+    statements = last.body if isinstance(last, cst.SimpleStatementLine) else ()
+    return bool(statements) and isinstance(statements[-1], cst.Raise)
+
+
+def _is_none(node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _is_false(node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("None", "False")
+
+
+def _queried_library(call: cst.Call) -> str:
+    """The top-level module a query names: find_spec("triton.language") -> "triton",
+    RequirementCache("transformer-engine>=0.11") -> "transformer_engine"; "" when not a literal."""
+    module = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "module"), None)
+    first = module or (call.args[0].value if call.args and call.args[0].keyword is None else None)
+    text = string_value(first) if first is not None else None
+    return requirement_module(text)
+
+
+def _cuda_libraries(model) -> frozenset:
+    """The modules CDL404 names (the project index holds them when the run built one)."""
+    if model.project is not None:
+        return frozenset(model.project.cuda_modules)
+    return _catalog_libraries()
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_libraries() -> frozenset:
+    from cudalint.catalog import load_catalog
+
+    catalog = load_catalog()
+    return frozenset(spec["module"] for spec in catalog["CDL404"].match.get("imports", ())) if "CDL404" in catalog else frozenset()
+
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _catches_import_error(node: cst.Try) -> bool:
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+        for kind in kinds:
+            name = kind.value if isinstance(kind, cst.Element) else kind
+            if isinstance(name, cst.Name) and name.value in IMPORT_ERRORS:
+                return True
+    return False
+
+
+def _statements(block: cst.BaseSuite):
+    """The statements of a block in order, into its ifs (not into functions or classes)."""
+    for statement in block.body if isinstance(block, cst.IndentedBlock) else [cst.SimpleStatementLine(block.body)]:
+        yield statement
+        if isinstance(statement, cst.If):
+            yield from _statements(statement.body)
+
+
+def _imported_module(node) -> str:
+    if isinstance(node, cst.Import):
+        target = node.names[0].name
+    elif node.relative or node.module is None:
+        return ""
+    else:
+        target = node.module
+    while isinstance(target, cst.Attribute):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else ""
+
+
+def _is_true(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"

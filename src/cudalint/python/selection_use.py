@@ -1,0 +1,122 @@
+"""Where a `"cuda" if <available> else "cpu"` selection is no porting problem (CDL104).
+
+- It is not a device: part of a longer string (`f"{'cuda' if on_gpu else 'cpu'}_time_total"`, a
+  profiler sort key), where a device string would end there or go on with `:<index>`.
+- A later binding of the same name adds the Mac's device (`device = "mps" if mps_ok else device`):
+  the selection as a whole ends at mps/cuda/cpu.
+- It only says where `torch.load` puts what it reads (`map_location=`), directly or through a name
+  every use of which is that: loading onto the CPU of a Mac is right, the code that moves the
+  tensors on picks the device.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from cudalint.python.context import FileContext
+from cudalint.python.names import mentions_mac_path, string_value
+
+LOADERS = frozenset({"torch.load"})
+MAX_NODES = 20000  # the largest function body scanned for the uses of a name
+
+
+def is_not_a_porting_problem(node: cst.IfExp, ctx: FileContext) -> bool:
+    return _inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx)
+
+
+def _inside_longer_string(ctx: FileContext) -> bool:
+    stack = ctx.stack
+    if len(stack) < 3:
+        return False
+    holder, outer = stack[-2], stack[-3]
+    if isinstance(holder, cst.FormattedStringExpression) and isinstance(outer, cst.FormattedString):
+        parts = list(outer.parts)
+        at = next(index for index, part in enumerate(parts) if part is holder)
+        before = parts[:at]
+        after = parts[at + 1 :]
+        if before:
+            return True
+        following = after[0] if after else None
+        return isinstance(following, cst.FormattedStringText) and not following.value.startswith(":")
+    if isinstance(holder, cst.BinaryOperation) and isinstance(holder.operator, cst.Add):
+        other = holder.right if holder.left is stack[-1] else holder.left
+        text = string_value(other)
+        return text is not None and not (holder.left is stack[-1] and text.startswith(":"))
+    return False
+
+
+def _bound_name(ctx: FileContext) -> Optional[str]:
+    holder = ctx.stack[-2] if len(ctx.stack) >= 2 else None
+    if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
+        return holder.targets[0].target.value
+    if isinstance(holder, cst.AnnAssign) and isinstance(holder.target, cst.Name):
+        return holder.target.value
+    return None
+
+
+def _overridden_for_mac(node: cst.IfExp, ctx: FileContext) -> bool:
+    name = _bound_name(ctx)
+    if name is None:
+        return False
+    return any(
+        binding.kind == "assign" and binding.value is not None and binding.value is not node and mentions_mac_path(binding.value)
+        for binding in ctx.model.lookup(name)
+    )
+
+
+def _loads_only(node: cst.IfExp, ctx: FileContext) -> bool:
+    stack = ctx.stack
+    if len(stack) >= 3 and _is_map_location(stack[-2], stack[-3], ctx):
+        return True
+    name = _bound_name(ctx)
+    if name is None:
+        return False
+    uses = _uses(ctx.model.scope.node, name, ctx.stack[-2])
+    return bool(uses) and all(_is_map_location(arg, call, ctx) for _, arg, call in uses)
+
+
+def _is_map_location(arg, call, ctx: FileContext) -> bool:
+    return (
+        isinstance(arg, cst.Arg)
+        and arg.keyword is not None
+        and arg.keyword.value == "map_location"
+        and isinstance(call, cst.Call)
+        and ctx.model.resolve(call.func) in LOADERS
+    )
+
+
+def _uses(scope_node: cst.CSTNode, name: str, after: cst.CSTNode) -> List[tuple]:
+    """(name node, parent, grandparent) of each read of `name` that comes after the statement
+    `after` in a function or module body, not in the functions, classes and lambdas inside it;
+    assignment targets, attribute names and keywords are not reads."""
+    body = scope_node.body if isinstance(scope_node, (cst.FunctionDef, cst.Module)) else None
+    if body is None:
+        return [(None, None, None)]  # unknown: a use we cannot see
+    found = []
+    children = body.children if isinstance(body, cst.CSTNode) else list(body)
+    stack = [(child, None, None) for child in reversed(children)]
+    seen, reached = 0, False
+    while stack:
+        node, parent, grand = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            return [(None, None, None)]
+        if node is after:
+            reached = True
+            continue
+        if isinstance(node, cst.Name) and node.value == name:
+            if reached:
+                found.append((node, parent, grand))
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.AssignTarget)):
+            continue
+        if isinstance(node, cst.Attribute):
+            children = [node.value]  # `x.device`: the attribute's name is no read
+        elif isinstance(node, cst.Arg):
+            children = [node.value]  # `f(device=x)`: nor is a keyword
+        else:
+            children = node.children
+        stack.extend((child, node, parent) for child in reversed(children))
+    return found

@@ -1,0 +1,306 @@
+"""CDL404 on imports that run only where the library imports: availability tests (find_spec,
+RequirementCache, helpers returning one, in the file or through the project index), early exits
+on them, constructors that raise without the library, and `if TYPE_CHECKING:`."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+SETUP = "from setuptools import setup\nsetup(name='pkg')\n"
+
+
+def lint(text, **options):
+    return triples(findings_of(textwrap.dedent(text).lstrip("\n"), select={"CDL404", "CDL407"}, **options))
+
+
+def lint_in_project(files, path):
+    files = {"setup.py": SETUP, "pkg/__init__.py": "", **{k: textwrap.dedent(v).lstrip("\n") for k, v in files.items()}}
+    text = files.pop(path)
+    return triples(findings_of(text, path=path, select={"CDL404", "CDL407"}, project_files=files))
+
+
+def test_find_spec_helper_of_the_same_file_and_its_else_branch():
+    assert lint(
+        """
+        import importlib.util
+
+
+        def is_triton_available():
+            return importlib.util.find_spec("triton") is not None
+
+
+        if not is_triton_available():
+            def kernel(x):
+                return None
+        else:
+            import triton
+            import triton.language as tl
+
+        if is_triton_available():
+            from triton import jit
+        import triton
+        """
+    ) == [("CDL404", 17, 1)]
+
+
+def test_the_branch_where_the_library_is_missing_is_still_reported():
+    assert lint(
+        """
+        import importlib.util
+
+        if importlib.util.find_spec("xformers") is None:
+            import xformers
+        if not importlib.util.find_spec("cupy"):
+            import cupy
+        """
+    ) == [("CDL404", 4, 5), ("CDL404", 6, 5)]
+
+
+def test_a_name_bound_only_to_a_test_or_false():
+    assert lint(
+        """
+        import importlib.util
+
+        _xformers = importlib.util.find_spec("xformers") is not None
+        if _xformers:
+            try:
+                check()
+            except ValueError:
+                _xformers = False
+        if _xformers:
+            import xformers.ops
+        maybe = importlib.util.find_spec("xformers") is not None
+        maybe = True
+        if maybe:
+            import xformers
+        """
+    ) == [("CDL404", 14, 5)]
+
+
+def test_requirement_cache_and_an_early_raise():
+    assert lint(
+        """
+        from lightning_utilities.core.imports import RequirementCache
+
+        _TE_AVAILABLE = RequirementCache("transformer_engine>=0.11.0")
+
+
+        def make():
+            if not _TE_AVAILABLE:
+                raise ModuleNotFoundError(str(_TE_AVAILABLE))
+            from transformer_engine.common.recipe import DelayedScaling
+            return DelayedScaling()
+
+
+        def other():
+            if not _TE_AVAILABLE:
+                print("missing")
+            import transformer_engine
+        """
+    ) == [("CDL404", 16, 5)]
+
+
+def test_methods_of_a_class_whose_constructor_requires_the_library():
+    assert lint(
+        """
+        from lightning_utilities.core.imports import RequirementCache
+
+        _TE = RequirementCache("transformer_engine")
+
+
+        class Plugin:
+            def __init__(self):
+                if not _TE:
+                    raise ModuleNotFoundError(str(_TE))
+
+            def layers(self):
+                import transformer_engine.pytorch as te
+                return te.Linear
+
+
+        class Other:
+            def __init__(self):
+                if not _TE:
+                    self.fallback = True
+
+            def layers(self):
+                import transformer_engine.pytorch as te
+                return te.Linear
+        """
+    ) == [("CDL404", 22, 9)]
+
+
+def test_type_checking_imports_never_run():
+    assert lint(
+        """
+        from typing import TYPE_CHECKING
+        import typing
+
+        if TYPE_CHECKING:
+            from transformer_engine.common.recipe import DelayedScaling
+        if typing.TYPE_CHECKING:
+            import cupy
+        else:
+            import flash_attn
+        if not TYPE_CHECKING:
+            import xformers
+        """
+    ) == [("CDL404", 9, 5), ("CDL404", 11, 5)]
+
+
+def test_a_name_that_merely_looks_like_type_checking_is_no_test():
+    assert lint(
+        """
+        TYPE_CHECKING = True
+        if TYPE_CHECKING:
+            import cupy
+        """
+    ) == [("CDL404", 3, 5)]
+
+
+def test_availability_helpers_of_another_module_through_the_project_index():
+    utils = """
+        import importlib.util
+
+
+        def is_triton_available():
+            return importlib.util.find_spec("triton") is not None
+
+
+        _xformers_available = importlib.util.find_spec("xformers") is not None
+        if _xformers_available:
+            try:
+                import importlib.metadata
+                importlib.metadata.version("xformers")
+            except Exception:
+                _xformers_available = False
+
+
+        def is_xformers_available():
+            return _xformers_available
+
+
+        def is_anything_available():
+            return True
+        """
+    kernels = """
+        from pkg.utils import is_anything_available, is_triton_available, is_xformers_available
+
+        if not is_triton_available():
+            def kernel(x):
+                return None
+        else:
+            import triton
+
+        if is_xformers_available():
+            import xformers
+            import xformers.ops
+        else:
+            xformers = None
+
+        if is_anything_available():
+            import cupy
+        """
+    assert lint_in_project({"pkg/utils.py": utils, "pkg/kernels.py": kernels}, "pkg/kernels.py") == [("CDL404", 16, 5)]
+
+
+def test_code_that_runs_only_where_a_cuda_only_library_imports_never_runs_on_a_mac():
+    kernels = """
+        import torch
+        from pkg.utils import is_triton_available
+
+        if not is_triton_available():
+            def quantize(x):
+                return None
+        else:
+            import triton
+
+            def quantize(x):
+                assert x.is_cuda
+                return torch.empty(x.shape, device="cuda")
+        """
+    utils = """
+        import importlib.util
+
+
+        def is_triton_available():
+            return importlib.util.find_spec("triton") is not None
+        """
+    files = {"pkg/utils.py": utils, "pkg/kernels.py": kernels, "setup.py": SETUP, "pkg/__init__.py": ""}
+    files = {k: textwrap.dedent(v).lstrip("\n") for k, v in files.items()}
+    text = files.pop("pkg/kernels.py")
+    assert triples(findings_of(text, path="pkg/kernels.py", project_files=files)) == []
+
+
+def test_an_available_library_that_macs_have_guards_nothing_else():
+    assert triples(findings_of(textwrap.dedent(
+        """
+        import importlib.util
+        import torch
+
+        if importlib.util.find_spec("scipy") is not None:
+            x = torch.zeros(3, device="cuda")
+        if importlib.util.find_spec("triton") is not None:
+            y = torch.zeros(3, device="cuda")
+        """
+    ).lstrip("\n"), select={"CDL101"})) == [("CDL101", 5, 31)]
+
+
+def test_try_import_helpers_and_flags():
+    assert lint(
+        """
+        def has_apex():
+            try:
+                import apex
+                return True
+            except ImportError:
+                return False
+
+
+        try:
+            import flash_attn
+            HAS_FLASH = True
+        except ImportError:
+            HAS_FLASH = False
+
+        try:
+            import numpy
+            HAS_NUMPY = True
+        except ValueError:
+            HAS_NUMPY = False
+
+        if has_apex():
+            from apex import amp
+        if HAS_FLASH:
+            from flash_attn import flash_attn_func
+        if HAS_NUMPY:
+            import cupy
+        """
+    ) == [("CDL404", 26, 5)]
+
+
+def test_try_import_helper_of_another_module():
+    utils = """
+        def is_apex_available():
+            try:
+                import apex  # noqa: F401
+            except ImportError:
+                return False
+            else:
+                return True
+
+
+        def has_cupy():
+            try:
+                import cupy  # noqa: F401
+                return True
+            except ImportError:
+                return False
+        """
+    user = """
+        from pkg.utils import has_cupy
+
+        if has_cupy():
+            import cupy
+        """
+    assert lint_in_project({"pkg/utils.py": utils, "pkg/user.py": user}, "pkg/user.py") == []

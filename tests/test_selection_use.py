@@ -1,0 +1,68 @@
+"""CDL104 stays quiet where a `"cuda" if available else "cpu"` selection is no porting problem:
+not a device (part of a longer string), followed by an MPS override of the same name, or only
+torch.load's map_location; everywhere else it is reported."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+
+def lint(text):
+    return triples(findings_of(textwrap.dedent(text).lstrip("\n"), select={"CDL104"}))
+
+
+def test_part_of_a_longer_string_is_not_a_device():
+    assert lint(
+        """
+        import torch
+
+        on_gpu = torch.cuda.is_available()
+        key = f"{'cuda' if on_gpu else 'cpu'}_time_total"
+        name = "self_" + ("cuda" if on_gpu else "cpu")
+        device = f"{'cuda' if on_gpu else 'cpu'}:{0}"
+        other = f"{'cuda' if on_gpu else 'cpu'}"
+        """
+    ) == [("CDL104", 6, 13), ("CDL104", 7, 12)]
+
+
+def test_an_mps_override_of_the_same_name_completes_the_selection():
+    assert lint(
+        """
+        import torch
+
+        torch_device = "cuda" if torch.cuda.is_available() else "cpu"
+        if hasattr(torch.backends, "mps"):
+            torch_device = "mps" if torch.backends.mps.is_available() else torch_device
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        other = "mps" if torch.backends.mps.is_available() else "cpu"
+        """
+    ) == [("CDL104", 7, 10)]
+
+
+def test_only_a_map_location_of_torch_load():
+    assert lint(
+        """
+        import torch
+
+
+        def load(path, device=None):
+            if device is None:
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+                checkpoint = torch.load(path, map_location=device)
+            else:
+                checkpoint = torch.load(path, map_location=device)
+            return checkpoint
+
+
+        def direct(path):
+            return torch.load(path, map_location="cuda" if torch.cuda.is_available() else "cpu")
+
+
+        def load_and_move(path, model):
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            state = torch.load(path, map_location=device)
+            model.load_state_dict(state)
+            return model.to(device)
+        """
+    ) == [("CDL104", 18, 14)]

@@ -1,0 +1,83 @@
+"""A try/except guards CUDA work only where it falls back: a handler that takes another way (not
+one that reports and exits or re-raises), around a call that can raise off CUDA at all."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+
+def lint(text, select=("CDL201", "CDL202", "CDL203")):
+    return triples(findings_of(textwrap.dedent(text).lstrip("\n"), select=set(select)))
+
+
+def test_a_handler_that_falls_back_guards_the_body():
+    assert lint(
+        """
+        import torch
+
+        try:
+            torch.cuda.synchronize()
+        except RuntimeError:
+            pass
+        """
+    ) == []
+
+
+def test_a_handler_that_only_reports_and_exits_is_no_fallback():
+    assert lint(
+        """
+        import sys
+
+        import torch
+
+        try:
+            torch.cuda.synchronize()
+        except RuntimeError as error:
+            print(f"no GPU: {error}")
+            sys.exit(1)
+        try:
+            torch.cuda.synchronize()
+        except RuntimeError:
+            print("no GPU")
+            raise
+        """
+    ) == [("CDL201", 6, 5), ("CDL201", 11, 5)]
+
+
+def test_a_call_that_never_raises_off_cuda_is_not_guarded_by_a_try():
+    assert lint(
+        """
+        import torch
+
+        try:
+            torch.cuda.empty_cache()
+        except RuntimeError as exception:
+            if "out of memory" not in str(exception):
+                raise
+        try:
+            torch.cuda.manual_seed_all(0)
+        except Exception:
+            pass
+        try:
+            torch.cuda.empty_cache()
+            torch.cuda.synchronize()
+        except RuntimeError:
+            pass
+        """
+    ) == [("CDL202", 4, 5), ("CDL203", 9, 5)]
+
+
+def test_skipping_the_test_in_the_handler_is_a_way_out_off_cuda():
+    assert lint(
+        """
+        import pytest
+        import torch
+
+
+        def test_sync():
+            try:
+                torch.cuda.synchronize()
+            except RuntimeError:
+                pytest.skip("needs CUDA")
+        """
+    ) == []

@@ -360,6 +360,12 @@ def _parse(data: bytes, path: str) -> Optional[ast.Module]:
         return None
 
 
+def _stable_table(facts) -> list:
+    """A catalog table of name sets in one order in every process (a set's repr follows string hashing,
+    which differs per process, and a salt built from it would never match the next run's)."""
+    return sorted((key, sorted(value)) for key, value in vars(facts).items())
+
+
 def build_index(
     root: Path, cuda_modules: Iterable[str], queries, flags, cache_dir: Optional[Path] = None, skip_if=(), skip_unless=(),
     parse: Optional[Callable[[str, bytes], Optional[ast.Module]]] = None,
@@ -373,8 +379,8 @@ def build_index(
     guards = guard_facts()  # platform tests and enum members, beside the queries and flags passed in
     root_text = os.path.abspath(str(root))
     # Facts depend on the catalog's guard table and library list too: a cached entry is for both.
-    inputs = [sorted(queries), sorted(flags), sorted(skip_if), sorted(skip_unless), sorted(cuda_modules), repr(guards),
-              sorted((key, sorted(value)) for key, value in vars(optional_facts()).items())]
+    inputs = [sorted(queries), sorted(flags), sorted(skip_if), sorted(skip_unless), sorted(cuda_modules),
+              _stable_table(guards), _stable_table(optional_facts())]
     salt = hashlib.sha256(json.dumps(inputs).encode()).digest()
     cached = _load_cache(cache_dir)
     fresh: Dict[str, Tuple[str, dict]] = {}

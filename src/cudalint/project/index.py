@@ -50,6 +50,7 @@ class ProjectIndex:
     _requiring: Optional[frozenset] = None
     _chains: Dict[str, Optional[List[str]]] = field(default_factory=dict)
     _libraries: Dict[str, Optional[str]] = field(default_factory=dict)
+    _importing: Dict[str, bool] = field(default_factory=dict)  # path -> imports_cuda_library(path)
 
     # -- queries ------------------------------------------------------------------------
     @property
@@ -140,11 +141,13 @@ class ProjectIndex:
 
     def imports_cuda_library(self, path: str) -> bool:
         """The module at `path` imports a CUDA-only library at module level, unguarded."""
-        facts = self.facts.get(path)
-        return facts is not None and any(
-            not guarded and self._cuda_library(module) is not None and not self.is_own(module)
-            for module, _, _, guarded in facts.imports
-        )
+        if path not in self._importing:
+            facts = self.facts.get(path)
+            self._importing[path] = facts is not None and any(
+                not guarded and self._cuda_library(module) is not None and not self.is_own(module)
+                for module, _, _, guarded in facts.imports
+            )
+        return self._importing[path]
 
     def _cuda_library(self, module: str) -> Optional[str]:
         if module not in self._libraries:

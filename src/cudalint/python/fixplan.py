@@ -407,7 +407,7 @@ def _regions(module: cst.Module, positions) -> Tuple[List[Tuple[int, int]], list
     names: set = set()  # every name the code binds or reads (not keyword-argument names or attributes)
     skip: set = set()
 
-    from cudalint.python.visitor import child_fields  # the walk's fields: `children` would rebuild every node
+    from cudalint.python.children import child_fields  # the walk's fields: `children` would rebuild every node
 
     stack: List[cst.CSTNode] = [module]  # read-only, without libcst's rebuilding traversal
     while stack:

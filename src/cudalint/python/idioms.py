@@ -17,6 +17,7 @@ import libcst as cst
 
 from cudalint.catalog import Rule
 from cudalint.python import op_coverage, project_checks, selection_use
+from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
@@ -452,7 +453,7 @@ def _calls_in(body) -> List[cst.Call]:
             continue
         if isinstance(node, cst.Call):
             found.append(node)
-        stack.extend(node.children)
+        stack.extend(code_children(node))
     return found
 
 

@@ -25,6 +25,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from cudalint.catalog import Rule
+from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
@@ -341,7 +342,7 @@ def _attribute_names(ctx: FileContext) -> set:
             node = stack.pop()
             if isinstance(node, cst.Attribute):
                 names.add(node.attr.value)
-            stack.extend(node.children)
+            stack.extend(code_children(node))
         ctx.check_state["fix-attribute-names"] = names
     return names
 

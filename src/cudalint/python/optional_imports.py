@@ -20,6 +20,7 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
+from cudalint.python.children import code_children
 from cudalint.python.names import string_value
 from cudalint.python.optional_facts import optional_facts, requirement_module
 from cudalint.python.semantic.guards import UNKNOWN, Guard
@@ -224,7 +225,7 @@ class Availability:
             if isinstance(node, cst.Call):
                 calls.append(node)
             if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                stack.extend(node.children)
+                stack.extend(code_children(node))
         return bool(calls) and all(self.model.resolve(call.func) in self.facts.never_raise for call in calls)
 
     def _constructor_requires(self, node: cst.ClassDef) -> bool:

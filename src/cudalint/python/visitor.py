@@ -7,13 +7,12 @@ code only runs on a CUDA host — so no check walks the tree by itself.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections import defaultdict
 from typing import Callable, Dict, List, Optional, Tuple, Type
 
 import libcst as cst
 
+from cudalint.python.children import child_fields
 from cudalint.python.context import FileContext
 from cudalint.python.optional_imports import Availability
 
@@ -21,30 +20,11 @@ Handler = Callable[[cst.CSTNode, FileContext], None]
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
-# Fields that hold only layout (whitespace, brackets, commas, operators): no check reads them as nodes.
-TRIVIA_FIELDS = frozenset(
-    {
-        "lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace", "comma", "dot", "semicolon", "colon",
-        "equal", "operator", "newline", "header", "footer", "leading_lines", "lines_after_decorators",
-        "trailing_whitespace", "relative", "asynchronous", "star_tok", "first_line",
-    }
-)  # fmt: skip
 BRANCHING = (cst.If, cst.IfExp, cst.While)
 SCOPES = (cst.FunctionDef, cst.ClassDef)
 SCOPE_OPENS = {cst.FunctionDef: "params", cst.ClassDef: "body"}  # parameters bind in the function's scope
 BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
 CALL_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign)  # statements whose value may be a call that raises off CUDA
-
-
-@functools.lru_cache(maxsize=None)
-def child_fields(kind: Type[cst.CSTNode]) -> Tuple[str, ...]:
-    """The fields of a node class that can hold child nodes, in declaration order (which for
-    libcst's classes follows the source where it matters: test before body before orelse)."""
-    return tuple(
-        field.name
-        for field in dataclasses.fields(kind)
-        if field.name not in TRIVIA_FIELDS and not field.name.startswith("whitespace")
-    )
 
 
 class Walker:

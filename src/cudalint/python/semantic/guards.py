@@ -13,10 +13,11 @@ to any of those, and local functions that return them — combined through `not`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional
 
 import libcst as cst
 
+from cudalint.python.children import code_children
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.names import dotted, string_value
 
@@ -152,7 +153,7 @@ class GuardEvaluator:
                     if binding.value is None or not self._about_host(binding.value, scope, depth + 1):
                         return False
                 continue
-            stack.extend(node.children)
+            stack.extend(code_children(node))
         return True
 
     def loop_off_mac(self, iterable: cst.BaseExpression, scope: "Scope") -> bool:
@@ -410,7 +411,7 @@ def _may_return(statement: cst.CSTNode) -> bool:
             return True
         if node is not statement and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(node.children)
+        stack.extend(code_children(node))
     return False
 
 

@@ -1,0 +1,46 @@
+"""The child nodes of a libcst node that can hold code, read straight from its fields.
+
+libcst's `children` property rebuilds the node through a visitor to collect them, which costs more
+than the walk itself; the walk, fix planning and the subtree searches of the checks read these
+fields instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import List, Tuple, Type
+
+import libcst as cst
+
+# Fields that hold only layout (whitespace, brackets, commas, operators): no check reads them as nodes.
+TRIVIA_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace", "comma", "dot", "semicolon", "colon",
+        "equal", "operator", "newline", "header", "footer", "leading_lines", "lines_after_decorators",
+        "trailing_whitespace", "relative", "asynchronous", "star_tok", "first_line",
+    }
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=None)
+def child_fields(kind: Type[cst.CSTNode]) -> Tuple[str, ...]:
+    """The fields of a node class that can hold child nodes, in declaration order (which for
+    libcst's classes follows the source where it matters: test before body before orelse)."""
+    return tuple(
+        field.name
+        for field in dataclasses.fields(kind)
+        if field.name not in TRIVIA_FIELDS and not field.name.startswith("whitespace")
+    )
+
+
+def code_children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The node's children that can hold code, in source order."""
+    found: List[cst.CSTNode] = []
+    for name in child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(item for item in value if isinstance(item, cst.CSTNode))
+    return found

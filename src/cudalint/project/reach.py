@@ -82,6 +82,7 @@ class _Uses:
         self.mentions: Dict[Tuple[str, Guarded, str], None] = {}  # strings naming a module (or "pkg.ops.*_op"), where
         self.conditions: List[list] = []
         self.condition_of: Dict[int, Optional[int]] = {}  # id(test) -> its index in conditions
+        self.guard_of: Dict[int, Tuple[bool, bool]] = {}  # id(test) -> the reader's answer (an if asks for both arms)
 
     def run(self, tree: ast.Module) -> None:
         self._block(tree.body, (), "", None)
@@ -95,7 +96,10 @@ class _Uses:
         self._finish()
 
     def _guard(self, test: ast.AST, function) -> Tuple[bool, bool]:
-        return self.reader._guard(test, function)
+        key = id(test)
+        if key not in self.guard_of:
+            self.guard_of[key] = self.reader._guard(test, function)
+        return self.guard_of[key]
 
     def _under(self, guarded: Guarded, test: ast.AST, polarity: bool, function) -> Guarded:
         """Where code sits that runs only when `test` is `polarity`, inside code that sits at `guarded`."""

@@ -111,3 +111,30 @@ def test_none_on_a_mac_is_no_count():
     """
     # on a Mac `index == 0` is false, so the else branch runs there
     assert lint(source, {"CDL102"}) == [("CDL102", 9, 18)]
+
+
+def test_a_test_first_met_deep_in_another_question_is_answered_in_full():
+    # `module`'s bindings lead back to the guard of line 13 from deep inside the test of line 14;
+    # what was worked out there with little depth left is not the answer for line 13 itself
+    source = """
+    import torch
+
+
+    def place(module, name, device, value=None):
+        for part in name.split("."):
+            module = getattr(module, part)
+        if value is not None:
+            device = value.device
+        old = getattr(module, name)
+        if value is not None or old.device != torch.device(device):
+            if module.weight is not None and str(module.weight.device) != "meta":
+                index = torch.device(device).index if torch.device(device).type == "cuda" else None
+                if not module.ready and index is not None:
+                    if module.bias is not None and module.bias.device.type != "meta":
+                        module = module.cuda(index)
+                    elif module.bias is None:
+                        module = module.cuda(index)
+                module = module.cuda(index)
+        return module
+    """
+    assert lint(source, {"CDL102"}) == [("CDL102", 18, 29)]

@@ -49,7 +49,8 @@ class GuardEvaluator:
     def __init__(self, model: "SemanticModel"):
         self.model = model
         self.facts = guard_facts()
-        self.memo = {}
+        self.memo = {}  # (id(test), id(scope)) -> (guard, the depth it was worked out at)
+        self.pending = set()  # the tests (and ids of bindings) being worked out now
         self.binding_memo = {}
         self.raises_memo = {}  # id(function) -> it raises off CUDA before it can return
         self.none_on_mac = set()  # (id(node), id(scope)) of the references that are None on every Mac
@@ -57,22 +58,29 @@ class GuardEvaluator:
     def guard(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Guard:
         key = (id(test), id(scope))
         cached = self.memo.get(key)
-        if cached is not None:
-            return cached
-        if depth > MAX_DEPTH:
-            return UNKNOWN
-        self.memo[key] = UNKNOWN  # a cycle through bindings is unknown
+        if cached is not None and cached[1] <= depth:  # worked out with at least this much depth left
+            return cached[0]
+        if depth > MAX_DEPTH or key in self.pending:
+            return UNKNOWN  # too deep, or a cycle through bindings
+        self.pending.add(key)
         found = self._guard(test, scope, depth)
-        self.memo[key] = found
+        self.pending.discard(key)
+        self.memo[key] = (found, depth)
         return found
 
     def binding_off_mac(self, binding: "Binding", depth: int = 0) -> bool:
         """A binding under `if torch.cuda.is_available():` only happens on a host that is not a Mac."""
         key = id(binding)
-        if key not in self.binding_memo:
-            self.binding_memo[key] = False
-            self.binding_memo[key] = self.conditions_off_mac(binding.conditions, binding.context, depth)
-        return self.binding_memo[key]
+        cached = self.binding_memo.get(key)
+        if cached is not None and cached[1] <= depth:
+            return cached[0]
+        if key in self.pending:
+            return False
+        self.pending.add(key)
+        found = self.conditions_off_mac(binding.conditions, binding.context, depth)
+        self.pending.discard(key)
+        self.binding_memo[key] = (found, depth)
+        return found
 
     def conditions_off_mac(self, conditions, scope: "Scope", depth: int = 0) -> bool:
         for test, polarity in conditions:

@@ -231,7 +231,8 @@ def test_a_name_that_is_none_on_every_mac_is_a_guard():
             if other is not None:
                 torch.cuda.current_stream().wait_stream(other)
     """
-    assert lint(source, select={"CDL305"}) == [("CDL305", 9, 13), ("CDL305", 16, 13)]
+    # `other` is None on a Mac too: there the CUDA stream it would hold raises where it is made (line 9)
+    assert lint(source, select={"CDL305"}) == [("CDL305", 9, 13)]
 
 
 def test_a_constant_bound_to_a_helper_of_another_module():

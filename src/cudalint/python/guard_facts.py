@@ -31,6 +31,7 @@ class GuardFacts:
     marker_reasons: FrozenSet[str] = frozenset()  # functions that read those keywords (a marker forwards to one)
     off_mac_device_types: FrozenSet[str] = frozenset({"cuda"})  # device types no Mac has
     off_mac_backends: FrozenSet[str] = frozenset()  # communication backends no Mac has (nccl)
+    cuda_only_results: FrozenSet[str] = frozenset()  # calls that raise off CUDA: their result never exists on a Mac
 
     def names_off_mac_device(self, text) -> bool:
         """"cuda", "cuda:1", "hpu", "nccl": a device (type) or communication backend string no Mac has."""

@@ -9,7 +9,8 @@ Kinds of match, each a list of entries in the rule's TOML:
     methods     `.name(...)` called on a value that is not a module (with `unless_forwarding`,
                 not inside a method of the same name, which forwards the call)
     attributes  `.name` read on a value that is not a module, outside if-tests
-    arguments   an argument value at a keyword and/or position of a call
+    arguments   an argument value at a keyword and/or position of a call (with
+                `unless_same_device`, not on a copy between places the code shows are one device)
     env         an environment variable name used with os.environ / os.getenv
 
 Every entry may carry `use` (the portable replacement) and `since`/`until` (torch
@@ -30,6 +31,7 @@ from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python.names import dotted, source_of, string_value
+from cudalint.python.placement import same_device_copy
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry, ends_flow
 from cudalint.versions import parse_version
@@ -528,6 +530,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
         arg = _find_argument(node, spec.get("keyword"), spec.get("position"))
         if arg is None:
             continue
+        if spec.get("unless_same_device") and same_device_copy(ctx.model, node, ctx.model.scope):
+            continue  # `dst.copy_(src)` with both where the code proves one device: no host memory involved
         found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)
         for value in matching_values(spec, arg.value, ctx):
             if value.where is not None:  # a constant of another module of the project

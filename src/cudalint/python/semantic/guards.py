@@ -6,7 +6,7 @@ the same for the other outcome, and both False means "unknown". The answer comes
 what names are bound to, never from how they are spelled: availability queries and
 build flags (from the catalog's guard table), device-type comparisons whose values the
 value model knows, enum members named CUDA, platform tests, names and attributes bound
-to any of those, and local functions that return them — combined through `not`, `and`,
+to any of those or None on every Mac (none_guard), and local functions that return them — combined through `not`, `and`,
 `or` (De Morgan falls out of the combination rules).
 """
 
@@ -20,6 +20,7 @@ import libcst as cst
 from cudalint.python.children import code_children
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.names import dotted, string_value
+from cudalint.python.semantic.none_guard import none_on_mac
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -49,29 +50,38 @@ class GuardEvaluator:
     def __init__(self, model: "SemanticModel"):
         self.model = model
         self.facts = guard_facts()
-        self.memo = {}
+        self.memo = {}  # (id(test), id(scope)) -> (guard, the depth it was worked out at)
+        self.pending = set()  # the tests (and ids of bindings) being worked out now
         self.binding_memo = {}
         self.raises_memo = {}  # id(function) -> it raises off CUDA before it can return
+        self.none_on_mac = set()  # (id(node), id(scope)) of the references that are None on every Mac
 
     def guard(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Guard:
         key = (id(test), id(scope))
         cached = self.memo.get(key)
-        if cached is not None:
-            return cached
-        if depth > MAX_DEPTH:
-            return UNKNOWN
-        self.memo[key] = UNKNOWN  # a cycle through bindings is unknown
+        if cached is not None and cached[1] <= depth:  # worked out with at least this much depth left
+            return cached[0]
+        if depth > MAX_DEPTH or key in self.pending:
+            return UNKNOWN  # too deep, or a cycle through bindings
+        self.pending.add(key)
         found = self._guard(test, scope, depth)
-        self.memo[key] = found
+        self.pending.discard(key)
+        self.memo[key] = (found, depth)
         return found
 
     def binding_off_mac(self, binding: "Binding", depth: int = 0) -> bool:
         """A binding under `if torch.cuda.is_available():` only happens on a host that is not a Mac."""
         key = id(binding)
-        if key not in self.binding_memo:
-            self.binding_memo[key] = False
-            self.binding_memo[key] = self.conditions_off_mac(binding.conditions, binding.context, depth)
-        return self.binding_memo[key]
+        cached = self.binding_memo.get(key)
+        if cached is not None and cached[1] <= depth:
+            return cached[0]
+        if key in self.pending:
+            return False
+        self.pending.add(key)
+        found = self.conditions_off_mac(binding.conditions, binding.context, depth)
+        self.pending.discard(key)
+        self.binding_memo[key] = (found, depth)
+        return found
 
     def conditions_off_mac(self, conditions, scope: "Scope", depth: int = 0) -> bool:
         for test, polarity in conditions:
@@ -287,17 +297,9 @@ class GuardEvaluator:
         if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
             return TRUE_OFF_MAC  # a tensor's own answer: it is on a CUDA device
         found = _agree(self._bound_guards(node, scope, depth))
-        return found if found.known else self._sentinel(node, scope, depth)
-
-    def _sentinel(self, node, scope, depth) -> Guard:
-        """`stream = torch.cuda.Stream()` under a CUDA guard, `stream = None` otherwise: on a Mac the
-        name is always None, so `if stream is not None:` (or `if stream:`) is true only off a Mac."""
-        bindings = self.model.bindings_of(node, scope)
-        if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
-            return UNKNOWN
-        nones = [_is_none(binding.value) for binding in bindings]
-        if all(nones) or not all(none or self.binding_off_mac(binding, depth) for none, binding in zip(nones, bindings)):
-            return UNKNOWN
+        if found.known or not none_on_mac(self.model, node, scope, depth):
+            return found
+        self.none_on_mac.add((id(node), id(scope)))  # true only off a Mac, as a value: not a count
         return TRUE_OFF_MAC
 
     def _bound_guards(self, node, scope, depth):
@@ -322,6 +324,8 @@ class GuardEvaluator:
         # A query or flag compared with a count or None: device_count() > 0, torch.version.hip is not None
         for atom, other in ((left, right), (right, left)):
             inner = self.guard(atom, scope, depth + 1)
+            if isinstance(other, cst.Integer) and (id(atom), id(scope)) in self.none_on_mac:
+                continue  # None on a Mac: `x == 0` is false there, `x > 0` raises; neither says CUDA
             if inner.known and _is_quantity(other):
                 return _counted(inner, op, other, atom is left)
         if self._is_platform(left, scope, depth) and (positive or negative):
@@ -413,10 +417,6 @@ def _may_return(statement: cst.CSTNode) -> bool:
             continue
         stack.extend(code_children(node))
     return False
-
-
-def _is_none(node) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _is_quantity(node) -> bool:

@@ -60,18 +60,20 @@ UNKNOWN_KIND = "unknown"
 class Evaluator:
     def __init__(self, model: "SemanticModel"):
         self.model = model
-        self.memo = {}
+        self.memo = {}  # (id(node), id(scope)) -> (values, the depth they were worked out at)
+        self.pending = set()  # the expressions being worked out now
 
     def values(self, node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Tuple[Value, ...]:
         key = (id(node), id(scope))
         cached = self.memo.get(key)
-        if cached is not None:
-            return cached
-        if depth > MAX_DEPTH:
-            return (Value(UNKNOWN_KIND, None, node),)
-        self.memo[key] = (Value(UNKNOWN_KIND, None, node),)  # cycles read as unknown
+        if cached is not None and cached[1] <= depth:  # worked out with at least this much depth left
+            return cached[0]
+        if depth > MAX_DEPTH or key in self.pending:
+            return (Value(UNKNOWN_KIND, None, node),)  # too deep, or a cycle
+        self.pending.add(key)
         found = self._values(node, scope, depth)[:MAX_VALUES]
-        self.memo[key] = found
+        self.pending.discard(key)
+        self.memo[key] = (found, depth)
         return found
 
     # -- one expression -----------------------------------------------------------

@@ -1,0 +1,126 @@
+"""Where a tensor lives, as far as the code shows: "on the same device as that one".
+
+`place(expr)` answers a key that two expressions share when the code proves they are on one
+device, whatever device that is; None when it cannot tell. A view or a same-device method of a
+tensor (`x.narrow(...)`, `x[i]`, `x.grad`, `x.detach()`) is where `x` is; a tensor made `like`
+another, or with `device=t.device`, `device=d`, or moved `.to(t.device)`, `.to(d)`, `.to(t)`, is
+where `t` (or the device `d`) is; a name is where every one of its bindings puts it, and a name
+whose one binding says nothing more is its own place (the same object each time it is read).
+
+`same_device_copy(call)`: `dst.copy_(src, ...)` or `x.to(target, ...)` between two places the
+code proves to be one device, or `x.to(dtype)`, which casts where `x` is: a device-to-device (or host-to-host) copy, which touches no
+pageable host memory and, on MPS, is ordered on the one command queue with what reads it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Hashable, Optional
+
+import libcst as cst
+
+from cudalint.python.names import string_value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cudalint.python.semantic import SemanticModel
+    from cudalint.python.semantic.scopes import Scope
+
+MAX_DEPTH = 8
+# Tensor methods whose result is on the receiver's device (views, copies, casts, reductions).
+SAME_DEVICE_METHODS = frozenset({
+    "narrow", "view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze",
+    "t", "transpose", "permute", "expand", "expand_as", "contiguous", "clone", "detach", "float", "half",
+    "bfloat16", "double", "int", "long", "bool", "type_as", "chunk", "split", "select", "index_select",
+    "masked_select", "flip", "roll", "abs", "neg", "sum", "mean", "norm", "zero_", "fill_", "add", "mul",
+})
+SAME_DEVICE_ATTRIBUTES = frozenset({"grad", "data", "T", "mT", "real", "imag"})  # torch checks grad's device
+LIKE_FACTORIES = frozenset({
+    "torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like", "torch.rand_like",
+    "torch.randn_like", "torch.randint_like", "torch.clone",
+})
+
+
+def same_device_copy(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:
+    func = call.func
+    if not isinstance(func, cst.Attribute) or model.is_module_ref(func.value):
+        return False
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if func.attr.value == "copy_" and positional:
+        source = positional[0]
+    elif func.attr.value == "to":
+        source = _target(model, call, scope)
+        if source is None:
+            return True  # `.to(torch.float16)`: a cast where the tensor is
+    else:
+        return False
+    here = place(model, func.value, scope)
+    return here is not None and here == place(model, source, scope)
+
+
+def place(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Optional[Hashable]:
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(node, cst.Subscript):
+        return place(model, node.value, scope, depth + 1)
+    text = string_value(node)
+    if text is not None:
+        return ("device", text)  # "mps", "cuda:0": the same text names the same device in one process
+    if isinstance(node, cst.Attribute) and (node.attr.value in SAME_DEVICE_ATTRIBUTES or node.attr.value == "device"):
+        if not model.is_module_ref(node.value):
+            return place(model, node.value, scope, depth + 1)
+    if isinstance(node, cst.Call):
+        return _call_place(model, node, scope, depth)
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        return _bound_place(model, node, scope, depth)
+    return None
+
+
+def _call_place(model, call: cst.Call, scope, depth) -> Optional[Hashable]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            return place(model, arg.value, scope, depth + 1)
+    func = call.func
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if isinstance(func, cst.Attribute) and not model.is_module_ref(func.value):
+        if func.attr.value in SAME_DEVICE_METHODS:
+            return place(model, func.value, scope, depth + 1)
+        if func.attr.value == "to":
+            target = _target(model, call, scope)
+            return place(model, func.value if target is None else target, scope, depth + 1)
+        return None
+    qualified = model.resolve(func, scope)
+    if qualified == "torch.device" and positional:
+        return place(model, positional[0], scope, depth + 1)
+    if qualified in LIKE_FACTORIES and positional:
+        return place(model, positional[0], scope, depth + 1)
+    return None
+
+
+def _target(model, call: cst.Call, scope) -> Optional[cst.BaseExpression]:
+    """Where `.to(...)` moves a tensor: its device (or tensor) argument; None when it only casts."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("device", "other"):
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if not positional:
+        return None
+    qualified = model.resolve(positional[0], scope)
+    if qualified is not None and qualified.startswith("torch.") and qualified != "torch.device":
+        return None  # `.to(torch.float16)`: a dtype
+    return positional[0]
+
+
+def _bound_place(model, node, scope, depth) -> Optional[Hashable]:
+    bindings = model.bindings_of(node, scope)
+    if not bindings or any(binding.kind == "import" for binding in bindings):
+        return None
+    places = set()
+    for binding in bindings:
+        found = None
+        if binding.kind == "assign" and binding.value is not None:
+            found = place(model, binding.value, binding.context, depth + 1)
+        if found is None and len(bindings) == 1 and binding.kind != "augassign":
+            found = ("binding", id(binding))  # one object, whatever device it is on
+        if found is None:
+            return None
+        places.add(found)
+    return places.pop() if len(places) == 1 else None

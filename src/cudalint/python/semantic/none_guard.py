@@ -1,0 +1,43 @@
+"""A name that is None on every Mac: its test (`x is not None`, `if x:`) is a CUDA guard.
+
+    stream = torch.cuda.Stream() if torch.cuda.is_available() else None
+    if stream is not None:            # or `if stream:`
+        with torch.cuda.stream(stream): ...
+
+The value model answers every value a name (in its scope) or `self.attr` (in its class)
+can hold. When each of them is None, taken only where the guard evaluator proves the host
+is not a Mac (a binding under a CUDA guard, the CUDA arm of a conditional expression), or
+the result of a call that raises off CUDA (the catalog's `cuda_only_results`: the line
+that makes it is where a Mac fails, and where that is reported), then on a Mac the name is
+None whenever the test is reached. A name with no value other than None says nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from cudalint.python.semantic.values import MAX_VALUES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cudalint.python.semantic import SemanticModel
+    from cudalint.python.semantic.scopes import Scope
+
+
+def none_on_mac(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", depth: int) -> bool:
+    """Every value `node` can hold on a Mac is None, and it holds another one somewhere."""
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return False
+    values = model.values(node, scope, depth + 1)
+    if not values or len(values) >= MAX_VALUES:  # a capped answer may have left a value out
+        return False
+    cuda_only = model.guards.facts.cuda_only_results
+    other = False
+    for value in values:
+        if value.kind == "none":
+            continue
+        if not (value.off_mac or value.kind == "result" and model.canonical(value.data) in cuda_only):
+            return False
+        other = True
+    return other

@@ -407,7 +407,7 @@ def _regions(module: cst.Module, positions) -> Tuple[List[Tuple[int, int]], list
     names: set = set()  # every name the code binds or reads (not keyword-argument names or attributes)
     skip: set = set()
 
-    from cudalint.python.children import child_fields  # the walk's fields: `children` would rebuild every node
+    from cudalint.python.children import code_children  # the walk's fields: `children` would rebuild every node
 
     stack: List[cst.CSTNode] = [module]  # read-only, without libcst's rebuilding traversal
     while stack:
@@ -430,12 +430,7 @@ def _regions(module: cst.Module, positions) -> Tuple[List[Tuple[int, int]], list
             span = positions[node]
             if span.start.line == span.end.line:
                 calls.append((span.start.line, span.start.column, span.end.column))
-        for field in child_fields(type(node)):
-            value = getattr(node, field)
-            if isinstance(value, cst.CSTNode):
-                stack.append(value)
-            elif isinstance(value, (list, tuple)):
-                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
+        stack.extend(code_children(node))
     return older, strings, calls, names
 
 

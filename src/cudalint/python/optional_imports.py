@@ -288,6 +288,7 @@ IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "B
 
 
 def _catches_import_error(node: cst.Try) -> bool:
+    """A handler of the try catches a failed import (a bare except, ImportError or a base of it)."""
     for handler in node.handlers:
         if handler.type is None:
             return True

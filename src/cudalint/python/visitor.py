@@ -14,10 +14,9 @@ import libcst as cst
 
 from cudalint.python.children import child_fields
 from cudalint.python.context import FileContext
-from cudalint.python.optional_imports import Availability
+from cudalint.python.optional_imports import Availability, _catches_import_error
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
-IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
 BRANCHING = (cst.If, cst.IfExp, cst.While)
@@ -288,18 +287,6 @@ def _has_fallback(node: cst.Try, model=None) -> bool:
     for handler in node.handlers:
         if ends_flow(handler.body, model) in (None, "skip"):
             return True
-    return False
-
-
-def _catches_import_error(node: cst.Try) -> bool:
-    for handler in node.handlers:
-        if handler.type is None:
-            return True
-        kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
-        for kind in kinds:
-            name = kind.value if isinstance(kind, cst.Element) else kind
-            if isinstance(name, cst.Name) and name.value in IMPORT_ERRORS:
-                return True
     return False
 
 

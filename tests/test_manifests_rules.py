@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from cudalint.catalog import load_catalog, rules_dir
-from cudalint.findings import Severity
 from cudalint.manifests import check_manifest, dependencies, torch_version_from
 from cudalint.manifests.markers import MarkerError, excludes_macos, parse_marker
 from cudalint.manifests.packages import load_packages
@@ -156,18 +155,23 @@ def test_bitsandbytes_in_poetry_and_conda():
         'python_version >= "3.9" and sys_platform == "linux"',
         '(sys_platform == "linux" or sys_platform == "win32") and extra == "gpu"',
         "'linux' in sys_platform",
+        'platform_system != "Windows" and platform_system != "Darwin"',
+        'sys_platform == "linux" or platform_system == "Windows"',
+        'os_name == "nt"',
+        'sys_platform not in "darwin"',
+        '"darwin" not in sys_platform and python_version >= "3.8"',
     ],
 )
-def test_markers_that_keep_an_entry_off_macos_make_it_info(marker):
-    findings = check_manifest("requirements.txt", f"xformers; {marker}\n")
-    assert [(f.code, f.severity) for f in findings] == [("CDL501", Severity.INFO)]
+def test_markers_false_on_every_mac_silence_the_entry(marker):
+    assert check_manifest("requirements.txt", f"xformers; {marker}\n") == []
     assert excludes_macos(marker)
 
 
 @pytest.mark.parametrize(
     "marker",
     ['python_version >= "3.9"', 'sys_platform == "darwin"', 'platform_machine == "x86_64"', 'extra == "cuda"',
-     'python_version < "3.8" or sys_platform == "linux"', "sys_platform != 'win32'"],
+     'python_version < "3.8" or sys_platform == "linux"', "sys_platform != 'win32'",
+     'platform_release >= "20" and sys_platform == "linux" or implementation_name == "cpython"'],
 )
 def test_markers_that_may_hold_on_macos_keep_the_severity(marker):
     findings = check_manifest("requirements.txt", f"xformers; {marker}\n")

@@ -162,6 +162,8 @@ def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] 
             findings.append(Finding("CDL000", dep.path, dep.line, dep.column, dep.end_line, dep.end_column,
                                     f"line {dep.line}: {invalid}", catalog["CDL000"].severity))
             continue
+        if excludes_macos(dep.marker):
+            continue  # its own marker is false on every Mac: pip never installs it there
         off_mac = is_off_mac(dep)
         for code, message in _problems(dep, torch_version):
             findings.append(

@@ -179,6 +179,20 @@ def _evaluate(tree) -> Optional[bool]:
     return False if first is False and second is False else None
 
 
+def extra_and_marker(key: str) -> Tuple[str, Optional[str]]:
+    """setuptools' extras_require key `name:marker` (`":sys_platform == 'linux'"` has no name):
+    the extra's name and its marker, None when the key carries none."""
+    name, colon, marker = key.partition(":")
+    return name.strip(), (marker.strip() or None) if colon else None
+
+
+def both(first: Optional[str], second: Optional[str]) -> Optional[str]:
+    """Two markers that must both hold, as one marker."""
+    if not (first and second):
+        return first or second
+    return f"({first}) and ({second})"
+
+
 def excludes_macos(marker: Optional[str]) -> bool:
     """True when the marker is false on every Mac, so the entry is never installed there."""
     if not marker:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ast
 import warnings
+from dataclasses import replace
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from cudalint.manifests.base import Parsed, Problem, Span, make_dependency, split_lines
+from cudalint.manifests.markers import MarkerError, both, extra_and_marker, parse_marker
 from cudalint.manifests.requirements import read_requirement_item
 
 _LISTS = ("install_requires", "setup_requires", "tests_require")
@@ -88,11 +90,23 @@ class _Reader:
             elif _literal(current) is not None:
                 yield from ((line, current) for line in split_lines(_literal(current)))
 
-    def requirements(self, node: ast.expr, section: str) -> None:
+    def requirements(self, node: ast.expr, section: str, marker: Optional[str] = None) -> None:
         for text, literal in self.strings(node):
             found = read_requirement_item(self.path, text, self.span(literal), section)
-            self.parsed.dependencies += found.dependencies
+            self.parsed.dependencies += [replace(dep, marker=both(dep.marker, marker)) for dep in found.dependencies]
             self.parsed.problems += found.problems
+
+    def extra(self, key: ast.expr, value: ast.expr) -> None:
+        """One extras_require entry; a `name:marker` key puts its marker on every requirement of the extra."""
+        name, marker = extra_and_marker(_literal(key) or "")
+        if marker is not None:
+            try:
+                parse_marker(marker)
+            except MarkerError as error:
+                span = self.span(key)
+                self.parsed.problems.append(Problem(self.path, span, f"line {span.line}: {error}"))
+                marker = None
+        self.requirements(value, f"setup.extras_require.{name}", marker)
 
     def links(self, node: ast.expr) -> None:
         for text, literal in self.strings(node):
@@ -111,9 +125,8 @@ class _Reader:
             elif name == "extras_require":
                 extras = self.resolve(keyword.value)
                 for key, value in zip(extras.keys, extras.values) if isinstance(extras, ast.Dict) else ():
-                    extra = _literal(key) if key is not None else None
-                    if extra is not None:
-                        self.requirements(value, f"setup.extras_require.{extra}")
+                    if key is not None and _literal(key) is not None:
+                        self.extra(key, value)
             elif name == "dependency_links":
                 self.links(keyword.value)
 

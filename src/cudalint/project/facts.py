@@ -137,9 +137,11 @@ class _Reader:
         self.platforms = guards.platforms if guards is not None else frozenset()
         self.mac_platforms = guards.mac_platforms if guards is not None else frozenset()
         self.marker_reasons = guards.marker_reasons if guards is not None else frozenset()
-        self._names_off_mac_device = (guards if guards is not None else guard_facts()).names_off_mac_device
+        self.guard_facts = guards if guards is not None else guard_facts()
+        self._names_off_mac_device = self.guard_facts.names_off_mac_device
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
+        self._dead_memo: Dict[int, Set[int]] = {}  # function -> its returns that never run on a Mac
         self.libraries: Tuple[str, ...] = ()  # the CUDA-only libraries (packages.toml, through CDL404)
         self.import_flags: Dict[str, List[Tuple[object, bool]]] = {}  # NAME -> (constant, after a CUDA-only import)
         self.leaves: Optional[List[Tuple[str, str]]] = None  # while tabulating: the other modules' names met
@@ -441,10 +443,16 @@ class _Reader:
         return self.assumed.get(leaf)
 
     def _function_guard(self, node) -> Optional[Tuple[bool, bool]]:
-        returns = [inner.value for inner in self._body(node) if isinstance(inner, ast.Return) and inner.value is not None]
+        dead = self._dead_on_mac(node)
+        returns = [
+            inner.value for inner in self._body(node)
+            if isinstance(inner, ast.Return) and inner.value is not None and id(inner) not in dead
+        ]
         if not returns:
             return None
-        guards = [self._guard(value, node) for value in returns]
+        # With the returns a Mac never reaches left out, a falsy constant is the function's value there:
+        # a GPU count that is 0 when nvidia-smi cannot start is truthy only off a Mac.
+        guards = [(True, False) if dead and _falsy_constant(value) else self._guard(value, node) for value in returns]
         true, false = all(g[0] for g in guards), all(g[1] for g in guards)
         return (true, false) if true or false else None
 
@@ -498,6 +506,60 @@ class _Reader:
                 parts = [self._guard(value, function, depth + 1) for value in values]
                 return all(p[0] for p in parts), all(p[1] for p in parts)
         return False, False
+
+    def _dead_on_mac(self, function) -> Set[int]:
+        """The returns of a `try:` body that come at or after a statement that raises on a Mac (it starts
+        nvidia-smi, or calls a CUDA-only API): they never run there, whatever the handlers catch."""
+        found = self._dead_memo.get(id(function))
+        if found is not None:
+            return found
+        dead: Set[int] = self._dead_memo.setdefault(id(function), set())
+        for statement in self._body(function):
+            if not (isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar"):
+                continue
+            failed = False
+            for inner in [*statement.body, *statement.orelse]:
+                failed = failed or self._fails_on_mac(inner)
+                if failed:
+                    dead.update(id(node) for node in _own_nodes(inner) if isinstance(node, ast.Return))
+        return dead
+
+    def _fails_on_mac(self, statement: ast.stmt) -> bool:
+        """A simple statement (or a `with` line) that surely makes a call that raises on a Mac: not one in
+        a branch of a conditional expression, after a short-circuit, or in a lambda."""
+        if isinstance(statement, ast.With):
+            parts: List[ast.AST] = [item.context_expr for item in statement.items]
+        elif isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)):
+            parts = [statement.value] if statement.value is not None else []
+        else:
+            return False
+        while parts:
+            node = parts.pop()
+            if isinstance(node, ast.Call) and self._call_fails_on_mac(node):
+                return True
+            if isinstance(node, ast.IfExp):
+                parts.append(node.test)
+            elif isinstance(node, ast.BoolOp):
+                parts.append(node.values[0])
+            elif not isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                parts.extend(ast.iter_child_nodes(node))
+        return False
+
+    def _call_fails_on_mac(self, call: ast.Call) -> bool:
+        qualified = self.resolve(call.func)
+        facts = self.guard_facts
+        if qualified is None or facts.fails_on_mac(qualified):
+            return qualified is not None
+        if qualified not in facts.program_runners:
+            return False
+        command = call.args[0] if call.args else next((kw.value for kw in call.keywords if kw.arg == "args"), None)
+        if isinstance(command, (ast.List, ast.Tuple)) and command.elts:
+            command = command.elts[0]
+        program = command.value if isinstance(command, ast.Constant) else None
+        shell = any(
+            kw.arg == "shell" and not (isinstance(kw.value, ast.Constant) and not kw.value.value) for kw in call.keywords
+        )
+        return facts.run_fails_on_mac(qualified, program, shell)
 
     def _compare(self, node: ast.Compare, function, depth: int) -> Tuple[bool, bool]:
         """A query or flag against a count or None; a device kind, an enum member named CUDA or
@@ -574,6 +636,23 @@ def _may_return(statement: ast.stmt) -> bool:
     return False
 
 
+def _falsy_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and not node.value
+
+
+def _own_nodes(statement: ast.stmt) -> List[ast.AST]:
+    """Every node of a statement, not those of the functions, classes and lambdas it defines."""
+    found: List[ast.AST] = []
+    stack: List[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if node is not statement and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def _statements_of(function) -> List[ast.stmt]:
     """Every statement of a function's own body (not of the functions and classes it defines)."""
     found: List[ast.stmt] = []
@@ -629,7 +708,8 @@ def read_facts(
     reader.libraries = tuple(libraries)
     if text:
         reader.builds = b"cpp_extension" in text
-        words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless, *libraries)}
+        programs = (*guards.off_mac_programs, *guards.cuda_only_results) if guards is not None else ()
+        words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless, *libraries, *programs)}
         reader.guards_possible = any(word in text for word in words)
     facts = reader.read(tree)
     facts.availability = availability_tests(tree, reader.resolve, text)

@@ -32,6 +32,20 @@ class GuardFacts:
     off_mac_device_types: FrozenSet[str] = frozenset({"cuda"})  # device types no Mac has
     off_mac_backends: FrozenSet[str] = frozenset()  # communication backends no Mac has (nccl)
     cuda_only_results: FrozenSet[str] = frozenset()  # calls that raise off CUDA: their result never exists on a Mac
+    off_mac_programs: FrozenSet[str] = frozenset()  # programs no Mac has (nvidia-smi)
+    program_runners: FrozenSet[str] = frozenset()  # calls that raise when the program they start is missing
+    checked_runners: FrozenSet[str] = frozenset()  # those that raise for a failed exit status too (through a shell)
+
+    def run_fails_on_mac(self, qualified, program, shell: bool) -> bool:
+        """`subprocess.check_output(["nvidia-smi", ...])`: starting a program no Mac has raises there
+        (the program's first word given; through a shell only a runner that checks the exit status raises)."""
+        if not isinstance(program, str) or program.split(" ", 1)[0] not in self.off_mac_programs:
+            return False
+        return qualified in (self.checked_runners if shell else self.program_runners)
+
+    def fails_on_mac(self, qualified) -> bool:
+        """A call whose result never exists on a Mac: it raises there."""
+        return qualified in self.cuda_only_results
 
     def names_off_mac_device(self, text) -> bool:
         """"cuda", "cuda:1", "hpu", "nccl": a device (type) or communication backend string no Mac has."""

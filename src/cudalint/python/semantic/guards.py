@@ -19,6 +19,7 @@ import libcst as cst
 
 from cudalint.python.children import code_children
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
+from cudalint.python.mac_failures import dead_returns, falsy_constant
 from cudalint.python.names import dotted, string_value
 from cudalint.python.semantic.none_guard import none_on_mac
 
@@ -280,7 +281,11 @@ class GuardEvaluator:
                 inner = self.model.scopes.get(id(callee.data))
                 if inner is None or not inner.returns:
                     return UNKNOWN
-                guards.extend(self.guard(returned, inner, depth + 1) for returned, _ in inner.returns)
+                dead = dead_returns(self.model, callee.data, inner)  # returns after nvidia-smi, in a try
+                guards.extend(
+                    TRUE_OFF_MAC if dead and falsy_constant(returned) else self.guard(returned, inner, depth + 1)
+                    for returned, _ in inner.returns if id(returned) not in dead
+                )
             return _agree(guards)
         return UNKNOWN
 

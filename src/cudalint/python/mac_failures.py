@@ -1,0 +1,111 @@
+"""Returns a Mac never reaches: those of a `try:` body at or after a statement that raises there.
+
+`try: out = subprocess.check_output(["nvidia-smi", ...]); return int(out) except ...: return 0`
+counts NVIDIA GPUs; on a Mac nvidia-smi cannot start, so only the handler's 0 comes back. Which
+calls raise on a Mac is the catalog's (rules/guards.toml: cuda_only_results, off_mac_programs and
+the subprocess calls that start them); the project index reads the same facts on CPython's tree.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Set
+
+import libcst as cst
+
+from cudalint.python.children import code_children
+from cudalint.python.names import string_value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cudalint.python.semantic import SemanticModel
+    from cudalint.python.semantic.scopes import Scope
+
+SIMPLE = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)
+NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+SKIPPED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def dead_returns(model: "SemanticModel", function: cst.CSTNode, scope: "Scope") -> Set[int]:
+    """The ids of the returned expressions of the function that never run on a Mac."""
+    dead: Set[int] = set()
+    body = getattr(function, "body", None)
+    stack: List[cst.CSTNode] = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, NESTED):
+            continue
+        if isinstance(statement, (cst.Try, cst.TryStar)):
+            failed = False
+            tried = [*statement.body.body, *(statement.orelse.body.body if statement.orelse is not None else ())]
+            for inner in tried:
+                failed = failed or _fails_on_mac(model, inner, scope)
+                if failed:
+                    dead.update(_returned(inner))
+        stack.extend(child for child in code_children(statement) if not isinstance(child, cst.BaseExpression))
+    return dead
+
+
+def falsy_constant(node: cst.BaseExpression) -> bool:
+    """0, 0.0, False, None, "": a literal that is false as a test."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return node.evaluated_value == 0
+    if isinstance(node, cst.Name):
+        return node.value in ("False", "None")
+    return string_value(node) == ""
+
+
+def _returned(statement: cst.CSTNode) -> Set[int]:
+    found: Set[int] = set()
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Return) and node.value is not None:
+            found.add(id(node.value))
+        if node is statement or not isinstance(node, NESTED):
+            stack.extend(code_children(node))
+    return found
+
+
+def _fails_on_mac(model: "SemanticModel", statement: cst.CSTNode, scope: "Scope") -> bool:
+    """A statement line (or a `with` line) that surely makes a call that raises on a Mac: not one in a
+    branch of a conditional expression, after a short-circuit, or in a lambda or comprehension."""
+    if isinstance(statement, cst.With):
+        parts: List[cst.CSTNode] = [item.item for item in statement.items]
+    elif isinstance(statement, cst.SimpleStatementLine):
+        parts = [small.value for small in statement.body if isinstance(small, SIMPLE) and small.value is not None]
+    else:
+        return False
+    while parts:
+        node = parts.pop()
+        if isinstance(node, cst.Call) and _call_fails_on_mac(model, node, scope):
+            return True
+        if isinstance(node, cst.IfExp):
+            parts.append(node.test)
+        elif isinstance(node, cst.BooleanOperation):
+            parts.append(node.left)
+        elif not isinstance(node, SKIPPED):
+            parts.extend(code_children(node))
+    return False
+
+
+def _call_fails_on_mac(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:
+    facts = model.guards.facts
+    qualified = model.resolve(call.func, scope)
+    if qualified is None:
+        return False
+    if facts.fails_on_mac(qualified):
+        return True
+    if qualified not in facts.program_runners:
+        return False
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    command = positional[0] if positional else next(
+        (arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "args"), None
+    )
+    if isinstance(command, (cst.List, cst.Tuple)) and command.elements:
+        command = command.elements[0].value
+    program = string_value(command) if command is not None else None
+    shell = any(
+        arg.keyword is not None and arg.keyword.value == "shell"
+        and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+        for arg in call.args
+    )
+    return facts.run_fails_on_mac(qualified, program, shell)

@@ -15,6 +15,7 @@ import libcst as cst
 from cudalint.python.children import child_fields
 from cudalint.python.context import FileContext
 from cudalint.python.optional_imports import Availability, _catches_import_error
+from cudalint.python.overrides import silenced_in
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
 
@@ -46,6 +47,7 @@ class Walker:
         self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
         self.availability = Availability(self.model)
         self.skip_param_names = self.model.guards.facts.skip_param_names
+        self.silenced: List[Tuple[str, ...]] = []  # per open definition: the codes silenced outside it
 
     def walk(self, node: cst.CSTNode) -> None:
         ctx = self.ctx
@@ -205,6 +207,10 @@ class Walker:
         ctx = self.ctx
         if kind in (cst.Import, cst.ImportFrom):
             ctx.import_depth += 1
+        elif kind is cst.FunctionDef:
+            silenced = silenced_in(node, self.model.scope.kind)  # `def cuda(self)`: the table of overrides
+            self.silenced.append(ctx.silenced)
+            ctx.silenced = ctx.silenced + silenced if silenced else ctx.silenced
         elif kind in BLOCKS:
             self.block_guards.append(0)
             self.block_optional.append(0)
@@ -215,6 +221,8 @@ class Walker:
         ctx = self.ctx
         if kind in (cst.Import, cst.ImportFrom):
             ctx.import_depth -= 1
+        elif kind is cst.FunctionDef:
+            ctx.silenced = self.silenced.pop()
         elif kind in BLOCKS:
             ctx.guard_depth -= self.block_guards.pop()
             ctx.optional_import_depth -= self.block_optional.pop()

@@ -1,0 +1,57 @@
+"""rules/overrides.toml: methods whose override implements the caller's own call (`def cuda(self)`),
+and the codes not reported inside them, since the caller's call is where they belong."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
+
+import libcst as cst
+
+from cudalint.catalog import CatalogError, load_catalog, rules_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+FILE = "overrides.toml"
+
+
+@dataclass(frozen=True)
+class Override:
+    method: str
+    silences: Tuple[str, ...]  # codes or code prefixes
+    why: str
+
+
+@functools.lru_cache(maxsize=1)
+def load_overrides() -> Dict[str, Override]:
+    """The table by method name; CatalogError names the entry that is not right."""
+    data = tomllib.loads((rules_dir() / FILE).read_text(encoding="utf-8"))
+    catalog = load_catalog()
+    found: Dict[str, Override] = {}
+    for number, table in enumerate(data.get("override", []), start=1):
+        method, silences, why = table.get("method"), table.get("silences"), table.get("why")
+        if not (isinstance(method, str) and method.isidentifier() and isinstance(why, str) and why.strip()):
+            raise CatalogError(f"{FILE}: override {number} needs a method name and a why")
+        if not (isinstance(silences, list) and silences and all(isinstance(code, str) for code in silences)):
+            raise CatalogError(f"{FILE}: override {method!r} needs a list of codes in silences")
+        unknown = [code for code in silences if not catalog.is_selector(code)]
+        if unknown:
+            raise CatalogError(f"{FILE}: override {method!r} silences unknown codes {', '.join(unknown)}")
+        if method in found:
+            raise CatalogError(f"{FILE}: override {method!r} is listed twice")
+        found[method] = Override(method, tuple(silences), why)
+    return found
+
+
+def silenced_in(node: cst.CSTNode, scope_kind: str) -> Optional[Tuple[str, ...]]:
+    """The codes silenced inside a definition: a method of a class (the scope it is defined in is a
+    class) named in the table; None for anything else."""
+    if not isinstance(node, cst.FunctionDef) or scope_kind != "class":
+        return None
+    override = load_overrides().get(node.name.value)
+    return override.silences if override is not None else None

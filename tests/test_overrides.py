@@ -1,0 +1,105 @@
+"""Overrides of the user's own call (rules/overrides.toml): inside `def cuda(self, ...)` of a class the
+CUDA work is what the caller's `.cuda()` asks for, and that call is where it is reported."""
+
+import textwrap
+
+import pytest
+
+from conftest import findings_of, triples
+
+from cudalint.catalog import CatalogError
+from cudalint.python import overrides
+
+
+def lint(source: str, select=None):
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), select=select))
+
+
+MIXIN = """
+import torch
+
+
+class DeviceMixin(torch.nn.Module):
+    def cuda(self, device=None):
+        if device is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        elif isinstance(device, int):
+            device = torch.device("cuda", index=device)
+        self._device = device
+        torch.cuda.synchronize()
+        return super().cuda(device=device)
+
+    def double(self):
+        _update(self, dtype=torch.double)
+        return super().double()
+
+    def float(self):
+        _update(self, dtype=torch.float64)
+        return super().float()
+
+
+class Params4bit(torch.nn.Parameter):
+    def cuda(self, device):
+        w = self.data.contiguous().half().cuda(device)
+        self.data = w
+        return self
+
+
+def cuda(tensor):
+    return tensor.cuda()
+
+
+def double(tensor):
+    return tensor.double()
+
+
+class Trainer:
+    def fit(self, model):
+        def cuda():
+            return model.cuda()
+        return cuda()
+
+
+model = DeviceMixin().cuda().double()
+"""
+
+
+def test_cuda_and_double_overrides_are_silent_and_the_users_calls_are_reported():
+    assert lint(MIXIN) == [
+        ("CDL201", 11, 9),  # torch.cuda.synchronize: CDL2 is not what the table silences for `cuda`
+        ("CDL601", 19, 29),  # float64 in a `float` method: no override of the table
+        ("CDL102", 31, 19),  # a free function named cuda is ordinary code
+        ("CDL602", 35, 19),  # a free function named double too
+        ("CDL102", 41, 26),  # a function named cuda inside a method is no method of a class
+        ("CDL102", 45, 23),  # the user's own calls
+        ("CDL602", 45, 30),
+    ]
+
+
+def test_every_override_names_catalog_codes_and_says_why():
+    table = overrides.load_overrides()
+    assert table["cuda"].silences == ("CDL1",)
+    assert table["double"].silences == ("CDL601", "CDL602", "CDL608")
+    assert all(entry.why for entry in table.values())
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('[[override]]\nmethod = "cuda"\nsilences = ["CDL9"]\nwhy = "x"\n', "override 'cuda' silences unknown codes CDL9"),
+        ('[[override]]\nmethod = "cuda"\nsilences = []\nwhy = "x"\n', "override 'cuda' needs a list of codes in silences"),
+        ('[[override]]\nmethod = "cu da"\nsilences = ["CDL1"]\nwhy = "x"\n', "override 1 needs a method name and a why"),
+        ('[[override]]\nmethod = "cuda"\nsilences = ["CDL1"]\nwhy = "x"\n' * 2, "override 'cuda' is listed twice"),
+    ],
+)
+def test_a_bad_table_is_a_catalog_error_naming_the_entry(tmp_path, monkeypatch, text, message):
+    (tmp_path / "overrides.toml").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(overrides, "rules_dir", lambda: tmp_path)
+    overrides.load_overrides.cache_clear()
+    try:
+        with pytest.raises(CatalogError) as caught:
+            overrides.load_overrides()
+    finally:
+        monkeypatch.undo()
+        overrides.load_overrides.cache_clear()
+    assert str(caught.value) == f"overrides.toml: {message}"

@@ -39,6 +39,7 @@ class FileContext:
         self.test_depth = 0  # inside the test of an if/while/ternary
         self.optional_import_depth = 0  # inside `try:` whose handler catches ImportError
         self.import_depth = 0  # inside an import statement
+        self.type_depth = 0  # inside a type expression (an annotation, a typing generic's parameters, a type alias)
         self.silenced: Tuple[str, ...] = ()  # codes (or prefixes) not reported here: inside an override of the user's call
         self.check_state: Dict[str, object] = {}  # per-file state of a custom check, keyed by its name
 
@@ -68,6 +69,8 @@ class FileContext:
             return
         if self.guard_depth and rule.silenced_by_guard:
             return  # code that never runs on a Mac is not a portability problem
+        if self.type_depth:
+            return  # a type expression names an API; it makes nothing and runs nothing
         if self.silenced and code.startswith(self.silenced):
             return  # `def cuda(self)` of a class: the user's own `.cuda()` call is where this belongs
         if id(node) in self.handled:

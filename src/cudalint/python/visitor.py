@@ -25,6 +25,9 @@ SCOPES = (cst.FunctionDef, cst.ClassDef)
 SCOPE_OPENS = {cst.FunctionDef: "params", cst.ClassDef: "body"}  # parameters bind in the function's scope
 BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
 CALL_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign)  # statements whose value may be a call that raises off CUDA
+TYPING_MODULES = ("typing.", "typing_extensions.", "collections.abc.")  # where generic types come from
+BUILTIN_GENERICS = frozenset({"list", "dict", "tuple", "set", "frozenset", "type"})  # PEP 585 generics
+TYPE_ALIAS = frozenset({"typing.TypeAlias", "typing_extensions.TypeAlias"})
 
 
 class Walker:
@@ -58,6 +61,7 @@ class Walker:
             handler(node, ctx)
         shielded = self._shielded_fields(node, kind)
         optional = self._optional_fields(node, kind)
+        typed = self._type_fields(node, kind)
         for name in child_fields(kind):
             value = getattr(node, name)
             if value is None or isinstance(value, str):
@@ -69,6 +73,7 @@ class Walker:
             ctx.test_depth += test
             ctx.guard_depth += guarded
             ctx.optional_import_depth += name in optional
+            ctx.type_depth += name in typed
             if isinstance(value, cst.CSTNode):
                 self.walk(value)
             elif isinstance(value, (list, tuple)):
@@ -78,6 +83,7 @@ class Walker:
             ctx.test_depth -= test
             ctx.guard_depth -= guarded
             ctx.optional_import_depth -= name in optional
+            ctx.type_depth -= name in typed
             if name == "body" and kind in SCOPES:
                 self.model.leave(node)
         for handler in self.leave_handlers.get(kind, ()):
@@ -110,6 +116,31 @@ class Walker:
             reached = model.project is not None and bool(model.module_name) and model.project.is_cuda_only(model.module_name)
             return ("body",) if skipped or reached else ()
         return ()
+
+    def _type_fields(self, node: cst.CSTNode, kind: Type) -> Tuple[str, ...]:
+        """The fields of a node that are type expressions, which name APIs without using them: an
+        annotation, the parameters of a typing generic (`Union[torch.cuda.Stream, None]`, also as a
+        type alias) and the value of `X: TypeAlias = ...`."""
+        if kind is cst.Annotation:
+            return ("annotation",)
+        if kind is cst.Subscript:
+            return ("slice",) if self._names_generic(node.value) else ()
+        if kind is cst.AnnAssign:
+            return ("value",) if self.model.resolve(node.annotation.annotation) in TYPE_ALIAS else ()
+        return ()
+
+    def _names_generic(self, value: cst.BaseExpression) -> bool:
+        """`Union`, `typing.Optional`, `collections.abc.Callable`, the builtin `list`: a generic type
+        whose parameters are types (not `Annotated`, whose later parameters are values that run)."""
+        name = value.value if isinstance(value, cst.Name) else value.attr.value if isinstance(value, cst.Attribute) else ""
+        if name in BUILTIN_GENERICS and isinstance(value, cst.Name):
+            return not self.model.lookup(name)
+        if not name[:1].isupper() or name == "Annotated":
+            return False
+        if isinstance(value, cst.Name) and any(binding.kind != "import" for binding in self.model.lookup(name)):
+            return False  # `Union = {}` too: the program's own object
+        qualified = self.model.resolve(value)
+        return qualified is not None and qualified.startswith(TYPING_MODULES)
 
     def _optional_fields(self, node: cst.CSTNode, kind: Type) -> Tuple[str, ...]:
         """The fields of a node that run only where an optional library imports (or never)."""

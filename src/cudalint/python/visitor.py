@@ -15,6 +15,7 @@ import libcst as cst
 from cudalint.python.children import child_fields
 from cudalint.python.context import FileContext
 from cudalint.python.optional_imports import Availability, _catches_import_error
+from cudalint.python.semantic.cuda_imports import CudaImports
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
 
@@ -23,7 +24,8 @@ BRANCHING = (cst.If, cst.IfExp, cst.While)
 SCOPES = (cst.FunctionDef, cst.ClassDef)
 SCOPE_OPENS = {cst.FunctionDef: "params", cst.ClassDef: "body"}  # parameters bind in the function's scope
 BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
-CALL_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign)  # statements whose value may be a call that raises off CUDA
+CALL_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign)
+IMPORTING = (cst.SimpleStatementLine, cst.If, cst.With, cst.Try)  # statements that may leave a library imported  # statements whose value may be a call that raises off CUDA
 
 
 class Walker:
@@ -46,6 +48,7 @@ class Walker:
         self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
         self.availability = Availability(self.model)
         self.skip_param_names = self.model.guards.facts.skip_param_names
+        self.cuda_imports = CudaImports(self.model, lambda block: ends_flow(block, self.model))
 
     def walk(self, node: cst.CSTNode) -> None:
         ctx = self.ctx
@@ -232,6 +235,9 @@ class Walker:
                 self._guard_rest_of_block()
         elif kind is cst.SimpleStatementLine and self.block_guards and self.availability.skips_rest(node):
             self._guard_rest_of_block()  # `pytest.skip(...)` at the top of a test: the rest never runs
+        if kind in IMPORTING and self.block_guards and self.model.scope.kind == "function":
+            if self.cuda_imports.leaves_imported(node):  # `import tensorrt` in a function: the rest needs it
+                self._guard_rest_of_block()
 
     def _early_exit_guard(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;

@@ -16,6 +16,7 @@ import libcst as cst
 
 from cudalint.python.names import dotted
 from cudalint.python.semantic.canonical import canonical
+from cudalint.python.semantic.class_attributes import ClassAttributes
 from cudalint.python.semantic.guards import Guard, GuardEvaluator, guard_facts
 from cudalint.python.semantic.scopes import Binding, Scope, ScopeBuilder
 from cudalint.python.semantic.values import Evaluator, Value
@@ -38,6 +39,7 @@ class SemanticModel:
         self._stack: List[Scope] = []
         self.evaluator = Evaluator(self)
         self.guards = GuardEvaluator(self)
+        self.class_attributes = ClassAttributes(self)
         self.canonical = canonical
 
     # -- moving through the file --------------------------------------------------------
@@ -83,8 +85,7 @@ class SemanticModel:
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             owner = self.self_class(node.value.value, scope)
             if owner is not None:
-                name = node.attr.value
-                return list(owner.attributes.get(name, ())) + list(owner.bindings.get(name, ()))
+                return self.class_attributes.bindings(owner, node.attr.value) or []
         return []
 
     def self_class(self, name: str, scope: Scope) -> Optional[Scope]:

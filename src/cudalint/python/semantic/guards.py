@@ -44,6 +44,7 @@ class Guard:
 
 UNKNOWN = Guard()
 TRUE_OFF_MAC = Guard(True, False)
+BOTH_OFF_MAC = Guard(True, True)  # what a binding that never happens on a Mac says about one
 
 
 class GuardEvaluator:
@@ -303,16 +304,29 @@ class GuardEvaluator:
         return TRUE_OFF_MAC
 
     def _bound_guards(self, node, scope, depth):
-        """The guards of every expression a name (or self.attr) is bound to; None when one is unknown."""
+        """The guards of every expression a name (or self.attr, across the class's bases and
+        subclasses) is bound to; [UNKNOWN] when one is unknown. A binding that happens only off a
+        Mac holds both ways there (it never happens on one); a False or None binding is never true,
+        so "true only off a Mac" holds for it, and a True binding the other way round. Those count
+        only beside a binding that says something: `self.x = False` alone is no guard."""
         bindings = self.model.bindings_of(node, scope)
         if not bindings:
             return [UNKNOWN]
-        found = []
+        found, informative = [], False
         for binding in bindings:
             if binding.kind != "assign" or binding.value is None:
                 return [UNKNOWN]
-            found.append(self.guard(binding.value, binding.context, depth + 1))
-        return found
+            truth = _constant_truth(binding.value)
+            if self.binding_off_mac(binding, depth + 1):
+                found.append(BOTH_OFF_MAC)
+                informative = True
+            elif truth is not None:
+                found.append(Guard(not truth, truth))
+            else:
+                guard = self.guard(binding.value, binding.context, depth + 1)
+                found.append(guard)
+                informative = informative or guard.known
+        return found if informative else [UNKNOWN]
 
     def _comparison(self, test: cst.Comparison, scope, depth) -> Guard:
         if len(test.comparisons) != 1:
@@ -417,6 +431,13 @@ def _may_return(statement: cst.CSTNode) -> bool:
             continue
         stack.extend(code_children(node))
     return False
+
+
+def _constant_truth(node) -> Optional[bool]:
+    """True, False or None written as such: its truth value; None for anything else."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return node.value == "True"
+    return None
 
 
 def _is_quantity(node) -> bool:

@@ -122,3 +122,26 @@ def test_a_project_module_that_imports_a_cuda_only_library_counts_as_one():
     '''
     files = {"pkg/__init__.py": "", "pkg/kernels.py": kernels, "pkg/plain.py": "def fused(x):\n    return x\n"}
     assert lint(caller, path="pkg/caller.py", project_files=files) == [("CDL201", 12, 5)]
+
+
+VALUE = '''
+import torch
+
+
+def load(weights, device, engine):
+    model = weights.to(device)
+    if engine:
+        import tensorrt
+        if device.type == "cpu":
+            device = torch.device("cuda:0")
+    return model
+'''
+
+
+def test_a_value_bound_after_the_import_never_holds_on_a_mac():
+    # the binding comes after the import, so "cuda:0" is no value `device` has on a Mac
+    assert lint(VALUE) == [("CDL404", 7, 9)]
+
+
+def test_after_a_portable_import_the_value_reaches_the_device_argument():
+    assert lint(VALUE.replace("import tensorrt", "import numpy")) == [("CDL101", 9, 35)]

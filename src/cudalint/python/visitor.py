@@ -15,7 +15,6 @@ import libcst as cst
 from cudalint.python.children import child_fields
 from cudalint.python.context import FileContext
 from cudalint.python.optional_imports import Availability, _catches_import_error
-from cudalint.python.semantic.cuda_imports import CudaImports
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
 
@@ -48,7 +47,6 @@ class Walker:
         self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
         self.availability = Availability(self.model)
         self.skip_param_names = self.model.guards.facts.skip_param_names
-        self.cuda_imports = CudaImports(self.model, lambda block: ends_flow(block, self.model))
 
     def walk(self, node: cst.CSTNode) -> None:
         ctx = self.ctx
@@ -236,7 +234,7 @@ class Walker:
         elif kind is cst.SimpleStatementLine and self.block_guards and self.availability.skips_rest(node):
             self._guard_rest_of_block()  # `pytest.skip(...)` at the top of a test: the rest never runs
         if kind in IMPORTING and self.block_guards and self.model.scope.kind == "function":
-            if self.cuda_imports.leaves_imported(node):  # `import tensorrt` in a function: the rest needs it
+            if self.model.cuda_imports.after(node):  # `import tensorrt` in a function: the rest needs it
                 self._guard_rest_of_block()
 
     def _early_exit_guard(self, node: cst.If) -> None:

@@ -17,6 +17,7 @@ import libcst as cst
 from cudalint.python.names import dotted
 from cudalint.python.semantic.canonical import canonical
 from cudalint.python.semantic.class_attributes import ClassAttributes
+from cudalint.python.semantic.cuda_imports import CudaImports
 from cudalint.python.semantic.guards import Guard, GuardEvaluator, guard_facts
 from cudalint.python.semantic.scopes import Binding, Scope, ScopeBuilder
 from cudalint.python.semantic.values import Evaluator, Value
@@ -31,6 +32,8 @@ class SemanticModel:
         self.module_name = module_name
         builder = ScopeBuilder(package)
         self.absolute = builder.absolute
+        self.cuda_imports = CudaImports(self)
+        builder.needs_library = self.cuda_imports.cuda_only  # what follows its import is conditional on it
         self.module_scope = builder.build(module)
         self.scopes: Dict[int, Scope] = builder.scopes
         self.file_imports = builder.file_imports

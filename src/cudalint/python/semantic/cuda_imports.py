@@ -34,10 +34,24 @@ Leaves = Callable[[cst.BaseSuite], Optional[str]]  # how a suite leaves its bloc
 
 
 class CudaImports:
-    def __init__(self, model, leaves: Leaves):
+    def __init__(self, model, leaves: Optional[Leaves] = None):
         self.model = model
-        self.leaves = leaves
+        self.leaves = leaves or self._ends_flow
         self._libraries = None
+        self._memo = {}  # id(statement) -> it leaves a CUDA-only library imported
+        self._modules = {}  # module -> it is CUDA-only
+
+    def _ends_flow(self, block: cst.BaseSuite) -> Optional[str]:
+        from cudalint.python.visitor import ends_flow  # the walk's own rule (the walk imports the model)
+
+        return ends_flow(block, self.model)
+
+    def after(self, statement: cst.CSTNode) -> bool:
+        """leaves_imported, worked out once per statement (the walk and the scopes' conditions ask)."""
+        key = id(statement)
+        if key not in self._memo:
+            self._memo[key] = self.leaves_imported(statement)
+        return self._memo[key]
 
     def leaves_imported(self, statement: cst.CSTNode, depth: int = 0) -> bool:
         """The statement completes only once a CUDA-only library has been imported."""
@@ -76,18 +90,21 @@ class CudaImports:
 
     def _imports_cuda_library(self, small: cst.BaseSmallStatement) -> bool:
         if isinstance(small, cst.Import):
-            return any(self._cuda_only(dotted(alias.name)) for alias in small.names)
+            return any(self.cuda_only(dotted(alias.name)) for alias in small.names)
         if isinstance(small, cst.ImportFrom):
             module = dotted(small.module) if small.module is not None else None
-            return self._cuda_only(self.model.absolute(len(small.relative), module))
+            return self.cuda_only(self.model.absolute(len(small.relative), module))
         return False
 
-    def _cuda_only(self, module: Optional[str]) -> bool:
+    def cuda_only(self, module: Optional[str]) -> bool:
+        """The (absolute) module is a CUDA-only library or a project module that imports one."""
         if not module:
             return False
-        if self._libraries is None:
-            self._libraries = _cuda_libraries(self.model)
-        if any(module == library or module.startswith(library + ".") for library in self._libraries):
-            return True
-        project = self.model.project
-        return project is not None and project.is_own(module) and project.cuda_chain(module) is not None
+        if module not in self._modules:
+            if self._libraries is None:
+                self._libraries = _cuda_libraries(self.model)
+            project = self.model.project
+            self._modules[module] = any(module == lib or module.startswith(lib + ".") for lib in self._libraries) or (
+                project is not None and project.is_own(module) and project.cuda_chain(module) is not None
+            )
+        return self._modules[module]

@@ -236,6 +236,8 @@ class GuardEvaluator:
 
     # -- one test ---------------------------------------------------------------------
     def _guard(self, test, scope, depth) -> Guard:
+        if isinstance(test, cst.BaseStatement):  # a binding's condition: it comes after this statement
+            return TRUE_OFF_MAC if self.model.cuda_imports.after(test) else UNKNOWN
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self.guard(test.expression, scope, depth + 1).negated()
         if isinstance(test, cst.BooleanOperation):

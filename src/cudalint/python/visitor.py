@@ -14,7 +14,7 @@ import libcst as cst
 
 from cudalint.python.children import child_fields
 from cudalint.python.context import FileContext
-from cudalint.python.optional_imports import Availability, _catches_import_error
+from cudalint.python.optional_imports import _catches_import_error
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
 
@@ -45,7 +45,7 @@ class Walker:
         self.leave_handlers = leave
         self.block_guards: List[int] = []  # per open block: guards added by early exits
         self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
-        self.availability = Availability(self.model)
+        self.availability = self.model.availability
         self.skip_param_names = self.model.guards.facts.skip_param_names
 
     def walk(self, node: cst.CSTNode) -> None:
@@ -101,6 +101,8 @@ class Walker:
             return ("body",) if model.guards.loop_off_mac(node.iter, model.scope) else ()
         if kind is cst.Call:
             return ("args",) if self._skipped_param(node) else ()
+        if kind is cst.FunctionDef and model.guards.method_off_mac(node, model.scope):
+            return ("body",)  # a method of a class whose constructor raises off a Mac
         if kind in (cst.FunctionDef, cst.ClassDef):
             return ("body",) if self._skipped_off_cuda(node) or self._reached_off_mac(node) else ()
         if kind is cst.Module:

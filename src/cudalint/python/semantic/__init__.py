@@ -43,7 +43,17 @@ class SemanticModel:
         self.evaluator = Evaluator(self)
         self.guards = GuardEvaluator(self)
         self.class_attributes = ClassAttributes(self)
+        self._availability = None
         self.canonical = canonical
+
+    @property
+    def availability(self):
+        """Where an optional library imports (cudalint.python.optional_imports), one per file."""
+        if self._availability is None:
+            from cudalint.python.optional_imports import Availability  # it builds on the guard evaluator
+
+            self._availability = Availability(self)
+        return self._availability
 
     # -- moving through the file --------------------------------------------------------
     def enter(self, node: cst.CSTNode) -> None:

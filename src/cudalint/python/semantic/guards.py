@@ -109,6 +109,21 @@ class GuardEvaluator:
         qualified = self.model.resolve(func, scope)
         return qualified is not None and project.is_own(qualified) and project.requires_cuda(qualified)
 
+    def method_off_mac(self, function: cst.FunctionDef, scope: "Scope") -> bool:
+        """A method of a class (`scope`) whose `__init__` raises off a Mac before it can return (`if not
+        _TE_AVAILABLE: raise ...`, `require_cuda()`): it runs only on an instance, so never on a Mac.
+        Not the constructor itself (its early exit guards the rest of it), a static or class method,
+        which run without one, nor a method of a class that may have another constructor."""
+        if scope.kind != "class" or function.name.value in ("__init__", "__new__"):
+            return False
+        inner = self.model.scopes.get(id(function))
+        if inner is None or inner.self_name is None or any(_named(d.decorator, "classmethod") for d in function.decorators):
+            return False
+        constructors = scope.bindings.get("__init__", ())
+        if len(constructors) != 1 or constructors[0].kind != "def" or "__new__" in scope.bindings:
+            return False
+        return self._raises_off_mac(constructors[0].node, 0)
+
     def _raises_off_mac(self, function: cst.FunctionDef, depth: int) -> bool:
         """The function's body, before anything in it can return, raises unless the host is not a Mac."""
         key = id(function)
@@ -246,14 +261,24 @@ class GuardEvaluator:
             if isinstance(test.operator, cst.And):
                 return Guard(left.when_true or right.when_true, left.when_false and right.when_false)
             return Guard(left.when_true and right.when_true, left.when_false or right.when_false)
-        if isinstance(test, cst.Comparison):
-            return self._comparison(test, scope, depth)
-        if isinstance(test, cst.Call):
-            return self._call(test, scope, depth)
-        if isinstance(test, (cst.Name, cst.Attribute)):
-            return self._reference(test, scope, depth)
+        if isinstance(test, (cst.Comparison, cst.Call, cst.Name, cst.Attribute)):
+            if isinstance(test, cst.Comparison):
+                found = self._comparison(test, scope, depth)
+            elif isinstance(test, cst.Call):
+                found = self._call(test, scope, depth)
+            else:
+                found = self._reference(test, scope, depth)
+            return found if found.known else self._library_guard(test, scope, depth)
         if isinstance(test, cst.NamedExpr):
             return self.guard(test.value, scope, depth + 1)
+        return UNKNOWN
+
+    def _library_guard(self, test, scope, depth) -> Guard:
+        """`if is_triton_available():`, `find_spec("tensorrt") is None`: a test that is true (or false)
+        only where a CUDA-only library (CDL404's list) imports is true (false) only off a Mac."""
+        found, library = self.model.availability.tested(test, scope, depth + 1)
+        if found.known and library and self.model.cuda_imports.cuda_only(library):
+            return found
         return UNKNOWN
 
     def _call(self, call: cst.Call, scope, depth) -> Guard:
@@ -433,6 +458,10 @@ def _may_return(statement: cst.CSTNode) -> bool:
             continue
         stack.extend(code_children(node))
     return False
+
+
+def _named(node, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
 
 
 def _constant_truth(node) -> Optional[bool]:

@@ -89,8 +89,7 @@ class Walker:
         model = self.model
         if kind in BRANCHING:
             guard = model.guard(node.test)
-            shielded = (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
-            return shielded or self.availability.off_mac_fields(node)
+            return (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
         if kind is cst.BooleanOperation:
             guard = model.guard(node.left)
             shielded = guard.when_true if isinstance(node.operator, cst.And) else guard.when_false

@@ -15,17 +15,20 @@ statement leaves one imported when it completes only after importing it: the imp
 whose body does and whose every handler does too or leaves the block (a handler that falls back on
 something else is the other way, so the code after the try may run on a Mac); an `if` whose arms each
 do or leave; a `with` whose body does. Only inside functions: a module-level import of such a library
-is the finding itself (CDL404), and what follows it is the same problem.
+is the finding itself (CDL404), and what follows it is the same problem. The walk guards the rest of
+the block; the scopes make the bindings there conditional on the statement, so a value bound after
+it never holds on a Mac. The guard evaluator asks `cuda_only` too: a test true only where such a
+library imports (`if is_triton_available():`) is true only off a Mac.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Optional
 
 import libcst as cst
 
 from cudalint.python.names import dotted
-from cudalint.python.optional_imports import _cuda_libraries
 
 TRY_KINDS = tuple(kind for kind in (getattr(cst, "Try", None), getattr(cst, "TryStar", None)) if kind is not None)
 MAX_NESTING = 8
@@ -102,9 +105,24 @@ class CudaImports:
             return False
         if module not in self._modules:
             if self._libraries is None:
-                self._libraries = _cuda_libraries(self.model)
+                self._libraries = cuda_libraries(self.model)
             project = self.model.project
             self._modules[module] = any(module == lib or module.startswith(lib + ".") for lib in self._libraries) or (
                 project is not None and project.is_own(module) and project.cuda_chain(module) is not None
             )
         return self._modules[module]
+
+
+def cuda_libraries(model) -> frozenset:
+    """The modules CDL404 names (the project index holds them when the run built one)."""
+    if model.project is not None:
+        return frozenset(model.project.cuda_modules)
+    return _catalog_libraries()
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_libraries() -> frozenset:
+    from cudalint.catalog import load_catalog
+
+    catalog = load_catalog()
+    return frozenset(spec["module"] for spec in catalog["CDL404"].match.get("imports", ())) if "CDL404" in catalog else frozenset()

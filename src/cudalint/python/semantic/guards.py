@@ -7,7 +7,9 @@ what names are bound to, never from how they are spelled: availability queries a
 build flags (from the catalog's guard table), device-type comparisons whose values the
 value model knows, enum members named CUDA, platform tests, names and attributes bound
 to any of those or None on every Mac (none_guard), and local functions that return them — combined through `not`, `and`,
-`or` (De Morgan falls out of the combination rules).
+`or` (De Morgan falls out of the combination rules). `self.flag` is what every binding of it in
+the class, its bases and its subclasses says (class_attributes); a test true only where a
+CUDA-only library imports is a CUDA guard (optional_imports' Availability, cuda_imports' list).
 """
 
 from __future__ import annotations

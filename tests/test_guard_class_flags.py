@@ -138,3 +138,27 @@ def test_a_false_default_beside_a_query_of_the_other_polarity_is_no_guard():
         "        self.build_for_cpu = not torch.cuda.is_available()",
     )
     assert lint(source) == [("CDL403", 17, 37), ("CDL403", 23, 34), ("CDL201", 60, 13), ("CDL403", 73, 29), ("CDL403", 83, 29)]
+
+
+def test_a_base_in_another_file_is_not_read_so_the_flag_stays_unknown():
+    # the subclass's file binds nothing of the name; what the other file's base binds is not known here
+    base = "import torch\n\n\nclass Builder:\n    def __init__(self):\n        self.build_for_cpu = not torch.cuda.is_available()\n"
+    subclass = '''
+    import os
+
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    from pkg.builder import Builder
+
+
+    class AsyncIO(Builder):
+        def extra_ldflags(self):
+            if self.build_for_cpu:
+                return []
+            return [os.path.join(CUDA_HOME, "lib64")]
+    '''
+    found = findings_of(
+        textwrap.dedent(subclass).lstrip("\n"), path="pkg/async_io.py", select={"CDL403"},
+        project_files={"pkg/__init__.py": "", "pkg/builder.py": base},
+    )
+    assert triples(found) == [("CDL403", 12, 30)]

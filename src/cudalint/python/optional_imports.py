@@ -15,7 +15,6 @@ never runs)", `when_false` the same for the test being false.
 
 from __future__ import annotations
 
-import functools
 from typing import Optional, Tuple
 
 import libcst as cst
@@ -176,16 +175,6 @@ class Availability:
             return ("body",)
         return ()
 
-    def off_mac_fields(self, node: cst.CSTNode) -> tuple:
-        """`if is_triton_available(): <kernels>`: where a CUDA-only library (CDL404's list) imports, the
-        host is not a Mac, so those fields never run on one."""
-        if not isinstance(node, cst.If):
-            return ()
-        guard, library = self.tested(node.test)
-        if not guard.known or not library or library not in _cuda_libraries(self.model):
-            return ()
-        return (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
-
     def exits_unless_available(self, node: cst.If, ends_flow) -> bool:
         """`if not _TE_AVAILABLE: raise ModuleNotFoundError(...)`: the rest of the block runs only
         where the library imports (so does the rest after `if available: ... else: return`)."""
@@ -267,21 +256,6 @@ def _queried_library(call: cst.Call) -> str:
     first = module or (call.args[0].value if call.args and call.args[0].keyword is None else None)
     text = string_value(first) if first is not None else None
     return requirement_module(text)
-
-
-def _cuda_libraries(model) -> frozenset:
-    """The modules CDL404 names (the project index holds them when the run built one)."""
-    if model.project is not None:
-        return frozenset(model.project.cuda_modules)
-    return _catalog_libraries()
-
-
-@functools.lru_cache(maxsize=1)
-def _catalog_libraries() -> frozenset:
-    from cudalint.catalog import load_catalog
-
-    catalog = load_catalog()
-    return frozenset(spec["module"] for spec in catalog["CDL404"].match.get("imports", ())) if "CDL404" in catalog else frozenset()
 
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})

@@ -14,7 +14,7 @@ import libcst as cst
 
 from cudalint.python.children import child_fields
 from cudalint.python.context import FileContext
-from cudalint.python.optional_imports import Availability, _catches_import_error
+from cudalint.python.optional_imports import _catches_import_error
 from cudalint.python.overrides import silenced_in
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
@@ -25,6 +25,7 @@ SCOPES = (cst.FunctionDef, cst.ClassDef)
 SCOPE_OPENS = {cst.FunctionDef: "params", cst.ClassDef: "body"}  # parameters bind in the function's scope
 BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
 CALL_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign)  # statements whose value may be a call that raises off CUDA
+IMPORTING = (cst.SimpleStatementLine, cst.If, cst.With, cst.Try)  # statements that may leave a library imported
 TYPING_MODULES = ("typing.", "typing_extensions.", "collections.abc.")  # where generic types come from
 BUILTIN_GENERICS = frozenset({"list", "dict", "tuple", "set", "frozenset", "type"})  # PEP 585 generics
 TYPE_ALIAS = frozenset({"typing.TypeAlias", "typing_extensions.TypeAlias"})
@@ -48,7 +49,7 @@ class Walker:
         self.leave_handlers = leave
         self.block_guards: List[int] = []  # per open block: guards added by early exits
         self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
-        self.availability = Availability(self.model)
+        self.availability = self.model.availability
         self.skip_param_names = self.model.guards.facts.skip_param_names
         self.silenced: List[Tuple[str, ...]] = []  # per open definition: the codes silenced outside it
 
@@ -96,8 +97,7 @@ class Walker:
         model = self.model
         if kind in BRANCHING:
             guard = model.guard(node.test)
-            shielded = (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
-            return shielded or self.availability.off_mac_fields(node)
+            return (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
         if kind is cst.BooleanOperation:
             guard = model.guard(node.left)
             shielded = guard.when_true if isinstance(node.operator, cst.And) else guard.when_false
@@ -108,6 +108,8 @@ class Walker:
             return ("body",) if model.guards.loop_off_mac(node.iter, model.scope) else ()
         if kind is cst.Call:
             return ("args",) if self._skipped_param(node) else ()
+        if kind is cst.FunctionDef and model.guards.method_off_mac(node, model.scope):
+            return ("body",)  # a method of a class whose constructor raises off a Mac
         if kind in (cst.FunctionDef, cst.ClassDef):
             return ("body",) if self._skipped_off_cuda(node) or self._reached_off_mac(node) else ()
         if kind is cst.Module:
@@ -271,6 +273,9 @@ class Walker:
                 self._guard_rest_of_block()
         elif kind is cst.SimpleStatementLine and self.block_guards and self.availability.skips_rest(node):
             self._guard_rest_of_block()  # `pytest.skip(...)` at the top of a test: the rest never runs
+        if kind in IMPORTING and self.block_guards and self.model.scope.kind == "function":
+            if self.model.cuda_imports.after(node):  # `import tensorrt` in a function: the rest needs it
+                self._guard_rest_of_block()
 
     def _early_exit_guard(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;

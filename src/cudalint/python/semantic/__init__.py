@@ -16,6 +16,8 @@ import libcst as cst
 
 from cudalint.python.names import dotted
 from cudalint.python.semantic.canonical import canonical
+from cudalint.python.semantic.class_attributes import ClassAttributes
+from cudalint.python.semantic.cuda_imports import CudaImports
 from cudalint.python.semantic.guards import Guard, GuardEvaluator, guard_facts
 from cudalint.python.semantic.scopes import Binding, Scope, ScopeBuilder
 from cudalint.python.semantic.values import Evaluator, Value
@@ -30,6 +32,8 @@ class SemanticModel:
         self.module_name = module_name
         builder = ScopeBuilder(package)
         self.absolute = builder.absolute
+        self.cuda_imports = CudaImports(self)
+        builder.needs_library = self.cuda_imports.cuda_only  # what follows its import is conditional on it
         self.module_scope = builder.build(module)
         self.scopes: Dict[int, Scope] = builder.scopes
         self.file_imports = builder.file_imports
@@ -38,7 +42,18 @@ class SemanticModel:
         self._stack: List[Scope] = []
         self.evaluator = Evaluator(self)
         self.guards = GuardEvaluator(self)
+        self.class_attributes = ClassAttributes(self)
+        self._availability = None
         self.canonical = canonical
+
+    @property
+    def availability(self):
+        """Where an optional library imports (cudalint.python.optional_imports), one per file."""
+        if self._availability is None:
+            from cudalint.python.optional_imports import Availability  # it builds on the guard evaluator
+
+            self._availability = Availability(self)
+        return self._availability
 
     # -- moving through the file --------------------------------------------------------
     def enter(self, node: cst.CSTNode) -> None:
@@ -83,8 +98,7 @@ class SemanticModel:
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             owner = self.self_class(node.value.value, scope)
             if owner is not None:
-                name = node.attr.value
-                return list(owner.attributes.get(name, ())) + list(owner.bindings.get(name, ()))
+                return self.class_attributes.bindings(owner, node.attr.value) or []
         return []
 
     def self_class(self, name: str, scope: Scope) -> Optional[Scope]:

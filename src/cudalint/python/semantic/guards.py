@@ -7,7 +7,9 @@ what names are bound to, never from how they are spelled: availability queries a
 build flags (from the catalog's guard table), device-type comparisons whose values the
 value model knows, enum members named CUDA, platform tests, names and attributes bound
 to any of those or None on every Mac (none_guard), and local functions that return them — combined through `not`, `and`,
-`or` (De Morgan falls out of the combination rules).
+`or` (De Morgan falls out of the combination rules). `self.flag` is what every binding of it in
+the class, its bases and its subclasses says (class_attributes); a test true only where a
+CUDA-only library imports is a CUDA guard (optional_imports' Availability, cuda_imports' list).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class Guard:
 
 UNKNOWN = Guard()
 TRUE_OFF_MAC = Guard(True, False)
+BOTH_OFF_MAC = Guard(True, True)  # what a binding that never happens on a Mac says about one
 
 
 class GuardEvaluator:
@@ -108,6 +111,21 @@ class GuardEvaluator:
             return False
         qualified = self.model.resolve(func, scope)
         return qualified is not None and project.is_own(qualified) and project.requires_cuda(qualified)
+
+    def method_off_mac(self, function: cst.FunctionDef, scope: "Scope") -> bool:
+        """A method of a class (`scope`) whose `__init__` raises off a Mac before it can return (`if not
+        _TE_AVAILABLE: raise ...`, `require_cuda()`): it runs only on an instance, so never on a Mac.
+        Not the constructor itself (its early exit guards the rest of it), a static or class method,
+        which run without one, nor a method of a class that may have another constructor."""
+        if scope.kind != "class" or function.name.value in ("__init__", "__new__"):
+            return False
+        inner = self.model.scopes.get(id(function))
+        if inner is None or inner.self_name is None or any(_named(d.decorator, "classmethod") for d in function.decorators):
+            return False
+        constructors = scope.bindings.get("__init__", ())
+        if len(constructors) != 1 or constructors[0].kind != "def" or "__new__" in scope.bindings:
+            return False
+        return self._raises_off_mac(constructors[0].node, 0)
 
     def _raises_off_mac(self, function: cst.FunctionDef, depth: int) -> bool:
         """The function's body, before anything in it can return, raises unless the host is not a Mac."""
@@ -236,6 +254,8 @@ class GuardEvaluator:
 
     # -- one test ---------------------------------------------------------------------
     def _guard(self, test, scope, depth) -> Guard:
+        if isinstance(test, cst.BaseStatement):  # a binding's condition: it comes after this statement
+            return TRUE_OFF_MAC if self.model.cuda_imports.after(test) else UNKNOWN
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self.guard(test.expression, scope, depth + 1).negated()
         if isinstance(test, cst.BooleanOperation):
@@ -244,14 +264,24 @@ class GuardEvaluator:
             if isinstance(test.operator, cst.And):
                 return Guard(left.when_true or right.when_true, left.when_false and right.when_false)
             return Guard(left.when_true and right.when_true, left.when_false or right.when_false)
-        if isinstance(test, cst.Comparison):
-            return self._comparison(test, scope, depth)
-        if isinstance(test, cst.Call):
-            return self._call(test, scope, depth)
-        if isinstance(test, (cst.Name, cst.Attribute)):
-            return self._reference(test, scope, depth)
+        if isinstance(test, (cst.Comparison, cst.Call, cst.Name, cst.Attribute)):
+            if isinstance(test, cst.Comparison):
+                found = self._comparison(test, scope, depth)
+            elif isinstance(test, cst.Call):
+                found = self._call(test, scope, depth)
+            else:
+                found = self._reference(test, scope, depth)
+            return found if found.known else self._library_guard(test, scope, depth)
         if isinstance(test, cst.NamedExpr):
             return self.guard(test.value, scope, depth + 1)
+        return UNKNOWN
+
+    def _library_guard(self, test, scope, depth) -> Guard:
+        """`if is_triton_available():`, `find_spec("tensorrt") is None`: a test that is true (or false)
+        only where a CUDA-only library (CDL404's list) imports is true (false) only off a Mac."""
+        found, library = self.model.availability.tested(test, scope, depth + 1)
+        if found.known and library and self.model.cuda_imports.cuda_only(library):
+            return found
         return UNKNOWN
 
     def _call(self, call: cst.Call, scope, depth) -> Guard:
@@ -308,16 +338,29 @@ class GuardEvaluator:
         return TRUE_OFF_MAC
 
     def _bound_guards(self, node, scope, depth):
-        """The guards of every expression a name (or self.attr) is bound to; None when one is unknown."""
+        """The guards of every expression a name (or self.attr, across the class's bases and
+        subclasses) is bound to; [UNKNOWN] when one is unknown. A binding that happens only off a
+        Mac holds both ways there (it never happens on one); a False or None binding is never true,
+        so "true only off a Mac" holds for it, and a True binding the other way round. Those count
+        only beside a binding that says something: `self.x = False` alone is no guard."""
         bindings = self.model.bindings_of(node, scope)
         if not bindings:
             return [UNKNOWN]
-        found = []
+        found, informative = [], False
         for binding in bindings:
             if binding.kind != "assign" or binding.value is None:
                 return [UNKNOWN]
-            found.append(self.guard(binding.value, binding.context, depth + 1))
-        return found
+            truth = _constant_truth(binding.value)
+            if self.binding_off_mac(binding, depth + 1):
+                found.append(BOTH_OFF_MAC)
+                informative = True
+            elif truth is not None:
+                found.append(Guard(not truth, truth))
+            else:
+                guard = self.guard(binding.value, binding.context, depth + 1)
+                found.append(guard)
+                informative = informative or guard.known
+        return found if informative else [UNKNOWN]
 
     def _comparison(self, test: cst.Comparison, scope, depth) -> Guard:
         if len(test.comparisons) != 1:
@@ -422,6 +465,17 @@ def _may_return(statement: cst.CSTNode) -> bool:
             continue
         stack.extend(code_children(node))
     return False
+
+
+def _named(node, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _constant_truth(node) -> Optional[bool]:
+    """True, False or None written as such: its truth value; None for anything else."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return node.value == "True"
+    return None
 
 
 def _is_quantity(node) -> bool:

@@ -12,7 +12,7 @@ Flow-insensitive by design: every binding of a name in a scope is a value it may
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -71,6 +71,7 @@ class ScopeBuilder:
         self.scopes: Dict[int, Scope] = {}
         self.file_imports: Dict[str, str] = {}  # every import in the file, whatever its scope
         self.options: Dict[str, List[Tuple[cst.Call, Scope]]] = {}  # argparse/click option dest -> its declaring calls
+        self.needs_library: Optional[Callable[[Optional[str]], bool]] = None  # a module CUDA-only code imports
 
     def build(self, module: cst.Module) -> Scope:
         root = Scope("module", module, None)
@@ -84,6 +85,8 @@ class ScopeBuilder:
             self._statement(statement, scope, conditions)
             if isinstance(statement, cst.If) and statement.orelse is None and _leaves(statement.body):
                 conditions = conditions + ((statement.test, False),)  # the rest runs only when the test was false
+            elif scope.kind == "function" and self.needs_library is not None and self._imports(statement):
+                conditions = conditions + ((statement, True),)  # the rest runs after it (cuda_imports judges)
 
     def _suite(self, suite: cst.BaseSuite, scope: Scope, conditions: Tuple[Condition, ...]) -> None:
         if isinstance(suite, cst.SimpleStatementSuite):  # `if x: a = 1` on one line
@@ -213,6 +216,29 @@ class ScopeBuilder:
             dest = chosen.lstrip("-").replace("-", "_")
         if dest.isidentifier():
             self.options.setdefault(dest, []).append((call, scope))
+
+    def _imports(self, statement: cst.CSTNode) -> bool:
+        """An import of a library `needs_library` names, or a compound statement with one directly in
+        a block of its own."""
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import) and any(self.needs_library(dotted(a.name)) for a in small.names):
+                    return True
+                if isinstance(small, cst.ImportFrom):
+                    module = dotted(small.module) if small.module is not None else None
+                    if self.needs_library(self.absolute(len(small.relative), module)):
+                        return True
+            return False
+        if not isinstance(statement, (cst.If, cst.With, *TRY_KINDS)):
+            return False
+        suites = [statement.body, *(handler.body for handler in getattr(statement, "handlers", ()))]
+        orelse = getattr(statement, "orelse", None)
+        if isinstance(orelse, (cst.Else, cst.If)):
+            suites.append(orelse.body)
+        return any(
+            isinstance(line, cst.SimpleStatementLine) and self._imports(line)
+            for suite in suites if isinstance(suite, cst.IndentedBlock) for line in suite.body
+        )
 
     def absolute(self, level: int, module: Optional[str]) -> Optional[str]:
         """`from ..utils import x` inside package `a.b` -> `a.utils`; None when it cannot be known."""

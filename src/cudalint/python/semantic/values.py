@@ -166,7 +166,7 @@ class Evaluator:
         if isinstance(base, cst.Name):
             owner = self.model.self_class(base.value, scope)
             if owner is not None:
-                bindings = list(owner.attributes.get(name, ())) + list(owner.bindings.get(name, ()))
+                bindings = self.model.class_attributes.bindings(owner, name) or ()
                 return self._bound(bindings, depth) or (Value(UNKNOWN_KIND, None, node),)
             options = self.model.options.get(name)
             if options and self._may_hold_options(base, scope, depth):

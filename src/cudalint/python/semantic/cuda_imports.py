@@ -1,0 +1,128 @@
+"""Statements that leave a CUDA-only library imported: the rest of their block runs only off a Mac.
+
+    def export_engine(self):
+        try:
+            import tensorrt as trt
+        except ImportError:
+            check_requirements("tensorrt")
+            import tensorrt as trt          # the handler imports it too
+        ...
+        model.to("cuda")                    # never reached where tensorrt cannot import
+
+A library is CUDA-only when CDL404 says so (rules/packages.toml, the project index's list), or it is
+a module of the project that imports one at module level, unguarded (the index's import chain). A
+statement leaves one imported when it completes only after importing it: the import itself; a `try:`
+whose body does and whose every handler does too or leaves the block (a handler that falls back on
+something else is the other way, so the code after the try may run on a Mac); an `if` whose arms each
+do or leave; a `with` whose body does. Only inside functions: a module-level import of such a library
+is the finding itself (CDL404), and what follows it is the same problem. The walk guards the rest of
+the block; the scopes make the bindings there conditional on the statement, so a value bound after
+it never holds on a Mac. The guard evaluator asks `cuda_only` too: a test true only where such a
+library imports (`if is_triton_available():`) is true only off a Mac.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, Optional
+
+import libcst as cst
+
+from cudalint.python.names import dotted
+
+TRY_KINDS = tuple(kind for kind in (getattr(cst, "Try", None), getattr(cst, "TryStar", None)) if kind is not None)
+MAX_NESTING = 8
+
+Leaves = Callable[[cst.BaseSuite], Optional[str]]  # how a suite leaves its block (the walk's ends_flow)
+
+
+class CudaImports:
+    def __init__(self, model, leaves: Optional[Leaves] = None):
+        self.model = model
+        self.leaves = leaves or self._ends_flow
+        self._libraries = None
+        self._memo = {}  # id(statement) -> it leaves a CUDA-only library imported
+        self._modules = {}  # module -> it is CUDA-only
+
+    def _ends_flow(self, block: cst.BaseSuite) -> Optional[str]:
+        from cudalint.python.visitor import ends_flow  # the walk's own rule (the walk imports the model)
+
+        return ends_flow(block, self.model)
+
+    def after(self, statement: cst.CSTNode) -> bool:
+        """leaves_imported, worked out once per statement (the walk and the scopes' conditions ask)."""
+        key = id(statement)
+        if key not in self._memo:
+            self._memo[key] = self.leaves_imported(statement)
+        return self._memo[key]
+
+    def leaves_imported(self, statement: cst.CSTNode, depth: int = 0) -> bool:
+        """The statement completes only once a CUDA-only library has been imported."""
+        if depth > MAX_NESTING:
+            return False
+        if isinstance(statement, cst.SimpleStatementLine):
+            return any(self._imports_cuda_library(small) for small in statement.body)
+        if isinstance(statement, TRY_KINDS):
+            if statement.finalbody is not None and self._block(statement.finalbody.body, depth):
+                return True
+            if not self._block(statement.body, depth):
+                return False
+            return all(self._block(handler.body, depth) or self.leaves(handler.body) for handler in statement.handlers)
+        if isinstance(statement, cst.If):
+            arms = [statement.body, statement.orelse.body if isinstance(statement.orelse, cst.Else) else statement.orelse]
+            if arms[1] is None:
+                return False
+            imported = [self._arm(arm, depth) for arm in arms]
+            return all(found is not None for found in imported) and any(imported)
+        if isinstance(statement, cst.With):
+            return self._block(statement.body, depth)
+        return False
+
+    def _arm(self, arm, depth: int) -> Optional[bool]:
+        """True: the arm imports one; False: it leaves the block; None: it may go on without one."""
+        if isinstance(arm, cst.If):  # elif
+            return True if self.leaves_imported(arm, depth + 1) else None
+        if self._block(arm, depth):
+            return True
+        return False if self.leaves(arm) else None
+
+    def _block(self, suite: cst.BaseSuite, depth: int) -> bool:
+        if isinstance(suite, cst.SimpleStatementSuite):
+            return any(self._imports_cuda_library(small) for small in suite.body)
+        return any(self.leaves_imported(statement, depth + 1) for statement in suite.body)
+
+    def _imports_cuda_library(self, small: cst.BaseSmallStatement) -> bool:
+        if isinstance(small, cst.Import):
+            return any(self.cuda_only(dotted(alias.name)) for alias in small.names)
+        if isinstance(small, cst.ImportFrom):
+            module = dotted(small.module) if small.module is not None else None
+            return self.cuda_only(self.model.absolute(len(small.relative), module))
+        return False
+
+    def cuda_only(self, module: Optional[str]) -> bool:
+        """The (absolute) module is a CUDA-only library or a project module that imports one."""
+        if not module:
+            return False
+        if module not in self._modules:
+            if self._libraries is None:
+                self._libraries = cuda_libraries(self.model)
+            project = self.model.project
+            self._modules[module] = any(module == lib or module.startswith(lib + ".") for lib in self._libraries) or (
+                project is not None and project.is_own(module) and project.cuda_chain(module) is not None
+            )
+        return self._modules[module]
+
+
+def cuda_libraries(model) -> frozenset:
+    """The modules CDL404 names (the project index holds them when the run built one)."""
+    if model.project is not None:
+        return frozenset(model.project.cuda_modules)
+    return _catalog_libraries()
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_libraries() -> frozenset:
+    from cudalint.catalog import load_catalog
+
+    catalog = load_catalog()
+    return frozenset(spec["module"] for spec in catalog["CDL404"].match.get("imports", ())) if "CDL404" in catalog else frozenset()

@@ -1,0 +1,164 @@
+"""A flag attribute of a class is the guard it is bound to: `self.build_for_cpu = not
+torch.cuda.is_available()` makes `if self.build_for_cpu: return` a CUDA guard for the rest of the
+method, in the class, its bases and its subclasses of the same file. A False/None binding beside a
+query keeps "true only off a Mac"; a binding from a parameter, or an assignment of the attribute on
+another object anywhere in the file, makes the flag unknown."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+SOURCE = '''
+import os
+
+import torch
+from torch.utils.cpp_extension import CUDA_HOME
+
+
+class Builder:
+    def __init__(self):
+        self.build_for_cpu = not torch.cuda.is_available()
+
+    def extra_ldflags(self):
+        if self.build_for_cpu:
+            return []
+        return ["-L" + os.path.join(CUDA_HOME, "lib64")]
+
+
+class Subclass(Builder):
+    def include_paths(self):
+        if not self.build_for_cpu:
+            return [os.path.join(CUDA_HOME, "include")]
+        return []
+
+
+class Base:
+    def sources(self):
+        if self.cpu_only:
+            return []
+        return [os.path.join(CUDA_HOME, "src")]
+
+
+class Derived(Base):
+    def __init__(self):
+        self.cpu_only = torch.version.cuda is None
+
+
+class Lazy:
+    def __init__(self):
+        self.use_cuda = False
+
+    def setup(self):
+        self.use_cuda = torch.cuda.is_available()
+
+    def run(self):
+        if self.use_cuda:
+            torch.cuda.synchronize()
+        if not self.use_cuda:
+            return
+        torch.cuda.synchronize()
+
+
+class Constant:
+    def __init__(self):
+        self.use_cuda = True
+
+    def run(self):
+        if self.use_cuda:
+            torch.cuda.synchronize()
+
+
+class FromParameter:
+    def __init__(self, on_cpu):
+        self.on_cpu = on_cpu
+
+    def later(self):
+        self.on_cpu = not torch.cuda.is_available()
+
+    def flags(self):
+        if self.on_cpu:
+            return []
+        return os.path.join(CUDA_HOME, "lib")
+
+
+class SetOutside:
+    def __init__(self):
+        self.cpu_build = not torch.cuda.is_available()
+
+    def flags(self):
+        if self.cpu_build:
+            return []
+        return os.path.join(CUDA_HOME, "lib")
+
+
+def configure(builder):
+    builder.cpu_build = True
+'''
+
+
+def lint(source):
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL201", "CDL403"}))
+
+
+def test_a_class_flag_bound_to_a_guard_is_that_guard_in_its_class_bases_and_subclasses():
+    # Builder, Subclass, Base/Derived and Lazy (False until setup() asks) are silent.
+    assert lint(SOURCE) == [
+        ("CDL201", 57, 13),  # True alone is no guard
+        ("CDL403", 70, 29),  # also bound from a parameter
+        ("CDL403", 80, 29),  # also bound on another object by configure()
+    ]
+
+
+def test_without_the_outside_assignment_the_flag_is_a_guard_again():
+    source = SOURCE.replace("    builder.cpu_build = True", "    builder.other = True")
+    assert lint(source) == [("CDL201", 57, 13), ("CDL403", 70, 29)]
+
+
+def test_setattr_on_another_object_makes_it_unknown_too():
+    source = SOURCE.replace("    builder.cpu_build = True", '    setattr(builder, "cpu_build", True)')
+    assert lint(source) == [("CDL201", 57, 13), ("CDL403", 70, 29), ("CDL403", 80, 29)]
+
+
+def test_a_subclass_that_rebinds_the_flag_from_a_parameter_makes_its_bases_unknown():
+    # Builder's own method may run on an Override; Subclass's never does (a sibling, not a base).
+    source = SOURCE + """
+
+class Override(Builder):
+    def __init__(self, cpu):
+        self.build_for_cpu = cpu
+"""
+    assert lint(source) == [("CDL403", 14, 37), ("CDL201", 57, 13), ("CDL403", 70, 29), ("CDL403", 80, 29)]
+
+
+def test_a_false_default_beside_a_query_of_the_other_polarity_is_no_guard():
+    # `if self.build_for_cpu: return` needs the flag false only off a Mac; False is false on a Mac too.
+    source = SOURCE.replace(
+        "    def __init__(self):\n        self.build_for_cpu = not torch.cuda.is_available()",
+        "    def __init__(self):\n        self.build_for_cpu = False\n\n    def jit(self):\n"
+        "        self.build_for_cpu = not torch.cuda.is_available()",
+    )
+    assert lint(source) == [("CDL403", 17, 37), ("CDL403", 23, 34), ("CDL201", 60, 13), ("CDL403", 73, 29), ("CDL403", 83, 29)]
+
+
+def test_a_base_in_another_file_is_not_read_so_the_flag_stays_unknown():
+    # the subclass's file binds nothing of the name; what the other file's base binds is not known here
+    base = "import torch\n\n\nclass Builder:\n    def __init__(self):\n        self.build_for_cpu = not torch.cuda.is_available()\n"
+    subclass = '''
+    import os
+
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    from pkg.builder import Builder
+
+
+    class AsyncIO(Builder):
+        def extra_ldflags(self):
+            if self.build_for_cpu:
+                return []
+            return [os.path.join(CUDA_HOME, "lib64")]
+    '''
+    found = findings_of(
+        textwrap.dedent(subclass).lstrip("\n"), path="pkg/async_io.py", select={"CDL403"},
+        project_files={"pkg/__init__.py": "", "pkg/builder.py": base},
+    )
+    assert triples(found) == [("CDL403", 12, 30)]

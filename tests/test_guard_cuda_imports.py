@@ -1,0 +1,147 @@
+"""Code after an import of a CUDA-only library inside a function runs only where that library
+imports, so never on a Mac: the import itself is the finding (CDL404). A `try:` whose handler
+falls back on something else, code before the import, a portable library, an `if` with an arm
+that goes on without the import, and module-level code keep their findings."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+SOURCE = '''
+import torch
+
+
+def export_engine(model, linux):
+    try:
+        import tensorrt as trt
+    except ImportError:
+        if linux:
+            print("installing")
+        import tensorrt as trt
+    model.to("cuda")
+    torch.cuda.empty_cache()
+
+
+def plain(model):
+    import tensorrt
+    model.to("cuda")
+
+
+def fallback(model):
+    try:
+        import tensorrt
+    except ImportError:
+        tensorrt = None
+    model.to("cuda")
+
+
+def inside_the_try(model):
+    try:
+        import tensorrt
+        model.to("cuda")
+    except ImportError:
+        pass
+    model.to("cuda")
+
+
+def before(model):
+    model.to("cuda")
+    import tensorrt
+
+
+def portable(model):
+    import numpy
+    model.to("cuda")
+
+
+def branches(model, flag):
+    if flag:
+        import tensorrt
+    else:
+        return None
+    model.to("cuda")
+
+
+def one_branch(model, flag):
+    if flag:
+        import tensorrt
+    model.to("cuda")
+
+
+def nested(model):
+    from tensorrt import Builder
+
+    class Calibrator:
+        def batch(self, im):
+            return im.to("cuda")
+
+
+import tensorrt
+torch.cuda.synchronize()
+'''
+
+
+def lint(source, **kwargs):
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL101", "CDL201", "CDL202", "CDL404"}, **kwargs))
+
+
+def test_the_rest_of_a_function_after_a_cuda_only_import_runs_only_off_a_mac():
+    assert lint(SOURCE) == [
+        ("CDL404", 10, 9),  # the handler's import: nothing catches it
+        ("CDL404", 16, 5),
+        ("CDL101", 25, 14),  # the handler falls back on None
+        ("CDL101", 34, 14),  # after a try whose handler passes
+        ("CDL101", 38, 14),  # before the import
+        ("CDL404", 39, 5),
+        ("CDL101", 44, 14),  # numpy is not CUDA-only
+        ("CDL404", 49, 9),
+        ("CDL404", 57, 9),
+        ("CDL101", 58, 14),  # the if may go on without the import
+        ("CDL404", 62, 5),
+        ("CDL404", 69, 1),  # module level: the import is the finding, and so is what follows
+        ("CDL201", 70, 1),
+    ]
+
+
+def test_a_project_module_that_imports_a_cuda_only_library_counts_as_one():
+    kernels = "import triton\n\n\ndef fused(x):\n    return x\n"
+    caller = '''
+    import torch
+
+
+    def run(x):
+        from pkg.kernels import fused
+        torch.cuda.synchronize()
+        return fused(x)
+
+
+    def portable(x):
+        from pkg.plain import fused
+        torch.cuda.synchronize()
+        return fused(x)
+    '''
+    files = {"pkg/__init__.py": "", "pkg/kernels.py": kernels, "pkg/plain.py": "def fused(x):\n    return x\n"}
+    assert lint(caller, path="pkg/caller.py", project_files=files) == [("CDL201", 12, 5)]
+
+
+VALUE = '''
+import torch
+
+
+def load(weights, device, engine):
+    model = weights.to(device)
+    if engine:
+        import tensorrt
+        if device.type == "cpu":
+            device = torch.device("cuda:0")
+    return model
+'''
+
+
+def test_a_value_bound_after_the_import_never_holds_on_a_mac():
+    # the binding comes after the import, so "cuda:0" is no value `device` has on a Mac
+    assert lint(VALUE) == [("CDL404", 7, 9)]
+
+
+def test_after_a_portable_import_the_value_reaches_the_device_argument():
+    assert lint(VALUE.replace("import tensorrt", "import numpy")) == [("CDL101", 9, 35)]

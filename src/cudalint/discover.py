@@ -28,13 +28,11 @@ class MissingPath(ValueError):
 
 
 def kind_of(path: Path, include_docs: bool = False) -> Optional[str]:
-    name = path.name
-    manifest = manifests.manifest_kind(str(path), include_docs)
-    if manifest is not None and not name.endswith(PYTHON_SUFFIXES):
-        return manifest
-    if name.endswith(PYTHON_SUFFIXES):
+    """"python" for a Python file (setup.py too: the runner reads it as a manifest as well), else the
+    manifest reader for the name, else None."""
+    if path.name.endswith(PYTHON_SUFFIXES):
         return "python"
-    return manifest
+    return manifests.manifest_kind(str(path), include_docs)
 
 
 def display_path(path: Path, cwd: Path) -> str:

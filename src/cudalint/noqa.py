@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import re
-import tokenize
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -124,6 +123,8 @@ def physical_lines(text: str, keepends: bool = False) -> List[str]:
 def scan(text: str, kind: str = "python") -> Comments:
     lines = physical_lines(text)
     if kind == "python":
+        import tokenize  # only for a file that mentions noqa (see apply)
+
         try:
             return _scan_python(text, lines)
         except (tokenize.TokenError, SyntaxError, ValueError, IndentationError, RecursionError):
@@ -143,6 +144,8 @@ def scan(text: str, kind: str = "python") -> Comments:
 
 
 def _scan_python(text: str, lines: List[str]) -> Comments:
+    import tokenize
+
     directives: Dict[int, Directive] = {}
     file_codes: Optional[FrozenSet[str]] = None
     statement_end: Dict[int, int] = {}
@@ -332,8 +335,9 @@ def unchanged_meaning(before: str, after: str, kind: str) -> bool:
         except (SyntaxError, ValueError, RecursionError):
             return False
     if kind in ("pyproject", "pixi", "poetry_lock", "uv_lock"):
-        from cudalint.config import tomllib
+        from cudalint.config import toml_parser
 
+        tomllib = toml_parser()
         try:
             return tomllib.loads(before) == tomllib.loads(after)
         except tomllib.TOMLDecodeError:

@@ -113,7 +113,7 @@ def discover(
     A walk yields regular files only (a FIFO, a device or a socket is passed over); anything else named
     on the command line is yielded too, and reading it then gives a CDL000 saying what it is."""
     cwd = (cwd or Path.cwd()).resolve()
-    excludes = Excludes(exclude, root)
+    excludes: Optional[Excludes] = None  # compiled for the first folder: files named alone need none
     seen: set = set()
     for raw in paths:
         path = Path(raw)
@@ -125,6 +125,7 @@ def discover(
                 seen.add(key)
                 yield SourceFile(path, display_path(path, cwd), kind_of(path) or manifests.sniff_kind(str(path)))
             continue
+        excludes = excludes or Excludes(exclude, root)
         yield from _walk(os.path.abspath(path), excludes, cwd, seen, include_docs, os.path.abspath(root))
 
 

@@ -349,7 +349,7 @@ def run(
         if store is not None and cacheable and digest is not None and source.kind == "python":
             store.put(source.display, source.kind, digest, findings)  # under the digest of the bytes linted
 
-    if any(source.kind == "python" for _, source, _ in todo):
+    if any(source.kind == "python" for _, source, _ in todo) and (pregates is None or pregates.prepare is not None):
         _prepare_gates(settings, {version for _, source, version in todo if source.kind == "python"}, cache)
     passed: Dict[int, Passed] = {}
     if pregates is not None:

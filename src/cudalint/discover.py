@@ -5,9 +5,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from cudalint import manifests
 from cudalint.fileio import UnreadableFile, inside, is_regular, read_regular
@@ -16,8 +15,9 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 MAX_FOLDER_REQUIREMENTS = 100  # .txt/.in files read as requirements because of their folder, per walk
 
 
-@dataclass(frozen=True)
-class SourceFile:
+class SourceFile(NamedTuple):
+    """A file to lint. (A NamedTuple: made at every start, a dataclass costs about ten times as much.)"""
+
     path: Path  # as found on disk
     display: str  # as the user would write it
     kind: str  # "python" or a manifest kind

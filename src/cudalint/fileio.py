@@ -17,8 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from dataclasses import dataclass
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # well above any real source or manifest file
 TEMP_PREFIX = ".cudalint-"
@@ -64,9 +63,9 @@ def is_regular(path: PathLike) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """What was read, and from which file: a write based on it checks both are still so."""
+class Snapshot(NamedTuple):
+    """What was read, and from which file: a write based on it checks both are still so. (A NamedTuple:
+    made at every start, a dataclass costs about ten times as much.)"""
 
     data: bytes
     device: int

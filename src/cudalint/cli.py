@@ -18,17 +18,9 @@ from cudalint.report import FORMATS
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
-class Formatter(argparse.HelpFormatter):
-    """argparse's help layout at the terminal's width, found once per process (argparse itself asks the
-    terminal, importing shutil to do so, for every option it adds)."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: Optional[int] = None):
-        super().__init__(prog, indent_increment, max_help_position, width if width is not None else _help_width())
-
-
-@functools.lru_cache(maxsize=1)
 def _help_width() -> int:
-    """shutil.get_terminal_size's columns (COLUMNS, else the terminal's, else 80), less argparse's margin of 2."""
+    """shutil.get_terminal_size's columns (COLUMNS, else the terminal's, else 80), less argparse's margin
+    of 2: what argparse would find itself, importing shutil, for every option it adds."""
     try:
         columns = int(os.environ.get("COLUMNS", ""))
     except ValueError:
@@ -45,10 +37,6 @@ class Parser(argparse.ArgumentParser):
     """argparse, plus "did you mean --statistics?" for a mistyped option or command."""
 
     partial = False  # built for one command (see build_parser): a suggestion looks at every command's options
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", Formatter)
-        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         import re
@@ -78,16 +66,18 @@ def _long_options(parser: argparse.ArgumentParser) -> List[str]:
 def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     """The command line. With `command`, only that command's parser is built (its help and errors are
     the same): a run builds the options of the command it runs, not of all eight."""
+    formatter = functools.partial(argparse.HelpFormatter, width=_help_width())  # the terminal asked once
     parser = Parser(
         prog="cudalint",
         description="Find what stops a CUDA-first PyTorch project from running on Apple's MPS backend or on CPU.",
+        formatter_class=formatter,
     )
     parser.partial = command is not None
     parser.add_argument("--version", action="version", version=f"cudalint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (options, kwargs) in COMMANDS.items():
         if command is None or command == name:
-            options(sub.add_parser(name, **kwargs))
+            options(sub.add_parser(name, formatter_class=formatter, **kwargs))
     return parser
 
 

@@ -172,7 +172,7 @@ def test_the_cli_reports_after_a_failed_write(tmp_path, monkeypatch, capsys):
             def read_only(*args, **kwargs):
                 raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
-            monkeypatch.setattr(fileio.tempfile, "mkstemp", read_only)
+            monkeypatch.setattr(fileio, "_new_temporary", read_only)
         monkeypatch.chdir(project)
         code = main(["check", "--fix", "--no-cache", "-j", "1", "."])
         out, err = capsys.readouterr()

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Dict, List, Optional, Sequence
 
 import cudalint
@@ -40,29 +41,38 @@ def content_digest(data: bytes) -> str:
 
 
 def _data_fingerprint(folder: Optional[str]) -> str:
-    """Every data file in rules/ (the catalog TOML, the coverage database, package tables)."""
-    digest = hashlib.sha256()
+    """Every data file in rules/ (the catalog TOML, the coverage database, package tables), by name,
+    size and mtime, as cudalint's modules are: an edited file is a new key, and no run reads and
+    hashes the whole coverage database only to learn it is the one it was."""
     if folder is None:
         return "no-rules-folder"
-    for path in sorted(Path(folder).iterdir()):
-        if path.is_file():
-            digest.update(path.name.encode() + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+    return _files_fingerprint(folder, lambda name: True, recurse=False)
 
 
 @functools.lru_cache(maxsize=None)  # once per process: the code that runs is the code that was loaded
 def _code_fingerprint() -> str:
     """cudalint's own modules by size and mtime: an edited check must not be answered from the cache."""
-    digest = hashlib.sha256()
-    package = Path(cudalint.__file__).resolve().parent
-    for path in sorted(package.rglob("*.py")):
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        digest.update(f"{path.relative_to(package).as_posix()}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+    return _files_fingerprint(os.path.dirname(os.path.realpath(cudalint.__file__)), lambda name: name.endswith(".py"))
+
+
+def _files_fingerprint(top: str, wanted, recurse: bool = True) -> str:
+    """A digest of the regular files under `top` that `wanted(name)`: each one's path below `top`,
+    size and mtime (symlinked folders are not followed, as rglob does not)."""
+    rows = []
+    for folder, dirs, names in os.walk(top):
+        if not recurse:
+            dirs[:] = []
+        relative = os.path.relpath(folder, top).replace(os.sep, "/")
+        for name in names:
+            if not wanted(name):
+                continue
+            try:
+                stat = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            if S_ISREG(stat.st_mode):
+                rows.append(f"{name if relative == '.' else relative + '/' + name}:{stat.st_size}:{stat.st_mtime_ns}\n")
+    return hashlib.sha256("".join(sorted(rows)).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _schema() -> str:
@@ -78,15 +88,13 @@ def run_fingerprint(catalog: Catalog, settings: Settings, torch_version: str) ->
         folder: Optional[str] = str(rules_dir())
     except CatalogError:
         folder = None
-    coverage = Path(folder, "mps_coverage.json") if folder else None
     parts = {
         "format": FORMAT,
         "version": cudalint.__version__,
         "code": _code_fingerprint(),
         "schema": _schema(),
         "catalog": catalog.version,
-        "data": _data_fingerprint(folder),
-        "coverage": hashlib.sha256(coverage.read_bytes()).hexdigest() if coverage and coverage.is_file() else None,
+        "data": _data_fingerprint(folder),  # the coverage database among them
         "settings": {
             f.name: _canonical(getattr(settings, f.name))
             for f in dataclasses.fields(settings)

@@ -45,7 +45,7 @@ class CatalogError(ValueError):
     """The rule catalog itself is malformed (a bug in rules/, not in user input)."""
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)  # not frozen: every start makes all of them, and a frozen dataclass's __init__ costs ~5x (nothing assigns to a rule)
 class Rule:
     code: str
     name: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from pathlib import Path
@@ -17,15 +18,32 @@ from cudalint.report import FORMATS
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
+def _help_width() -> int:
+    """shutil.get_terminal_size's columns (COLUMNS, else the terminal's, else 80), less argparse's margin
+    of 2: what argparse would find itself, importing shutil, for every option it adds."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, plus "did you mean --statistics?" for a mistyped option or command."""
+
+    partial = False  # built for one command (see build_parser): a suggestion looks at every command's options
 
     def error(self, message: str):
         import re
 
         from cudalint.config import did_you_mean
 
-        options = _long_options(self)
+        options = _long_options(build_parser() if self.partial else self)
         unknown = re.search(r"unrecognized arguments: (\S+)", message)
         if unknown and unknown.group(1).startswith("--"):
             message += did_you_mean(unknown.group(1).split("=")[0], options)
@@ -45,15 +63,25 @@ def _long_options(parser: argparse.ArgumentParser) -> List[str]:
     return found
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The command line. With `command`, only that command's parser is built (its help and errors are
+    the same): a run builds the options of the command it runs, not of all eight."""
+    formatter = functools.partial(argparse.HelpFormatter, width=_help_width())  # the terminal asked once
     parser = Parser(
         prog="cudalint",
         description="Find what stops a CUDA-first PyTorch project from running on Apple's MPS backend or on CPU.",
+        formatter_class=formatter,
     )
+    parser.partial = command is not None
     parser.add_argument("--version", action="version", version=f"cudalint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (options, kwargs) in COMMANDS.items():
+        if command is None or command == name:
+            options(sub.add_parser(name, formatter_class=formatter, **kwargs))
+    return parser
 
-    check = sub.add_parser("check", help="lint files and folders (default: .)")
+
+def _check_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("paths", nargs="*", default=[], metavar="PATH", help="files and folders (default: .); - reads standard input")
     check.add_argument("--stdin-filename", metavar="PATH",
                        help="lint standard input as if it were the file PATH (its config, per-file-ignores, target release); "
@@ -93,9 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     check.add_argument("--show-settings", action="store_true", help="print the resolved settings and exit")
 
-    rules = sub.add_parser("rules", help="list every rule")
+
+def _rules_options(rules: argparse.ArgumentParser) -> None:
     rules.add_argument("--format", choices=["text", "json"], default="text")
-    coverage = sub.add_parser("coverage", help="an API's or ATen operator's MPS status in every torch release")
+
+
+def _coverage_options(coverage: argparse.ArgumentParser) -> None:
     coverage.add_argument("query", nargs="?",
                           help="e.g. torch.nn.functional.grid_sample, grid_sample, nn.Conv3d, aten::grid_sampler_3d")
     coverage.add_argument("--project", metavar="PATH",
@@ -105,19 +136,25 @@ def build_parser() -> argparse.ArgumentParser:
     coverage.add_argument("--why", action="store_true",
                           help="say where each release's answer came from (dispatch table, binary or Python "
                                "registration, manual correction, test list)")
-    explain = sub.add_parser("explain", help="print a rule's documentation")
-    explain.add_argument("code")
-    sub.add_parser("server", help="a language server (LSP) over standard input and output, for editors")
 
-    trace = sub.add_parser("trace", help="run Python code and check the operators it reaches (needs torch)",
-                           usage="cudalint trace [options] (-- python script.py ARGS | -m module ARGS | script.py ARGS)")
+
+def _explain_options(explain: argparse.ArgumentParser) -> None:
+    explain.add_argument("code")
+
+
+def _no_options(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _trace_options(trace: argparse.ArgumentParser) -> None:
     trace.add_argument("--torch-version", help="the torch release to check against (default: the installed one)")
     trace.add_argument("--output", help="write the report to this file (JSON when it ends in .json)")
     trace.add_argument("--format", choices=["text", "json"], default=None)
     trace.add_argument("-m", dest="module", nargs=argparse.REMAINDER, help="run a module, as python -m does")
     trace.add_argument("program", nargs=argparse.REMAINDER, help="python script.py ARGS, after --")
 
-    report = sub.add_parser("report", help="one portability report: findings, coverage, acceptance checklist")
+
+def _report_options(report: argparse.ArgumentParser) -> None:
     report.add_argument("path", nargs="?", default=".", metavar="PATH")
     report.add_argument("--trace", type=Path, help="a trace.json from `cudalint trace --output`")
     report.add_argument("--format", choices=["markdown", "html", "json"], default="markdown")
@@ -126,14 +163,28 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--compare", type=Path, help="a compare.json from `cudalint compare --format json --output`")
     report.add_argument("--fail-on", choices=["fail", "warning"], help="exit 1 when the overall verdict is this or worse")
 
-    compare = sub.add_parser("compare", help="numerical agreement of two torch.save files, tensor by tensor (needs torch)")
+
+def _compare_options(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("a", type=Path, metavar="A.pt", help="e.g. saved on the CUDA baseline")
     compare.add_argument("b", type=Path, metavar="B.pt", help="e.g. saved on MPS or the CPU")
     compare.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance, as torch.allclose (default 1e-5)")
     compare.add_argument("--atol", type=float, default=1e-8, help="absolute tolerance, as torch.allclose (default 1e-8)")
     compare.add_argument("--format", choices=["text", "json"], default="text")
     compare.add_argument("--output", type=Path, help="write the comparison to this file")
-    return parser
+
+
+# name -> (what adds its options, add_parser's arguments)
+COMMANDS = {
+    "check": (_check_options, {"help": "lint files and folders (default: .)"}),
+    "rules": (_rules_options, {"help": "list every rule"}),
+    "coverage": (_coverage_options, {"help": "an API's or ATen operator's MPS status in every torch release"}),
+    "explain": (_explain_options, {"help": "print a rule's documentation"}),
+    "server": (_no_options, {"help": "a language server (LSP) over standard input and output, for editors"}),
+    "trace": (_trace_options, {"help": "run Python code and check the operators it reaches (needs torch)",
+                               "usage": "cudalint trace [options] (-- python script.py ARGS | -m module ARGS | script.py ARGS)"}),
+    "report": (_report_options, {"help": "one portability report: findings, coverage, acceptance checklist"}),
+    "compare": (_compare_options, {"help": "numerical agreement of two torch.save files, tensor by tensor (needs torch)"}),
+}
 
 
 def _positive(kind):
@@ -162,8 +213,9 @@ def write_out(text: str, stream=None) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
+    args = parser.parse_args(words)
     try:
         if args.command == "check":
             return _check(args)

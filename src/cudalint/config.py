@@ -12,11 +12,6 @@ from cudalint.fileio import DEFAULT_MAX_BYTES, UnreadableFile, read_regular_text
 from cudalint.python.device_setting import DeviceSetting
 from cudalint.versions import parse_version
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 KEYS = {
     "select": list,
     "ignore": list,
@@ -134,7 +129,17 @@ def find_pyproject(start: Path) -> Optional[Path]:
     return None
 
 
+def toml_parser():
+    """tomllib (tomli before Python 3.11), imported when TOML is first read: a run that reads none never loads it."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
+
+
 def _load_toml(path: Path) -> dict:
+    tomllib = toml_parser()
     try:
         return tomllib.loads(read_regular_text(path))
     except tomllib.TOMLDecodeError as exc:

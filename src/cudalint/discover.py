@@ -5,9 +5,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from cudalint import manifests
 from cudalint.fileio import UnreadableFile, inside, is_regular, read_regular
@@ -16,8 +15,9 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 MAX_FOLDER_REQUIREMENTS = 100  # .txt/.in files read as requirements because of their folder, per walk
 
 
-@dataclass(frozen=True)
-class SourceFile:
+class SourceFile(NamedTuple):
+    """A file to lint. (A NamedTuple: made at every start, a dataclass costs about ten times as much.)"""
+
     path: Path  # as found on disk
     display: str  # as the user would write it
     kind: str  # "python" or a manifest kind
@@ -28,13 +28,11 @@ class MissingPath(ValueError):
 
 
 def kind_of(path: Path, include_docs: bool = False) -> Optional[str]:
-    name = path.name
-    manifest = manifests.manifest_kind(str(path), include_docs)
-    if manifest is not None and not name.endswith(PYTHON_SUFFIXES):
-        return manifest
-    if name.endswith(PYTHON_SUFFIXES):
+    """"python" for a Python file (setup.py too: the runner reads it as a manifest as well), else the
+    manifest reader for the name, else None."""
+    if path.name.endswith(PYTHON_SUFFIXES):
         return "python"
-    return manifest
+    return manifests.manifest_kind(str(path), include_docs)
 
 
 def display_path(path: Path, cwd: Path) -> str:
@@ -115,7 +113,7 @@ def discover(
     A walk yields regular files only (a FIFO, a device or a socket is passed over); anything else named
     on the command line is yielded too, and reading it then gives a CDL000 saying what it is."""
     cwd = (cwd or Path.cwd()).resolve()
-    excludes = Excludes(exclude, root)
+    excludes: Optional[Excludes] = None  # compiled for the first folder: files named alone need none
     seen: set = set()
     for raw in paths:
         path = Path(raw)
@@ -127,6 +125,7 @@ def discover(
                 seen.add(key)
                 yield SourceFile(path, display_path(path, cwd), kind_of(path) or manifests.sniff_kind(str(path)))
             continue
+        excludes = excludes or Excludes(exclude, root)
         yield from _walk(os.path.abspath(path), excludes, cwd, seen, include_docs, os.path.abspath(root))
 
 

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 import time
-from dataclasses import dataclass
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # well above any real source or manifest file
 TEMP_PREFIX = ".cudalint-"
@@ -65,9 +63,9 @@ def is_regular(path: PathLike) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """What was read, and from which file: a write based on it checks both are still so."""
+class Snapshot(NamedTuple):
+    """What was read, and from which file: a write based on it checks both are still so. (A NamedTuple:
+    made at every start, a dataclass costs about ten times as much.)"""
 
     data: bytes
     device: int
@@ -181,7 +179,7 @@ def replace_file(
             raise UnsafeWrite(f"{folder} leads outside the project root {os.path.realpath(root)}; nothing written")
         target = os.path.join(os.path.realpath(folder), os.path.basename(path))
     folder = os.path.dirname(target)
-    handle, temporary = tempfile.mkstemp(prefix=_temp_prefix(), suffix=TEMP_SUFFIX, dir=folder)
+    handle, temporary = _new_temporary(folder)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -211,6 +209,22 @@ def _unchanged(target: str, expected: Snapshot) -> None:
 
 def _temp_prefix() -> str:
     return f"{TEMP_PREFIX}{os.getpid()}-"
+
+
+TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+              | getattr(os, "O_BINARY", 0))
+
+
+def _new_temporary(folder: str):
+    """(descriptor, path) of a new file of our own naming in `folder`, mode 0600, as tempfile.mkstemp
+    makes one: created exclusively (never an existing file, never through a link)."""
+    for _ in range(100):
+        path = os.path.join(folder, f"{_temp_prefix()}{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(path, TEMP_FLAGS, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no unused temporary name in {folder}")
 
 
 def _stale(name: str, modified: float) -> bool:

@@ -16,26 +16,24 @@ from __future__ import annotations
 
 import io
 import re
-import tokenize
-from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from cudalint.findings import Edit, Finding, Fix, Safety, Severity
 from cudalint.source import decode_text
 
+# Patterns, compiled (and kept) by `re` on first use: a file that never mentions noqa never needs them.
 CODE = r"[A-Z]+[0-9]+"
-NOQA_RE = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{CODE}(?:[\s,]+{CODE})*))?", re.IGNORECASE)
-FILE_NOQA_RE = re.compile(rf"#\s*cudalint\s*:\s*noqa(?::\s*(?P<codes>{CODE}(?:[\s,]+{CODE})*))?", re.IGNORECASE)
-_CODE_RE = re.compile(CODE, re.IGNORECASE)
-_MENTION = re.compile("noqa", re.IGNORECASE)
-_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # Python's line breaks only (not form feed)
+NOQA = rf"#\s*noqa(?::\s*(?P<codes>{CODE}(?:[\s,]+{CODE})*))?"
+FILE_NOQA = rf"#\s*cudalint\s*:\s*noqa(?::\s*(?P<codes>{CODE}(?:[\s,]+{CODE})*))?"
+PHYSICAL_LINE = r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z"  # Python's line breaks only (not form feed)
 ALL = frozenset()  # bare noqa: every code
 UNUSED_NOQA = "CDL001"
 OWN_PREFIX = "CDL"  # codes under another prefix belong to other tools and are never judged
 
 
-@dataclass(frozen=True)
-class Code:
+# The records below are NamedTuples: made once per process at import, a dataclass costs about ten
+# times as much, and this module is loaded by every run.
+class Code(NamedTuple):
     text: str  # as written
     start: int  # 0-based offsets in the physical line
     end: int
@@ -45,8 +43,7 @@ class Code:
         return self.text.upper()
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(NamedTuple):
     """One `# noqa[: codes]` on one physical line; offsets are 0-based characters in that line."""
 
     line: int
@@ -60,8 +57,7 @@ class Directive:
         return self.codes is None or any(code.startswith(c.upper) for c in self.codes)
 
 
-@dataclass
-class Comments:
+class Comments(NamedTuple):
     """A file's suppression comments and where comments may be written."""
 
     lines: List[str]
@@ -94,36 +90,44 @@ class Comments:
         return end if end is not None and end not in self.blocked else None
 
 
+def __getattr__(name: str):
+    if name == "NOQA_RE":  # the directive pattern, compiled (the language server's code actions)
+        return re.compile(NOQA, re.IGNORECASE)
+    raise AttributeError(f"module 'cudalint.noqa' has no attribute {name!r}")
+
+
 def _directive(line: int, text: str, comment_start: int, comment_end: int) -> Optional[Directive]:
     comment = text[comment_start:comment_end]
-    match = NOQA_RE.search(comment)
+    match = re.search(NOQA, comment, re.IGNORECASE)
     if match is None:
         return None
     codes = None
     if match.group("codes"):
         base = comment_start + match.start("codes")
-        codes = tuple(Code(m.group(), base + m.start(), base + m.end()) for m in _CODE_RE.finditer(match.group("codes")))
+        codes = tuple(Code(m.group(), base + m.start(), base + m.end()) for m in re.finditer(CODE, match.group("codes"), re.IGNORECASE))
     return Directive(line, comment_start + match.start(), comment_start + match.end(), comment_start, comment_end, codes)
 
 
 def _file_codes(comment: str, current: Optional[FrozenSet[str]]) -> Optional[FrozenSet[str]]:
-    match = FILE_NOQA_RE.search(comment)
+    match = re.search(FILE_NOQA, comment, re.IGNORECASE)
     if match is None or current == ALL:
         return current
     if not match.group("codes"):
         return ALL
-    return (current or frozenset()) | {c.upper() for c in _CODE_RE.findall(match.group("codes"))}
+    return (current or frozenset()) | {c.upper() for c in re.findall(CODE, match.group("codes"), re.IGNORECASE)}
 
 
 def physical_lines(text: str, keepends: bool = False) -> List[str]:
     """The file's lines as line numbers count them: split at \\n, \\r\\n and \\r only."""
-    found = _PHYSICAL_LINE.findall(text)
+    found = re.findall(PHYSICAL_LINE, text)
     return found if keepends else [line.rstrip("\r\n") for line in found]
 
 
 def scan(text: str, kind: str = "python") -> Comments:
     lines = physical_lines(text)
     if kind == "python":
+        import tokenize  # only for a file that mentions noqa (see apply)
+
         try:
             return _scan_python(text, lines)
         except (tokenize.TokenError, SyntaxError, ValueError, IndentationError, RecursionError):
@@ -143,6 +147,8 @@ def scan(text: str, kind: str = "python") -> Comments:
 
 
 def _scan_python(text: str, lines: List[str]) -> Comments:
+    import tokenize
+
     directives: Dict[int, Directive] = {}
     file_codes: Optional[FrozenSet[str]] = None
     statement_end: Dict[int, int] = {}
@@ -183,7 +189,7 @@ def _scan_python(text: str, lines: List[str]) -> Comments:
 
 def noqa_lines(text: str, kind: str = "python") -> Dict[int, FrozenSet[str]]:
     """line number -> codes silenced there (empty set = all)."""
-    if not _MENTION.search(text):
+    if not re.search("noqa", text, re.IGNORECASE):
         return {}
     return {
         line: ALL if d.codes is None else frozenset(c.upper for c in d.codes) for line, d in scan(text, kind).directives.items()
@@ -208,7 +214,7 @@ def apply(
     """The findings no directive silences, plus a CDL001 finding for each directive's CDL codes that
     silenced nothing (when CDL001 is enabled and a catalog is given)."""
     judge = catalog is not None and UNUSED_NOQA in enabled
-    if not _MENTION.search(text) or not (findings or judge):
+    if not re.search("noqa", text, re.IGNORECASE) or not (findings or judge):
         return list(findings)
     comments = scan(text, kind)
     kept: List[Finding] = []
@@ -332,8 +338,9 @@ def unchanged_meaning(before: str, after: str, kind: str) -> bool:
         except (SyntaxError, ValueError, RecursionError):
             return False
     if kind in ("pyproject", "pixi", "poetry_lock", "uv_lock"):
-        from cudalint.config import tomllib
+        from cudalint.config import toml_parser
 
+        tomllib = toml_parser()
         try:
             return tomllib.loads(before) == tomllib.loads(after)
         except tomllib.TOMLDecodeError:

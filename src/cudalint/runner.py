@@ -311,8 +311,12 @@ def run(
     pregates = None
     if settings.project is None and any(source.kind == "python" for source in files):
         pregates = _pregates(settings, files, versions, cache)
-        settings = dataclasses.replace(settings, project=project_index(settings, cache, pregates.parse))
-    stores = {version: _open_cache(settings, version) for version in set(versions)} if cache else {}
+        held: Dict[str, Tuple[bytes, object]] = {}
+        if not _settled_without_index(files, settings, pregates, held):
+            settings = dataclasses.replace(settings, project=project_index(settings, cache, _held_parse(held, pregates.parse)))
+        held.clear()  # files outside the project root: the index never asked for them
+    # A run without an index has only files the gates settled: a cheap parse, no result cache to consult.
+    stores = {version: _open_cache(settings, version) for version in set(versions)} if cache and settings.project is not None else {}
     refusals = {store.refused for store in stores.values() if store.refused}
     result.notes.extend(sorted(refusals))
     todo: Batch = []
@@ -345,7 +349,7 @@ def run(
         if store is not None and cacheable and digest is not None and source.kind == "python":
             store.put(source.display, source.kind, digest, findings)  # under the digest of the bytes linted
 
-    if any(source.kind == "python" for _, source, _ in todo):
+    if any(source.kind == "python" for _, source, _ in todo) and (pregates is None or pregates.prepare is not None):
         _prepare_gates(settings, {version for _, source, version in todo if source.kind == "python"}, cache)
     passed: Dict[int, Passed] = {}
     if pregates is not None:
@@ -383,7 +387,7 @@ def _bytes(batch: Batch) -> int:
 
 def _pregates(settings: Settings, files: Sequence[SourceFile], versions: Sequence[str], cache: bool):
     """The gates, run on the project index's parse of each Python file to lint (one parse per file)."""
-    from cudalint.project.index import project_key
+    from cudalint.project.paths import project_key
 
     root = os.path.abspath(str(settings.root))
     checks = checks_for(settings.select, tuple(load_catalog()))
@@ -394,19 +398,57 @@ def _pregates(settings: Settings, files: Sequence[SourceFile], versions: Sequenc
     return Pregates(checks, releases, lambda: _prepare_gates(settings, set(versions), cache))
 
 
+def _settled_without_index(files: Sequence[SourceFile], settings: Settings, pregates, held: Dict[str, Tuple[bytes, object]]) -> bool:
+    """Whether a small run needs no project index: every Python file to lint is settled by the gates
+    whatever the project holds (no selected check can fire in it, and it has no import, attribute or
+    keyword where a word of the project could count). The files are gated here, on their one CPython
+    parse, up to the first that may need the index; the trees parsed are kept in `held` (path ->
+    (bytes, tree)) for the index to read, so no file is parsed twice."""
+    from cudalint.project.paths import project_key
+
+    python = [source for source in files if source.kind == "python"]
+    if len(python) >= GATE_HERE_FILES or _bytes([(0, source, "") for source in python]) >= GATE_HERE_BYTES:
+        return False
+    root = os.path.abspath(str(settings.root))
+    for source in python:
+        key = project_key(str(source.path), root)
+        try:
+            data = read_regular(source.path, settings.max_file_bytes)
+        except UnreadableFile:
+            continue  # its CDL000 says so, whatever the project holds
+        held[key] = (data, pregates.parse(key, data))
+        found = pregates.found.get(key)
+        if found is None or found.mentions or found.seen:
+            return False
+    return True
+
+
+def _held_parse(held: Dict[str, Tuple[bytes, object]], parse):
+    """`parse` for the project index, answering from `held` for the bytes parsed before."""
+
+    def parse_once(key: str, data: bytes):
+        before = held.pop(key, None)
+        if before is not None and before[0] == data:
+            return before[1]
+        return parse(key, data)
+
+    return parse_once
+
+
 def _lint_pregated_here(todo: Batch, settings: Settings, pregates, passed: Dict[int, "Passed"],
                         finished: Callable[..., None], tick: Callable[[], None]) -> Batch:
     """Lint here every file the gates settled on the index's tree, and note in `passed` the outline of
     each that passed them (its worker then parses it with libcst only). A file whose bytes are not the
     ones the index parsed, or that the gates must read again, is left as it is."""
-    from cudalint.project.index import project_key
+    from cudalint.project.paths import project_key
 
     root = os.path.abspath(str(settings.root))
+    words = settings.project.gate_words if settings.project is not None else frozenset()
     rest: Batch = []
     for item in todo:
         index, source, version = item
         found = pregates.found.get(project_key(str(source.path), root)) if source.kind == "python" else None
-        verdict = found.verdict(settings.project.gate_words) if found is not None else None
+        verdict = found.verdict(words) if found is not None else None
         if verdict != SETTLED:
             if verdict == PASSES:
                 passed[index] = (found.digest, found.statements)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import io
 import tokenize
-from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 
-@dataclass(frozen=True)
-class SourceText:
+class SourceText(NamedTuple):  # made at every start (a dataclass costs about ten times as much)
     text: Optional[str]
     error: Optional[str] = None
     error_line: int = 1

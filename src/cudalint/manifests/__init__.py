@@ -19,10 +19,9 @@ from pathlib import PurePath
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from cudalint.findings import Finding
-from cudalint.manifests.base import Dependency, Parsed
 
-# The checks, the include reader and the version arithmetic are imported when a manifest is read:
-# a run over Python files only (a pre-commit batch, one clean file) never loads them.
+# The records, the checks, the include reader and the version arithmetic are imported when a manifest
+# is read: a run over Python files only (a pre-commit batch, one clean file) never loads them.
 
 __all__ = ["Dependency", "check_manifest", "dependencies", "manifest_kind", "sniff_kind", "torch_requirement", "torch_version_from"]
 
@@ -72,6 +71,14 @@ _BUILD_FILES: Dict[str, Tuple[str, str]] = {
     "dockerfile": ("dockerfile", "check"),
     "yaml": ("yaml_files", "read"),
 }
+
+
+def __getattr__(name: str):
+    if name in ("Dependency", "Parsed"):
+        from cudalint.manifests import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module 'cudalint.manifests' has no attribute {name!r}")
 
 
 def _reader(where: Tuple[str, str]) -> Callable:

@@ -15,6 +15,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
+from cudalint.project.paths import project_key
 
 INDEX_VERSION = "4"
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -291,16 +292,6 @@ class ProjectIndex:
             return None
         value = found[0].constants.get(found[2])
         return (found[1], value) if value else None
-
-
-def project_key(path: str, root: str) -> str:
-    """A path as the index names it: relative to the project root, with "/"."""
-    absolute = os.path.abspath(path)
-    try:
-        relative = os.path.relpath(absolute, root)
-    except ValueError:
-        return absolute
-    return relative.replace(os.sep, "/")
 
 
 def _module_name(relative: str, roots: Sequence[str]) -> Optional[str]:

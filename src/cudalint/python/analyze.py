@@ -34,8 +34,16 @@ class _Gates:
         names, strings, keywords = words
         self.names = names
         self.keywords = keywords
-        self.strings = _word_pattern(strings)
-        self.prefilter = _word_pattern(names | strings | keywords)
+
+    # Compiled on first use (a file with no string, or that mentions no word, never needs them).
+    @functools.cached_property
+    def strings(self) -> "re.Pattern[str] | None":
+        return _word_pattern(self.words[1])
+
+    @functools.cached_property
+    def prefilter(self) -> "re.Pattern[str] | None":
+        names, strings, keywords = self.words
+        return _word_pattern(names | strings | keywords)
 
 
 class Checks:

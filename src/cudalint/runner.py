@@ -19,7 +19,7 @@ from cudalint.fileio import UnreadableFile, read_regular, read_regular_text
 from cudalint.findings import Finding, Severity
 from cudalint.noqa import apply as apply_noqa
 from cudalint.python import parts
-from cudalint.python.analyze import PASSES, SETTLED, Pregates, checks_for, check_python, gate, unreadable
+from cudalint.python.analyze import PASSES, SETTLED, Pregates, checks_for, check_python, gate, package_root, unreadable
 from cudalint.source import decode_python, decode_text
 from cudalint.versions import parse_version, plain_version
 
@@ -406,7 +406,7 @@ def _lint_pregated_here(todo: Batch, settings: Settings, pregates, passed: Dict[
     for item in todo:
         index, source, version = item
         found = pregates.found.get(project_key(str(source.path), root)) if source.kind == "python" else None
-        verdict = found.verdict(settings.project.gate_words) if found is not None else None
+        verdict = found.verdict(settings.project.gate_words, package_root(source.display, settings.project)) if found is not None else None
         if verdict != SETTLED:
             if verdict == PASSES:
                 passed[index] = (found.digest, found.statements)

@@ -43,6 +43,7 @@ KIND_OF_CODE = {"E": RAISES, "X": RAISES, "F": ON_CPU, "B": ON_CPU}  # other cod
 PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.Tensor.",
                      "torch.optim.", "torchvision.ops.")
 WIDE_DTYPES = frozenset({"float64", "complex128"})
+ROOTS = frozenset({"torch", "torchvision"})  # the modules of every API checked here (and of every tensor's maker)
 
 
 class _Tensor:
@@ -142,7 +143,7 @@ def is_public(api: str) -> bool:
     """torch.<fn>, torch.nn.functional/linalg/fft/special.<fn>, torch.Tensor.<method>, torch.nn.<Module>,
     torch.optim.<Optimizer>, torchvision.ops.<fn or Module>."""
     parts = api.split(".")
-    if parts[0] not in ("torch", "torchvision") or any(part.startswith("_") for part in parts):
+    if parts[0] not in ROOTS or any(part.startswith("_") for part in parts):
         return False
     return len(parts) == 2 or api.startswith(PUBLIC_NAMESPACES) or (len(parts) == 3 and parts[1] == "nn")
 

@@ -96,6 +96,7 @@ def test_gate_words_of_other_modules_are_kept_apart(settings):
     assert resolved["load"] == frozenset({"torch"})  # torch.load, torch.utils.cpp_extension.load: names
     assert resolved["Trainer"] == frozenset({"lightning", "pytorch_lightning"})
     assert {"torch", "torchvision"} <= rooted["log_softmax"]  # also a method of any tensor: any place
+    assert resolved["interpolate"] == frozenset({"torch", "torchvision"})  # only F.interpolate and the like
     assert rooted["complex128"] == frozenset({"torch", "torchvision"})
     assert "cuda" in names and "cuda" not in rooted and "cuda" not in resolved  # `.cuda()` on anything counts
     assert "pin_memory" in keywords and "apex" in names

@@ -247,70 +247,70 @@ def _mentions(
     package root decides, see _counts). `seen` collects every word the file offers where `names` are
     looked for (for a False answer, all of them: another set of names can be judged later)."""
     docstrings = set()
-    # (modules a word needs, where the names at that place can come from; None: any import of the file)
+    # (modules a word needs, where the names at that place can come from; None: any import of the file),
+    # for the end: an answer not known yet where the word is met (the import may come later)
     pending: List[Tuple[FrozenSet[str], Optional[Set[str]]]] = []
     heads: List[Tuple[str, FrozenSet[str]]] = []  # (first name of a chain, the modules its resolved word needs)
     imported: Set[str] = set()  # the first part of each module the file imports (RELATIVE: its own package)
     bound: Dict[str, Set[str]] = {}  # a name an import binds -> the first parts of what it names
     aliases: Set[str] = set()  # names an assignment may bind to another name (`tc = torch.cuda`)
-    for node in ast.walk(tree):
+    stack: list = [tree]  # every node, each before its children (a docstring's holder before the docstring)
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        if not isinstance(node, ast.AST):
+            continue  # None and strings in lists of fields
         kind = type(node)
-        if kind is ast.Attribute:
-            if seen is not None:
-                seen.add(node.attr)
-            attr = node.attr
-            if attr in names:
-                return True
-            if attr in rooted:
-                pending.append((rooted[attr], None))
-            elif attr in resolved:
-                head = node.value
-                while type(head) is ast.Attribute:
-                    head = head.value
-                if type(head) is ast.Name:
-                    heads.append((head.id, resolved[attr]))
-        elif kind is ast.Assign or kind is ast.AnnAssign:
-            for target in node.targets if kind is ast.Assign else (node.target,):
-                _aliases(target, node.value, aliases)
-        elif kind is ast.keyword:
-            if seen is not None and node.arg is not None:
-                seen.add(node.arg)
-            if node.arg in keywords or node.arg in names:
-                return True
-            if node.arg in rooted:
-                pending.append((rooted[node.arg], None))
-        elif kind is ast.Import or kind is ast.ImportFrom:
-            if kind is ast.Import:
-                origins = [alias.name.split(".", 1)[0] for alias in node.names]
-            else:
-                origin = RELATIVE if node.level else (node.module or "").split(".", 1)[0]
-                origins = [origin] * len(node.names)
-                module = node.module.split(".") if node.module else []
+        if kind in _GATED:
+            if kind is ast.Attribute:
+                attr = node.attr
                 if seen is not None:
-                    seen.update(module)
-                if any(part in names for part in module):
+                    seen.add(attr)
+                if attr in names:
                     return True
-                _pending_at_import(module, origin, rooted, resolved, pending)
-            imported.update(origins)
-            for alias, origin in zip(node.names, origins):
-                parts = alias.name.split(".")
-                if seen is not None:
-                    seen.update(parts)
-                    if alias.asname is not None:
-                        seen.add(alias.asname)
-                if alias.asname in names or any(part in names for part in parts):
+                if attr in rooted:
+                    if not rooted[attr].isdisjoint(imported):
+                        return True
+                    pending.append((rooted[attr], None))
+                elif attr in resolved:
+                    head = node.value
+                    while type(head) is ast.Attribute:
+                        head = head.value
+                    if type(head) is ast.Name:
+                        modules = resolved[attr]
+                        if not modules.isdisjoint(bound.get(head.id, ())) or (head.id in aliases and not modules.isdisjoint(imported)):
+                            return True
+                        heads.append((head.id, modules))
+            elif kind is ast.Constant:
+                if strings is not None and type(node.value) is str and id(node) not in docstrings:
+                    if strings.search(node.value):
+                        return True
+            elif kind is ast.keyword:
+                arg = node.arg
+                if seen is not None and arg is not None:
+                    seen.add(arg)
+                if arg in keywords or arg in names:
                     return True
-                _pending_at_import([alias.asname, *parts], origin, rooted, resolved, pending)
-                local = alias.asname or (parts[0] if kind is ast.Import else alias.name)
-                bound.setdefault(local, set()).add(origin)
-        elif kind is ast.Constant:
-            if strings is not None and isinstance(node.value, str) and id(node) not in docstrings:
-                if strings.search(node.value):
+                if arg in rooted:
+                    if not rooted[arg].isdisjoint(imported):
+                        return True
+                    pending.append((rooted[arg], None))
+            elif kind is ast.Assign or kind is ast.AnnAssign:
+                for target in node.targets if kind is ast.Assign else (node.target,):
+                    _aliases(target, node.value, aliases)
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                if _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound, pending):
                     return True
-        elif kind in DOCUMENTED and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                docstrings.add(id(first.value))
+            elif node.body:  # a module, function or class: its docstring is no code
+                first = node.body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                    docstrings.add(id(first.value))
+        for field in kind._fields:
+            child = getattr(node, field, None)
+            if type(child) is list:
+                extend(reversed(child))
+            elif isinstance(child, ast.AST):
+                stack.append(child)
     for head, modules in heads:
         pending.append((modules, bound.get(head, set()) | (imported if head in aliases else set())))
     conditional: Set[str] = set()  # modules that count if the file's package is one of them
@@ -323,6 +323,40 @@ def _mentions(
     return frozenset(conditional) if conditional else False
 
 
+_GATED = frozenset({ast.Attribute, ast.Constant, ast.keyword, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, *DOCUMENTED})
+
+
+def _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound, pending) -> bool:
+    """An import statement for _mentions: True when a name or module it names is a word that counts."""
+    if kind is ast.Import:
+        origins = [alias.name.split(".", 1)[0] for alias in node.names]
+    else:
+        origin = RELATIVE if node.level else (node.module or "").split(".", 1)[0]
+        origins = [origin] * len(node.names)
+        module = node.module.split(".") if node.module else []
+        if seen is not None:
+            seen.update(module)
+        if any(part in names for part in module):
+            return True
+        imported.add(origin)
+        if _words_at_import(module, origin, rooted, resolved, imported, pending):
+            return True
+    imported.update(origins)
+    for alias, origin in zip(node.names, origins):
+        parts = alias.name.split(".")
+        if seen is not None:
+            seen.update(parts)
+            if alias.asname is not None:
+                seen.add(alias.asname)
+        if alias.asname in names or any(part in names for part in parts):
+            return True
+        if _words_at_import((alias.asname, *parts), origin, rooted, resolved, imported, pending):
+            return True
+        local = alias.asname or (parts[0] if kind is ast.Import else alias.name)
+        bound.setdefault(local, set()).add(origin)
+    return False
+
+
 def _aliases(target: ast.AST, value: Optional[ast.AST], found: Set[str]) -> None:
     """The names an assignment binds that the semantic model may resolve through their value: a name
     bound to a name or attribute chain (any name of a tuple or list target, to be safe)."""
@@ -333,14 +367,19 @@ def _aliases(target: ast.AST, value: Optional[ast.AST], found: Set[str]) -> None
         found.update(node.id for node in ast.walk(target) if type(node) is ast.Name)
 
 
-def _pending_at_import(words, origin: str, rooted, resolved, pending) -> None:
+def _words_at_import(words, origin: str, rooted, resolved, imported: Set[str], pending) -> bool:
     """The words of an import statement's names: a rooted word needs any import of the file, a resolved
-    one this import's module."""
+    one this import's module. True when one counts already; the others wait in `pending`."""
     for word in words:
         if word in rooted:
+            if not rooted[word].isdisjoint(imported):
+                return True
             pending.append((rooted[word], None))
         elif word in resolved:
+            if origin in resolved[word]:
+                return True
             pending.append((resolved[word], {origin}))
+    return False
 
 
 class Pregate:

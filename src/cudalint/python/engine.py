@@ -34,7 +34,7 @@ class Engine:
         custom = {rule.match["check"] for rule in python_rules if "check" in rule.match}
         for name in sorted(custom):
             idioms.CHECKS[name].register(self.registry)
-        self.release_words = [(idioms.RELEASE_WORDS[name], idioms.CHECKS[name].roots)
+        self.release_words = [(idioms.RELEASE_WORDS[name], idioms.RELEASE_METHODS.get(name), idioms.CHECKS[name])
                               for name in sorted(custom) if name in idioms.RELEASE_WORDS]
 
     def words(self, torch_version: Tuple[int, ...]) -> Words:
@@ -43,13 +43,17 @@ class Engine:
         part of a name that can resolve under one (both: word -> those modules)."""
         names = set(self.index.words)
         rooted = {word: set(roots) for word, roots in self.index.rooted.items()}
-        for release_words, roots in self.release_words:
+        resolved = {word: set(roots) for word, roots in self.index.resolved.items()}
+        for release_words, methods, check in self.release_words:
+            anywhere = methods(torch_version) if methods is not None else frozenset()
             for word in release_words(torch_version):
-                if roots:
-                    rooted.setdefault(word, set()).update(roots)
-                else:
+                if not check.roots:
                     names.add(word)
-        resolved = {word: frozenset(roots) for word, roots in self.index.resolved.items() if word not in names and word not in rooted}
+                elif word in anywhere or (methods is None and not check.names):
+                    rooted.setdefault(word, set()).update(check.roots)
+                else:
+                    resolved.setdefault(word, set()).update(check.roots)
+        resolved = {word: frozenset(roots) for word, roots in resolved.items() if word not in names and word not in rooted}
         rooted_words = {word: frozenset(roots) for word, roots in rooted.items() if word not in names}
         return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.keyword_words), rooted_words,
                 resolved)

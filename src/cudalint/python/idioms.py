@@ -729,6 +729,9 @@ RELEASE_WORDS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {
     "op-coverage": op_coverage.trigger_words,
     "device-sink": _int_device_words,
 }
+# Of a check's release words, those that are methods of any value (a tensor's): with the check's `roots`,
+# these count anywhere in a file importing one, the others only as part of a name resolving under one.
+RELEASE_METHODS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {"op-coverage": op_coverage.method_words}
 
 @dataclass(frozen=True)
 class Check:

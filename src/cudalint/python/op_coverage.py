@@ -130,6 +130,19 @@ def trigger_words(version: Tuple[int, ...]) -> FrozenSet[str]:
     )
 
 
+@functools.lru_cache(maxsize=16)
+def method_words(version: Tuple[int, ...]) -> FrozenSet[str]:
+    """The trigger words that are tensor methods with a gap (`x.log_softmax()`): they count on any value;
+    every other trigger word only as part of a name that resolves to the API (`F.interpolate`)."""
+    release = release_for(version)
+    if release is None:
+        return frozenset()
+    return frozenset(
+        api.rsplit(".", 1)[-1] for api in load_api_ops()["apis"]
+        if api.startswith("torch.Tensor.") and is_public(api) and _has_gap(api, release, older_allowed(version))
+    )
+
+
 def _has_gap(api: str, release: str, older: Sequence[str]) -> bool:
     return bool(api_cases(api, release) or any(dtype_gaps(api, release, v) for v in opinfo_variants(api))
                 or any(api_cases(api, r) for r in older))

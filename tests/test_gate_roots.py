@@ -132,3 +132,25 @@ def test_mentions_answers_for_the_modules_a_file_imports(text, answer):
     import ast
 
     assert analyze._mentions(ast.parse(text), frozenset(), set(), None, rooted=ROOTED, resolved=RESOLVED) == answer
+
+
+def _large(tail: str) -> str:
+    """A module larger than one part (parts.PART_BYTES), `tail` at its end."""
+    from cudalint.python import parts
+
+    body = "".join(f"def helper_{index}(config):\n    return json.load(config)  # {'x' * 60}\n\n\n" for index in range(3000))
+    text = "import json\nimport torch\n\n\n" + body + tail
+    assert len(text) > parts.PART_BYTES
+    return text
+
+
+@pytest.mark.parametrize("tail, expected", [("", []), ("state = torch.load('model.pt')\n", [("CDL109", 12005, 9)])])
+def test_a_file_checked_in_parts_is_settled_as_a_whole(tmp_path, monkeypatch, tail, expected):
+    (tmp_path / "big.py").write_text(_large(tail))
+    monkeypatch.chdir(tmp_path)
+    pools = []
+    real = runner._lint_parallel
+    monkeypatch.setattr(runner, "_lint_parallel", lambda todo, *rest: pools.append([s.display for _, s, _ in todo]) or real(todo, *rest))
+    result = runner.run(["big.py"], resolve(load_catalog(), config_path=None), jobs=1)
+    assert [(f.code, f.line, f.column) for f in result.findings] == expected
+    assert pools == ([["big.py"]] if expected else [])  # json.load everywhere: settled here, not cut into parts

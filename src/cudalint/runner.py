@@ -359,7 +359,15 @@ def run(
         workers = min(len(todo), jobs or os.cpu_count() or 1) if large else 1
         for version in sorted({version for _, _, version in todo}):
             _warm_up(settings, version)
-        _lint_parallel(todo, settings, workers, finished, lambda: report(done, len(files)), passed)
+        import gc
+
+        # What the run has built (the project index, the engine, the coverage data) lives to its end: the
+        # collector, here and in the forked workers, need not scan it again on every full collection.
+        gc.freeze()
+        try:
+            _lint_parallel(todo, settings, workers, finished, lambda: report(done, len(files)), passed)
+        finally:
+            gc.unfreeze()
     for index in sorted(per_file):
         result.findings.extend(per_file[index])
     if result.findings and not settings.torch_version:  # notes are about findings: none without them

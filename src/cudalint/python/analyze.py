@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import gc
 import os
 import re
 import sys
@@ -186,6 +187,19 @@ def _word_pattern_cached(words: FrozenSet[str]):
 
 
 @contextlib.contextmanager
+def without_collections():
+    """No cyclic garbage collection while a parser builds a tree (CPython's, libcst's): a tree has no
+    cycles, so the collections its allocations set off would only scan it, and the rest of the heap."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+@contextlib.contextmanager
 def _recursion_limit(limit: int):
     """The interpreter's recursion limit for one stage of one file, put back after: a limit raised for
     one file's libcst stage never loosens the CPython guard for the next file."""
@@ -207,7 +221,7 @@ def _cpython_tree(path: str, text: str, top_level_await: bool = True) -> Union[a
     as they are imported); where both parse, the tree is the same."""
     flags = ast.PyCF_ONLY_AST | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0)
     try:
-        with warnings.catch_warnings(), _recursion_limit(_CPYTHON_RECURSION_LIMIT):
+        with warnings.catch_warnings(), _recursion_limit(_CPYTHON_RECURSION_LIMIT), without_collections():
             warnings.simplefilter("ignore")
             return compile(text, path, "exec", flags, dont_inherit=True)
     except SyntaxError as exc:
@@ -446,8 +460,11 @@ class Pregates:
         if isinstance(tree, Finding):
             return None
         release = self.releases.get(key)
-        if release is None or len(text) > parts.PART_BYTES:
+        if release is None:
             return tree
+        # A file checked in parts (parts.py) may still be settled here, as a whole: each part holds only
+        # names and imports the whole file holds, so no part can pass where the whole does not.
+        whole = len(text) <= parts.PART_BYTES
         if self.prepare is not None:
             self.prepare()
             self.prepare = None
@@ -456,7 +473,7 @@ class Pregates:
         mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved)
         # Without a mention the text search cannot change the verdict (see Pregate.verdict): not run.
         prefilter = bool(mentions) and gates.prefilter is not None and gates.prefilter.search(text) is not None
-        statements = outline(tree) if mentions and prefilter else None
+        statements = outline(tree) if mentions and prefilter and whole else None
         if statements is not None and _nesting(statements) > SENT_NESTING:
             statements = None  # sent to a worker process, pickled: a recursive structure must stay shallow
         from cudalint.cache import content_digest

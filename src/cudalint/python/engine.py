@@ -13,7 +13,7 @@ import libcst as cst
 
 from cudalint.findings import Finding, Related, Safety
 from cudalint.python import idioms, matchers
-from cudalint.python.analyze import Words, module_and_package, unreadable
+from cudalint.python.analyze import Words, module_and_package, unreadable, without_collections
 from cudalint.python.context import FileContext
 from cudalint.python.device_setting import DeviceSetting
 from cudalint.python.fixplan import FileFixer
@@ -127,7 +127,7 @@ def parse_module(text: str) -> cst.Module:
     a check of invariants the parser's output already holds). The same tree as `cst.parse_module`."""
     if _VALIDATE is None:  # a libcst that does not validate that way
         return cst.parse_module(text)
-    with _parse_lock:  # the class attribute is the whole process's: one parse at a time changes it
+    with _parse_lock, without_collections():  # the class attribute is the whole process's: one parse at a time changes it
         cst.CSTNode.__post_init__ = _trusted
         try:
             return cst.parse_module(text)

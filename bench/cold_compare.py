@@ -1,11 +1,12 @@
 """Cold-run CPU time of two cudalint checkouts on the same trees, interleaved, in one run.
 
-    python bench/cold_compare.py --before PATH/TO/OLD/src --after src [--repeat 3] TREE [TREE ...]
+    python bench/cold_compare.py --before PATH/TO/OLD/src [--base PATH/TO/OLDER/src] --after src [--repeat 3] TREE [TREE ...]
 
 Each tree is linted with `check --no-cache -j 1 --exit-zero` (one process, so CPU seconds are the
-whole cost) by each checkout in turn; the best of `--repeat` runs counts. CPU seconds (user +
-system of the child) are steadier than wall time on a shared machine. Prints a Markdown table
-and the ratio after/before per tree and overall.
+whole cost) by each checkout in turn; the best of `--repeat` runs counts, and the spread (worst
+less best, as a share of the best) is printed too. CPU seconds (user + system of the child) are
+steadier than wall time on a shared machine. Prints a Markdown table and the ratio after/before
+(and after/base) per tree and overall.
 """
 
 from __future__ import annotations
@@ -44,33 +45,42 @@ def cpu_of(src: Path, tree: Path) -> tuple:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", type=Path, required=True)
+    parser.add_argument("--base", type=Path, help="a third checkout, e.g. an older release, timed the same way")
     parser.add_argument("--after", type=Path, required=True)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("trees", nargs="+", type=Path)
     args = parser.parse_args()
+    sides = [("before", args.before), ("after", args.after)] + ([("base", args.base)] if args.base else [])
     rows = []
-    totals = [0.0, 0.0]
-    with tempfile.TemporaryDirectory() as empty:  # compile both checkouts' bytecode before timing
+    totals = {name: 0.0 for name, _ in sides}
+    with tempfile.TemporaryDirectory() as empty:  # compile every checkout's bytecode before timing
         Path(empty, "a.py").write_text("import torch\ntorch.cuda.synchronize()\n")
-        for src in (args.before, args.after):
+        for _, src in sides:
             cpu_of(src, Path(empty))
     for tree in args.trees:
-        best = [None, None]
-        counts = [0, 0]
+        times = {name: [] for name, _ in sides}
+        counts = {}
         for _ in range(args.repeat):
-            for side, src in enumerate((args.before, args.after)):
+            for name, src in sides:
                 cpu, wall, count = cpu_of(src, tree)
-                best[side] = cpu if best[side] is None else min(best[side], cpu)
-                counts[side] = count
-        totals[0] += best[0]
-        totals[1] += best[1]
-        rows.append((tree.name, best[0], best[1], counts[0], counts[1]))
-        print(f"{tree.name}: before {best[0]:.1f} s, after {best[1]:.1f} s, ratio {best[1] / best[0]:.2f}", file=sys.stderr)
-    print("| tree | before CPU s | after CPU s | ratio | findings before | findings after |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, before, after, n0, n1 in rows:
-        print(f"| {name} | {before:.1f} | {after:.1f} | {after / before:.2f} | {n0} | {n1} |")
-    print(f"| **all** | {totals[0]:.1f} | {totals[1]:.1f} | **{totals[1] / totals[0]:.2f}** | | |")
+                times[name].append(cpu)
+                counts[name] = count
+        best = {name: min(spent) for name, spent in times.items()}
+        spread = {name: (max(spent) - min(spent)) / min(spent) for name, spent in times.items()}
+        for name in totals:
+            totals[name] += best[name]
+        rows.append((tree.name, best, spread, counts))
+        print(f"{tree.name}: " + ", ".join(f"{name} {' / '.join(f'{t:.1f}' for t in times[name])} s" for name in times), file=sys.stderr)
+    names = [name for name, _ in sides]
+    ratios = [("after", "before")] + ([("after", "base")] if args.base else [])
+    print("| tree | " + " | ".join(f"{name} CPU s (spread)" for name in names) + " | "
+          + " | ".join(f"{a} / {b}" for a, b in ratios) + " | " + " | ".join(f"findings {name}" for name in names) + " |")
+    print("|---|" + "---:|" * (2 * len(names) + len(ratios)))
+    for tree, best, spread, counts in rows:
+        print(f"| {tree} | " + " | ".join(f"{best[name]:.1f} ({spread[name]:.0%})" for name in names) + " | "
+              + " | ".join(f"{best[a] / best[b]:.2f}" for a, b in ratios) + " | " + " | ".join(str(counts[name]) for name in names) + " |")
+    print("| **all** | " + " | ".join(f"{totals[name]:.1f}" for name in names) + " | "
+          + " | ".join(f"**{totals[a] / totals[b]:.2f}**" for a, b in ratios) + " |" + " |" * len(names))
     shutil.rmtree(PYCACHE, ignore_errors=True)
     return 0
 

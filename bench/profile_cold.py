@@ -6,8 +6,9 @@ Runs `check --no-cache -j 1 --exit-zero -q TREE` (run from inside TREE) with the
 replaced by a loop in this process and the engine's big-stack thread by a direct call, so that
 every stage is timed here: the project index (its CPython parse, which the gates share, and
 the reachability pass), the gates, libcst's parse, the semantic model, positions, fix planning,
-noqa. Times are CPU seconds of this process (time.process_time), summed per stage; "walk" is
-the engine's time less the stages inside it. `--cprofile` also writes a cProfile of the whole
+noqa, cutting large files into parts, and the cyclic garbage collector (whose passes fall inside
+the other stages). Times are CPU seconds of this process (time.process_time), summed per stage;
+"walk" is the engine's time less the stages inside it. `--cprofile` also writes a cProfile of the whole
 run (which roughly doubles the time of Python-heavy stages). Reads internal names of the
 runner and engine, so it may need updating when they change.
 """
@@ -18,6 +19,7 @@ import argparse
 import contextlib
 import cProfile
 import functools
+import gc
 import io
 import os
 import sys
@@ -65,7 +67,7 @@ def main() -> int:
 
     from cudalint import noqa, runner
     from cudalint.project import facts, index
-    from cudalint.python import analyze, engine, fixplan, positions, semantic  # noqa: F401 - imported to be timed
+    from cudalint.python import analyze, engine, fixplan, parts, positions, semantic  # noqa: F401 - imported to be timed
 
     imported = time.process_time() - started
     sys.setrecursionlimit(20000)  # the engine runs on this thread's stack here
@@ -84,6 +86,18 @@ def main() -> int:
     timed(engine, "FileFixer", "fix planning: setup")
     timed(runner, "_filter", "noqa and selection")
     timed(runner, "_warm_up", "warm-up")
+    timed(parts, "top_level_starts", "parts: cutting a large file")
+    timed(parts, "_import_lines", "parts: the imports of each part")
+    collecting = []
+
+    def collection(phase, info):  # the cyclic garbage collector's passes, wherever they fall
+        if phase == "start":
+            collecting.append(time.process_time())
+        elif collecting:
+            SPENT["cyclic garbage collection (inside the stages above)"] += time.process_time() - collecting.pop()
+            CALLS["cyclic garbage collection (inside the stages above)"] += 1
+
+    gc.callbacks.append(collection)
     profile = cProfile.Profile() if args.cprofile else None
     if profile:
         profile.enable()

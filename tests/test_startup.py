@@ -129,8 +129,9 @@ def test_gate_words_are_stored_beside_the_result_cache_and_reused(tmp_path, monk
     catalog = load_catalog()
     expected = analyze.Checks({r.code: r for r in catalog if r.code in settings.select}, tuple(catalog)).words((2, 15, 0))
     stored = json.loads(entries[0].read_text())
-    assert (frozenset(stored["names"]), frozenset(stored["strings"]), frozenset(stored["keywords"])) == expected
-    assert "init_process_group" in stored["names"] and "nccl" in stored["strings"]
+    rooted, resolved = ({word: frozenset(roots) for word, roots in stored[part].items()} for part in ("rooted", "resolved"))
+    assert (frozenset(stored["names"]), frozenset(stored["strings"]), frozenset(stored["keywords"]), rooted, resolved) == expected
+    assert stored["resolved"]["init_process_group"] == ["torch"] and "nccl" in stored["strings"]
 
     store = GateCache(tmp_path, catalog)
     assert store.get(settings.select, (2, 15, 0)) == expected
@@ -147,7 +148,7 @@ def test_a_stale_gate_entry_is_a_miss(tmp_path, monkeypatch):
     catalog = load_catalog()
     codes = frozenset({"CDL201"})
     store = GateCache(tmp_path, catalog)
-    words = (frozenset({"synchronize"}), frozenset(), frozenset())
+    words = (frozenset({"synchronize"}), frozenset(), frozenset(), {"float64": frozenset({"torch"})}, {"empty_cache": frozenset({"torch"})})
     store.put(codes, (2, 15, 0), words)
     assert store.get(codes, (2, 15, 0)) == words
     entry = next((tmp_path / ".cudalint_cache").glob("gates-*.data"))

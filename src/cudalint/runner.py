@@ -19,7 +19,7 @@ from cudalint.fileio import UnreadableFile, read_regular, read_regular_text
 from cudalint.findings import Finding, Severity
 from cudalint.noqa import apply as apply_noqa
 from cudalint.python import parts
-from cudalint.python.analyze import PASSES, SETTLED, Pregates, checks_for, check_python, gate, unreadable
+from cudalint.python.analyze import PASSES, SETTLED, Pregates, checks_for, check_python, gate, package_root, unreadable
 from cudalint.source import decode_python, decode_text
 from cudalint.versions import parse_version, plain_version
 
@@ -290,6 +290,33 @@ Progress = Callable[[int, int], None]  # (files done, files in the run)
 Batch = List[Tuple[int, SourceFile, str]]  # (position in the run, file, the release it is linted for)
 
 
+# Allocations between two young-generation collections during a run (CPython's default is 700): a
+# linted file's objects are short-lived and acyclic, a run's long-lived ones are frozen.
+RUN_GC_THRESHOLD = 20000
+
+
+def _collector_for_a_run(function):
+    """During a run, the cyclic garbage collector leaves alone what lives to the run's end (the modules,
+    the catalog; the project index and engine once built, frozen again before the workers fork, which
+    inherit this) and runs less often; both are put back after."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        import gc
+
+        threshold = gc.get_threshold()
+        gc.freeze()
+        gc.set_threshold(max(threshold[0], RUN_GC_THRESHOLD), *threshold[1:])
+        try:
+            return function(*args, **kwargs)
+        finally:
+            gc.set_threshold(*threshold)
+            gc.unfreeze()
+
+    return wrapper
+
+
+@_collector_for_a_run
 def run(
     paths: Sequence[str],
     settings: Settings,
@@ -363,6 +390,9 @@ def run(
         workers = min(len(todo), jobs or os.cpu_count() or 1) if large else 1
         for version in sorted({version for _, _, version in todo}):
             _warm_up(settings, version)
+        import gc
+
+        gc.freeze()  # the project index and the warmed-up engine, too (see _collector_for_a_run)
         _lint_parallel(todo, settings, workers, finished, lambda: report(done, len(files)), passed)
     for index in sorted(per_file):
         result.findings.extend(per_file[index])
@@ -448,7 +478,7 @@ def _lint_pregated_here(todo: Batch, settings: Settings, pregates, passed: Dict[
     for item in todo:
         index, source, version = item
         found = pregates.found.get(project_key(str(source.path), root)) if source.kind == "python" else None
-        verdict = found.verdict(words) if found is not None else None
+        verdict = found.verdict(words, package_root(source.display, settings.project)) if found is not None else None
         if verdict != SETTLED:
             if verdict == PASSES:
                 passed[index] = (found.digest, found.statements)

@@ -52,6 +52,7 @@ class ProjectIndex:
     _chains: Dict[str, Optional[List[str]]] = field(default_factory=dict)
     _libraries: Dict[str, Optional[str]] = field(default_factory=dict)
     _importing: Dict[str, bool] = field(default_factory=dict)  # path -> imports_cuda_library(path)
+    _extension_of: Dict[str, Optional[Tuple[str, Place]]] = field(default_factory=dict)  # module -> extension(module)
 
     # -- queries ------------------------------------------------------------------------
     @property
@@ -91,6 +92,11 @@ class ProjectIndex:
 
     def extension(self, module: str) -> Optional[Tuple[str, Place]]:
         """The extension module an import names (`fused_ops_cuda`, `pkg.fused_ops_cuda`, `pkg._C`)."""
+        if module not in self._extension_of:  # asked for every import of every module a chain passes
+            self._extension_of[module] = self._extension(module)
+        return self._extension_of[module]
+
+    def _extension(self, module: str) -> Optional[Tuple[str, Place]]:
         parts = module.split(".")
         for end in range(len(parts), 0, -1):
             name = ".".join(parts[:end])

@@ -6,12 +6,13 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import gc
 import os
 import re
 import sys
 import threading
 import warnings
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
 from cudalint.catalog import Rule
 from cudalint.findings import Finding, Severity
@@ -23,7 +24,10 @@ _STACK_BYTES = 512 * 1024 * 1024
 _RECURSION_LIMIT = 30000  # on the deep-stack thread only, for the libcst stage, restored after each file
 _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refuses deeper nesting under it
 
-Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str]]  # names, words inside strings, keyword names
+# names, words inside strings, keyword names, names that count only in a file importing one of their
+# modules, names that count only as part of a name that can resolve under one (both: word -> modules)
+Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]]]
+RELATIVE = "."  # in a file's imported modules: a relative import (of the file's own package)
 
 
 class _Gates:
@@ -31,9 +35,11 @@ class _Gates:
 
     def __init__(self, words: Words):
         self.words = words
-        names, strings, keywords = words
+        names, strings, keywords, rooted, resolved = words
         self.names = names
         self.keywords = keywords
+        self.rooted = rooted
+        self.resolved = resolved
 
     # Compiled on first use (a file with no string, or that mentions no word, never needs them).
     @functools.cached_property
@@ -42,8 +48,8 @@ class _Gates:
 
     @functools.cached_property
     def prefilter(self) -> "re.Pattern[str] | None":
-        names, strings, keywords = self.words
-        return _word_pattern(names | strings | keywords)
+        names, strings, keywords, rooted, resolved = self.words
+        return _word_pattern(names | strings | keywords | rooted.keys() | resolved.keys())
 
 
 class Checks:
@@ -153,9 +159,30 @@ def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], p
     project_words = project.gate_words if project is not None else frozenset()
     if (gates.prefilter is None or not gates.prefilter.search(text)) and not _any_word(project_words, text):
         return []
-    if not _mentions(tree, gates.names | project_words, gates.keywords, gates.strings):
+    found = _mentions(tree, gates.names | project_words, gates.keywords, gates.strings, None, gates.rooted, gates.resolved)
+    if not _counts(found, package_root(path, project)):
         return []
     return tree
+
+
+def module_and_package(path: str, project) -> Tuple[Optional[str], str]:
+    """A file's module name in the project (None when not known) and the package its relative imports
+    start from ("" when none)."""
+    name = project.module_of(path) if project is not None else None
+    if name is None:
+        return None, ""
+    return name, name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
+
+
+def package_root(path: str, project) -> Optional[str]:
+    """The first part of every name a relative import of the file resolves to (None: they resolve to nothing)."""
+    package = module_and_package(path, project)[1]
+    return package.split(".", 1)[0] if package else None
+
+
+def _counts(found: Union[bool, FrozenSet[str]], root: Optional[str]) -> bool:
+    """_mentions' answer for a file whose relative imports start at package `root`."""
+    return found is True or (bool(found) and root in found)
 
 
 def _any_word(words: FrozenSet[str], text: str) -> bool:
@@ -165,6 +192,19 @@ def _any_word(words: FrozenSet[str], text: str) -> bool:
 @functools.lru_cache(maxsize=8)
 def _word_pattern_cached(words: FrozenSet[str]):
     return _word_pattern(words)
+
+
+@contextlib.contextmanager
+def without_collections():
+    """No cyclic garbage collection while a parser builds a tree (CPython's, libcst's): a tree has no
+    cycles, so the collections its allocations set off would only scan it, and the rest of the heap."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 @contextlib.contextmanager
@@ -189,7 +229,7 @@ def _cpython_tree(path: str, text: str, top_level_await: bool = True) -> Union[a
     as they are imported); where both parse, the tree is the same."""
     flags = ast.PyCF_ONLY_AST | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0)
     try:
-        with warnings.catch_warnings(), _recursion_limit(_CPYTHON_RECURSION_LIMIT):
+        with warnings.catch_warnings(), _recursion_limit(_CPYTHON_RECURSION_LIMIT), without_collections():
             warnings.simplefilter("ignore")
             return compile(text, path, "exec", flags, dont_inherit=True)
     except SyntaxError as exc:
@@ -205,47 +245,162 @@ DOCUMENTED = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _mentions(
-    tree: ast.AST, names: FrozenSet[str], keywords: Set[str], strings: Optional["re.Pattern[str]"], seen: Optional[Set[str]] = None
-) -> bool:
+    tree: ast.AST,
+    names: FrozenSet[str],
+    keywords: Set[str],
+    strings: Optional["re.Pattern[str]"],
+    seen: Optional[Set[str]] = None,
+    rooted: Mapping[str, FrozenSet[str]] = {},
+    resolved: Mapping[str, FrozenSet[str]] = {},
+) -> Union[bool, FrozenSet[str]]:
     """The exact second gate, on the tree CPython already built: a check can fire only if an attribute,
     keyword or import the checks look for is in the code, or a string they read (a device, an
     environment variable) is. A bare name reaches an API only through an import, so names are
     judged at their import. Words in comments and docstrings no longer cost a libcst parse.
-    `seen` collects every word the file offers where `names` are looked for (for a False answer,
-    all of them: another set of names can be judged later without the tree)."""
+
+    Some words matter only with names under some modules (word -> modules), and the semantic model
+    resolves a name only through an import of the file (`import m`, `from m import x`: names under
+    `m`; a relative import: names under the file's own package; a name assigned a name or attribute:
+    whatever that resolves to). A `rooted` word counts only in a file that imports one of its modules (`tf.nn.
+    log_softmax` in a file without torch cannot reach torch's); a `resolved` word only as part of a
+    name that can resolve under one: an attribute of a chain whose first name is imported from one
+    (or may alias a name), or a part of such an import (`json.load` is not `torch.load`). When only a
+    relative import could supply the module, the answer is the set of those modules (the file's
+    package root decides, see _counts). `seen` collects every word the file offers where `names` are
+    looked for (for a False answer, all of them: another set of names can be judged later)."""
     docstrings = set()
-    for node in ast.walk(tree):
+    # (modules a word needs, where the names at that place can come from; None: any import of the file),
+    # for the end: an answer not known yet where the word is met (the import may come later)
+    pending: List[Tuple[FrozenSet[str], Optional[Set[str]]]] = []
+    heads: List[Tuple[str, FrozenSet[str]]] = []  # (first name of a chain, the modules its resolved word needs)
+    imported: Set[str] = set()  # the first part of each module the file imports (RELATIVE: its own package)
+    bound: Dict[str, Set[str]] = {}  # a name an import binds -> the first parts of what it names
+    aliases: Set[str] = set()  # names an assignment may bind to another name (`tc = torch.cuda`)
+    stack: list = [tree]  # every node, each before its children (a docstring's holder before the docstring)
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        if not isinstance(node, ast.AST):
+            continue  # None and strings in lists of fields
         kind = type(node)
-        if kind is ast.Attribute:
-            if seen is not None:
-                seen.add(node.attr)
-            if node.attr in names:
-                return True
-        elif kind is ast.keyword:
-            if seen is not None and node.arg is not None:
-                seen.add(node.arg)
-            if node.arg in keywords or node.arg in names:
-                return True
-        elif kind is ast.alias:
-            if seen is not None:
-                seen.update(node.name.split("."))
-                if node.asname is not None:
-                    seen.add(node.asname)
-            if node.asname in names or any(part in names for part in node.name.split(".")):
-                return True
-        elif kind is ast.ImportFrom:
-            if seen is not None and node.module:
-                seen.update(node.module.split("."))
-            if node.module and any(part in names for part in node.module.split(".")):
-                return True
-        elif kind is ast.Constant:
-            if strings is not None and isinstance(node.value, str) and id(node) not in docstrings:
-                if strings.search(node.value):
+        if kind in _GATED:
+            if kind is ast.Attribute:
+                attr = node.attr
+                if seen is not None:
+                    seen.add(attr)
+                if attr in names:
                     return True
-        elif kind in DOCUMENTED and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                docstrings.add(id(first.value))
+                if attr in rooted:
+                    if not rooted[attr].isdisjoint(imported):
+                        return True
+                    pending.append((rooted[attr], None))
+                elif attr in resolved:
+                    head = node.value
+                    while type(head) is ast.Attribute:
+                        head = head.value
+                    if type(head) is ast.Name:
+                        modules = resolved[attr]
+                        if not modules.isdisjoint(bound.get(head.id, ())) or (head.id in aliases and not modules.isdisjoint(imported)):
+                            return True
+                        heads.append((head.id, modules))
+            elif kind is ast.Constant:
+                if strings is not None and type(node.value) is str and id(node) not in docstrings:
+                    if strings.search(node.value):
+                        return True
+            elif kind is ast.keyword:
+                arg = node.arg
+                if seen is not None and arg is not None:
+                    seen.add(arg)
+                if arg in keywords or arg in names:
+                    return True
+                if arg in rooted:
+                    if not rooted[arg].isdisjoint(imported):
+                        return True
+                    pending.append((rooted[arg], None))
+            elif kind is ast.Assign or kind is ast.AnnAssign:
+                for target in node.targets if kind is ast.Assign else (node.target,):
+                    _aliases(target, node.value, aliases)
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                if _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound, pending):
+                    return True
+            elif node.body:  # a module, function or class: its docstring is no code
+                first = node.body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                    docstrings.add(id(first.value))
+        for field in kind._fields:
+            child = getattr(node, field, None)
+            if type(child) is list:
+                extend(reversed(child))
+            elif isinstance(child, ast.AST):
+                stack.append(child)
+    for head, modules in heads:
+        pending.append((modules, bound.get(head, set()) | (imported if head in aliases else set())))
+    conditional: Set[str] = set()  # modules that count if the file's package is one of them
+    for modules, origins in pending:
+        origins = imported if origins is None else origins
+        if not modules.isdisjoint(origins):
+            return True
+        if RELATIVE in origins:
+            conditional |= modules
+    return frozenset(conditional) if conditional else False
+
+
+_GATED = frozenset({ast.Attribute, ast.Constant, ast.keyword, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, *DOCUMENTED})
+
+
+def _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound, pending) -> bool:
+    """An import statement for _mentions: True when a name or module it names is a word that counts."""
+    if kind is ast.Import:
+        origins = [alias.name.split(".", 1)[0] for alias in node.names]
+    else:
+        origin = RELATIVE if node.level else (node.module or "").split(".", 1)[0]
+        origins = [origin] * len(node.names)
+        module = node.module.split(".") if node.module else []
+        if seen is not None:
+            seen.update(module)
+        if any(part in names for part in module):
+            return True
+        imported.add(origin)
+        if _words_at_import(module, origin, rooted, resolved, imported, pending):
+            return True
+    imported.update(origins)
+    for alias, origin in zip(node.names, origins):
+        parts = alias.name.split(".")
+        if seen is not None:
+            seen.update(parts)
+            if alias.asname is not None:
+                seen.add(alias.asname)
+        if alias.asname in names or any(part in names for part in parts):
+            return True
+        if _words_at_import((alias.asname, *parts), origin, rooted, resolved, imported, pending):
+            return True
+        local = alias.asname or (parts[0] if kind is ast.Import else alias.name)
+        bound.setdefault(local, set()).add(origin)
+    return False
+
+
+def _aliases(target: ast.AST, value: Optional[ast.AST], found: Set[str]) -> None:
+    """The names an assignment binds that the semantic model may resolve through their value: a name
+    bound to a name or attribute chain (any name of a tuple or list target, to be safe)."""
+    if type(target) is ast.Name:
+        if type(value) is ast.Name or type(value) is ast.Attribute:
+            found.add(target.id)
+    elif type(target) in (ast.Tuple, ast.List, ast.Starred):
+        found.update(node.id for node in ast.walk(target) if type(node) is ast.Name)
+
+
+def _words_at_import(words, origin: str, rooted, resolved, imported: Set[str], pending) -> bool:
+    """The words of an import statement's names: a rooted word needs any import of the file, a resolved
+    one this import's module. True when one counts already; the others wait in `pending`."""
+    for word in words:
+        if word in rooted:
+            if not rooted[word].isdisjoint(imported):
+                return True
+            pending.append((rooted[word], None))
+        elif word in resolved:
+            if origin in resolved[word]:
+                return True
+            pending.append((resolved[word], {origin}))
     return False
 
 
@@ -255,19 +410,22 @@ class Pregate:
 
     __slots__ = ("digest", "prefilter", "mentions", "seen", "statements")
 
-    def __init__(self, digest: str, prefilter: bool, mentions: bool, seen: FrozenSet[str], statements: Optional[list]):
+    def __init__(self, digest: str, prefilter: bool, mentions: Union[bool, FrozenSet[str]], seen: FrozenSet[str],
+                 statements: Optional[list]):
         self.digest = digest  # of the bytes parsed
-        self.prefilter = prefilter  # the text search found a word of the checks (searched for a file that mentions one)
-        self.mentions = mentions  # the tree holds one where the checks look (the project's words aside)
-        self.seen = seen  # when it does not: the words where the project's words would be looked for
-        self.statements = statements  # the outline of the tree, for a file that passes
+        self.prefilter = prefilter  # the text search found a word of the checks (searched for a file that may mention one)
+        self.mentions = mentions  # the tree holds one where the checks look (the project's words aside): _mentions' answer
+        self.seen = seen  # when it may not: the words where the project's words would be looked for
+        self.statements = statements  # the outline of the tree, for a file that may pass
 
-    def verdict(self, project_words: FrozenSet[str]) -> Optional[str]:
+    def verdict(self, project_words: FrozenSet[str], root: Optional[str] = None) -> Optional[str]:
         """SETTLED when no check can fire in the file, PASSES when it passes both gates (its outline is
-        kept), None when only the gates' own reading of the text can tell (gate() then runs as usual)."""
-        if not self.mentions and self.seen.isdisjoint(project_words):
+        kept), None when only the gates' own reading of the text can tell (gate() then runs as usual).
+        `root`: the file's package root (see package_root)."""
+        mentions = _counts(self.mentions, root)
+        if not mentions and self.seen.isdisjoint(project_words):
             return SETTLED
-        if self.prefilter and self.mentions and self.statements is not None:
+        if self.prefilter and mentions and self.statements is not None:
             return PASSES
         return None
 
@@ -310,22 +468,25 @@ class Pregates:
         if isinstance(tree, Finding):
             return None
         release = self.releases.get(key)
-        if release is None or len(text) > parts.PART_BYTES:
+        if release is None:
             return tree
+        # A file checked in parts (parts.py) may still be settled here, as a whole: each part holds only
+        # names and imports the whole file holds, so no part can pass where the whole does not.
+        whole = len(text) <= parts.PART_BYTES
         if self.prepare is not None:
             self.prepare()
             self.prepare = None
         gates = self.checks.gates(release)
         seen: Set[str] = set()
-        mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen)
+        mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved)
         # Without a mention the text search cannot change the verdict (see Pregate.verdict): not run.
-        prefilter = mentions and gates.prefilter is not None and gates.prefilter.search(text) is not None
-        statements = outline(tree) if mentions and prefilter else None
+        prefilter = bool(mentions) and gates.prefilter is not None and gates.prefilter.search(text) is not None
+        statements = outline(tree) if mentions and prefilter and whole else None
         if statements is not None and _nesting(statements) > SENT_NESTING:
             statements = None  # sent to a worker process, pickled: a recursive structure must stay shallow
         from cudalint.cache import content_digest
 
-        self.found[key] = Pregate(content_digest(data), prefilter, mentions, frozenset(seen) if not mentions else frozenset(), statements)
+        self.found[key] = Pregate(content_digest(data), prefilter, mentions, frozenset(seen) if mentions is not True else frozenset(), statements)
         return tree
 
 

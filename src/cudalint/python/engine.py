@@ -6,7 +6,6 @@ never imports libcst.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Dict, List, Optional, Tuple
 
@@ -14,7 +13,7 @@ import libcst as cst
 
 from cudalint.findings import Finding, Related, Safety
 from cudalint.python import idioms, matchers
-from cudalint.python.analyze import Words, unreadable
+from cudalint.python.analyze import Words, module_and_package, unreadable, without_collections
 from cudalint.python.context import FileContext
 from cudalint.python.device_setting import DeviceSetting
 from cudalint.python.fixplan import FileFixer
@@ -29,20 +28,35 @@ class Engine:
     def __init__(self, rules, catalog_rules):
         idioms.validate(catalog_rules)
         python_rules = [rule for rule in rules.values() if rule.example_file.endswith(".py") and rule.match]
-        self.index = matchers.MatchIndex(python_rules)
+        self.index = matchers.MatchIndex(python_rules, {name: (check.roots, check.names) for name, check in idioms.CHECKS.items()})
         self.registry = Registry()
         matchers.register(self.index, self.registry)
         custom = {rule.match["check"] for rule in python_rules if "check" in rule.match}
         for name in sorted(custom):
             idioms.CHECKS[name].register(self.registry)
-        self.release_words = [idioms.RELEASE_WORDS[name] for name in sorted(custom) if name in idioms.RELEASE_WORDS]
+        self.release_words = [(idioms.RELEASE_WORDS[name], idioms.RELEASE_METHODS.get(name), idioms.CHECKS[name])
+                              for name in sorted(custom) if name in idioms.RELEASE_WORDS]
 
     def words(self, torch_version: Tuple[int, ...]) -> Words:
-        """The words a check can fire on at a release: names, words inside strings, keyword names."""
+        """The words a check can fire on at a release: names, words inside strings, keyword names, the
+        names that count only in a file importing one of their modules and those that count only as
+        part of a name that can resolve under one (both: word -> those modules)."""
         names = set(self.index.words)
-        for release_words in self.release_words:
-            names |= release_words(torch_version)
-        return frozenset(names), frozenset(self.index.string_words), frozenset(self.index.keyword_words)
+        rooted = {word: set(roots) for word, roots in self.index.rooted.items()}
+        resolved = {word: set(roots) for word, roots in self.index.resolved.items()}
+        for release_words, methods, check in self.release_words:
+            anywhere = methods(torch_version) if methods is not None else frozenset()
+            for word in release_words(torch_version):
+                if not check.roots:
+                    names.add(word)
+                elif word in anywhere or (methods is None and not check.names):
+                    rooted.setdefault(word, set()).update(check.roots)
+                else:
+                    resolved.setdefault(word, set()).update(check.roots)
+        resolved = {word: frozenset(roots) for word, roots in resolved.items() if word not in names and word not in rooted}
+        rooted_words = {word: frozenset(roots) for word, roots in rooted.items() if word not in names}
+        return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.keyword_words), rooted_words,
+                resolved)
 
 
 def analyze_module(
@@ -113,7 +127,7 @@ def parse_module(text: str) -> cst.Module:
     a check of invariants the parser's output already holds). The same tree as `cst.parse_module`."""
     if _VALIDATE is None:  # a libcst that does not validate that way
         return cst.parse_module(text)
-    with _parse_lock:  # the class attribute is the whole process's: one parse at a time changes it
+    with _parse_lock, without_collections():  # the class attribute is the whole process's: one parse at a time changes it
         cst.CSTNode.__post_init__ = _trusted
         try:
             return cst.parse_module(text)
@@ -123,10 +137,9 @@ def parse_module(text: str) -> cst.Module:
 
 def _model(module: cst.Module, path: str, project) -> SemanticModel:
     """The file's semantic model, told its module name (for relative imports) and the project index."""
-    name = project.module_of(path) if project is not None else None
+    name, package = module_and_package(path, project)
     if name is None:
         return SemanticModel(module, project)
-    package = name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
     return SemanticModel(module, project, name, package)
 
 

@@ -729,6 +729,9 @@ RELEASE_WORDS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {
     "op-coverage": op_coverage.trigger_words,
     "device-sink": _int_device_words,
 }
+# Of a check's release words, those that are methods of any value (a tensor's): with the check's `roots`,
+# these count anywhere in a file importing one, the others only as part of a name resolving under one.
+RELEASE_METHODS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {"op-coverage": op_coverage.method_words}
 
 @dataclass(frozen=True)
 class Check:
@@ -736,6 +739,12 @@ class Check:
 
     register: Callable[[Registry], None]
     codes: FrozenSet[str]
+    # Modules every name the check acts on resolves under (it asks resolve() for torch.load, ...): its
+    # words then count only in a file that imports one of them. Empty: its words count anywhere.
+    roots: FrozenSet[str] = frozenset()
+    # Its words are parts of those names (not, say, a method of any tensor): a word then counts only
+    # where it is part of a name that can resolve under `roots`.
+    names: bool = False
 
 
 CHECKS: Dict[str, Check] = {
@@ -743,14 +752,15 @@ CHECKS: Dict[str, Check] = {
     "device-selection": Check(device_selection, frozenset({"CDL104", "CDL107"})),
     "default-device": Check(default_device, frozenset({"CDL108"})),
     "default-backend": Check(default_backend, frozenset({"CDL706"})),
-    "torch-load": Check(torch_load, frozenset({"CDL109"})),
-    "none-misuse": Check(none_misuse, frozenset({"CDL216", "CDL403"})),
-    "mps-built": Check(mps_built, frozenset({"CDL111"})),
-    "zero-divisor": Check(zero_divisor, frozenset({"CDL115"})),
+    "torch-load": Check(torch_load, frozenset({"CDL109"}), frozenset({"torch"}), names=True),
+    "none-misuse": Check(none_misuse, frozenset({"CDL216", "CDL403"}), frozenset({"torch"}), names=True),
+    "mps-built": Check(mps_built, frozenset({"CDL111"}), frozenset({"torch"}), names=True),
+    "zero-divisor": Check(zero_divisor, frozenset({"CDL115"}), frozenset({"torch"}), names=True),
     "cuda-required": Check(cuda_required, frozenset({"CDL112"})),
-    "jit-extension": Check(jit_extension, frozenset({"CDL402"})),
+    "jit-extension": Check(jit_extension, frozenset({"CDL402"}), frozenset({"torch"}), names=True),
     "mps-daemon": Check(mps_daemon, frozenset({"CDL217"})),
-    "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608", "CDL609"})),
+    "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608", "CDL609"}),
+                         op_coverage.ROOTS),
     "cuda-default-call": Check(project_checks.cuda_default_call, frozenset({"CDL113"})),
     "extension-import": Check(project_checks.extension_import, frozenset({"CDL406"})),
     "import-chain": Check(project_checks.import_chain, frozenset({"CDL407"})),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -81,7 +81,7 @@ def matching_values(spec: Mapping, node: cst.BaseExpression, ctx: FileContext) -
 class MatchIndex:
     """All match entries of the selected rules, indexed for constant-time lookups."""
 
-    def __init__(self, rules: Iterable[Rule]):
+    def __init__(self, rules: Iterable[Rule], check_roots: Mapping[str, Tuple[FrozenSet[str], bool]] = {}):
         self.refs: Dict[str, Entry] = {}
         self.ref_prefixes: Dict[str, Entry] = {}
         self.imports: Dict[str, Entry] = {}
@@ -91,6 +91,12 @@ class MatchIndex:
         self.env: Dict[str, Entry] = {}
         self.env_prefixes: List[Tuple[str, Entry]] = []
         self.words: set = set()  # names, attributes, keywords or imports a file must mention
+        # Words that matter only in a file importing one of some modules (word -> those modules): the
+        # words of a call whose callee is a qualified name (`torch.*` with dtype=np.float64).
+        self.rooted: Dict[str, set] = {}
+        # Words that matter only as part of a name that resolves under one of some modules (a ref's, a
+        # named callee's: word -> those modules); see analyze._mentions.
+        self.resolved: Dict[str, set] = {}
         self.string_words: set = {"cuda"}  # words a check reads inside strings (device, env, values)
         self.keyword_words: set = set()  # keyword-argument names a check reads (`pin_memory=`)
         self.ref_words: set = set()  # last components of ref entries
@@ -105,7 +111,7 @@ class MatchIndex:
                 else:
                     self.refs[name] = Entry(rule, spec)
                     self.ref_words.add(name.rsplit(".", 1)[-1])
-                self.words.add(_reference_word(name))
+                self._under(_reference_word(name), _root(name), self.resolved)
             for spec in match.get("imports", ()):
                 self.imports[spec["module"]] = Entry(rule, spec)
                 self.words.add(spec["module"].rsplit(".", 1)[-1])
@@ -118,12 +124,14 @@ class MatchIndex:
             for spec in match.get("arguments", ()):
                 self.arguments.append(Entry(rule, spec))
                 self.string_words.update(spec.get("values", ()))
+                root = _root(spec["callee"])  # a named callee is a qualified name: its words need its module
                 if spec.get("words"):
-                    self.words.update(spec["words"])
+                    for word in spec["words"]:
+                        self._under(word, root, self.rooted)
                 elif "*" in spec["callee"].rsplit(".", 1)[-1]:
                     self.keyword_words.add(spec["keyword"])  # any callee: only the keyword tells
                 else:
-                    self.words.add(_argument_word(spec))
+                    self._under(_argument_word(spec), root, self.resolved)
             for spec in match.get("env", ()):
                 name = spec["name"]
                 if name.endswith("*"):
@@ -132,10 +140,26 @@ class MatchIndex:
                 else:
                     self.env[name] = Entry(rule, spec)
                     self.string_words.add(name)
+            # a custom check's modules: whether its words are parts of the names it resolves
+            roots, names = check_roots.get(match.get("check"), (frozenset(), False))
             for word in match.get("words", ()):
-                (self.words if word.isidentifier() else self.string_words).add(word)
+                if not word.isidentifier():
+                    self.string_words.add(word)
+                else:
+                    for root in roots or (None,):
+                        self._under(word, root, self.resolved if names else self.rooted)
             self.string_words.update(match.get("values", ()))  # strings a check compares values with
         self.words.discard("")
+        self.rooted = {word: roots for word, roots in self.rooted.items() if word and word not in self.words}
+        self.resolved = {word: roots for word, roots in self.resolved.items()
+                         if word and word not in self.words and word not in self.rooted}
+
+    def _under(self, word: str, root: Optional[str], table: Dict[str, set]) -> None:
+        """A word that counts only as `table` says, for module `root` (anywhere, when root is None)."""
+        if root is None:
+            self.words.add(word)
+        else:
+            table.setdefault(word, set()).add(root)
 
     def may_be_ref(self, node: cst.CSTNode, imported: Mapping[str, str]) -> bool:
         """A cheap test before resolving: the last name must be one a ref entry ends with (or the
@@ -184,6 +208,13 @@ def _reference_word(name: str) -> str:
         if rare in parts:
             return rare
     return parts[-1]
+
+
+def _root(name: str) -> Optional[str]:
+    """The module a qualified name (or callee pattern) must be imported from: its first part; None for a
+    pattern that matches any callee (`*`, `.method`, a wildcard first part)."""
+    first = name.split(".", 1)[0]
+    return first if first.isidentifier() else None
 
 
 def _argument_word(spec: Mapping) -> str:

@@ -43,6 +43,7 @@ KIND_OF_CODE = {"E": RAISES, "X": RAISES, "F": ON_CPU, "B": ON_CPU}  # other cod
 PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.Tensor.",
                      "torch.optim.", "torchvision.ops.")
 WIDE_DTYPES = frozenset({"float64", "complex128"})
+ROOTS = frozenset({"torch", "torchvision"})  # the modules of every API checked here (and of every tensor's maker)
 
 
 class _Tensor:
@@ -129,6 +130,19 @@ def trigger_words(version: Tuple[int, ...]) -> FrozenSet[str]:
     )
 
 
+@functools.lru_cache(maxsize=16)
+def method_words(version: Tuple[int, ...]) -> FrozenSet[str]:
+    """The trigger words that are tensor methods with a gap (`x.log_softmax()`): they count on any value;
+    every other trigger word only as part of a name that resolves to the API (`F.interpolate`)."""
+    release = release_for(version)
+    if release is None:
+        return frozenset()
+    return frozenset(
+        api.rsplit(".", 1)[-1] for api in load_api_ops()["apis"]
+        if api.startswith("torch.Tensor.") and is_public(api) and _has_gap(api, release, older_allowed(version))
+    )
+
+
 def _has_gap(api: str, release: str, older: Sequence[str]) -> bool:
     return bool(api_cases(api, release) or any(dtype_gaps(api, release, v) for v in opinfo_variants(api))
                 or any(api_cases(api, r) for r in older))
@@ -142,7 +156,7 @@ def is_public(api: str) -> bool:
     """torch.<fn>, torch.nn.functional/linalg/fft/special.<fn>, torch.Tensor.<method>, torch.nn.<Module>,
     torch.optim.<Optimizer>, torchvision.ops.<fn or Module>."""
     parts = api.split(".")
-    if parts[0] not in ("torch", "torchvision") or any(part.startswith("_") for part in parts):
+    if parts[0] not in ROOTS or any(part.startswith("_") for part in parts):
         return False
     return len(parts) == 2 or api.startswith(PUBLIC_NAMESPACES) or (len(parts) == 3 and parts[1] == "nn")
 

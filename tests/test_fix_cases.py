@@ -1,6 +1,5 @@
 """The numbered cases of "--fix that a reviewer would merge", each with its exact fixed output."""
 
-import dataclasses
 
 import pytest
 from conftest import FIXTURES
@@ -86,7 +85,7 @@ def _project(tmp_path, files):
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    return dataclasses.replace(DEFAULT, root=tmp_path)
+    return DEFAULT.replace(root=tmp_path)
 
 
 def test_oldest_release_the_manifests_allow_bounds_the_fix(tmp_path):
@@ -134,7 +133,7 @@ def test_share_of_fixes_that_reuse_the_codes_own_device():
     """On the fixture set with --unsafe-fixes, which fixes use a device the code already had."""
     reused = total = 0
     for path in sorted(p for folder in ("python", "demo", "e2e") for p in (FIXTURES / folder).glob("*.py")):
-        for finding in lint_text(path.name, "python", path.read_text(), dataclasses.replace(DEFAULT, unsafe_fixes=True), "2.13"):
+        for finding in lint_text(path.name, "python", path.read_text(), DEFAULT.replace(unsafe_fixes=True), "2.13"):
             if finding.fix is not None and any("DEVICE" in e.content or "device" in e.content for e in finding.fix.edits):
                 total += 1
                 reused += "the code's own" in finding.fix.description

@@ -1,7 +1,6 @@
 """A run pays only for what it needs: the gates' words from the gate cache, no libcst for files the
 gates settle, worker processes only for files that reach the engine, one pool for the run."""
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -207,7 +206,7 @@ def catalog_loaded(monkeypatch, root):
 
 
 def rule_rows(catalog):
-    return [dataclasses.astuple(rule) for rule in catalog]
+    return [tuple(rule) for rule in catalog]
 
 
 def no_toml(data, directory):

@@ -16,7 +16,6 @@ is not used at all; writes never follow a link.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
@@ -78,7 +77,7 @@ def _files_fingerprint(top: str, wanted, recurse: bool = True) -> str:
 def _schema() -> str:
     """The shape of the values stored, so a new Finding field invalidates old entries."""
     return ",".join(
-        f"{cls.__name__}({' '.join(f.name for f in dataclasses.fields(cls))})" for cls in (Finding, Fix, Edit, Related)
+        f"{cls.__name__}({' '.join(cls._fields)})" for cls in (Finding, Fix, Edit, Related)
     )
 
 
@@ -96,9 +95,9 @@ def run_fingerprint(catalog: Catalog, settings: Settings, torch_version: str) ->
         "catalog": catalog.version,
         "data": _data_fingerprint(folder),  # the coverage database among them
         "settings": {
-            f.name: _canonical(getattr(settings, f.name))
-            for f in dataclasses.fields(settings)
-            if f.name not in NOT_PER_FILE
+            name: _canonical(getattr(settings, name))
+            for name in Settings.FIELDS
+            if name not in NOT_PER_FILE
         },
         "torch": torch_version,
         # A file's findings can read facts of other files (a guard helper, a "cuda" default, a CUDA
@@ -113,10 +112,15 @@ def run_fingerprint(catalog: Catalog, settings: Settings, torch_version: str) ->
 NOT_PER_FILE = frozenset({"exclude", "root", "config_file", "project", "file_timeout"})  # a timed-out file is never stored
 
 
+def _is_record(value: Any) -> bool:
+    """A NamedTuple (Finding, Fix, Edit, Related, DeviceSetting): stored as a table of its fields."""
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
 def _canonical(value: Any) -> Any:
     """A JSON value that is the same for equal settings in any process (sets sorted, no hash order)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if _is_record(value):
+        return {name: _canonical(item) for name, item in zip(value._fields, value)}
     if isinstance(value, (set, frozenset)):
         return sorted((_canonical(item) for item in value), key=repr)
     if isinstance(value, (list, tuple)):
@@ -195,8 +199,8 @@ def prepare_folder(folder: Path) -> None:
 
 
 def encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if _is_record(value):
+        return {name: encode(item) for name, item in zip(value._fields, value)}
     if isinstance(value, (Severity, Safety)):
         return value.value
     if isinstance(value, (list, tuple)):

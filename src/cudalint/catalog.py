@@ -10,9 +10,9 @@ import functools
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from types import MappingProxyType
+from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
 from cudalint.findings import Severity
 
@@ -21,6 +21,7 @@ PREFIX_RE = re.compile(r"^CDL\d{0,3}$")
 FIX_KINDS = ("none", "safe", "unsafe")
 # What a blocking rule stops on a Mac: `pip install`, building the project's native code, importing a module.
 BLOCKS = ("install", "build", "import")
+EMPTY: Mapping = MappingProxyType({})  # a rule's match and example_files when it has none
 
 FAMILIES = {
     "CDL0": "unreadable input and unused noqa",
@@ -45,8 +46,7 @@ class CatalogError(ValueError):
     """The rule catalog itself is malformed (a bug in rules/, not in user input)."""
 
 
-@dataclass(eq=False)  # not frozen: every start makes all of them, and a frozen dataclass's __init__ costs ~5x (nothing assigns to a rule)
-class Rule:
+class Rule(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py on start-up cost
     code: str
     name: str
     severity: Severity
@@ -60,12 +60,17 @@ class Rule:
     remedy: str = ""  # what to do about a blocker
     example_file: str = "example.py"
     example_torch: Optional[str] = None  # the target release the examples are checked against
-    match: Mapping = field(default_factory=dict)
+    match: Mapping = EMPTY
     silenced_by_guard: bool = True  # code that never runs on a Mac (a CUDA guard) gets no finding
     supersedes: tuple = ()  # codes whose finding on the same node this rule's finding replaces
     silenced_in_tests: bool = False  # a reference inside an if/while test is a decision, not a use
-    example_files: Mapping = field(default_factory=dict)  # other files of the examples' project (path -> text)
+    example_files: Mapping = EMPTY  # other files of the examples' project (path -> text)
     provenance: str = ""  # the PyTorch source or docs a policy (leaving the default set, say) rests on
+
+    # A rule is itself, not its fields: rules key caches and sets, and `match` is a dict.
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
 
     @property
     def family(self) -> str:

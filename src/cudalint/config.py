@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
@@ -58,21 +57,50 @@ class ConfigError(ValueError):
     """A usage or configuration mistake: exit code 2."""
 
 
-@dataclass
 class Settings:
-    select: FrozenSet[str]
-    per_file_ignores: Tuple[Tuple[str, FrozenSet[str]], ...] = ()
-    unfixable: FrozenSet[str] = frozenset()  # codes whose fixes are dropped (--fixable/--unfixable)
-    exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
-    torch_version: Optional[str] = None
-    root: Path = field(default_factory=Path.cwd)
-    config_file: Optional[Path] = None
-    device: DeviceSetting = DeviceSetting()
-    unsafe_fixes: bool = False  # decides, e.g., whether enough fixes use the device to define DEVICE once
-    project: Optional[object] = field(default=None, compare=False)  # the run's project index (cudalint.project)
-    include_docs: bool = False  # also read install commands in the code blocks of Markdown/reST files
-    max_file_bytes: int = DEFAULT_MAX_BYTES  # no file is read past this size
-    file_timeout: float = DEFAULT_FILE_TIMEOUT_S  # a file still being checked after this long gets CDL000
+    """What one run checks and how (a plain class: see findings.py on start-up cost)."""
+
+    FIELDS = (
+        "select", "per_file_ignores", "unfixable", "exclude", "torch_version", "root", "config_file", "device",
+        "unsafe_fixes", "project", "include_docs", "max_file_bytes", "file_timeout",
+    )
+
+    def __init__(
+        self,
+        select: FrozenSet[str],
+        per_file_ignores: Tuple[Tuple[str, FrozenSet[str]], ...] = (),
+        unfixable: FrozenSet[str] = frozenset(),  # codes whose fixes are dropped (--fixable/--unfixable)
+        exclude: Tuple[str, ...] = DEFAULT_EXCLUDE,
+        torch_version: Optional[str] = None,
+        root: Optional[Path] = None,  # None: the current folder
+        config_file: Optional[Path] = None,
+        device: DeviceSetting = DeviceSetting(),
+        unsafe_fixes: bool = False,  # decides, e.g., whether enough fixes use the device to define DEVICE once
+        project: Optional[object] = None,  # the run's project index (cudalint.project)
+        include_docs: bool = False,  # also read install commands in the code blocks of Markdown/reST files
+        max_file_bytes: int = DEFAULT_MAX_BYTES,  # no file is read past this size
+        file_timeout: float = DEFAULT_FILE_TIMEOUT_S,  # a file still being checked after this long gets CDL000
+    ):
+        self.select = select
+        self.per_file_ignores = per_file_ignores
+        self.unfixable = unfixable
+        self.exclude = exclude
+        self.torch_version = torch_version
+        self.root = Path.cwd() if root is None else root
+        self.config_file = config_file
+        self.device = device
+        self.unsafe_fixes = unsafe_fixes
+        self.project = project
+        self.include_docs = include_docs
+        self.max_file_bytes = max_file_bytes
+        self.file_timeout = file_timeout
+
+    def replace(self, **changes) -> "Settings":
+        """A copy with `changes` (this one is left as it is)."""
+        return Settings(**{**{name: getattr(self, name) for name in self.FIELDS}, **changes})
+
+    def __repr__(self) -> str:
+        return "Settings(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS) + ")"
 
 
 class Maybe:

@@ -1,10 +1,12 @@
-"""The values every check produces and every front end consumes."""
+"""The values every check produces and every front end consumes.
+
+NamedTuples, not dataclasses: every run makes these classes at start-up, and a clean file's run
+should not pay for importing dataclasses (and inspect) to do so."""
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 
 class Severity(str, enum.Enum):
@@ -18,8 +20,7 @@ class Safety(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):
     """Replace the text between two 1-based (line, column) positions; end is exclusive."""
 
     line: int
@@ -38,8 +39,7 @@ class Edit:
         }
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     safety: Safety
     description: str
     edits: Tuple[Edit, ...] = ()
@@ -52,8 +52,7 @@ class Fix:
         }
 
 
-@dataclass(frozen=True)
-class Related:
+class Related(NamedTuple):
     """Another place in the same file that explains a finding (the device argument a value reaches)."""
 
     line: int
@@ -74,8 +73,7 @@ class Related:
         }
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One problem at one place. Lines and columns are 1-based; columns count characters."""
 
     code: str
@@ -86,8 +84,18 @@ class Finding:
     end_column: int
     message: str
     severity: Severity
-    fix: Optional[Fix] = field(default=None, compare=False)
-    related: Tuple[Related, ...] = field(default=(), compare=False)
+    fix: Optional[Fix] = None
+    related: Tuple[Related, ...] = ()
+
+    # Two findings are the same problem at the same place whatever fix or related places they carry.
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Finding) and self[:8] == other[:8]
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self[:8])
 
     @property
     def sort_key(self) -> tuple:

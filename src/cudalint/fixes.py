@@ -8,7 +8,6 @@ they were. Fixes whose edits overlap an accepted fix wait for the next round
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import functools
 import os
@@ -188,8 +187,8 @@ def _manifest_floor(root: str) -> Optional[Tuple[int, ...]]:
 
 def fix_text(display: str, text: str, settings: Settings, torch_version: str, unsafe: bool) -> FixOutcome:
     length, floor = project_style(settings.root, display)
-    device = dataclasses.replace(settings.device, line_length=length, floor=floor)
-    settings = dataclasses.replace(settings, unsafe_fixes=unsafe, device=device)
+    device = settings.device._replace(line_length=length, floor=floor)
+    settings = settings.replace(unsafe_fixes=unsafe, device=device)
     current, total = text, 0
     for _ in range(MAX_ROUNDS):
         fixable = applicable(lint_text(display, "python", current, settings, torch_version), unsafe)

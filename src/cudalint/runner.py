@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import faulthandler
 import fnmatch
 import functools
 import os
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
@@ -35,18 +33,32 @@ GATE_HERE_BYTES = 2 * 1024 * 1024
 NEWEST_KNOWN_TORCH = "2.15"
 
 
-@dataclass
 class RunResult:
-    findings: List[Finding] = field(default_factory=list)
-    files: int = 0
-    torch_version: str = NEWEST_KNOWN_TORCH
-    torch_version_source: str = "newest release cudalint knows"
-    fixed: int = 0
-    notes: List[str] = field(default_factory=list)  # said once: project-level advice (the suggested torch lower bound), why the cache was not used
-    lint_version: str = NEWEST_KNOWN_TORCH  # what files were linted for: the target and the oldest allowed release
-    targets: Dict[str, str] = field(default_factory=dict)  # subtree -> its own target, where it differs
-    checked: List[str] = field(default_factory=list)  # the display path of every file linted
-    texts: Dict[str, str] = field(default_factory=dict)  # the text of files linted from memory (stdin, an editor)
+    """What one run found (a plain class: see findings.py on start-up cost)."""
+
+    def __init__(
+        self,
+        findings: Optional[List[Finding]] = None,
+        files: int = 0,
+        torch_version: str = NEWEST_KNOWN_TORCH,
+        torch_version_source: str = "newest release cudalint knows",
+        fixed: int = 0,
+        notes: Optional[List[str]] = None,  # said once: project-level advice (the suggested torch lower bound), why the cache was not used
+        lint_version: str = NEWEST_KNOWN_TORCH,  # what files were linted for: the target and the oldest allowed release
+        targets: Optional[Dict[str, str]] = None,  # subtree -> its own target, where it differs
+        checked: Optional[List[str]] = None,  # the display path of every file linted
+        texts: Optional[Dict[str, str]] = None,  # the text of files linted from memory (stdin, an editor)
+    ):
+        self.findings: List[Finding] = [] if findings is None else findings
+        self.files = files
+        self.torch_version = torch_version
+        self.torch_version_source = torch_version_source
+        self.fixed = fixed
+        self.notes: List[str] = [] if notes is None else notes
+        self.lint_version = lint_version
+        self.targets: Dict[str, str] = {} if targets is None else targets
+        self.checked: List[str] = [] if checked is None else checked
+        self.texts: Dict[str, str] = {} if texts is None else texts
 
 
 def top_level_manifests(root: Path) -> List[SourceFile]:
@@ -99,7 +111,7 @@ def run_text(display: str, text: str, settings: Settings) -> RunResult:
     own torch pin first, as a manifest named on the command line would be)."""
     kind = kind_of(Path(display)) or "python"
     if settings.project is None and kind == "python":
-        settings = dataclasses.replace(settings, project=project_index(settings, cache=True))
+        settings = settings.replace(project=project_index(settings, cache=True))
     torch_version, origin = target_torch(settings, [])
     if not settings.torch_version and (kind != "python" or Path(display).name == "setup.py"):
         try:
@@ -232,7 +244,7 @@ def _filter(findings: List[Finding], text: str, display: str, settings: Settings
     if use_noqa:
         kept = apply_noqa(kept, text, kind, display, enabled=enabled, catalog=catalog)
     if settings.unfixable:
-        kept = [replace(f, fix=None) if f.fix is not None and f.code in settings.unfixable else f for f in kept]
+        kept = [f._replace(fix=None) if f.fix is not None and f.code in settings.unfixable else f for f in kept]
     return kept
 
 
@@ -340,7 +352,7 @@ def run(
         pregates = _pregates(settings, files, versions, cache)
         held: Dict[str, Tuple[bytes, object]] = {}
         if not _settled_without_index(files, settings, pregates, held):
-            settings = dataclasses.replace(settings, project=project_index(settings, cache, _held_parse(held, pregates.parse)))
+            settings = settings.replace(project=project_index(settings, cache, _held_parse(held, pregates.parse)))
         held.clear()  # files outside the project root: the index never asked for them
     # A run without an index has only files the gates settled: a cheap parse, no result cache to consult.
     stores = {version: _open_cache(settings, version) for version in set(versions)} if cache and settings.project is not None else {}

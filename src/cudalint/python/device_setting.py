@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 DEFAULT_LINE_LENGTH = 88
 
 
-@dataclass(frozen=True)
-class DeviceSetting:
+class DeviceSetting(NamedTuple):
     """`device-expression` and `device-import` from the configuration, if set; the line length the
     project's formatter uses; the oldest torch release the project's manifests allow."""
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import dataclasses
 import gc
 import io
 import re
@@ -132,8 +131,8 @@ def relocate(findings: Sequence[Finding], line_map: Sequence[int], header: int) 
             own = all(edit.line > header and not (header and edit.line == header + 1 and edit.column == 1
                                                    and edit.line == edit.end_line and edit.column == edit.end_column)
                       for edit in fix.edits)
-            fix = dataclasses.replace(fix, edits=tuple(
-                dataclasses.replace(edit, line=where(edit.line), end_line=where(edit.end_line)) for edit in fix.edits
+            fix = fix._replace(edits=tuple(
+                edit._replace(line=where(edit.line), end_line=where(edit.end_line)) for edit in fix.edits
             )) if own else None
-        moved.append(dataclasses.replace(finding, line=where(finding.line), end_line=where(finding.end_line), fix=fix))
+        moved.append(finding._replace(line=where(finding.line), end_line=where(finding.end_line), fix=fix))
     return moved

@@ -12,7 +12,6 @@ stale work is dropped, never shown.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -74,7 +73,7 @@ class ProjectSettings:
                 settings = resolve(catalog, config_path=config)
             except ConfigError as exc:
                 settings, error = resolve(catalog, config_path=None), f"cudalint: {exc}; using the default settings"
-            self._cache[key] = (dataclasses.replace(settings, root=root), error)
+            self._cache[key] = (settings.replace(root=root), error)
         return self._cache[key]
 
 

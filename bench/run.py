@@ -448,6 +448,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
     parser.add_argument("--skip", default="", help="comma list of parts to skip: speed,peers,scaling,eco,fix")
     parser.add_argument("--output", type=Path, default=BENCH / "RESULTS.md")
+    parser.add_argument("--flake8", default=None, help="the flake8 to compare with: one from an environment with no plugins (default: this one's)")
     parser.add_argument("--render-only", action="store_true", help="rewrite the report from the last run's saved measurements")
     args = parser.parse_args(argv)
     skip = {s for s in args.skip.split(",") if s}
@@ -476,6 +477,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     features = cudalint_features()
     cudalint = tool("cudalint")
+    flake8 = args.flake8 or tool("flake8")
     torchfix = str(cache / "torchfix-venv" / "bin" / "torchfix")
     cache_folder = root / ".cudalint_cache"
     results: Dict[str, Measurement] = {}
@@ -514,7 +516,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             shutil.rmtree(cache_folder, ignore_errors=True)
         else:
             notes.append("No result cache is reachable from the CLI in this build (`--no-cache`/`--cache` absent): warm re-run not measured.")
-        results["flake8"] = measure("flake8 --select=E9", [tool("flake8"), "--isolated", "--select=E9", "--exit-zero", *files], root, len(files), lines)
+        results["flake8"] = measure("flake8 --select=E9", [flake8, "--isolated", "--select=E9", "--exit-zero", *files], root, len(files), lines)
 
     # ---- TorchFix and the same sample for the others
     sample = sample_of(files, args)
@@ -526,7 +528,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             notes.append("TorchFix venv missing (`python bench/fetch.py --tools`): TorchFix not measured.")
         results["s_cold"] = measure("cudalint check (cold)", cdl(*cold_flags, *sample), root, len(sample), sample_lines)
-        results["s_flake8"] = measure("flake8 --select=E9", [tool("flake8"), "--isolated", "--select=E9", "--exit-zero", *sample], root, len(sample), sample_lines)
+        results["s_flake8"] = measure("flake8 --select=E9", [flake8, "--isolated", "--select=E9", "--exit-zero", *sample], root, len(sample), sample_lines)
 
     # ---- scaling
     scaling = []
@@ -676,7 +678,7 @@ def render(args, cache, corpus, dirs, files, lines, sample, sample_lines, result
     out.append(f"- cudalint: {version_of([tool('cudalint'), '--version'])} (libcst {libcst_version(sys.executable)}); "
                f"CLI flags present: " + ", ".join(f"`{k}`" for k, v in features.items() if v)
                + "; absent: " + (", ".join(f"`{k}`" for k, v in features.items() if not v) or "none"))
-    out.append(f"- flake8: {version_of([tool('flake8'), '--version'])}")
+    out.append(f"- flake8: {version_of([args.flake8 or tool('flake8'), '--version'])}")
     out.append(f"- ruff: {version_of([tool('ruff'), '--version'])}")
     if Path(torchfix).exists():
         out.append(f"- TorchFix: {version_of([torchfix, '--version'])} (own venv, libcst {libcst_version(str(Path(torchfix).parent / 'python'))})")

@@ -43,3 +43,49 @@ def test_a_second_process_reads_every_fact_from_the_cache(tmp_path):
     second = _run(tmp_path, 2)
     assert first["read"] == 3
     assert second == {"read": 0, "digest": first["digest"]}
+
+
+def _build(root, monkeypatch):
+    """Build the index in this process, counting the modules whose facts are read (not reused)."""
+    import types
+    from pathlib import Path
+
+    from cudalint.project import index as index_module
+    from cudalint.runner import project_index
+
+    read = []
+    original = index_module.read_facts
+    monkeypatch.setattr(index_module, "read_facts", lambda *args, **kwargs: read.append(1) or original(*args, **kwargs))
+    built = project_index(types.SimpleNamespace(root=Path(root)), cache=True)
+    return len(read), built
+
+
+def test_a_stored_index_larger_than_any_source_file_is_still_reused(tmp_path, monkeypatch):
+    """The stored index of a large tree is far bigger than the limit on one source file (12 MB for 2,000
+    modules against 4 MB): it is read with a limit of its own, so the next run reuses it."""
+    from cudalint.project import index as index_module
+
+    for number in range(30):
+        (tmp_path / f"mod{number}.py").write_text(f"import torch\n\ndef use{number}():\n    return torch.cuda.is_available()\n")
+    first, _ = _build(tmp_path, monkeypatch)
+    stored = tmp_path / ".cudalint_cache" / f"project-index-v{index_module.INDEX_VERSION}.data"
+    biggest_source = max(path.stat().st_size for path in tmp_path.glob("*.py"))
+    monkeypatch.setattr(index_module, "MAX_FILE_BYTES", biggest_source)  # the stored index is over it
+    assert stored.stat().st_size > biggest_source
+    second, _ = _build(tmp_path, monkeypatch)
+    assert (first, second) == (30, 0)
+
+
+def test_a_warm_run_that_changed_nothing_does_not_write_the_stored_index_again(tmp_path, monkeypatch):
+    from cudalint.project import index as index_module
+
+    (tmp_path / "a.py").write_text("import torch\nDEVICE = 'cuda'\n")
+    _build(tmp_path, monkeypatch)
+    stored = tmp_path / ".cudalint_cache" / f"project-index-v{index_module.INDEX_VERSION}.data"
+    before = stored.stat().st_mtime_ns
+    os.utime(stored, ns=(before - 10**9, before - 10**9))  # an older stamp: a rewrite would change it
+    _build(tmp_path, monkeypatch)
+    assert stored.stat().st_mtime_ns == before - 10**9
+    (tmp_path / "a.py").write_text("import torch\nDEVICE = 'cpu'\n")
+    read, _ = _build(tmp_path, monkeypatch)
+    assert read == 1 and stored.stat().st_mtime_ns != before - 10**9

@@ -22,6 +22,9 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_HELPER_DEPTH = 6  # helpers of helpers followed across modules (a cycle ends here too)
 LEAF_CHOICES = {(False, False): 0, (True, False): 1, (False, True): 2}  # facts.LEAF_GUARDS, by position
+# The stored index holds a few KB of facts per module: a large tree's (2,000 modules, 12 MB) is far over
+# MAX_FILE_BYTES, and a limit that small made every run of such a tree index it again from scratch.
+CACHE_MAX_BYTES = 256 * 1024 * 1024
 FACTS_MAX_BYTES = 1024 * 1024  # a larger module is named in the index, but its tree is not held to read facts
 SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", ".cudalint_cache", "build", "dist", ".eggs", "site-packages"}
 CMAKE_TARGET_RE = re.compile(r"\b(pybind11_add_module|add_library|python_add_library|Python_add_library)\s*\(\s*([A-Za-z_][\w.]*)([^)]*)\)", re.S)
@@ -53,6 +56,7 @@ class ProjectIndex:
     _libraries: Dict[str, Optional[str]] = field(default_factory=dict)
     _importing: Dict[str, bool] = field(default_factory=dict)  # path -> imports_cuda_library(path)
     _extension_of: Dict[str, Optional[Tuple[str, Place]]] = field(default_factory=dict)  # module -> extension(module)
+    _reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
 
     # -- queries ------------------------------------------------------------------------
     @property
@@ -121,7 +125,7 @@ class ProjectIndex:
         imports only); None otherwise."""
         seen: Set[str] = set()
         start = self._module_file(module)
-        if start is None:
+        if start is None or start not in self._reaching_paths():
             return None
         stack: List[Tuple[str, List[str]]] = [(start, [start])]
         while stack:
@@ -145,6 +149,33 @@ class ProjectIndex:
                 if target is not None and target not in seen:
                     stack.append((target, [*chain, target]))
         return None
+
+    def _reaching_paths(self) -> Set[str]:
+        """Every path from which _cuda_chain's search finds a chain, found once for the whole project (the
+        same graph read backwards from the modules that import a library or extension themselves), so a
+        module that reaches none is answered without walking everything it imports: on a tree of 2,000
+        modules that search, once per module, was quadratic."""
+        if self._reaching is None:
+            importers: Dict[str, List[str]] = {}
+            found: List[str] = []
+            for path, facts in self.facts.items():
+                for imported, _line, _column, guarded in facts.imports:
+                    if guarded:
+                        continue
+                    if (self._cuda_library(imported) is not None and not self.is_own(imported)) or self.extension(imported) is not None:
+                        found.append(path)
+                        break
+                    target = self._module_file(imported) if self.is_own(imported) else None
+                    if target is not None:
+                        importers.setdefault(target, []).append(path)
+            reaching: Set[str] = set()
+            while found:
+                path = found.pop()
+                if path not in reaching:
+                    reaching.add(path)
+                    found.extend(importers.get(path, ()))
+            self._reaching = reaching
+        return self._reaching
 
     def imports_cuda_library(self, path: str) -> bool:
         """The module at `path` imports a CUDA-only library at module level, unguarded."""
@@ -339,14 +370,14 @@ def _walk(root: str):
             yield os.path.join(folder, name)
 
 
-def _read(path: str) -> Optional[bytes]:
-    """A regular file's bytes (never a FIFO, a device or a link), within the size limit; None otherwise."""
+def _read(path: str, limit: int = MAX_FILE_BYTES) -> Optional[bytes]:
+    """A regular file's bytes (never a FIFO, a device or a link), within `limit`; None otherwise."""
     from cudalint.fileio import UnreadableFile, read_regular
 
     if os.path.islink(path):
         return None
     try:
-        return read_regular(path, MAX_FILE_BYTES)
+        return read_regular(path, limit)
     except (UnreadableFile, OSError):
         return None
 
@@ -384,6 +415,7 @@ def build_index(
     salt = hashlib.sha256(json.dumps(inputs).encode()).digest()
     cached = _load_cache(cache_dir)
     fresh: Dict[str, Tuple[str, dict]] = {}
+    changed = False  # a module whose facts were read again (not taken from the stored index)
     index = ProjectIndex(root=root_text, cuda_modules=tuple(sorted(cuda_modules)))
     files = list(_walk(root_text))
     relative_paths = [project_key(path, root_text) for path in files]
@@ -404,6 +436,7 @@ def build_index(
             if entry is not None and entry[0] == content:
                 facts = FileFacts.from_json(entry[1])
             else:
+                changed = True
                 tree = None
                 if len(data) <= FACTS_MAX_BYTES:
                     tree = parse(relative, data) if parse is not None else None
@@ -439,7 +472,8 @@ def build_index(
         "cuda_only": sorted(index.cuda_only),
     }
     index.facts_digest = hashlib.sha256(json.dumps(material, sort_keys=True, default=list).encode()).hexdigest()[:16]
-    _save_cache(cache_dir, fresh)
+    if changed or fresh.keys() != cached.keys():  # a warm run of a large tree need not write it all again
+        _save_cache(cache_dir, fresh)
     return index
 
 
@@ -451,7 +485,7 @@ def _load_cache(cache_dir: Optional[Path]) -> Dict[str, Tuple[str, dict]]:
     target = _cache_file(cache_dir)
     if target is None:
         return {}
-    data = _read(str(target))
+    data = _read(str(target), CACHE_MAX_BYTES)
     if data is None:
         return {}
     try:

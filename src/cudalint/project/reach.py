@@ -443,7 +443,8 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
         """The project's modules a string names: itself, or every module that fits its pattern."""
         if text not in matches:
             if "*" in text:
-                matches[text] = [module for module in index.modules if fnmatch.fnmatchcase(module, text)]
+                prefix = text.split("*", 1)[0].split("?", 1)[0].split("[", 1)[0]  # what every match starts with
+                matches[text] = [module for module in index.modules if module.startswith(prefix) and fnmatch.fnmatchcase(module, text)]
             else:
                 matches[text] = [text] if text in index.modules else []
         return matches[text]

@@ -94,7 +94,8 @@ def test_every_override_names_catalog_codes_and_says_why():
 )
 def test_a_bad_table_is_a_catalog_error_naming_the_entry(tmp_path, monkeypatch, text, message):
     (tmp_path / "overrides.toml").write_text(text, encoding="utf-8")
-    monkeypatch.setattr(overrides, "rules_dir", lambda: tmp_path)
+    overrides.load_catalog()  # the real catalog, read before rules/ points at tmp_path
+    monkeypatch.setattr("cudalint.catalog.rules_dir", lambda: tmp_path)
     overrides.load_overrides.cache_clear()
     try:
         with pytest.raises(CatalogError) as caught:

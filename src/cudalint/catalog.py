@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 from types import MappingProxyType
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
@@ -213,16 +214,28 @@ def load_catalog(directory: Optional[str] = None) -> Catalog:
     return Catalog(rules, version=digest.hexdigest()[:16])
 
 
-def _tables(data: bytes, directory: Optional[str]) -> List[dict]:
-    """A TOML file's rule tables; CDL404's `imports = "packages.toml"` becomes the import names of that table."""
-    import sys
-
+def toml_parser():
+    """tomllib (tomli before Python 3.11), imported when TOML is first read: a run that reads none never loads it."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on Python < 3.11 only
         import tomli as tomllib
+    return tomllib
 
-    tables = tomllib.loads(data.decode("utf-8")).get("rule", [])
+
+def rules_table(name: str) -> dict:
+    """One data file of rules/ (guards.toml, optional_code.toml, overrides.toml), parsed."""
+    return toml_parser().loads((rules_dir() / name).read_text(encoding="utf-8"))
+
+
+def rules_sets(name: str) -> Dict[str, frozenset]:
+    """A rules/ data file whose lists are sets of names: each list-valued key as a frozenset."""
+    return {key: frozenset(value) for key, value in rules_table(name).items() if isinstance(value, list)}
+
+
+def _tables(data: bytes, directory: Optional[str]) -> List[dict]:
+    """A TOML file's rule tables; CDL404's `imports = "packages.toml"` becomes the import names of that table."""
+    tables = toml_parser().loads(data.decode("utf-8")).get("rule", [])
     for table in tables:
         if table.get("match", {}).get("imports") == "packages.toml":
             from cudalint.manifests.packages import import_rules

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from cudalint.catalog import Catalog
+from cudalint.catalog import Catalog, toml_parser
 from cudalint.fileio import DEFAULT_MAX_BYTES, UnreadableFile, read_regular_text
 from cudalint.python.device_setting import DeviceSetting
 from cudalint.versions import parse_version
@@ -155,15 +154,6 @@ def find_pyproject(start: Path) -> Optional[Path]:
             if isinstance(tool, dict) and "cudalint" in tool:
                 return candidate
     return None
-
-
-def toml_parser():
-    """tomllib (tomli before Python 3.11), imported when TOML is first read: a run that reads none never loads it."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    return tomllib
 
 
 def _load_toml(path: Path) -> dict:

@@ -338,7 +338,7 @@ def unchanged_meaning(before: str, after: str, kind: str) -> bool:
         except (SyntaxError, ValueError, RecursionError):
             return False
     if kind in ("pyproject", "pixi", "poetry_lock", "uv_lock"):
-        from cudalint.config import toml_parser
+        from cudalint.catalog import toml_parser
 
         tomllib = toml_parser()
         try:

@@ -139,16 +139,23 @@ class ProjectIndex:
             for imported, _line, _column, guarded in facts.imports:
                 if guarded:
                     continue
-                library = self._cuda_library(imported)
-                if library is not None and not self.is_own(imported):
-                    return [*chain, library]
-                built = self.extension(imported)
-                if built is not None:
-                    return [*chain, built[0]]
-                target = self._module_file(imported) if self.is_own(imported) else None
+                reached, target = self._import_step(imported)
+                if reached is not None:
+                    return [*chain, reached]
                 if target is not None and target not in seen:
                     stack.append((target, [*chain, target]))
         return None
+
+    def _import_step(self, imported: str) -> Tuple[Optional[str], Optional[str]]:
+        """One unguarded import, as the chain search reads it: (the CUDA-only library or built extension it
+        names, None) when it ends a chain, else (None, the path of the project's module it goes on to, if any)."""
+        library = self._cuda_library(imported)
+        if library is not None and not self.is_own(imported):
+            return library, None
+        built = self.extension(imported)
+        if built is not None:
+            return built[0], None
+        return None, self._module_file(imported) if self.is_own(imported) else None
 
     def _reaching_paths(self) -> Set[str]:
         """Every path from which _cuda_chain's search finds a chain, found once for the whole project (the
@@ -162,10 +169,10 @@ class ProjectIndex:
                 for imported, _line, _column, guarded in facts.imports:
                     if guarded:
                         continue
-                    if (self._cuda_library(imported) is not None and not self.is_own(imported)) or self.extension(imported) is not None:
+                    reached, target = self._import_step(imported)
+                    if reached is not None:
                         found.append(path)
                         break
-                    target = self._module_file(imported) if self.is_own(imported) else None
                     if target is not None:
                         importers.setdefault(target, []).append(path)
             reaching: Set[str] = set()

@@ -7,12 +7,7 @@ import sys
 from dataclasses import dataclass
 from typing import FrozenSet
 
-from cudalint.catalog import rules_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from cudalint.catalog import rules_sets
 
 
 @dataclass(frozen=True)
@@ -64,5 +59,4 @@ class GuardFacts:
 
 @functools.lru_cache(maxsize=1)
 def guard_facts() -> GuardFacts:
-    data = tomllib.loads((rules_dir() / "guards.toml").read_text(encoding="utf-8"))
-    return GuardFacts(**{key: frozenset(value) for key, value in data.items() if isinstance(value, list)})
+    return GuardFacts(**rules_sets("guards.toml"))

@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from dataclasses import dataclass
 from typing import FrozenSet, Optional
 
-from cudalint.catalog import rules_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from cudalint.catalog import rules_sets
 
 
 @dataclass(frozen=True)
@@ -34,8 +28,7 @@ class OptionalFacts:
 
 @functools.lru_cache(maxsize=1)
 def optional_facts() -> OptionalFacts:
-    data = tomllib.loads((rules_dir() / "optional_code.toml").read_text(encoding="utf-8"))
-    return OptionalFacts(**{key: frozenset(value) for key, value in data.items() if isinstance(value, list)})
+    return OptionalFacts(**rules_sets("optional_code.toml"))
 
 
 _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")

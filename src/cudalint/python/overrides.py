@@ -4,18 +4,12 @@ and the codes not reported inside them, since the caller's call is where they be
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
-from cudalint.catalog import CatalogError, load_catalog, rules_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from cudalint.catalog import CatalogError, load_catalog, rules_table
 
 FILE = "overrides.toml"
 
@@ -30,7 +24,7 @@ class Override:
 @functools.lru_cache(maxsize=1)
 def load_overrides() -> Dict[str, Override]:
     """The table by method name; CatalogError names the entry that is not right."""
-    data = tomllib.loads((rules_dir() / FILE).read_text(encoding="utf-8"))
+    data = rules_table(FILE)
     catalog = load_catalog()
     found: Dict[str, Override] = {}
     for number, table in enumerate(data.get("override", []), start=1):

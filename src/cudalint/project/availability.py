@@ -27,11 +27,8 @@ def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[s
     assigned: Dict[str, List[ast.AST]] = {}
     _module_level(tree.body, functions, assigned)
     judge = _Judge(facts.queries, resolve, functions, assigned)
-    for statement in tree.body:
-        _scan_trial(statement, judge.trues)
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for inner in statement.body:
-                _scan_trial(inner, judge.trues)
+    for trial in _trials(tree.body):
+        _scan_trial(trial, judge.trues)
     found = {name: judge.function(name) for name in functions}
     found.update((name, judge.name(name)) for name in assigned)
     return {name: library for name, library in sorted(found.items()) if library is not None}
@@ -131,17 +128,36 @@ def _queried_library(call: ast.Call) -> str:
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
+TRIES = tuple(kind for kind in (ast.Try, getattr(ast, "TryStar", None)) if kind is not None)
+
+
+def _trials(body):
+    """Every `try:` in a block, in its nested blocks and in the functions defined there (not in classes)."""
+    for statement in body:
+        if isinstance(statement, TRIES):
+            yield statement
+        if isinstance(statement, ast.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(statement, field, None)
+            if isinstance(inner, list):
+                yield from _trials(inner)
+        for handler in getattr(statement, "handlers", ()):
+            yield from _trials(handler.body)
+
+
 def _scan_trial(statement, into: Dict[int, str]) -> None:
-    """`try: import triton ... HAS_TRITON = True / return True except ImportError: ...`: those Trues
-    hold only where the import succeeded."""
-    if not isinstance(statement, ast.Try) or not any(_catches_import_error(h) for h in statement.handlers):
+    """`try: import triton ... HAS_TRITON = True / return True except ImportError: ...`: a value bound or
+    returned after the import (True, or `Version(triton.__version__) >= ...`) is bound only where the
+    import succeeded."""
+    if not any(_catches_import_error(h) for h in statement.handlers):
         return
     library = None
     for node in _in_order(statement.body):
         if library is None and isinstance(node, (ast.Import, ast.ImportFrom)):
             module = node.names[0].name if isinstance(node, ast.Import) else (node.module if not node.level else "")
             library = (module or "").split(".")[0]
-        elif library and isinstance(node, (ast.Return, ast.Assign)) and isinstance(node.value, ast.Constant) and node.value.value is True:
+        elif library and isinstance(node, (ast.Return, ast.Assign, ast.AnnAssign)) and node.value is not None:
             into[id(node.value)] = library
 
 

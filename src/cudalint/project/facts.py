@@ -15,6 +15,7 @@ import re
 from typing import Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests
+from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
 from cudalint.python.guard_facts import guard_facts
 
@@ -58,6 +59,7 @@ class FileFacts:
         self.mentions: Dict[str, list] = {}  # a string naming modules ("pkg.ops.*_op": a pattern) -> where, as `loads`
         self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
+        self.star: Optional[list] = None  # what `from module import *` binds (see star_exports.star_facts)
 
     def to_json(self) -> dict:
         return {
@@ -87,6 +89,7 @@ class FileFacts:
             "markers": self.markers,
             "exports": self.exports,
             "availability": self.availability,
+            "star": self.star,
             "guards_via": self.guards_via,
             "skips_via": self.skips_via,
             "guard_constants_via": self.guard_constants_via,
@@ -106,6 +109,7 @@ class FileFacts:
         facts.markers = list(data.get("markers", []))
         facts.exports = dict(data.get("exports", {}))
         facts.availability = dict(data.get("availability", {}))
+        facts.star = data.get("star")
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
         facts.guard_constants_via = dict(data.get("guard_constants_via", {}))
@@ -713,4 +717,5 @@ def read_facts(
         reader.guards_possible = any(word in text for word in words)
     facts = reader.read(tree)
     facts.availability = availability_tests(tree, reader.resolve, text)
+    facts.star = star_facts(tree, reader.absolute)
     return facts

@@ -17,9 +17,10 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "4"
+INDEX_VERSION = "5"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
+MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
 MAX_HELPER_DEPTH = 6  # helpers of helpers followed across modules (a cycle ends here too)
 LEAF_CHOICES = {(False, False): 0, (True, False): 1, (False, True): 2}  # facts.LEAF_GUARDS, by position
 # The stored index holds a few KB of facts per module: a large tree's (2,000 modules, 12 MB) is far over
@@ -57,6 +58,7 @@ class ProjectIndex:
     _importing: Dict[str, bool] = field(default_factory=dict)  # path -> imports_cuda_library(path)
     _extension_of: Dict[str, Optional[Tuple[str, Place]]] = field(default_factory=dict)  # module -> extension(module)
     _reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
+    _stars: Dict[str, Dict[str, str]] = field(default_factory=dict)  # module -> star_exports(module)
 
     # -- queries ------------------------------------------------------------------------
     @property
@@ -246,6 +248,29 @@ class ProjectIndex:
             if module in self.modules:
                 return module, parts[end], ".".join(parts[end + 1:])
         return None, "", ""
+
+    def star_exports(self, module: str, depth: int = 0) -> Dict[str, str]:
+        """What `from module import *` binds, for a module of the project: name -> the qualified name it
+        stands for (`pkg.models._utils.HAS_FLASH`, through the module's own star imports too)."""
+        if module not in self._stars:
+            self._stars[module] = {}  # a cycle of star imports ends here
+            self._stars[module] = self._star_exports(module, depth)
+        return self._stars[module]
+
+    def _star_exports(self, module: str, depth: int) -> Dict[str, str]:
+        path = self._module_file(module) if self.is_own(module) else None
+        facts = self.facts.get(path) if path is not None else None
+        if facts is None or not facts.star or depth >= MAX_STAR_DEPTH:
+            return {}
+        listed, public, sources = facts.star
+        found: Dict[str, str] = {}
+        for source in sources:
+            if source:
+                found.update(self.star_exports(source, depth + 1))
+        found.update((name, origin or f"{module}.{name}") for name, origin in public.items())
+        if listed is None:
+            return found
+        return {name: found.get(name, f"{module}.{name}") for name in listed}
 
     def ships(self, qualified: str) -> bool:
         """The name comes from a module that is a file of the project (through re-exports)."""

@@ -28,6 +28,7 @@ _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refus
 # modules, names that count only as part of a name that can resolve under one (both: word -> modules)
 Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]]]
 RELATIVE = "."  # in a file's imported modules: a relative import (of the file's own package)
+STAR = "*"  # in a file's imported modules: `from m import *` (it may bring names of any module m imports)
 
 
 class _Gates:
@@ -333,6 +334,8 @@ def _mentions(
                 extend(reversed(child))
             elif isinstance(child, ast.AST):
                 stack.append(child)
+    if STAR in imported and (pending or heads):
+        return True  # a star import may bind any name from any module: every word that waits counts
     for head, modules in heads:
         pending.append((modules, bound.get(head, set()) | (imported if head in aliases else set())))
     conditional: Set[str] = set()  # modules that count if the file's package is one of them
@@ -365,6 +368,9 @@ def _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound,
             return True
     imported.update(origins)
     for alias, origin in zip(node.names, origins):
+        if alias.name == "*":
+            imported.add(STAR)
+            continue
         parts = alias.name.split(".")
         if seen is not None:
             seen.update(parts)

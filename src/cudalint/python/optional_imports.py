@@ -134,27 +134,25 @@ class Availability:
         return AVAILABLE, libraries.pop() if len(libraries) == 1 else ""
 
     def _imported_trues(self) -> dict:
-        """id of each `True` assigned or returned after an import in a `try:` that catches its
-        ImportError (module level, and the statements of module-level functions) -> the module."""
+        """id of each value assigned or returned after an import in a `try:` that catches its ImportError
+        -> the module. Such a binding happens only where the import succeeded, whatever its value
+        (`HAS_SOFTCAP = Version(flash_attn.__version__) >= ...`), and a try counts wherever it sits in the
+        module's blocks (`if major >= 8: try: ...`) or in a function's, though not in a class."""
         if self._trues is None:
             self._trues = {}
-            module = self.model.module_scope.node
-            for statement in module.body:
-                self._scan_trial(statement, self._trues)
-                if isinstance(statement, cst.FunctionDef) and isinstance(statement.body, cst.IndentedBlock):
-                    for inner in statement.body.body:
-                        self._scan_trial(inner, self._trues)
+            for trial in _trials(self.model.module_scope.node.body):
+                self._scan_trial(trial, self._trues)
         return self._trues
 
     def _scan_trial(self, statement, into: dict) -> None:
-        if not isinstance(statement, cst.Try) or not _catches_import_error(statement):
+        if not _catches_import_error(statement):
             return
         library = None
         for line in _statements(statement.body):
             for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
                 if library is None and isinstance(small, (cst.Import, cst.ImportFrom)):
                     library = _imported_module(small)
-                elif library and isinstance(small, (cst.Return, cst.Assign)) and _is_true(small.value):
+                elif library and isinstance(small, (cst.Return, cst.Assign, cst.AnnAssign)) and small.value is not None:
                     into[id(small.value)] = library
 
     def _project(self, qualified: str) -> Tested:
@@ -258,6 +256,7 @@ def _queried_library(call: cst.Call) -> str:
     return requirement_module(text)
 
 
+TRY_KINDS = tuple(kind for kind in (getattr(cst, "Try", None), getattr(cst, "TryStar", None)) if kind is not None)
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
@@ -282,6 +281,23 @@ def _statements(block: cst.BaseSuite):
             yield from _statements(statement.body)
 
 
+def _trials(body):
+    """Every `try:` in a block, in its nested blocks and in the functions defined there (not in classes)."""
+    for statement in body:
+        if isinstance(statement, TRY_KINDS):
+            yield statement
+        if isinstance(statement, cst.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(statement, field, None)
+            if isinstance(inner, cst.If):  # an elif
+                yield from _trials([inner])
+            elif isinstance(inner, (cst.IndentedBlock, cst.Else, cst.Finally)):
+                yield from _trials(inner.body.body if isinstance(inner, (cst.Else, cst.Finally)) else inner.body)
+        for handler in getattr(statement, "handlers", ()):
+            yield from _trials(handler.body.body)
+
+
 def _imported_module(node) -> str:
     if isinstance(node, cst.Import):
         target = node.names[0].name
@@ -292,7 +308,3 @@ def _imported_module(node) -> str:
     while isinstance(target, cst.Attribute):
         target = target.value
     return target.value if isinstance(target, cst.Name) else ""
-
-
-def _is_true(node) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"

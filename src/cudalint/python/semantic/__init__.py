@@ -34,6 +34,7 @@ class SemanticModel:
         self.absolute = builder.absolute
         self.cuda_imports = CudaImports(self)
         builder.needs_library = self.cuda_imports.cuda_only  # what follows its import is conditional on it
+        builder.star_names = project.star_exports if project is not None else None
         self.module_scope = builder.build(module)
         self.scopes: Dict[int, Scope] = builder.scopes
         self.file_imports = builder.file_imports

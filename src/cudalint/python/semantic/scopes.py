@@ -72,11 +72,19 @@ class ScopeBuilder:
         self.file_imports: Dict[str, str] = {}  # every import in the file, whatever its scope
         self.options: Dict[str, List[Tuple[cst.Call, Scope]]] = {}  # argparse/click option dest -> its declaring calls
         self.needs_library: Optional[Callable[[Optional[str]], bool]] = None  # a module CUDA-only code imports
+        # What `from m import *` binds (the project index's star_exports), and the bindings it made: a name
+        # the scope binds otherwise too is left to those bindings (which binding wins depends on order).
+        self.star_names: Optional[Callable[[str], Dict[str, str]]] = None
+        self.starred: List[Tuple[Scope, str]] = []
 
     def build(self, module: cst.Module) -> Scope:
         root = Scope("module", module, None)
         self.scopes[id(module)] = root
         self._block(module.body, root, ())
+        for scope, name in self.starred:
+            bindings = scope.bindings.get(name, [])
+            if any(not _is_star(binding.node) for binding in bindings):
+                scope.bindings[name] = [binding for binding in bindings if not _is_star(binding.node)]
         return root
 
     # -- statements -------------------------------------------------------------
@@ -177,10 +185,13 @@ class ScopeBuilder:
                     local = target = full.split(".")[0]
                 self._import(local, target, scope, node, conditions)
         elif isinstance(node, cst.ImportFrom):
-            if isinstance(node.names, cst.ImportStar):
-                return
             base = self.absolute(len(node.relative), dotted(node.module) if node.module is not None else None)
             if base is None:
+                return
+            if isinstance(node.names, cst.ImportStar):
+                for local, target in (self.star_names(base) if self.star_names is not None else {}).items():
+                    self._import(local, target, scope, node, conditions)
+                    self.starred.append((scope, local))
                 return
             for alias in node.names:
                 name = dotted(alias.name) or ""
@@ -291,3 +302,7 @@ def _leaves(suite: cst.BaseSuite) -> bool:
     last = body[-1]
     final = (last.body[-1] if last.body else None) if isinstance(last, cst.SimpleStatementLine) else last
     return isinstance(final, (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _is_star(node) -> bool:
+    return isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar)

@@ -294,3 +294,23 @@ def test_device_types_no_mac_has_guard_their_branch():
     """
     # "gpu" is no torch device type and "mps" is the Mac's own: those two stay findings.
     assert lint(source, select={"CDL201"}) == [("CDL201", 12, 9), ("CDL201", 14, 9)]
+
+
+def test_an_early_exit_unless_the_device_type_is_one_no_mac_has():
+    source = """
+    import torch
+
+
+    def scaler(device, kwargs):
+        if device.type not in ("xpu", "cuda", "npu", "xla", "mlu", "musa"):
+            raise ValueError(f"fp16 needs a GPU (not {device.type!r})")
+        return torch.cuda.amp.GradScaler(**kwargs)
+
+
+    def scaler_or_cpu(device, kwargs):
+        if device.type not in ("cuda", "musa", "cpu"):
+            raise ValueError(device.type)
+        return torch.cuda.amp.GradScaler(**kwargs)
+    """
+    # "cpu" is a Mac's device type too: the second function still reaches the CUDA-only scaler there.
+    assert lint(source, select={"CDL205"}) == [("CDL205", 13, 12)]

@@ -264,7 +264,11 @@ def _mentions(
     whatever that resolves to). A `rooted` word counts only in a file that imports one of its modules (`tf.nn.
     log_softmax` in a file without torch cannot reach torch's); a `resolved` word only as part of a
     name that can resolve under one: an attribute of a chain whose first name is imported from one
-    (or may alias a name), or a part of such an import (`json.load` is not `torch.load`). When only a
+    (or may alias a name), or a part of such an import (`json.load` is not `torch.load`). A word in
+    both maps is a tensor method whose check reads it only as a call's callee on a name or a call's
+    result, whose value may be a tensor (`x.norm()`, `f(x).norm()`; not `self.norm = ...`,
+    `self.a.norm()`, `mode=` nor `x[0].norm()`, whose receiver the check knows nothing of): rooted
+    there and at imports, resolved elsewhere (`torch.linalg.norm`, `n = torch.norm`). When only a
     relative import could supply the module, the answer is the set of those modules (the file's
     package root decides, see _counts). `seen` collects every word the file offers where `names` are
     looked for (for a False answer, all of them: another set of names can be judged later)."""
@@ -276,6 +280,7 @@ def _mentions(
     imported: Set[str] = set()  # the first part of each module the file imports (RELATIVE: its own package)
     bound: Dict[str, Set[str]] = {}  # a name an import binds -> the first parts of what it names
     aliases: Set[str] = set()  # names an assignment may bind to another name (`tc = torch.cuda`)
+    methods: Set[int] = set()  # the callee of each call of a method on a name or on a call's result
     stack: list = [tree]  # every node, each before its children (a docstring's holder before the docstring)
     pop, extend = stack.pop, stack.extend
     while stack:
@@ -290,7 +295,7 @@ def _mentions(
                     seen.add(attr)
                 if attr in names:
                     return True
-                if attr in rooted:
+                if attr in rooted and (attr not in resolved or id(node) in methods):
                     if not rooted[attr].isdisjoint(imported):
                         return True
                     pending.append((rooted[attr], None))
@@ -313,10 +318,14 @@ def _mentions(
                     seen.add(arg)
                 if arg in keywords or arg in names:
                     return True
-                if arg in rooted:
+                if arg in rooted and arg not in resolved:
                     if not rooted[arg].isdisjoint(imported):
                         return True
                     pending.append((rooted[arg], None))
+            elif kind is ast.Call:
+                func = node.func
+                if type(func) is ast.Attribute and (type(func.value) is ast.Name or type(func.value) is ast.Call):
+                    methods.add(id(func))
             elif kind is ast.Assign or kind is ast.AnnAssign:
                 for target in node.targets if kind is ast.Assign else (node.target,):
                     _aliases(target, node.value, aliases)
@@ -345,7 +354,7 @@ def _mentions(
     return frozenset(conditional) if conditional else False
 
 
-_GATED = frozenset({ast.Attribute, ast.Constant, ast.keyword, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, *DOCUMENTED})
+_GATED = frozenset({ast.Attribute, ast.Call, ast.Constant, ast.keyword, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, *DOCUMENTED})
 
 
 def _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound, pending) -> bool:

@@ -2,7 +2,8 @@
 release) in the shapes the check can report: the callee of a call on a name or on a call's result
 (`x.mode()`, `torch.randn(3).mode()`: the receiver may be a tensor), a name that resolves under torch
 (`torch.mode`, `pick = torch.mode`) or an import. An attribute store (`self.mode = mode`), a keyword
-(`mode="r"`) or a method on a receiver the check knows nothing of (`self.cfg.mode()`, `x[0].mode()`)
+(`mode="r"`) or a method on a receiver the check knows nothing of (`self.cfg.mode()`, `x[0].mode()`, `self.mode(x)` with
+`self` never assigned nor annotated)
 cannot be reported: a torch file holding the word only that way is settled without libcst."""
 
 import ast
@@ -25,6 +26,7 @@ class Pool(torch.nn.Module):
     def forward(self, x):
         with open(self.path, mode="r") as f:
             x[0].mode()
+            self.mode(x)
             return self.cfg.mode()
 '''
 
@@ -93,13 +95,19 @@ RESOLVED = {"mode": frozenset({"torch"})}
         ("import torch\nopen(p, mode='r')\n", False),
         ("import torch\nself.cfg.mode()\n", False),
         ("import torch\nx[0].mode()\n", False),
-        ("import torch\nx.mode()\n", True),
+        ("import torch\nx.mode()\n", False),  # a name never assigned: nothing known of its value
+        ("import torch\nclass M:\n    def f(self):\n        return self.mode(x)\n", False),
+        ("import torch\nx.mode()\nx = make()\n", True),  # assigned somewhere in the file
+        ("import torch\ndef f(x: T):\n    return x.mode()\n", True),  # an annotated parameter
+        ("import torch\ndef f(*x: T):\n    return x.mode()\n", True),
         ("import torch\nf(x).mode()\n", True),
-        ("import numpy\nx.mode()\n", False),  # rooted where called: the file must import torch
+        ("import numpy\nx = 1\nx.mode()\n", False),  # rooted where called: the file must import torch
+        ("import torch\nx = 1\nx.log_softmax()\n", False),  # a word in neither map
         ("import torch as t\nt.linalg.mode\n", True),
         ("import torch\nx = torch\nx.mode\n", True),
         ("from torch import mode\n", True),
-        ("from . import x\nx.mode()\n", frozenset({"torch"})),
+        ("from . import x\nx.mode()\n", frozenset({"torch"})),  # x may be the package's torch module
+        ("from . import y\nx = 1\nx.mode()\n", frozenset({"torch"})),
         ("import torch\nf(dtype=float64)\nf(float64=1)\n", True),  # a word only in `rooted`: a keyword still counts
     ],
 )

@@ -265,7 +265,12 @@ def _mentions(
     whatever that resolves to). A `rooted` word counts only in a file that imports one of its modules (`tf.nn.
     log_softmax` in a file without torch cannot reach torch's); a `resolved` word only as part of a
     name that can resolve under one: an attribute of a chain whose first name is imported from one
-    (or may alias a name), or a part of such an import (`json.load` is not `torch.load`). When only a
+    (or may alias a name), or a part of such an import (`json.load` is not `torch.load`). A word in
+    both maps is a tensor method whose check reads it only as a call's callee on a value it may know
+    to be a tensor: a call's result, or a name the file assigns (`x = ...`) or annotates as a parameter
+    (`x.norm()` there, `f(x).norm()`; not `self.norm = ...`, `self.norm(x)` with `self` unannotated and
+    never assigned, `self.a.norm()`, `mode=` nor `x[0].norm()`, whose receiver the check knows nothing
+    of): rooted there and at imports, resolved elsewhere (`torch.linalg.norm`, `n = torch.norm`). When only a
     relative import could supply the module, the answer is the set of those modules (the file's
     package root decides, see _counts). `seen` collects every word the file offers where `names` are
     looked for (for a False answer, all of them: another set of names can be judged later)."""
@@ -277,6 +282,9 @@ def _mentions(
     imported: Set[str] = set()  # the first part of each module the file imports (RELATIVE: its own package)
     bound: Dict[str, Set[str]] = {}  # a name an import binds -> the first parts of what it names
     aliases: Set[str] = set()  # names an assignment may bind to another name (`tc = torch.cuda`)
+    methods: Set[int] = set()  # the callee of each call of a both-maps word's method on a call's result
+    receivers: List[Tuple[str, str]] = []  # (name, word) of each call of a both-maps word's method on a name
+    known: Set[str] = set()  # names the check may know a value of: assigned to a name, or annotated parameters
     stack: list = [tree]  # every node, each before its children (a docstring's holder before the docstring)
     pop, extend = stack.pop, stack.extend
     while stack:
@@ -291,7 +299,7 @@ def _mentions(
                     seen.add(attr)
                 if attr in names:
                     return True
-                if attr in rooted:
+                if attr in rooted and (attr not in resolved or id(node) in methods):
                     if not rooted[attr].isdisjoint(imported):
                         return True
                     pending.append((rooted[attr], None))
@@ -314,26 +322,44 @@ def _mentions(
                     seen.add(arg)
                 if arg in keywords or arg in names:
                     return True
-                if arg in rooted:
+                if arg in rooted and arg not in resolved:
                     if not rooted[arg].isdisjoint(imported):
                         return True
                     pending.append((rooted[arg], None))
+            elif kind is ast.Call:
+                func = node.func
+                if type(func) is ast.Attribute and func.attr in resolved and func.attr in rooted:
+                    if type(func.value) is ast.Call:
+                        methods.add(id(func))
+                    elif type(func.value) is ast.Name:
+                        receivers.append((func.value.id, func.attr))
             elif kind is ast.Assign or kind is ast.AnnAssign:
                 for target in node.targets if kind is ast.Assign else (node.target,):
                     _aliases(target, node.value, aliases)
+                    if type(target) is ast.Name:
+                        known.add(target.id)
             elif kind is ast.Import or kind is ast.ImportFrom:
                 if _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound, pending):
                     return True
-            elif node.body:  # a module, function or class: its docstring is no code
-                first = node.body[0]
-                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                    docstrings.add(id(first.value))
+            elif kind in DOCUMENTED:
+                if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                    arguments = node.args
+                    for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+                        if arg is not None and arg.annotation is not None:
+                            known.add(arg.arg)  # an annotated parameter may be known to be a tensor
+                if node.body:  # a module, function or class: its docstring is no code
+                    first = node.body[0]
+                    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                        docstrings.add(id(first.value))
         for field in kind._fields:
             child = getattr(node, field, None)
             if type(child) is list:
                 extend(reversed(child))
             elif isinstance(child, ast.AST):
                 stack.append(child)
+    for receiver, word in receivers:
+        if receiver in known:
+            pending.append((rooted[word], None))
     if STAR in imported and (pending or heads):
         return True  # a star import may bind any name from any module: every word that waits counts
     for head, modules in heads:
@@ -348,7 +374,7 @@ def _mentions(
     return frozenset(conditional) if conditional else False
 
 
-_GATED = frozenset({ast.Attribute, ast.Constant, ast.keyword, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, *DOCUMENTED})
+_GATED = frozenset({ast.Attribute, ast.Call, ast.Constant, ast.keyword, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, *DOCUMENTED})
 
 
 def _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound, pending) -> bool:

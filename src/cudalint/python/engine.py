@@ -44,6 +44,8 @@ class Engine:
         names = set(self.index.words)
         rooted = {word: set(roots) for word, roots in self.index.rooted.items()}
         resolved = {word: set(roots) for word, roots in self.index.resolved.items()}
+        methods_only = set()  # rooted only as a method that a check reads only where it is called (see analyze._mentions)
+        anywhere_else = set(rooted)  # rooted for a check that reads the word anywhere
         for release_words, methods, check in self.release_words:
             anywhere = methods(torch_version) if methods is not None else frozenset()
             for word in release_words(torch_version):
@@ -51,9 +53,15 @@ class Engine:
                     names.add(word)
                 elif word in anywhere or (methods is None and not check.names):
                     rooted.setdefault(word, set()).update(check.roots)
+                    (methods_only if word in anywhere else anywhere_else).add(word)
                 else:
                     resolved.setdefault(word, set()).update(check.roots)
-        resolved = {word: frozenset(roots) for word, roots in resolved.items() if word not in names and word not in rooted}
+        # A word both rooted and resolved is rooted only as the method of a call on a name or a call's
+        # result, and resolved elsewhere (its roots: both maps' modules, so it still counts wherever either did).
+        called = methods_only - anywhere_else - names
+        resolved = {word: frozenset(roots | rooted.get(word, set())) for word, roots in resolved.items()
+                    if word not in names and (word not in rooted or word in called)}
+        resolved.update({word: frozenset(rooted[word]) for word in called if word not in resolved})
         rooted_words = {word: frozenset(roots) for word, roots in rooted.items() if word not in names}
         return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.keyword_words), rooted_words,
                 resolved)

@@ -25,7 +25,7 @@ from cudalint.catalog import Catalog, CatalogError, rules_dir
 from cudalint.fileio import inside, read_regular, replace_file
 from cudalint.python.analyze import Words
 
-FORMAT = 2
+FORMAT = 3  # 3: a method word read only where it is called is in both the rooted and resolved maps
 ENTRY_MAX_BYTES = 4 * 1024 * 1024
 
 

@@ -1,0 +1,115 @@
+"""The gates read a tensor-method word of the op-coverage checks (`mode`, `log_softmax`, ... at the target
+release) in the shapes the check can report: the callee of a call on a name or on a call's result
+(`x.mode()`, `torch.randn(3).mode()`: the receiver may be a tensor), a name that resolves under torch
+(`torch.mode`, `pick = torch.mode`) or an import. An attribute store (`self.mode = mode`), a keyword
+(`mode="r"`) or a method on a receiver the check knows nothing of (`self.cfg.mode()`, `x[0].mode()`, `self.mode(x)` with
+`self` never assigned nor annotated)
+cannot be reported: a torch file holding the word only that way is settled without libcst."""
+
+import ast
+
+import pytest
+
+from cudalint import runner
+from cudalint.catalog import load_catalog
+from cudalint.config import resolve
+from cudalint.python import analyze, engine
+
+MODE_ELSEWHERE = '''import torch
+
+
+class Pool(torch.nn.Module):
+    def __init__(self, mode="nearest"):
+        super().__init__()
+        self.mode = mode
+
+    def forward(self, x):
+        with open(self.path, mode="r") as f:
+            x[0].mode()
+            self.mode(x)
+            return self.cfg.mode()
+'''
+
+
+@pytest.fixture
+def settings():
+    return resolve(load_catalog(), config_path=None)
+
+
+@pytest.fixture
+def engine_calls(monkeypatch):
+    """The paths the libcst engine was asked to lint."""
+    calls = []
+    real = engine.analyze_module
+
+    def recording(path, *args):
+        calls.append(path)
+        return real(path, *args)
+
+    monkeypatch.setattr(engine, "analyze_module", recording)
+    return calls
+
+
+def lint(text, settings, path="m.py"):
+    found = runner.lint_text(path, "python", text, settings, "2.15")
+    return [(f.code, f.line, f.column) for f in found]
+
+
+def test_a_method_word_only_stored_passed_or_called_on_unknown_receivers_needs_no_libcst(settings, engine_calls):
+    assert lint(MODE_ELSEWHERE, settings) == []
+    assert engine_calls == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("import torch\nx = torch.randn(3)\ny = x.mode()\n", [("CDL604", 3, 5)]),  # on a name
+        ("import torch\ny = torch.randn(3).mode()\n", [("CDL604", 2, 5)]),  # on a call's result
+        ("import torch\ndef f(x: torch.Tensor):\n    return x.mode()\n", [("CDL604", 3, 12)]),
+        ("import torch\ny = torch.mode(torch.randn(3))\n", [("CDL604", 2, 5)]),  # the function
+        ("import torch\npick = torch.mode\ny = pick(torch.randn(3))\n", [("CDL604", 3, 5)]),  # through a name
+        ("from torch import mode\ny = mode(x)\n", [("CDL604", 2, 5)]),  # imported
+    ],
+)
+def test_a_file_that_holds_a_finding_in_a_method_shape_still_gets_it(settings, engine_calls, text, expected):
+    assert lint(text, settings) == expected
+    assert engine_calls == ["m.py"]
+
+
+def test_the_method_words_are_in_both_maps(settings):
+    checks = analyze.checks_for(settings.select, tuple(load_catalog()))
+    names, strings, keywords, rooted, resolved = checks.words((2, 15, 0))
+    assert {"torch", "torchvision"} <= rooted["mode"] and {"torch", "torchvision"} <= resolved["mode"]
+    assert "interpolate" in resolved and "interpolate" not in rooted  # a function only: resolved as before
+    assert "complex128" in rooted and "complex128" not in resolved  # a dtype word read anywhere: rooted as before
+
+
+ROOTED = {"mode": frozenset({"torch"}), "float64": frozenset({"torch"})}
+RESOLVED = {"mode": frozenset({"torch"})}
+
+
+@pytest.mark.parametrize(
+    "text, answer",
+    [
+        ("import torch\nself.mode = 1\n", False),
+        ("import torch\nopen(p, mode='r')\n", False),
+        ("import torch\nself.cfg.mode()\n", False),
+        ("import torch\nx[0].mode()\n", False),
+        ("import torch\nx.mode()\n", False),  # a name never assigned: nothing known of its value
+        ("import torch\nclass M:\n    def f(self):\n        return self.mode(x)\n", False),
+        ("import torch\nx.mode()\nx = make()\n", True),  # assigned somewhere in the file
+        ("import torch\ndef f(x: T):\n    return x.mode()\n", True),  # an annotated parameter
+        ("import torch\ndef f(*x: T):\n    return x.mode()\n", True),
+        ("import torch\nf(x).mode()\n", True),
+        ("import numpy\nx = 1\nx.mode()\n", False),  # rooted where called: the file must import torch
+        ("import torch\nx = 1\nx.log_softmax()\n", False),  # a word in neither map
+        ("import torch as t\nt.linalg.mode\n", True),
+        ("import torch\nx = torch\nx.mode\n", True),
+        ("from torch import mode\n", True),
+        ("from . import x\nx.mode()\n", frozenset({"torch"})),  # x may be the package's torch module
+        ("from . import y\nx = 1\nx.mode()\n", frozenset({"torch"})),
+        ("import torch\nf(dtype=float64)\nf(float64=1)\n", True),  # a word only in `rooted`: a keyword still counts
+    ],
+)
+def test_mentions_answers_for_a_word_in_both_maps(text, answer):
+    assert analyze._mentions(ast.parse(text), frozenset(), set(), None, rooted=ROOTED, resolved=RESOLVED) == answer

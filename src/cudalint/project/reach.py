@@ -83,6 +83,7 @@ class _Uses:
         self.conditions: List[list] = []
         self.condition_of: Dict[int, Optional[int]] = {}  # id(test) -> its index in conditions
         self.guard_of: Dict[int, Tuple[bool, bool]] = {}  # id(test) -> the reader's answer (an if asks for both arms)
+        self.leafy: Dict[int, bool] = {}  # id(test) -> it met names of other modules (leaves) when judged
 
     def run(self, tree: ast.Module) -> None:
         self._block(tree.body, (), "", None)
@@ -96,9 +97,21 @@ class _Uses:
         self._finish()
 
     def _guard(self, test: ast.AST, function) -> Tuple[bool, bool]:
+        """The reader's answer for a test, noting whether it met names of other modules on the way: a
+        test that met none has no table (`_condition` need not judge it again to find that out)."""
         key = id(test)
         if key not in self.guard_of:
-            self.guard_of[key] = self.reader._guard(test, function)
+            reader = self.reader
+            tracking = reader.leaves is None
+            if tracking:
+                reader.leaves = []
+            try:
+                self.guard_of[key] = reader._guard(test, function)
+                if tracking:
+                    self.leafy[key] = bool(reader.leaves)
+            finally:
+                if tracking:
+                    reader.leaves = None
         return self.guard_of[key]
 
     def _under(self, guarded: Guarded, test: ast.AST, polarity: bool, function) -> Guarded:
@@ -116,6 +129,8 @@ class _Uses:
     def _condition(self, test: ast.AST, function) -> Optional[int]:
         """A test that is a guard only through names of other modules: its table, by position."""
         key = id(test)
+        if key not in self.condition_of and not self.leafy.get(key, True):
+            self.condition_of[key] = None  # judged with no other module's name in it: nothing to tabulate
         if key not in self.condition_of:
             reader = self.reader
 

@@ -59,3 +59,27 @@ def run_cli(*args, cwd=None, env=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture
+def settings():
+    """The default settings with the bundled catalog."""
+    from cudalint.config import resolve
+
+    return resolve(load_catalog(), config_path=None)
+
+
+@pytest.fixture
+def engine_calls(monkeypatch):
+    """The paths the libcst engine was asked to lint (a file the gates settle never gets there)."""
+    from cudalint.python import engine
+
+    calls = []
+    real = engine.analyze_module
+
+    def recording(path, *args):
+        calls.append(path)
+        return real(path, *args)
+
+    monkeypatch.setattr(engine, "analyze_module", recording)
+    return calls

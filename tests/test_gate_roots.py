@@ -8,7 +8,7 @@ import pytest
 from cudalint import runner
 from cudalint.catalog import load_catalog
 from cudalint.config import resolve
-from cudalint.python import analyze, engine
+from cudalint.python import analyze
 
 TORCH_WORDS_ELSEWHERE = '''"""Loads a checkpoint with torch.load onto cuda (a docstring)."""
 import json
@@ -20,25 +20,6 @@ layer = tf.keras.layers.Embedding(10, 3)
 probs = tf.nn.log_softmax(config["logits"])
 image = resize(probs, mode="nearest")
 '''
-
-
-@pytest.fixture
-def settings():
-    return resolve(load_catalog(), config_path=None)
-
-
-@pytest.fixture
-def engine_calls(monkeypatch):
-    """The paths the libcst engine was asked to lint."""
-    calls = []
-    real = engine.analyze_module
-
-    def recording(path, *args):
-        calls.append(path)
-        return real(path, *args)
-
-    monkeypatch.setattr(engine, "analyze_module", recording)
-    return calls
 
 
 def lint(text, settings, path="m.py"):

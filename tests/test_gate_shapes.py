@@ -12,8 +12,7 @@ import pytest
 
 from cudalint import runner
 from cudalint.catalog import load_catalog
-from cudalint.config import resolve
-from cudalint.python import analyze, engine
+from cudalint.python import analyze
 
 MODE_ELSEWHERE = '''import torch
 
@@ -29,25 +28,6 @@ class Pool(torch.nn.Module):
             self.mode(x)
             return self.cfg.mode()
 '''
-
-
-@pytest.fixture
-def settings():
-    return resolve(load_catalog(), config_path=None)
-
-
-@pytest.fixture
-def engine_calls(monkeypatch):
-    """The paths the libcst engine was asked to lint."""
-    calls = []
-    real = engine.analyze_module
-
-    def recording(path, *args):
-        calls.append(path)
-        return real(path, *args)
-
-    monkeypatch.setattr(engine, "analyze_module", recording)
-    return calls
 
 
 def lint(text, settings, path="m.py"):

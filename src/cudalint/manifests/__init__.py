@@ -16,9 +16,12 @@ import importlib
 import re
 from fnmatch import fnmatchcase
 from pathlib import PurePath
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Tuple
 
 from cudalint.findings import Finding
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only: the records are imported on first use
+    from cudalint.manifests.base import Dependency, Parsed
 
 # The records, the checks, the include reader and the version arithmetic are imported when a manifest
 # is read: a run over Python files only (a pre-commit batch, one clean file) never loads them.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, List, Optional
 
+from cudalint.project.reach import TRIES
 from cudalint.python.optional_facts import optional_facts, requirement_module
 
 MAX_DEPTH = 6
@@ -128,7 +129,6 @@ def _queried_library(call: ast.Call) -> str:
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
-TRIES = tuple(kind for kind in (ast.Try, getattr(ast, "TryStar", None)) if kind is not None)
 
 
 def _trials(body):

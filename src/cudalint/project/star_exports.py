@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, List, Optional
 
-TRIES = tuple(kind for kind in (ast.Try, getattr(ast, "TryStar", None)) if kind is not None)
+from cudalint.project.reach import TRIES
+
 BLOCKS = (ast.If, ast.With, ast.For, ast.While, *TRIES)
 UNKNOWN = "?"  # an `__all__` built other than from literals
 

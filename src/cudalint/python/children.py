@@ -13,6 +13,9 @@ from typing import List, Tuple, Type
 
 import libcst as cst
 
+# `try:` statements, with the `try: ... except*` form where this libcst parses it.
+TRY_KINDS = tuple(kind for kind in (getattr(cst, "Try", None), getattr(cst, "TryStar", None)) if kind is not None)
+
 # Fields that hold only layout (whitespace, brackets, commas, operators): no check reads them as nodes.
 TRIVIA_FIELDS = frozenset(
     {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import dataclass
 from typing import FrozenSet
 

@@ -19,7 +19,7 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from cudalint.python.children import code_children
+from cudalint.python.children import TRY_KINDS, code_children
 from cudalint.python.names import string_value
 from cudalint.python.optional_facts import optional_facts, requirement_module
 from cudalint.python.semantic.guards import UNKNOWN, Guard
@@ -256,7 +256,6 @@ def _queried_library(call: cst.Call) -> str:
     return requirement_module(text)
 
 
-TRY_KINDS = tuple(kind for kind in (getattr(cst, "Try", None), getattr(cst, "TryStar", None)) if kind is not None)
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 

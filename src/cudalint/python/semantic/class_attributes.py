@@ -22,7 +22,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
     from cudalint.python.semantic.scopes import Binding, Scope
 
-TRY_KINDS = tuple(kind for kind in (getattr(cst, "Try", None), getattr(cst, "TryStar", None)) if kind is not None)
 
 
 class ClassAttributes:

@@ -28,9 +28,9 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from cudalint.python.children import TRY_KINDS
 from cudalint.python.names import dotted
 
-TRY_KINDS = tuple(kind for kind in (getattr(cst, "Try", None), getattr(cst, "TryStar", None)) if kind is not None)
 MAX_NESTING = 8
 
 Leaves = Callable[[cst.BaseSuite], Optional[str]]  # how a suite leaves its block (the walk's ends_flow)

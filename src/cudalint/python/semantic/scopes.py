@@ -16,12 +16,12 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from cudalint.python.children import TRY_KINDS
 from cudalint.python.names import dotted, string_value
 
 # (test, polarity): the binding runs only when `test` evaluates to `polarity`.
 Condition = Tuple[cst.BaseExpression, bool]
 OPTION_CALLS = {"add_argument", "option", "argument"}
-TRY_KINDS = tuple(kind for kind in (getattr(cst, "Try", None), getattr(cst, "TryStar", None)) if kind is not None)
 MATCH = getattr(cst, "Match", None)
 
 

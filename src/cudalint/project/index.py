@@ -51,7 +51,8 @@ class ProjectIndex:
     facts_digest: str = ""  # changes only when a fact another file can read changes
     cuda_only: Set[str] = field(default_factory=set)  # classes and functions the project reaches only off a Mac
 
-    _gate: Optional[frozenset] = None
+    _gate: Dict[bool, Dict[str, frozenset]] = field(default_factory=dict)  # a top package's __init__ or not -> _gate_roots
+    _gate_words: Optional[frozenset] = None
     _requiring: Optional[frozenset] = None
     _chains: Dict[str, Optional[List[str]]] = field(default_factory=dict)
     _libraries: Dict[str, Optional[str]] = field(default_factory=dict)
@@ -63,25 +64,52 @@ class ProjectIndex:
     # -- queries ------------------------------------------------------------------------
     @property
     def gate_words(self) -> frozenset:
-        """Words that make a file worth analysing because of another file: extension modules the project
-        builds, its modules that import CUDA-only libraries, callables with "cuda" defaults, constants
-        that name CUDA or NCCL. A file mentioning none of them has nothing the project rules can report."""
-        if self._gate is None:
-            words = set()
-            for name in self.extensions:
-                words.update(name.split("."))
-            for module in self.modules:
-                if self.cuda_chain(module) is not None:
-                    words.add(module.rsplit(".", 1)[-1])
-            for facts in self.facts.values():
-                words.update(name.rsplit(".", 1)[-1] for name in facts.cuda_defaults)
-                words.update(
-                    name for name, (kind, value, _, _) in facts.constants.items()
-                    if kind == "str" and (value == "nccl" or value == "cuda" or str(value).startswith("cuda:"))
-                )
-            self._gate = frozenset(word for word in words if word.isidentifier())
-        return self._gate
+        """Every word of gate_roots_of (any file's), for a text search."""
+        if self._gate_words is None:
+            self._gate_words = frozenset(self._gate_roots(True))
+        return self._gate_words
 
+    def gate_roots_of(self, path: str) -> Dict[str, frozenset]:
+        """Words that make the file at `path` worth analysing because of another file, each with the
+        top-level names it counts under: the last part of an extension module the project builds, of a
+        module that imports a CUDA-only library itself (in a top package's `__init__`: of any module whose
+        import reaches one, as CDL407 reports there), of callables with "cuda" defaults and of constants
+        that name CUDA or NCCL. Each reaches a file only through an import of the project (or of the
+        extension itself), so a word counts only as part of such a name, as the gates read a resolved word
+        (analyze._mentions): a file defining its own `device` or reading `self.device` does not pass for
+        another file's `device = "cuda"`. A file mentioning none of them has nothing the project rules
+        can report."""
+        module = self.module_of(path)
+        entry = module is not None and "." not in module and os.path.basename(path) == "__init__.py"
+        return self._gate_roots(entry)
+
+    def _gate_roots(self, entry: bool) -> Dict[str, frozenset]:
+        if entry not in self._gate:
+            own = frozenset(self.packages)
+            words: Dict[str, set] = {}
+
+            def add(word: str, roots) -> None:
+                if word.isidentifier():
+                    words.setdefault(word, set()).update(roots)
+
+            for name in self.extensions:  # `import ext`, `from pkg import ext`, `from pkg.ext import f`
+                add(name.rsplit(".", 1)[-1], own | {name.split(".", 1)[0]})
+            for module in self.modules:
+                chain = self.cuda_chain(module)
+                if chain is not None and (entry or len(chain) == 2):
+                    add(module.rsplit(".", 1)[-1], {module.split(".", 1)[0]})
+            for path, facts in self.facts.items():
+                module = self.paths.get(path)
+                if module is None:
+                    continue
+                roots = {module.split(".", 1)[0]}
+                for name in facts.cuda_defaults:
+                    add(name.rsplit(".", 1)[-1], roots)
+                for name, (kind, value, _, _) in facts.constants.items():
+                    if kind == "str" and (value == "nccl" or value == "cuda" or str(value).startswith("cuda:")):
+                        add(name, roots)
+            self._gate[entry] = {word: frozenset(roots) for word, roots in words.items()}
+        return self._gate[entry]
 
     def module_of(self, path: str) -> Optional[str]:
         return self.paths.get(project_key(path, self.root))

@@ -157,13 +157,16 @@ def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], p
     if isinstance(tree, Finding):
         return [tree]
     gates = checks.gates(torch_version)
-    project_words = project.gate_words if project is not None else frozenset()
-    if (gates.prefilter is None or not gates.prefilter.search(text)) and not _any_word(project_words, text):
+    project_roots = project.gate_roots_of(path) if project is not None else {}
+    if (gates.prefilter is None or not gates.prefilter.search(text)) and not (project is not None and _any_word(project.gate_words, text)):
         return []
-    found = _mentions(tree, gates.names | project_words, gates.keywords, gates.strings, None, gates.rooted, gates.resolved)
-    if not _counts(found, package_root(path, project)):
-        return []
-    return tree
+    root = package_root(path, project)
+    if _counts(_mentions(tree, gates.names, gates.keywords, gates.strings, None, gates.rooted, gates.resolved), root):
+        return tree
+    # The project's words (another file's facts) count only as names under the project: a pass of their own.
+    if project_roots and _counts(_mentions(tree, frozenset(), frozenset(), None, None, {}, project_roots), root):
+        return tree
+    return []
 
 
 def module_and_package(path: str, project) -> Tuple[Optional[str], str]:

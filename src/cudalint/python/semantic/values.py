@@ -124,14 +124,9 @@ class Evaluator:
     def _binding_values(self, binding, depth) -> Tuple[Value, ...]:
         kind = binding.kind
         if kind == "import":
-            project = self.model.project
-            if project is not None and project.is_own(binding.qualified):
-                found = project.constant(binding.qualified)  # a module constant of the project
-                if found is not None:
-                    path, (value_kind, data, line, column) = found
-                    path = project.display(path)
-                    return (Value(value_kind, data, binding.node, where=(path, line, column)),)
-            return (Value("ref", self.model.canonical(binding.qualified), binding.node),)
+            return self._project_constant(binding.qualified, binding.node) or (
+                Value("ref", self.model.canonical(binding.qualified), binding.node),
+            )
         if kind == "def":
             return (Value("func", binding.node, binding.node),)
         if kind == "class":
@@ -160,8 +155,8 @@ class Evaluator:
 
     def _attribute(self, node: cst.Attribute, scope, depth) -> Tuple[Value, ...]:
         qualified = self.model.resolve(node, scope)
-        if qualified is not None:
-            return (Value("ref", qualified, node),)
+        if qualified is not None:  # `config.DEVICE` after `from pkg import config`: the constant, too
+            return self._project_constant(qualified, node) or (Value("ref", qualified, node),)
         base, name = node.value, node.attr.value
         if isinstance(base, cst.Name):
             owner = self.model.self_class(base.value, scope)
@@ -175,6 +170,18 @@ class Evaluator:
                 if value.kind == "instance":
                     return self._instance_field(value.data, name, node, depth)
         return (Value(UNKNOWN_KIND, None, node),)
+
+    def _project_constant(self, qualified: Optional[str], node) -> Tuple[Value, ...]:
+        """A module constant of the project that a name imported (or an attribute of an imported module)
+        names, as the project index read it; () when it is none."""
+        project = self.model.project
+        if project is None or not qualified or not project.is_own(qualified):
+            return ()
+        found = project.constant(qualified)
+        if found is None:
+            return ()
+        path, (value_kind, data, line, column) = found
+        return (Value(value_kind, data, node, where=(project.display(path), line, column)),)
 
     def _may_hold_options(self, base: cst.Name, scope, depth) -> bool:
         """`args` is the result of parse_args(), or a parameter (a function handed the parsed options)."""

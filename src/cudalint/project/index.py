@@ -464,6 +464,7 @@ def build_index(
     """Index every .py file and CMake build under `root`; facts of unchanged files come from the cache.
     `parse(path, bytes)` parses a module whose facts are read (the runner's, which gates the file on the
     same tree); where it gives no tree, the index parses the bytes itself."""
+    from cudalint.python.analyze import without_collections
     from cudalint.python.guard_facts import guard_facts
     from cudalint.python.optional_facts import optional_facts
 
@@ -497,16 +498,18 @@ def build_index(
                 facts = FileFacts.from_json(entry[1])
             else:
                 changed = True
-                tree = None
-                if len(data) <= FACTS_MAX_BYTES:
-                    tree = parse(relative, data) if parse is not None else None
-                    if tree is None:
-                        tree = _parse(data, relative)
                 package = relative.endswith("/__init__.py") or relative == "__init__.py"
-                facts = (
-                    read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.cuda_modules)
-                    if tree is not None else unread_facts(data)
-                )
+                with without_collections():  # CPython's tree has no cycles: collections would only scan it
+                    tree = None
+                    if len(data) <= FACTS_MAX_BYTES:
+                        tree = parse(relative, data) if parse is not None else None
+                        if tree is None:
+                            tree = _parse(data, relative)
+                    facts = (
+                        read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.cuda_modules)
+                        if tree is not None else unread_facts(data)
+                    )
+                    del tree
             fresh[relative] = (content, facts.to_json())
             index.facts[relative] = facts
             for name, line, column in facts.extensions:

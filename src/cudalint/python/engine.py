@@ -78,14 +78,29 @@ def analyze_module(
     project=None,
     statements: Optional[List[Statement]] = None,
 ) -> List[Finding]:
+    # No cyclic collection while the file's trees are alive: its passes would only scan them again and
+    # again (libcst's tree has no cycles; what the checks build is freed with the tree, at the end).
+    with without_collections():
+        return _analyze(path, text, rules, engine, torch_version, device, unsafe_fixes, project, statements)
+
+
+def _analyze(path, text, rules, engine, torch_version, device, unsafe_fixes, project, statements) -> List[Finding]:
     try:
         module = parse_module(text)
     except cst.ParserSyntaxError as exc:
         return [unreadable(path, f"syntax error: {exc.message}; the file was not checked", exc.raw_line, exc.raw_column + 1)]
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
+    model = _model(module, path, project)
     try:
-        ctx = _AnchoredContext(rules, torch_version, _model(module, path, project), path)
+        return _findings(path, text, module, model, rules, engine, torch_version, device, unsafe_fixes, statements)
+    finally:
+        model.release()
+
+
+def _findings(path, text, module, model, rules, engine, torch_version, device, unsafe_fixes, statements) -> List[Finding]:
+    try:
+        ctx = _AnchoredContext(rules, torch_version, model, path)
         Walker(ctx, engine.registry.visit, engine.registry.leave).walk(module)
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]

@@ -47,6 +47,16 @@ class SemanticModel:
         self._availability = None
         self.canonical = canonical
 
+    def release(self) -> None:
+        """Forget the file: its helpers point back at the model, a cycle that would keep the whole
+        libcst tree alive until a cyclic collection found it; without the model's references the tree
+        is freed as soon as the engine lets go of it (so are a scope's bindings, which name their scope).
+        The model answers nothing after this."""
+        for scope in self.scopes.values():
+            scope.bindings.clear()
+            scope.attributes.clear()
+        vars(self).clear()
+
     @property
     def availability(self):
         """Where an optional library imports (cudalint.python.optional_imports), one per file."""

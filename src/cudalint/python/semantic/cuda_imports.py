@@ -39,10 +39,13 @@ Leaves = Callable[[cst.BaseSuite], Optional[str]]  # how a suite leaves its bloc
 class CudaImports:
     def __init__(self, model, leaves: Optional[Leaves] = None):
         self.model = model
-        self.leaves = leaves or self._ends_flow
+        self._leaves = leaves  # None: the walk's own rule (not a bound method kept here: no cycle through self)
         self._libraries = None
         self._memo = {}  # id(statement) -> it leaves a CUDA-only library imported
         self._modules = {}  # module -> it is CUDA-only
+
+    def _leaves_block(self, block: cst.BaseSuite) -> Optional[str]:
+        return self._leaves(block) if self._leaves is not None else self._ends_flow(block)
 
     def _ends_flow(self, block: cst.BaseSuite) -> Optional[str]:
         from cudalint.python.visitor import ends_flow  # the walk's own rule (the walk imports the model)
@@ -67,7 +70,7 @@ class CudaImports:
                 return True
             if not self._block(statement.body, depth):
                 return False
-            return all(self._block(handler.body, depth) or self.leaves(handler.body) for handler in statement.handlers)
+            return all(self._block(handler.body, depth) or self._leaves_block(handler.body) for handler in statement.handlers)
         if isinstance(statement, cst.If):
             arms = [statement.body, statement.orelse.body if isinstance(statement.orelse, cst.Else) else statement.orelse]
             if arms[1] is None:
@@ -84,7 +87,7 @@ class CudaImports:
             return True if self.leaves_imported(arm, depth + 1) else None
         if self._block(arm, depth):
             return True
-        return False if self.leaves(arm) else None
+        return False if self._leaves_block(arm) else None
 
     def _block(self, suite: cst.BaseSuite, depth: int) -> bool:
         if isinstance(suite, cst.SimpleStatementSuite):

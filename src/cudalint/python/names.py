@@ -16,10 +16,10 @@ CUDA_DEVICE_RE = re.compile(r"^cuda(:\d+)?$")
 def dotted(node: cst.BaseExpression) -> Optional[str]:
     """`a.b.c` for a Name/Attribute chain, None for anything else."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:  # libcst's node classes are final; isinstance with their ABC is slow
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))

@@ -31,6 +31,25 @@ BUILTIN_GENERICS = frozenset({"list", "dict", "tuple", "set", "frozenset", "type
 TYPE_ALIAS = frozenset({"typing.TypeAlias", "typing_extensions.TypeAlias"})
 
 
+# The node kinds whose fields the walk's state depends on (see _shielded_fields, _optional_fields,
+# _type_fields, the tests of BRANCHING and the scopes of SCOPES), and those _enter and _leave act on.
+STATEFUL = frozenset({*BRANCHING, *SCOPES, cst.BooleanOperation, cst.Try, cst.For, cst.Call, cst.Module,
+                      cst.Annotation, cst.Subscript, cst.AnnAssign})
+ENTERING = frozenset({cst.Import, cst.ImportFrom, cst.FunctionDef, cst.Lambda, *BLOCKS})
+LEAVING = ENTERING | {cst.If, cst.Assert, *CALL_STATEMENTS, *IMPORTING}
+SEQUENCES = (list, tuple)
+# The classes of field values met so far, libcst nodes or not (isinstance with an ABC is slow).
+NODE_KINDS: set = set()
+OTHER_KINDS: set = {type(None), str}
+
+
+def is_node(value) -> bool:
+    """A libcst node, not None, a string, a sentinel (its class noted in NODE_KINDS or OTHER_KINDS)."""
+    found = isinstance(value, cst.CSTNode)
+    (NODE_KINDS if found else OTHER_KINDS).add(type(value))
+    return found
+
+
 class Walker:
     """A read-only depth-first walk over a libcst tree.
 
@@ -57,15 +76,46 @@ class Walker:
         ctx = self.ctx
         kind = type(node)
         ctx.stack.append(node)
-        self._enter(node, kind)
-        for handler in self.visit_handlers.get(kind, ()):
-            handler(node, ctx)
+        if kind in ENTERING:
+            self._enter(node, kind)
+        handlers = self.visit_handlers.get(kind)
+        if handlers:
+            for handler in handlers:
+                handler(node, ctx)
+        if kind in STATEFUL:
+            self._walk_fields(node, kind)
+        else:  # most nodes: no field of theirs changes the walk's state, only their children are walked
+            walk = self.walk
+            for name in child_fields(kind):
+                value = getattr(node, name)
+                value_kind = type(value)
+                if value_kind in NODE_KINDS:
+                    walk(value)
+                elif value_kind in SEQUENCES:
+                    for item in value:
+                        if type(item) in NODE_KINDS or is_node(item):
+                            walk(item)
+                elif value_kind not in OTHER_KINDS and is_node(value):
+                    walk(value)
+        handlers = self.leave_handlers.get(kind)
+        if handlers:
+            for handler in handlers:
+                handler(node, ctx)
+        if kind in LEAVING:
+            self._leave(node, kind)
+        ctx.stack.pop()
+
+    def _walk_fields(self, node: cst.CSTNode, kind: Type) -> None:
+        """The children of a node some of whose fields change the walk's state: a test, code that never
+        runs on a Mac, an optional import's body, a type expression, a scope's parameters and body."""
+        ctx = self.ctx
         shielded = self._shielded_fields(node, kind)
         optional = self._optional_fields(node, kind)
         typed = self._type_fields(node, kind)
         for name in child_fields(kind):
             value = getattr(node, name)
-            if value is None or isinstance(value, str):
+            value_kind = type(value)
+            if value_kind in OTHER_KINDS:
                 continue
             test = kind in BRANCHING and name == "test"
             guarded = name in shielded
@@ -75,11 +125,11 @@ class Walker:
             ctx.guard_depth += guarded
             ctx.optional_import_depth += name in optional
             ctx.type_depth += name in typed
-            if isinstance(value, cst.CSTNode):
+            if value_kind in NODE_KINDS or (value_kind not in SEQUENCES and is_node(value)):
                 self.walk(value)
-            elif isinstance(value, (list, tuple)):
+            elif value_kind in SEQUENCES:
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    if type(item) in NODE_KINDS or is_node(item):
                         self.walk(item)
             ctx.test_depth -= test
             ctx.guard_depth -= guarded
@@ -87,10 +137,6 @@ class Walker:
             ctx.type_depth -= name in typed
             if name == "body" and kind in SCOPES:
                 self.model.leave(node)
-        for handler in self.leave_handlers.get(kind, ()):
-            handler(node, ctx)
-        self._leave(node, kind)
-        ctx.stack.pop()
 
     def _shielded_fields(self, node: cst.CSTNode, kind: Type) -> Tuple[str, ...]:
         """The fields of a node that only run where the host is not a Mac."""

@@ -58,6 +58,7 @@ class ProjectIndex:
     _libraries: Dict[str, Optional[str]] = field(default_factory=dict)
     _importing: Dict[str, bool] = field(default_factory=dict)  # path -> imports_cuda_library(path)
     _extension_of: Dict[str, Optional[Tuple[str, Place]]] = field(default_factory=dict)  # module -> extension(module)
+    _imported: Optional[Set[str]] = None  # modules another module imports at module level (see is_imported)
     _reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
     _stars: Dict[str, Dict[str, str]] = field(default_factory=dict)  # module -> star_exports(module)
 
@@ -303,6 +304,16 @@ class ProjectIndex:
     def ships(self, qualified: str) -> bool:
         """The name comes from a module that is a file of the project (through re-exports)."""
         return self._split(self.follow(qualified))[0] is not None or qualified in self.modules
+
+    def is_imported(self, module: str) -> bool:
+        """Another module of the project imports this one at module level: it is library code, which
+        runs as the project is used, whatever its `if __name__ == "__main__":` block does."""
+        if self._imported is None:
+            self._imported = {
+                imported for path, facts in self.facts.items()
+                for imported, _line, _column, _guarded in facts.imports if imported != self.paths.get(path)
+            }
+        return module in self._imported
 
     def is_cuda_only(self, qualified: str) -> bool:
         """A class or function whose every use in the project sits where the host is not a Mac."""

@@ -14,6 +14,7 @@ import libcst as cst
 
 from cudalint.python.children import child_fields
 from cudalint.python.context import FileContext
+from cudalint.python.names import string_value
 from cudalint.python.optional_imports import _catches_import_error
 from cudalint.python.overrides import silenced_in
 
@@ -142,6 +143,8 @@ class Walker:
         """The fields of a node that only run where the host is not a Mac."""
         model = self.model
         if kind in BRANCHING:
+            if kind is cst.If and self._demo_block(node):
+                return ("body",)
             guard = model.guard(node.test)
             return (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
         if kind is cst.BooleanOperation:
@@ -164,6 +167,20 @@ class Walker:
             reached = model.project is not None and bool(model.module_name) and model.project.is_cuda_only(model.module_name)
             return ("body",) if skipped or reached else ()
         return ()
+
+    def _demo_block(self, node: cst.If) -> bool:
+        """`if __name__ == "__main__":` at the top level of a module the project imports: a developer's
+        demo or self-check of library code, which never runs when the project is used (a module no other
+        module imports is a program, and its main block is what runs)."""
+        model = self.model
+        project = model.project
+        if project is None or not model.module_name or model.scope is not model.module_scope:
+            return False
+        test = node.test
+        if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
+                and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal)):
+            return False
+        return string_value(test.comparisons[0].comparator) == "__main__" and project.is_imported(model.module_name)
 
     def _type_fields(self, node: cst.CSTNode, kind: Type) -> Tuple[str, ...]:
         """The fields of a node that are type expressions, which name APIs without using them: an

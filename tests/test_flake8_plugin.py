@@ -187,3 +187,34 @@ def test_same_findings_as_cudalint_check(folder):
     )
     assert expected, "the fixture has findings"
     assert got == expected
+
+
+# flake8 run in this interpreter, then what the plugin's run imported and whether the catalog's TOML was read
+FLAKE8_STARTUP = """
+import sys
+from cudalint import catalog
+parsed = []
+real = catalog._tables
+catalog._tables = lambda *args: parsed.append(1) or real(*args)
+from flake8.main.application import Application
+app = Application()
+app.run(sys.argv[1:])
+print(app.result_count, "libcst" in sys.modules, bool(parsed))
+"""
+
+
+def test_a_clean_file_costs_no_libcst_and_no_toml_once_the_project_cache_holds_their_products(tmp_path):
+    """The plugin keeps the gate words and the catalog's compact copy in the project's cache folder, as
+    `cudalint check` does: from the second flake8 run on, a file the gates settle needs neither."""
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    first = subprocess.run([sys.executable, "-c", FLAKE8_STARTUP, "--select=CDL", "clean.py"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert first.stdout.splitlines() == ["0 True True"], first.stderr
+    stored = sorted(path.name.split("-")[0] for path in (tmp_path / ".cudalint_cache").iterdir())
+    assert stored == [".gitignore", "catalog.data", "gates", "project"], stored
+    again = subprocess.run([sys.executable, "-c", FLAKE8_STARTUP, "--select=CDL", "clean.py"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert again.stdout.splitlines() == ["0 False False"], again.stderr
+    (tmp_path / "clean.py").write_text(CUDA_FILE)
+    found = flake8("--select=CDL", "clean.py", cwd=tmp_path)
+    assert found.stdout.splitlines() == [LINE_102.replace("a.py", "clean.py"), LINE_201.replace("a.py", "clean.py")]

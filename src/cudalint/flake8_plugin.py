@@ -105,6 +105,9 @@ class CudalintChecker:
         cls.torch_option = getattr(options, "cudalint_torch_version", None) or None
         cls.use_noqa = not getattr(options, "disable_noqa", False)
         with _imports_outside_the_tree():  # the catalog reads the package table (cudalint.manifests: PyYAML)
+            from cudalint.catalog import keep_compact_copy
+
+            keep_compact_copy(_project("stdin")[0])  # the catalog's compact copy, where `cudalint check` keeps it
             cls.selected = codes_to_run(options)
         cls._targets = {}
 
@@ -123,6 +126,7 @@ class CudalintChecker:
             kind = kind_of(Path(self.filename)) or "python"
             settings = Settings(select=selected, project=self._project_index())
             torch_version = self._torch_version()
+            self._prepare_gates(selected, torch_version)
             findings = lint_text(self.filename, kind, text, settings, torch_version, noqa=type(self).use_noqa)
         for finding in findings:
             # cudalint's columns are 1-based; flake8 wants 0-based and prints col + 1
@@ -145,6 +149,26 @@ class CudalintChecker:
             except Exception:  # noqa: BLE001 - an unreadable tree costs the project rules, not the run
                 indexes[key] = None
         return indexes[key]
+
+    def _prepare_gates(self, selected, torch_version: str) -> None:
+        """The gates' words from the project's gate cache (beside its stored index), as `cudalint check`
+        reads them, once per flake8 process and release: a file the gates settle then costs no libcst."""
+        cls = type(self)
+        root, _ = _project(self.filename)
+        prepared = cls.__dict__.get("_gates_prepared")
+        if prepared is None:
+            prepared = cls._gates_prepared = set()
+        key = (str(root), selected, torch_version)
+        if key in prepared:
+            return
+        prepared.add(key)
+        from cudalint.config import Settings
+        from cudalint.runner import prepare_gates
+
+        try:
+            prepare_gates(Settings(select=selected, root=Path(root)), {torch_version}, True)
+        except Exception:  # noqa: BLE001 - no stored words: the engine computes them, as without a cache
+            pass
 
     def _torch_version(self) -> str:
         cls = type(self)

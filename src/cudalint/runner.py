@@ -389,7 +389,7 @@ def run(
             store.put(source.display, source.kind, digest, findings)  # under the digest of the bytes linted
 
     if any(source.kind == "python" for _, source, _ in todo) and (pregates is None or pregates.prepare is not None):
-        _prepare_gates(settings, {version for _, source, version in todo if source.kind == "python"}, cache)
+        prepare_gates(settings, {version for _, source, version in todo if source.kind == "python"}, cache)
     passed: Dict[int, Passed] = {}
     if pregates is not None:
         todo = _lint_pregated_here(todo, settings, pregates, passed, finished, lambda: report(done, len(files)))
@@ -437,7 +437,7 @@ def _pregates(settings: Settings, files: Sequence[SourceFile], versions: Sequenc
         project_key(str(source.path), root): parse_version(version)
         for source, version in zip(files, versions) if source.kind == "python"
     }
-    return Pregates(checks, releases, lambda: _prepare_gates(settings, set(versions), cache))
+    return Pregates(checks, releases, lambda: prepare_gates(settings, set(versions), cache))
 
 
 def _settled_without_index(files: Sequence[SourceFile], settings: Settings, pregates, held: Dict[str, Tuple[bytes, object]]) -> bool:
@@ -534,7 +534,7 @@ def _lint_settled_here(todo: Batch, settings: Settings, finished: Callable[..., 
     return []
 
 
-def _prepare_gates(settings: Settings, versions, cache: bool) -> None:
+def prepare_gates(settings: Settings, versions, cache: bool) -> None:
     """The gates' words for each release from the gate cache beside the result cache (so files the
     gates settle need no libcst), computed and stored when missing."""
     if not cache:

@@ -133,18 +133,18 @@ def check_python(
             return parts.check_in_parts(
                 pieces, lambda piece: check_python(path, piece, checks, torch_version, device, unsafe_fixes, project, whole=True)
             )
-    from cudalint.python import engine
-
     if passed is not None:
         statements = passed
     else:
         tree = gate(path, text, checks, torch_version, project)
         if isinstance(tree, list):
-            return tree
+            return tree  # settled without libcst: the engine is not even imported
         from cudalint.python.outline import outline
 
         statements = outline(tree)  # where statements start, for positions
         del tree  # CPython's tree is as large as libcst's: not both at once
+    from cudalint.python import engine
+
     return _deep_stack(
         engine.analyze_module, path, text, checks.rules, checks.engine, torch_version, device, unsafe_fixes, project, statements
     )

@@ -83,3 +83,21 @@ def engine_calls(monkeypatch):
 
     monkeypatch.setattr(engine, "analyze_module", recording)
     return calls
+
+
+def write_tree(root: Path, files) -> None:
+    """A project of files: {relative path: text}."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def lint_tree(root: Path, monkeypatch, files):
+    """`cudalint check .` in a project of `files` with the default rules: (path, code, line, column)."""
+    from cudalint import runner
+    from cudalint.config import resolve
+
+    write_tree(root, files)
+    monkeypatch.chdir(root)
+    result = runner.run(["."], resolve(load_catalog(), config_path=None), jobs=1)
+    return [(f.path, f.code, f.line, f.column) for f in result.findings]

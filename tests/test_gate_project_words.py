@@ -3,7 +3,7 @@ that import CUDA-only libraries, extensions it builds) reach a file only through
 a file that merely uses the same name (its own `DEVICE`, `self.load_model`) is settled by the gates without
 libcst, and a file that imports one still gets its finding, through a name or an imported module's attribute."""
 
-from cudalint import runner
+from conftest import lint_tree, write_tree
 from cudalint.catalog import load_catalog
 from cudalint.config import resolve
 
@@ -21,17 +21,8 @@ FILES = {
 }
 
 
-def run_project(tmp_path, monkeypatch):
-    for name, text in FILES.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    monkeypatch.chdir(tmp_path)
-    result = runner.run(["."], resolve(load_catalog(), config_path=None), jobs=1)
-    return [(f.path, f.code, f.line, f.column) for f in result.findings]
-
-
 def test_project_words_count_only_through_an_import_of_the_project(tmp_path, monkeypatch):
-    findings = run_project(tmp_path, monkeypatch)
+    findings = lint_tree(tmp_path, monkeypatch, FILES)
     assert findings == [
         ("pkg/helpers.py", "CDL108", 1, 29),
         ("pkg/other_user.py", "CDL101", 4, 26),  # an attribute of the imported module is its constant
@@ -39,26 +30,24 @@ def test_project_words_count_only_through_an_import_of_the_project(tmp_path, mon
         ("pkg/user.py", "CDL113", 7, 5),
     ]
     # unrelated.py mentions DEVICE and load_model but imports nothing of the project (config.py holds "cuda")
-    assert passing(tmp_path) == ["pkg/config.py", "pkg/helpers.py", "pkg/other_user.py", "pkg/user.py"]
+    assert passing(tmp_path, FILES) == ["pkg/config.py", "pkg/helpers.py", "pkg/other_user.py", "pkg/user.py"]
 
 
-def passing(root):
-    """The files that pass both gates (the libcst engine would parse them)."""
+def passing(root, files, libraries=()):
+    """The files that pass both gates (the libcst engine would parse them); `libraries`: CUDA-only ones."""
     from cudalint.project.index import build_index
     from cudalint.python import analyze
 
     catalog = load_catalog()
     checks = analyze.checks_for(resolve(catalog, config_path=None).select, tuple(catalog))
-    project = build_index(root, (), (), ())
-    return [name for name in sorted(FILES) if not isinstance(analyze.gate(name, FILES[name], checks, (2, 15), project), list)]
+    project = build_index(root, libraries, (), ())
+    return [name for name in sorted(files) if not isinstance(analyze.gate(name, files[name], checks, (2, 15), project), list)]
 
 
 def test_the_gate_roots_name_where_each_word_can_come_from(tmp_path, monkeypatch):
     from cudalint.project.index import build_index
 
-    for name, text in FILES.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, FILES)
     index = build_index(tmp_path, (), (), ())
     assert index.gate_roots_of("pkg/user.py") == {"DEVICE": frozenset({"pkg"}), "load_model": frozenset({"pkg"})}
     assert index.gate_words == frozenset({"DEVICE", "load_model"})
@@ -78,14 +67,8 @@ def test_a_module_importing_a_cuda_library_counts_everywhere_and_a_longer_chain_
     """CDL407 reports a chain in the top package's `__init__`, and elsewhere only at the import of the
     module that imports the library itself: `a` (a -> b -> triton) matters only in pkg/__init__.py."""
     from cudalint.project.index import build_index
-    from cudalint.python import analyze
 
-    for name, text in CHAIN.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    monkeypatch.chdir(tmp_path)
-    result = runner.run(["."], resolve(load_catalog(), config_path=None), jobs=1)
-    assert [(f.path, f.code, f.line, f.column) for f in result.findings] == [
+    assert lint_tree(tmp_path, monkeypatch, CHAIN) == [
         ("pkg/__init__.py", "CDL407", 1, 1),
         ("pkg/b.py", "CDL404", 1, 1),
     ]
@@ -93,8 +76,5 @@ def test_a_module_importing_a_cuda_library_counts_everywhere_and_a_longer_chain_
     assert index.gate_roots_of("pkg/c.py") == {"b": frozenset({"pkg"})}
     # in the top __init__ every module whose import reaches triton: pkg itself, a, b, c and d
     assert index.gate_roots_of("pkg/__init__.py") == {name: frozenset({"pkg"}) for name in ("a", "b", "c", "d", "pkg")}
-    catalog = load_catalog()
-    checks = analyze.checks_for(resolve(catalog, config_path=None).select, tuple(catalog))
-    passing = [name for name in sorted(CHAIN) if not isinstance(analyze.gate(name, CHAIN[name], checks, (2, 15), index), list)]
     # a.py and d.py import b; c.py imports only a, and e.py only names a and b
-    assert passing == ["pkg/__init__.py", "pkg/a.py", "pkg/b.py", "pkg/d.py"]
+    assert passing(tmp_path, CHAIN, ("triton",)) == ["pkg/__init__.py", "pkg/a.py", "pkg/b.py", "pkg/d.py"]

@@ -1,6 +1,7 @@
 """CPU seconds of checking one clean one-line file: cudalint checkouts against plain flake8.
 
-    python bench/startup_cpu.py --src src [--src OTHER/src ...] [--flake8 PATH] [--repeat 5]
+    python bench/startup_cpu.py --src src [--src OTHER/src ...] [--flake8 PATH] [--torchfix PATH]
+                                [--ruff PATH] [--plugin] [--repeat 5]
 
 Each run is a fresh process in a scratch folder (CPU = user + system of the process and its
 children, best of --repeat, median beside it). The runs are interleaved, one of each row per round,
@@ -9,6 +10,9 @@ so a change in the machine's load falls on every row alike. For cudalint, two ro
 file's text differs every run, so its result is never answered from the result cache) and
 `check --no-cache FILE`. flake8 runs as
 `flake8 --isolated --select=E9 FILE`; pass an executable from an environment with no plugins.
+`--torchfix` and `--ruff` add those peers (`torchfix FILE`, `ruff check --no-cache --isolated
+--select=E9 FILE`); `--plugin` adds, per checkout, this interpreter's flake8 with cudalint's plugin
+(`python -m flake8 --select=CDL FILE`), the floor every flake8 run that loads the plugin pays.
 Bytecode is cached under a scratch folder (PYTHONPYCACHEPREFIX), as an installed package's would be.
 """
 
@@ -35,6 +39,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--src", type=Path, action="append", required=True)
     parser.add_argument("--flake8", default="flake8")
+    parser.add_argument("--torchfix", default=None, help="a TorchFix executable (bench/fetch.py --tools puts one in its venv)")
+    parser.add_argument("--ruff", default=None, help="a ruff executable")
+    parser.add_argument("--plugin", action="store_true", help="also flake8 with cudalint's plugin, per checkout")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
@@ -48,9 +55,20 @@ def main() -> int:
                 folder.mkdir()
                 command = [sys.executable, "-m", "cudalint", "check", "-q", *flags, "clean.py"]
                 rows.append((f"cudalint {src.resolve().parent.name} {' '.join(['check', *flags])}", command, folder, env))
-        folder = Path(scratch, "flake8")
-        folder.mkdir()
-        rows.append(("flake8 --select=E9", [args.flake8, "--isolated", "--select=E9", "clean.py"], folder, base))
+            if args.plugin:  # the plugin keeps its gate words in the folder's cache, as `check` does
+                folder = Path(scratch, f"{index}-plugin")
+                folder.mkdir()
+                command = [sys.executable, "-m", "flake8", "--select=CDL", "clean.py"]
+                rows.append((f"flake8 + cudalint {src.resolve().parent.name} plugin --select=CDL", command, folder, env))
+        peers = [("flake8 --select=E9", [args.flake8, "--isolated", "--select=E9", "clean.py"])]
+        if args.torchfix:
+            peers.append(("torchfix", [args.torchfix, "clean.py"]))
+        if args.ruff:
+            peers.append(("ruff check --select=E9", [args.ruff, "check", "--no-cache", "--isolated", "--select=E9", "clean.py"]))
+        for name, command in peers:
+            folder = Path(scratch, name.split()[0])
+            folder.mkdir()
+            rows.append((name, command, folder, base))
         times: dict = {name: [] for name, *_ in rows}
         for run in range(args.repeat + 1):
             for name, command, folder, env in rows:

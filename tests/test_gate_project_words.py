@@ -78,3 +78,21 @@ def test_a_module_importing_a_cuda_library_counts_everywhere_and_a_longer_chain_
     assert index.gate_roots_of("pkg/__init__.py") == {name: frozenset({"pkg"}) for name in ("a", "b", "c", "d", "pkg")}
     # a.py and d.py import b; c.py imports only a, and e.py only names a and b
     assert passing(tmp_path, CHAIN, ("triton",)) == ["pkg/__init__.py", "pkg/a.py", "pkg/b.py", "pkg/d.py"]
+
+
+OWN_LIBRARY = {
+    "xformers/__init__.py": "",
+    "xformers/ops.py": "import triton\n\n\ndef attention(q):\n    return q\n",
+    "xformers/helpers.py": "def scale(x):\n    return x * 2\n",
+    "xformers/utils.py": "import xformers\nfrom xformers.helpers import scale\n\nprint(scale(1), xformers.__name__)\n",
+}
+
+
+def test_an_import_of_the_projects_own_package_is_no_cuda_library_import(tmp_path, monkeypatch):
+    """Linting xformers itself, `import xformers` is an import of the project, which the import checks
+    never report: the gates settle utils.py; ops.py, importing triton, still passes."""
+    assert lint_tree(tmp_path, monkeypatch, OWN_LIBRARY) == [("xformers/ops.py", "CDL404", 1, 1)]
+    assert passing(tmp_path, OWN_LIBRARY, ("triton",)) == ["xformers/ops.py"]
+    user = {"app/__init__.py": "", "app/model.py": "from xformers.ops import attention\n"}
+    assert lint_tree(tmp_path / "user", monkeypatch, user) == [("app/model.py", "CDL404", 1, 1)]
+    assert passing(tmp_path / "user", user) == ["app/model.py"]  # another project: a CUDA-only library

@@ -53,6 +53,7 @@ class ProjectIndex:
 
     _gate: Dict[bool, Dict[str, frozenset]] = field(default_factory=dict)  # a top package's __init__ or not -> _gate_roots
     _gate_words: Optional[frozenset] = None
+    _own: Optional[frozenset] = None  # own_packages
     _requiring: Optional[frozenset] = None
     _chains: Dict[str, Optional[List[str]]] = field(default_factory=dict)
     _libraries: Dict[str, Optional[str]] = field(default_factory=dict)
@@ -111,6 +112,13 @@ class ProjectIndex:
                         add(name, roots)
             self._gate[entry] = {word: frozenset(roots) for word, roots in words.items()}
         return self._gate[entry]
+
+    @property
+    def own_packages(self) -> frozenset:
+        """The project's own top-level packages and modules, frozen once (the gates ask for every file)."""
+        if self._own is None or len(self._own) != len(self.packages):
+            self._own = frozenset(self.packages)
+        return self._own
 
     def module_of(self, path: str) -> Optional[str]:
         return self.paths.get(project_key(path, self.root))

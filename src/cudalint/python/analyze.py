@@ -25,8 +25,11 @@ _RECURSION_LIMIT = 30000  # on the deep-stack thread only, for the libcst stage,
 _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refuses deeper nesting under it
 
 # names, words inside strings, keyword names, names that count only in a file importing one of their
-# modules, names that count only as part of a name that can resolve under one (both: word -> modules)
-Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]]]
+# modules, names that count only as part of a name that can resolve under one, and the last parts of the
+# modules the import checks read, which count only in an import of one of their libraries that is not the
+# project's own (these three: word -> modules)
+Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]],
+              Mapping[str, FrozenSet[str]]]
 RELATIVE = "."  # in a file's imported modules: a relative import (of the file's own package)
 STAR = "*"  # in a file's imported modules: `from m import *` (it may bring names of any module m imports)
 
@@ -36,11 +39,21 @@ class _Gates:
 
     def __init__(self, words: Words):
         self.words = words
-        names, strings, keywords, rooted, resolved = words
+        names, strings, keywords, rooted, resolved, imports = words
         self.names = names
         self.keywords = keywords
         self.rooted = rooted
         self.resolved = resolved
+        self.imports = imports
+        self.import_words = frozenset(imports)
+        self._outside: Dict[FrozenSet[str], Dict[str, FrozenSet[str]]] = {}
+
+    def imports_outside(self, own: FrozenSet[str]) -> Dict[str, FrozenSet[str]]:
+        """The import words as resolved words, less the libraries that are the project's own packages (the
+        import checks never report those: linting xformers, `import xformers` is no CUDA-only library)."""
+        if own not in self._outside:
+            self._outside[own] = {word: roots - own for word, roots in self.imports.items() if roots - own}
+        return self._outside[own]
 
     # Compiled on first use (a file with no string, or that mentions no word, never needs them).
     @functools.cached_property
@@ -49,8 +62,8 @@ class _Gates:
 
     @functools.cached_property
     def prefilter(self) -> "re.Pattern[str] | None":
-        names, strings, keywords, rooted, resolved = self.words
-        return _word_pattern(names | strings | keywords | rooted.keys() | resolved.keys())
+        names, strings, keywords, rooted, resolved, imports = self.words
+        return _word_pattern(names | strings | keywords | rooted.keys() | resolved.keys() | imports.keys())
 
 
 class Checks:
@@ -163,10 +176,23 @@ def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], p
     root = package_root(path, project)
     if _counts(_mentions(tree, gates.names, gates.keywords, gates.strings, None, gates.rooted, gates.resolved), root):
         return tree
-    # The project's words (another file's facts) count only as names under the project: a pass of their own.
-    if project_roots and _counts(_mentions(tree, frozenset(), frozenset(), None, None, {}, project_roots), root):
+    # The import checks' words and the project's (another file's facts) count only as names under some
+    # modules, which depend on the project: a pass of their own.
+    later = _merged(gates.imports_outside(project.own_packages if project is not None else frozenset()), project_roots)
+    if later and _counts(_mentions(tree, frozenset(), frozenset(), None, None, {}, later), root):
         return tree
     return []
+
+
+def _merged(first: Mapping[str, FrozenSet[str]], second: Mapping[str, FrozenSet[str]]) -> Mapping[str, FrozenSet[str]]:
+    if not second:
+        return first
+    if not first:
+        return second
+    merged = dict(first)
+    for word, roots in second.items():
+        merged[word] = merged.get(word, frozenset()) | roots
+    return merged
 
 
 def module_and_package(path: str, project) -> Tuple[Optional[str], str]:
@@ -443,22 +469,23 @@ class Pregate:
     """Both gates' answer for one file, taken from the project index's parse of it, before the
     project's own words (known once the whole index is built) are."""
 
-    __slots__ = ("digest", "prefilter", "mentions", "seen", "statements")
+    __slots__ = ("digest", "prefilter", "mentions", "seen", "statements", "imports")
 
     def __init__(self, digest: str, prefilter: bool, mentions: Union[bool, FrozenSet[str]], seen: FrozenSet[str],
-                 statements: Optional[list]):
+                 statements: Optional[list], imports: FrozenSet[str] = frozenset()):
         self.digest = digest  # of the bytes parsed
         self.prefilter = prefilter  # the text search found a word of the checks (searched for a file that may mention one)
         self.mentions = mentions  # the tree holds one where the checks look (the project's words aside): _mentions' answer
         self.seen = seen  # when it may not: the words where the project's words would be looked for
         self.statements = statements  # the outline of the tree, for a file that may pass
+        self.imports = imports  # the import checks' words at the file's release (they too wait for the project)
 
     def verdict(self, project_words: FrozenSet[str], root: Optional[str] = None) -> Optional[str]:
         """SETTLED when no check can fire in the file, PASSES when it passes both gates (its outline is
         kept), None when only the gates' own reading of the text can tell (gate() then runs as usual).
         `root`: the file's package root (see package_root)."""
         mentions = _counts(self.mentions, root)
-        if not mentions and self.seen.isdisjoint(project_words):
+        if not mentions and self.seen.isdisjoint(project_words) and self.seen.isdisjoint(self.imports):
             return SETTLED
         if self.prefilter and mentions and self.statements is not None:
             return PASSES
@@ -521,7 +548,8 @@ class Pregates:
             statements = None  # sent to a worker process, pickled: a recursive structure must stay shallow
         from cudalint.cache import content_digest
 
-        self.found[key] = Pregate(content_digest(data), prefilter, mentions, frozenset(seen) if mentions is not True else frozenset(), statements)
+        self.found[key] = Pregate(content_digest(data), prefilter, mentions, frozenset(seen) if mentions is not True else frozenset(),
+                                  statements, gates.import_words)
         return tree
 
 

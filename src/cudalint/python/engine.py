@@ -39,8 +39,9 @@ class Engine:
 
     def words(self, torch_version: Tuple[int, ...]) -> Words:
         """The words a check can fire on at a release: names, words inside strings, keyword names, the
-        names that count only in a file importing one of their modules and those that count only as
-        part of a name that can resolve under one (both: word -> those modules)."""
+        names that count only in a file importing one of their modules, those that count only as
+        part of a name that can resolve under one, and the modules the import checks read (these three:
+        word -> those modules)."""
         names = set(self.index.words)
         rooted = {word: set(roots) for word, roots in self.index.rooted.items()}
         resolved = {word: set(roots) for word, roots in self.index.resolved.items()}
@@ -63,8 +64,10 @@ class Engine:
                     if word not in names and (word not in rooted or word in called)}
         resolved.update({word: frozenset(rooted[word]) for word in called if word not in resolved})
         rooted_words = {word: frozenset(roots) for word, roots in rooted.items() if word not in names}
+        imports = {word: frozenset(roots) for word, roots in self.index.import_words.items()
+                   if word not in names and word not in rooted_words and word not in resolved}
         return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.keyword_words), rooted_words,
-                resolved)
+                resolved, imports)
 
 
 def analyze_module(

@@ -99,6 +99,9 @@ class MatchIndex:
         self.resolved: Dict[str, set] = {}
         self.string_words: set = {"cuda"}  # words a check reads inside strings (device, env, values)
         self.keyword_words: set = set()  # keyword-argument names a check reads (`pin_memory=`)
+        # The last part of each module an import check reads -> the libraries' top-level names: they count
+        # only as part of an import of one (or a name under one), and never for a project's own package.
+        self.import_words: Dict[str, set] = {}
         self.ref_words: set = set()  # last components of ref entries
         self.prefix_words: set = set()  # last components of `prefix.*` ref entries
         for rule in rules:
@@ -114,7 +117,8 @@ class MatchIndex:
                 self._under(_reference_word(name), _root(name), self.resolved)
             for spec in match.get("imports", ()):
                 self.imports[spec["module"]] = Entry(rule, spec)
-                self.words.add(spec["module"].rsplit(".", 1)[-1])
+                word = spec["module"].rsplit(".", 1)[-1]
+                self.import_words.setdefault(word, set()).add(spec["module"].split(".", 1)[0])
             for spec in match.get("methods", ()):
                 self.methods.setdefault(spec["name"], []).append(Entry(rule, spec))
                 self.words.add(spec["name"])
@@ -150,6 +154,10 @@ class MatchIndex:
                         self._under(word, root, self.resolved if names else self.rooted)
             self.string_words.update(match.get("values", ()))  # strings a check compares values with
         self.words.discard("")
+        for word in [word for word in self.import_words if word in self.words or word in self.rooted or word in self.resolved or not word]:
+            if word:
+                self.words.add(word)  # a word other checks read elsewhere too: anywhere, as before
+            del self.import_words[word]
         self.rooted = {word: roots for word, roots in self.rooted.items() if word and word not in self.words}
         self.resolved = {word: roots for word, roots in self.resolved.items()
                          if word and word not in self.words and word not in self.rooted}

@@ -124,18 +124,18 @@ class CudalintChecker:
 
             text = "".join(self.lines)
             kind = kind_of(Path(self.filename)) or "python"
-            settings = Settings(select=selected, project=self._project_index())
-            torch_version = self._torch_version()
-            self._prepare_gates(selected, torch_version)
+            root, configured = _project(self.filename)  # one search for the file's pyproject.toml
+            settings = Settings(select=selected, project=self._project_index(root))
+            torch_version = self._torch_version(root, configured)
+            self._prepare_gates(root, selected, torch_version)
             findings = lint_text(self.filename, kind, text, settings, torch_version, noqa=type(self).use_noqa)
         for finding in findings:
             # cudalint's columns are 1-based; flake8 wants 0-based and prints col + 1
             yield finding.line, max(finding.column - 1, 0), f"{finding.code} {finding.message}", type(self)
 
-    def _project_index(self):
+    def _project_index(self, root: Path):
         """The project index of the file's project, built once per flake8 process (and cached on disk)."""
         cls = type(self)
-        root, _ = _project(self.filename)
         indexes = cls.__dict__.get("_indexes")
         if indexes is None:
             indexes = cls._indexes = {}
@@ -150,11 +150,10 @@ class CudalintChecker:
                 indexes[key] = None
         return indexes[key]
 
-    def _prepare_gates(self, selected, torch_version: str) -> None:
+    def _prepare_gates(self, root: Path, selected, torch_version: str) -> None:
         """The gates' words from the project's gate cache (beside its stored index), as `cudalint check`
         reads them, once per flake8 process and release: a file the gates settle then costs no libcst."""
         cls = type(self)
-        root, _ = _project(self.filename)
         prepared = cls.__dict__.get("_gates_prepared")
         if prepared is None:
             prepared = cls._gates_prepared = set()
@@ -170,11 +169,10 @@ class CudalintChecker:
         except Exception:  # noqa: BLE001 - no stored words: the engine computes them, as without a cache
             pass
 
-    def _torch_version(self) -> str:
+    def _torch_version(self, root: Path, configured: Optional[str]) -> str:
         cls = type(self)
         if cls.torch_option:
             return cls.torch_option
-        root, configured = _project(self.filename)
         key = str(root)
         if key not in cls._targets:
             cls._targets[key] = configured or _from_manifests(root)

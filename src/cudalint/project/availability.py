@@ -129,8 +129,6 @@ def _queried_library(call: ast.Call) -> str:
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
-
-
 def _trials(body):
     """Every `try:` in a block, in its nested blocks and in the functions defined there (not in classes)."""
     for statement in body:

@@ -30,6 +30,7 @@ _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refus
 # project's own (these three: word -> modules)
 Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]],
               Mapping[str, FrozenSet[str]]]
+NO_PROJECT_WORDS: Mapping[str, FrozenSet[str]] = {}  # a run without a project index (one object: _Gates.later keys on it)
 RELATIVE = "."  # in a file's imported modules: a relative import (of the file's own package)
 STAR = "*"  # in a file's imported modules: `from m import *` (it may bring names of any module m imports)
 
@@ -46,14 +47,21 @@ class _Gates:
         self.resolved = resolved
         self.imports = imports
         self.import_words = frozenset(imports)
-        self._outside: Dict[FrozenSet[str], Dict[str, FrozenSet[str]]] = {}
+        self._later: Dict[Tuple[FrozenSet[str], int], Tuple[Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]]]] = {}
 
-    def imports_outside(self, own: FrozenSet[str]) -> Dict[str, FrozenSet[str]]:
-        """The import words as resolved words, less the libraries that are the project's own packages (the
-        import checks never report those: linting xformers, `import xformers` is no CUDA-only library)."""
-        if own not in self._outside:
-            self._outside[own] = {word: roots - own for word, roots in self.imports.items() if roots - own}
-        return self._outside[own]
+    def later(self, own: FrozenSet[str], project_roots: Mapping[str, FrozenSet[str]]) -> Mapping[str, FrozenSet[str]]:
+        """The words of the second pass, as resolved words: the import words less the libraries that are the
+        project's own packages (the import checks never report those: linting xformers, `import xformers`
+        is no CUDA-only library), with the project's own words (ProjectIndex.gate_roots_of). Worked out once
+        per project and kind of file, not per file."""
+        key = (own, id(project_roots))
+        found = self._later.get(key)
+        if found is None or found[0] is not project_roots:
+            merged: Dict[str, FrozenSet[str]] = {word: roots - own for word, roots in self.imports.items() if roots - own}
+            for word, roots in project_roots.items():
+                merged[word] = merged.get(word, frozenset()) | roots
+            found = self._later[key] = (project_roots, merged)
+        return found[1]
 
     # Compiled on first use (a file with no string, or that mentions no word, never needs them).
     @functools.cached_property
@@ -170,7 +178,7 @@ def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], p
     if isinstance(tree, Finding):
         return [tree]
     gates = checks.gates(torch_version)
-    project_roots = project.gate_roots_of(path) if project is not None else {}
+    project_roots = project.gate_roots_of(path) if project is not None else NO_PROJECT_WORDS
     if (gates.prefilter is None or not gates.prefilter.search(text)) and not (project is not None and _any_word(project.gate_words, text)):
         return []
     root = package_root(path, project)
@@ -178,21 +186,10 @@ def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], p
         return tree
     # The import checks' words and the project's (another file's facts) count only as names under some
     # modules, which depend on the project: a pass of their own.
-    later = _merged(gates.imports_outside(project.own_packages if project is not None else frozenset()), project_roots)
+    later = gates.later(project.own_packages if project is not None else frozenset(), project_roots)
     if later and _counts(_mentions(tree, frozenset(), frozenset(), None, None, {}, later), root):
         return tree
     return []
-
-
-def _merged(first: Mapping[str, FrozenSet[str]], second: Mapping[str, FrozenSet[str]]) -> Mapping[str, FrozenSet[str]]:
-    if not second:
-        return first
-    if not first:
-        return second
-    merged = dict(first)
-    for word, roots in second.items():
-        merged[word] = merged.get(word, frozenset()) | roots
-    return merged
 
 
 def module_and_package(path: str, project) -> Tuple[Optional[str], str]:

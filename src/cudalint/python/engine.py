@@ -57,6 +57,8 @@ class Engine:
                     (methods_only if word in anywhere else anywhere_else).add(word)
                 else:
                     resolved.setdefault(word, set()).update(check.roots)
+        # An import word another check reads elsewhere too counts anywhere, as a name.
+        names.update(word for word in self.index.import_words if word in names or word in rooted or word in resolved)
         # A word both rooted and resolved is rooted only as the method of a call on a name or a call's
         # result, and resolved elsewhere (its roots: both maps' modules, so it still counts wherever either did).
         called = methods_only - anywhere_else - names
@@ -64,8 +66,7 @@ class Engine:
                     if word not in names and (word not in rooted or word in called)}
         resolved.update({word: frozenset(rooted[word]) for word in called if word not in resolved})
         rooted_words = {word: frozenset(roots) for word, roots in rooted.items() if word not in names}
-        imports = {word: frozenset(roots) for word, roots in self.index.import_words.items()
-                   if word not in names and word not in rooted_words and word not in resolved}
+        imports = {word: frozenset(roots) for word, roots in self.index.import_words.items() if word not in names}
         return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.keyword_words), rooted_words,
                 resolved, imports)
 

@@ -154,10 +154,7 @@ class MatchIndex:
                         self._under(word, root, self.resolved if names else self.rooted)
             self.string_words.update(match.get("values", ()))  # strings a check compares values with
         self.words.discard("")
-        for word in [word for word in self.import_words if word in self.words or word in self.rooted or word in self.resolved or not word]:
-            if word:
-                self.words.add(word)  # a word other checks read elsewhere too: anywhere, as before
-            del self.import_words[word]
+        self.import_words.pop("", None)
         self.rooted = {word: roots for word, roots in self.rooted.items() if word and word not in self.words}
         self.resolved = {word: roots for word, roots in self.resolved.items()
                          if word and word not in self.words and word not in self.rooted}

@@ -86,6 +86,36 @@ def test_constant_reaches_pin_memory():
     ) == [("CDL301", 2, 7)]
 
 
+def test_environment_default_reaches_pin_memory_where_it_is_written():
+    # The variable's default is what every user who does not set it gets: True reaches the loader.
+    assert lint(
+        """
+        import os
+        from torch.utils.data import DataLoader
+        PIN_MEMORY = str(os.getenv("PIN_MEMORY", True)).lower() == "true"
+        OFF = os.environ.get("PIN", "0") == "1"
+        ON = os.environ.get("PIN", "Yes").lower() in ("1", "yes")
+        NOT_OFF = os.environ.get("PIN", "1") != "0"
+        a = DataLoader([1], pin_memory=PIN_MEMORY)
+        b = DataLoader([1], pin_memory=OFF)
+        c = DataLoader([1], pin_memory=ON)
+        d = DataLoader([1], pin_memory=NOT_OFF)
+        """
+    ) == [("CDL301", 3, 42), ("CDL301", 5, 28), ("CDL301", 6, 33)]
+
+
+def test_environment_default_of_another_module_reaches_pin_memory(tmp_path, monkeypatch):
+    from conftest import lint_tree
+
+    found = lint_tree(tmp_path, monkeypatch, {
+        "pkg/__init__.py": "",
+        "pkg/utils.py": 'import os\nPIN = str(os.getenv("PIN", True)).lower() == "true"\nOFF = str(os.getenv("PIN", False)).lower() == "true"\n',
+        "pkg/build.py": "from torch.utils.data import DataLoader\nfrom pkg.utils import OFF, PIN\n"
+                        "a = DataLoader([1], pin_memory=PIN)\nb = DataLoader([1], pin_memory=OFF)\n",
+    })
+    assert found == [("pkg/build.py", "CDL301", 3, 21)]
+
+
 def test_self_attribute_set_in_init_reaches_to():
     assert lint(
         """

@@ -125,6 +125,15 @@ class FileFacts:
         return facts
 
 
+ENVIRONMENT_READERS = frozenset({"os.getenv", "os.environ.get"})
+TEXT_METHODS = {"lower": str.lower, "upper": str.upper, "casefold": str.casefold, "strip": str.strip}
+
+
+def _with_value(constant: ast.Constant, value) -> ast.Constant:
+    """A constant holding `value`, placed where `constant` is written."""
+    return ast.copy_location(ast.Constant(value=value), constant)
+
+
 def _is_cuda(value) -> bool:
     return isinstance(value, str) and (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit()))
 
@@ -358,13 +367,47 @@ class _Reader:
             for target in targets:
                 if isinstance(target, ast.Name):
                     self.pending[target.id] = value
-            return
-        if not isinstance(value, ast.Constant) or not isinstance(value.value, (str, bool, int)):
+            value = self._unset_environment(value)  # PIN_MEMORY = str(os.getenv("PIN_MEMORY", True)).lower() == "true"
+        if value is None or not isinstance(value.value, (str, bool, int)):
             return
         for target in targets:
             if isinstance(target, ast.Name):
                 kind = "bool" if isinstance(value.value, bool) else "int" if isinstance(value.value, int) else "str"
                 self.facts.constants[target.id] = (kind, value.value, value.lineno, value.col_offset + 1)
+
+    def _unset_environment(self, node: ast.AST) -> Optional[ast.Constant]:
+        """What a module constant read from the environment is where the variable is not set: the
+        reader's default, through `str()`, `.lower()`-style methods and a comparison with literals, as
+        a constant placed where the default is written (the libcst value model's rules, on CPython's tree)."""
+        if isinstance(node, ast.Constant):
+            return node
+        if isinstance(node, ast.Call) and not node.keywords:
+            func, args = node.func, node.args
+            if self.resolve(func) in ENVIRONMENT_READERS and len(args) == 2 and isinstance(args[1], ast.Constant):
+                return args[1]
+            if isinstance(func, ast.Name) and func.id == "str" and len(args) == 1 and "str" not in self.aliases:
+                inner = self._unset_environment(args[0])
+                return _with_value(inner, str(inner.value)) if inner is not None else None
+            if isinstance(func, ast.Attribute) and func.attr in TEXT_METHODS and not args:
+                inner = self._unset_environment(func.value)
+                if inner is not None and isinstance(inner.value, str):
+                    return _with_value(inner, TEXT_METHODS[func.attr](inner.value))
+            return None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            op, right = node.ops[0], node.comparators[0]
+            items = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else None
+            if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+                texts, equal = {right.value}, isinstance(op, ast.Eq)
+            elif isinstance(op, (ast.In, ast.NotIn)) and items and all(
+                isinstance(item, ast.Constant) and isinstance(item.value, str) for item in items
+            ):
+                texts, equal = {item.value for item in items}, isinstance(op, ast.In)
+            else:
+                return None
+            inner = self._unset_environment(node.left)
+            if inner is not None and isinstance(inner.value, str):
+                return _with_value(inner, (inner.value in texts) == equal)
+        return None
 
     def _defaults(self, name: str, args: ast.arguments, method: bool) -> None:
         positional = [*args.posonlyargs, *args.args]

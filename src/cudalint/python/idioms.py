@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from cudalint.catalog import Rule
-from cudalint.python import op_coverage, project_checks, selection_use
+from cudalint.python import oom_messages, op_coverage, project_checks, selection_use
 from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
@@ -759,6 +759,7 @@ CHECKS: Dict[str, Check] = {
     "cuda-required": Check(cuda_required, frozenset({"CDL112"})),
     "jit-extension": Check(jit_extension, frozenset({"CDL402"}), frozenset({"torch"}), names=True),
     "mps-daemon": Check(mps_daemon, frozenset({"CDL217"})),
+    "oom-message": Check(oom_messages.oom_message, frozenset({"CDL218"})),
     "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608", "CDL609"}),
                          op_coverage.ROOTS),
     "cuda-default-call": Check(project_checks.cuda_default_call, frozenset({"CDL113"})),

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import libcst as cst
 
+from cudalint.project.facts import ENVIRONMENT_READERS, TEXT_METHODS
 from cudalint.python.names import string_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,7 +26,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MAX_DEPTH = 8
 MAX_VALUES = 16
-ENV_READERS = {"os.getenv", "os.environ.get"}
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,22 @@ class Evaluator:
             return (Value("dict", (node, scope), node),)
         if isinstance(node, cst.NamedExpr):
             return self.values(node.value, scope, depth + 1)
+        if isinstance(node, cst.Comparison):
+            return self._text_test(node, scope, depth)
         return (Value(UNKNOWN_KIND, None, node),)
+
+    def _text_test(self, node: cst.Comparison, scope, depth) -> Tuple[Value, ...]:
+        """`str(os.getenv("PIN_MEMORY", True)).lower() == "true"`: a string compared with literals is a
+        bool for each string it may be, written where that string is (the environment's default)."""
+        wanted = _compared_texts(node)
+        if wanted is None:
+            return (Value(UNKNOWN_KIND, None, node),)
+        texts, equal = wanted
+        return tuple(
+            replace(value, kind="bool", data=(value.data in texts) == equal)
+            if value.kind == "str" else Value(UNKNOWN_KIND, None, node)
+            for value in self.values(node.left, scope, depth + 1)
+        )
 
     def _bound(self, bindings, depth) -> Tuple[Value, ...]:
         found: List[Value] = []
@@ -225,7 +240,7 @@ class Evaluator:
         positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
         if qualified == "torch.device" and positional:
             return self.values(positional[0], scope, depth + 1)
-        if qualified in ENV_READERS:
+        if qualified in ENVIRONMENT_READERS:
             default = positional[1] if len(positional) > 1 else None
             found = [Value(UNKNOWN_KIND, None, node)]
             if default is not None:
@@ -236,8 +251,8 @@ class Evaluator:
             if builtin == "int":
                 return (Value("int", None, node),)
             if builtin == "str" and positional:
-                inner = self.values(positional[0], scope, depth + 1)
-                return tuple(v for v in inner if v.kind in ("str", "prefix")) or (Value(UNKNOWN_KIND, None, node),)
+                inner = [_as_text(v) for v in self.values(positional[0], scope, depth + 1)]
+                return tuple(v for v in inner if v is not None) or (Value(UNKNOWN_KIND, None, node),)
             if builtin == "dict":
                 return (Value("dict", (node, scope), node),)
             if builtin == "getattr" and len(positional) == 3:  # the default, else whatever the object holds
@@ -247,6 +262,8 @@ class Evaluator:
             template = string_value(func.value)
             if template is not None and func.attr.value == "format":
                 return (Value("prefix", template.split("{", 1)[0], node),)
+            if func.attr.value in TEXT_METHODS and not node.args:  # `.lower()` of what may be a string
+                return tuple(_text_method(v, func.attr.value) for v in self.values(func.value, scope, depth + 1))
             if func.attr.value == "get" and positional:
                 key = string_value(positional[0])
                 found: List[Value] = []
@@ -294,6 +311,40 @@ class Evaluator:
                 if arg.keyword is not None and arg.keyword.value == key:
                     return self.values(arg.value, where, depth + 1)
         return ()
+
+
+def _as_text(value: Value) -> Optional[Value]:
+    """What `str()` makes of a value the model knows: itself for text, `"True"` for True, and so on."""
+    if value.kind in ("str", "prefix"):
+        return value
+    if value.kind == "bool" or (value.kind == "int" and value.data is not None):
+        return replace(value, kind="str", data=str(value.data))
+    if value.kind == "none":
+        return replace(value, kind="str", data="None")
+    return None
+
+
+def _text_method(value: Value, method: str) -> Value:
+    if value.kind == "str":
+        return replace(value, data=TEXT_METHODS[method](value.data))
+    if value.kind == "prefix" and method != "strip":  # a prefix of the lowered text is the lowered prefix
+        return replace(value, data=TEXT_METHODS[method](value.data))
+    return Value(UNKNOWN_KIND, None, value.origin)
+
+
+def _compared_texts(node: cst.Comparison):
+    """(the literal strings, True for == / in, False for != / not in) of `x == "a"`, `x in ("a", "b")`."""
+    if len(node.comparisons) != 1:
+        return None
+    target = node.comparisons[0]
+    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.Equal, cst.NotEqual)):
+        text = string_value(right)
+        return (frozenset({text}), isinstance(op, cst.Equal)) if text is not None else None
+    if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)) and right.elements:
+        texts = [string_value(element.value) for element in right.elements]
+        return (frozenset(texts), isinstance(op, cst.In)) if None not in texts else None
+    return None
 
 
 def _off_mac(value: Value, off_mac: bool) -> Value:

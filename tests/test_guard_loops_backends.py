@@ -137,3 +137,68 @@ def test_a_module_imported_only_for_the_nccl_backend_is_used_only_off_a_mac():
     assert lint(backend, select={"CDL404"}, project_files={**files, "pkg/comm/nccl.py": backend}, path="pkg/comm/mpi.py") == [
         ("CDL404", 1, 1),
     ]
+
+
+def test_a_sequence_of_device_indices_is_empty_on_a_mac():
+    # list(range(count)) through a helper: `if not devices: raise` exits, and a loop over it never runs
+    assert lint(
+        """
+        import torch
+
+
+        def _visible():
+            return list(range(torch.cuda.device_count()))
+
+
+        def find_usable(names):
+            devices = _visible()
+            for index in devices:
+                torch.tensor(0, device=torch.device("cuda", index))
+            for index in sorted(names):
+                torch.cuda.set_device(index)
+            if not devices:
+                raise ValueError("no CUDA devices")
+            torch.cuda.set_device(devices[0])
+        """
+    ) == [("CDL105", 13, 9), ("CDL112", 14, 5)]
+
+
+BACKEND_CLASSES = """
+import torch
+
+
+def num_cuda_devices():
+    return torch.cuda.device_count()
+
+
+class CUDAAccelerator:
+    def setup_device(self, device):
+        torch.cuda.set_device(device)
+
+    @staticmethod
+    def get_parallel_devices(devices):
+        return [torch.device("cuda", i) for i in devices]
+
+    @staticmethod
+    def is_available():
+        return num_cuda_devices() > 0
+
+
+class AnyAccelerator:
+    def setup_device(self, device):
+        torch.cuda.set_device(device)
+
+    def is_available(self):
+        return torch.cuda.is_available() or torch.backends.mps.is_available()
+
+
+class Plain:
+    def setup_device(self, device):
+        torch.cuda.set_device(device)
+"""
+
+
+def test_the_cuda_backend_of_a_device_abstraction_runs_only_where_cuda_is():
+    # A class whose is_available() is a CUDA query is picked only where it says yes; one that may say yes
+    # on a Mac, and a class with no availability test, are judged line by line.
+    assert lint(BACKEND_CLASSES) == [("CDL105", 23, 9), ("CDL105", 31, 9)]

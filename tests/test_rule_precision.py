@@ -273,3 +273,19 @@ def test_cuda_profiler_activity_message_says_it_records_nothing():
          'warns "CUDA is not available, disabling CUDA profiling" and profiles the CPU only); use '
          "torch.profiler.supported_activities()"),
     ]
+
+
+def test_an_api_named_only_to_compare_with_is_no_finding():
+    found = triples(findings_of(textwrap.dedent(
+        """
+        import torch
+        from torch.profiler import ProfilerActivity
+
+
+        def sort_key(activities, x):
+            cuda = ProfilerActivity.CUDA in activities
+            wide = x.dtype in (torch.float64, torch.double) or x.dtype == torch.float64
+            return [ProfilerActivity.CUDA], cuda, wide
+        """
+    ).lstrip("\n")))
+    assert found == [("CDL213", 8, 13)]

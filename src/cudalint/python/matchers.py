@@ -275,7 +275,7 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `torch.manual_seed(s)` just before already seeded every device
     if any(isinstance(holder, cst.Annotation) for holder in ctx.stack):
         return  # a type annotation names the API; it makes nothing and runs nothing
-    if _cuda_table_entry(node, ctx) or _in_assert_message(ctx):
+    if _cuda_table_entry(node, ctx) or _in_assert_message(ctx) or _compared(ctx):
         return
     before = len(ctx.hits)
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
@@ -288,6 +288,16 @@ def _cuda_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
     dispatch table keeps for the "cuda" device type, it is picked only when the device is CUDA."""
     holder = ctx.parent
     return isinstance(holder, cst.DictElement) and holder.value is node and string_value(holder.key) == "cuda"
+
+
+def _compared(ctx: FileContext) -> bool:
+    """`ProfilerActivity.CUDA in activities`, `dtype in (torch.float64, torch.double)`: named as a value to
+    compare with (alone or in a tuple, list or set), it is a test of what the code has, and makes nothing."""
+    stack = ctx.stack
+    depth = len(stack) - 2
+    if depth >= 1 and isinstance(stack[depth], cst.Element) and isinstance(stack[depth - 1], (cst.Tuple, cst.List, cst.Set)):
+        depth -= 2
+    return depth >= 0 and isinstance(stack[depth], (cst.Comparison, cst.ComparisonTarget))
 
 
 def _in_assert_message(ctx: FileContext) -> bool:

@@ -159,6 +159,8 @@ class Walker:
             return ("args",) if self._skipped_param(node) else ()
         if kind is cst.FunctionDef and model.guards.method_off_mac(node, model.scope):
             return ("body",)  # a method of a class whose constructor raises off a Mac
+        if kind is cst.ClassDef and model.guards.backend_class(node):
+            return ("body",)  # the CUDA backend of a device abstraction: picked only where CUDA is available
         if kind in (cst.FunctionDef, cst.ClassDef):
             return ("body",) if self._skipped_off_cuda(node) or self._reached_off_mac(node) else ()
         if kind is cst.Module:

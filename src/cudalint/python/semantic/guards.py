@@ -127,6 +127,20 @@ class GuardEvaluator:
             return False
         return self._raises_off_mac(constructors[0].node, 0)
 
+    def backend_class(self, klass: cst.ClassDef) -> bool:
+        """The CUDA backend of a device abstraction (Lightning's CUDAAccelerator, an accelerator class of
+        one's own): a class whose `is_available()` (the availability protocol of torch.cuda, torch.mps and
+        every accelerator registry) returns a CUDA query. The abstraction picks the class only where
+        that answer is yes, so nothing else in it runs on a Mac. Judged by what the method returns,
+        not by the class's name; a method that may return something else makes no backend."""
+        for statement in klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ():
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == "is_available":
+                inner = self.model.scopes.get(id(statement))
+                if inner is None or not inner.returns:
+                    return False
+                return _agree(self.guard(returned, inner) for returned, _ in inner.returns).when_true
+        return False
+
     def _raises_off_mac(self, function: cst.FunctionDef, depth: int) -> bool:
         """The function's body, before anything in it can return, raises unless the host is not a Mac."""
         key = id(function)
@@ -186,12 +200,10 @@ class GuardEvaluator:
         return True
 
     def loop_off_mac(self, iterable: cst.BaseExpression, scope: "Scope") -> bool:
-        """`for i in range(torch.cuda.device_count()):`: the body runs only when the count is positive,
-        which a query's count is only off a Mac (a start of 0 or more and a positive step keep that)."""
-        stop = _range_stop(iterable)
-        if stop is None or self.model.lookup("range", scope):
-            return False
-        return self.guard(stop, scope).when_true
+        """The body runs only over a sequence that is not empty: `for i in range(torch.cuda.device_count()):`
+        (a start of 0 or more and a positive step keep the count's meaning), `for i in visible` with
+        `visible = list(range(num_gpus()))`: empty, so never run, on a Mac."""
+        return self.guard(iterable, scope).when_true
 
     def marker_skips(self, call: cst.Call, scope: "Scope") -> bool:
         """`@RunIf(min_cuda_gpus=1)`: a keyword the catalog knows as a CUDA requirement, set to a count >= 1
@@ -289,8 +301,12 @@ class GuardEvaluator:
         if qualified in self.facts.queries:
             return TRUE_OFF_MAC
         func = call.func
-        if isinstance(func, cst.Name) and func.value == "bool" and len(call.args) == 1 and not self.model.lookup("bool", scope):
-            return self.guard(call.args[0].value, scope, depth + 1)  # the builtin keeps its argument's meaning
+        if isinstance(func, cst.Name) and func.value in SAME_TRUTH and not self.model.lookup(func.value, scope):
+            if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
+                return self.guard(call.args[0].value, scope, depth + 1)  # the builtin keeps its argument's truth
+        if isinstance(func, cst.Name) and func.value == "range" and not self.model.lookup("range", scope):
+            stop = _range_stop(call)  # range(device_count()) is empty where the count is 0
+            return self.guard(stop, scope, depth + 1) if stop is not None else UNKNOWN
         project = self.model.project
         if qualified is not None and project is not None and project.is_own(qualified):
             found = project.guard_of(qualified)  # a helper in another module of the project
@@ -420,6 +436,8 @@ class GuardEvaluator:
 
 
 MAC_DEVICE_TYPES = frozenset({"cpu", "mps"})  # every device a Mac has
+# Builtins whose result is truthy exactly when their one argument is: bool(x), len(x), list(range(n)).
+SAME_TRUTH = frozenset({"bool", "len", "list", "tuple", "set", "frozenset", "sorted"})
 
 
 def _strings(node) -> FrozenSet[str]:

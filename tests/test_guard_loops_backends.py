@@ -202,3 +202,33 @@ def test_the_cuda_backend_of_a_device_abstraction_runs_only_where_cuda_is():
     # A class whose is_available() is a CUDA query is picked only where it says yes; one that may say yes
     # on a Mac, and a class with no availability test, are judged line by line.
     assert lint(BACKEND_CLASSES) == [("CDL105", 23, 9), ("CDL105", 31, 9)]
+
+
+def test_a_helper_called_only_by_a_cuda_backend_class_is_used_only_off_a_mac():
+    files = {
+        "pkg/cuda.py": """
+            import torch
+
+
+            class CUDAAccelerator:
+                def teardown(self):
+                    _clear_cuda_memory()
+
+                @staticmethod
+                def is_available():
+                    return torch.cuda.device_count() > 0
+
+
+            def _clear_cuda_memory():
+                torch.cuda.empty_cache()
+
+
+            def _clear_anywhere():
+                torch.cuda.empty_cache()
+
+
+            _clear_anywhere()
+        """,
+    }
+    source = files["pkg/cuda.py"]
+    assert lint(source, select={"CDL202"}, project_files=files, path="pkg/cuda.py") == [("CDL202", 18, 5)]

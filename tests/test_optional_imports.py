@@ -304,3 +304,85 @@ def test_try_import_helper_of_another_module():
             import cupy
         """
     assert lint_in_project({"pkg/utils.py": utils, "pkg/user.py": user}, "pkg/user.py") == []
+
+
+PACKAGE_HELPERS = {
+    "pkg/import_utils.py": """
+        import importlib.metadata
+        import importlib.util
+
+
+        def _is_package_available(pkg_name, return_version=False):
+            package_exists = importlib.util.find_spec(pkg_name) is not None
+            package_version = "N/A"
+            if package_exists:
+                try:
+                    package_version = importlib.metadata.version(pkg_name)
+                except importlib.metadata.PackageNotFoundError:
+                    package_exists = False
+            if return_version:
+                return package_exists, package_version
+            return package_exists
+
+
+        def _has_distribution(pkg_name, metadata_name=None):
+            if importlib.util.find_spec(pkg_name) is not None:
+                try:
+                    importlib.metadata.metadata(metadata_name or pkg_name)
+                    return True
+                except importlib.metadata.PackageNotFoundError:
+                    return False
+
+
+        _flash_attn_available = _is_package_available("flash_attn")
+
+
+        def is_flash_attn_2_available():
+            return _flash_attn_available
+
+
+        def is_msamp_available():
+            return _has_distribution("msamp", "ms-amp")
+
+
+        def is_transformer_engine_available():
+            return _has_distribution("transformer_engine", "transformer-engine")
+
+
+        def is_fp8_available():
+            return is_msamp_available() or is_transformer_engine_available()
+
+
+        def is_rich_available():
+            return _has_distribution("rich")
+    """,
+    "pkg/model.py": """
+        import torch
+        from pkg.import_utils import is_flash_attn_2_available, is_fp8_available, is_rich_available
+
+        if is_flash_attn_2_available():
+            from flash_attn import flash_attn_func
+
+
+        def precision(mixed_precision, capable):
+            if mixed_precision == "fp8":
+                if not is_fp8_available():
+                    raise ValueError("fp8 needs Transformer Engine or MS-AMP")
+                elif not capable():
+                    print(torch.cuda.get_device_capability())
+            if is_rich_available():
+                print(torch.cuda.get_device_capability())
+    """,
+}
+
+
+def test_helpers_that_test_the_package_their_caller_names():
+    # `_is_package_available("flash_attn")` tests flash_attn, whatever form the helper takes (a local
+    # bound to find_spec, True returned under it, a branch its defaults never take); a test true where
+    # either of two CUDA-only libraries imports is a CUDA guard; one of a portable library guards nothing.
+    found = triples(findings_of(
+        textwrap.dedent(PACKAGE_HELPERS["pkg/model.py"]).lstrip("\n"), path="pkg/model.py", select={"CDL404", "CDL204"},
+        project_files={"setup.py": SETUP, "pkg/__init__.py": "",
+                       "pkg/import_utils.py": textwrap.dedent(PACKAGE_HELPERS["pkg/import_utils.py"]).lstrip("\n")},
+    ))
+    assert found == [("CDL204", 15, 15)]

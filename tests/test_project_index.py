@@ -6,6 +6,7 @@ from pathlib import Path
 
 from conftest import FIXTURES, run_cli
 from cudalint.config import Settings
+from cudalint.project.index import INDEX_VERSION
 from cudalint.runner import project_index
 
 
@@ -73,7 +74,7 @@ def test_index_is_cached_and_incremental(tmp_path):
     project = _copy(tmp_path)
     settings = Settings(select=frozenset({"CDL101"}), root=project)
     first = project_index(settings, cache=True)
-    cache_file = project / ".cudalint_cache" / "project-index-v5.data"
+    cache_file = project / ".cudalint_cache" / f"project-index-v{INDEX_VERSION}.data"
     assert cache_file.is_file()
     stored = json.loads(cache_file.read_text(encoding="utf-8"))
     assert "mypkg/model.py" in stored

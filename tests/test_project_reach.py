@@ -6,6 +6,7 @@ import textwrap
 
 from conftest import findings_of, run_cli, triples
 from cudalint.config import Settings
+from cudalint.project.index import INDEX_VERSION
 from cudalint.runner import project_index
 
 SETUP = "from setuptools import setup\nsetup(name='pkg')\n"
@@ -226,7 +227,7 @@ def test_cached_results_follow_reachability(tmp_path):
         return [(d["code"], d["line"]) for d in json.loads(result.stdout)]
 
     assert codes() == [("CDL201", 11)]
-    assert (project / ".cudalint_cache" / "project-index-v5.data").is_file()
+    assert (project / ".cudalint_cache" / f"project-index-v{INDEX_VERSION}.data").is_file()
     chooser = project / "pkg" / "chooser.py"
     chooser.write_text(chooser.read_text().replace('if name == "cuda":', "if name:"), encoding="utf-8")
     assert codes() == [("CDL201", 6), ("CDL201", 11), ("CDL202", 15)]  # the cached result was not reused

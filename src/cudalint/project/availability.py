@@ -10,7 +10,7 @@ rules as the libcst side (cudalint.python.optional_imports), on module-level nam
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from cudalint.project.reach import TRIES
 from cudalint.python.optional_facts import optional_facts, requirement_module
@@ -32,7 +32,31 @@ def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[s
         _scan_trial(trial, judge.trues)
     found = {name: judge.function(name) for name in functions}
     found.update((name, judge.name(name)) for name in assigned)
+    for name in functions:  # `_is_package_available(pkg_name)`: another module's call names the package
+        position = judge.parameterized(name)
+        if found.get(name) is None and position is not None:
+            found[name] = f"{PARAMETER}{position}"
     return {name: library for name, library in sorted(found.items()) if library is not None}
+
+
+# A helper that tests the package its caller names: the library it tests is this prefix and the position of
+# the parameter (`_is_package_available(pkg_name, ...)` -> "*0"); a call with a literal there tests that module.
+PARAMETER = "*"
+
+
+def called_library(tested: str, positional: List[Optional[str]], keywords: Dict[str, Optional[str]], params: List[str]) -> Optional[str]:
+    """The library a call of a helper tests: its own, or for a parameterized helper the module its
+    argument names (None when that argument is not a literal)."""
+    if not tested.startswith(PARAMETER):
+        return tested
+    position = int(tested[len(PARAMETER):])
+    text = positional[position] if position < len(positional) else keywords.get(params[position]) if position < len(params) else None
+    return requirement_module(text) or None if isinstance(text, str) else None
+
+
+def one_of(libraries) -> str:
+    """Several libraries any one of which makes a test true ("msamp|transformer_engine"); "" when unknown."""
+    return "" if "" in libraries or not libraries else "|".join(sorted(libraries))
 
 
 def _module_level(body, functions, assigned) -> None:
@@ -103,7 +127,9 @@ class _Judge:
             known = {library for library in found if library is not None}
             if isinstance(node.op, ast.And) and not known or isinstance(node.op, ast.Or) and None in found:
                 return None
-            return known.pop() if len(known) == 1 else ""
+            if len(known) == 1:
+                return known.pop()
+            return one_of(known) if isinstance(node.op, ast.Or) else ""
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.IsNot, ast.NotEq)):
             other = node.comparators[0]
             if isinstance(other, ast.Constant) and other.value is None:
@@ -114,10 +140,33 @@ class _Judge:
                 return _queried_library(node)
             if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1:
                 return self.test(node.args[0], depth + 1)
-            return self.function(node.func.id, depth + 1) if isinstance(node.func, ast.Name) else None
+            if not isinstance(node.func, ast.Name):
+                return None
+            library = self.function(node.func.id, depth + 1)
+            if library is not None:
+                return library
+            position = self.parameterized(node.func.id, depth + 1)
+            if position is None:
+                return None
+            function = self.functions[node.func.id]
+            return called_library(f"{PARAMETER}{position}", *_literal_arguments(node, function))
         if isinstance(node, ast.Name):
             return self.name(node.id, depth + 1)
         return None
+
+    def parameterized(self, name: str, depth: int = 0) -> Optional[int]:
+        """`def _is_package_available(pkg_name, ...)`: the position of the parameter whose package the
+        function tests, when every return it can reach with its other parameters at their defaults is
+        a query of that package (through locals: `exists = find_spec(pkg_name) is not None`), a False or
+        None, or a True returned only under such a query; None otherwise."""
+        node = self.functions.get(name)
+        if node is None or ("param", name) in self.visiting or depth > MAX_DEPTH:
+            return None
+        self.visiting.add(("param", name))
+        try:
+            return _parameterized(node, self.queries, self.resolve)
+        finally:
+            self.visiting.discard(("param", name))
 
 
 def _queried_library(call: ast.Call) -> str:
@@ -184,3 +233,120 @@ def _own_returns(function) -> List[ast.Return]:
         elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
     return found
+
+
+def _literal_arguments(call: ast.Call, function) -> Tuple[List[Optional[str]], Dict[str, Optional[str]], List[str]]:
+    positional = [arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None for arg in call.args]
+    keywords = {kw.arg: kw.value.value if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str) else None
+                for kw in call.keywords if kw.arg}
+    return positional, keywords, [arg.arg for arg in [*function.args.posonlyargs, *function.args.args]]
+
+
+def _parameterized(function, queries, resolve) -> Optional[int]:
+    params = [arg.arg for arg in [*function.args.posonlyargs, *function.args.args]]
+    defaults = dict(zip(reversed(params), reversed(function.args.defaults)))
+    local: Dict[str, List[ast.AST]] = {}
+    for node in _own_statements(function.body):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    local.setdefault(target.id, []).append(node.value)
+    for position, param in enumerate(params):
+        if param in ("self", "cls") or param in local:
+            continue
+        judge = _ParameterTest(param, queries, resolve, local)
+        live = [(ret, conditions) for ret, conditions in _conditioned_returns(function.body, ())
+                if not _dead(conditions, param, defaults)]
+        tested = False
+        for ret, conditions in live:
+            value = ret.value
+            if value is None or isinstance(value, ast.Constant) and value.value in (None, False):
+                continue
+            if isinstance(value, ast.Constant) and value.value is True:
+                if not any(polarity and judge.test(test) for test, polarity in conditions):
+                    break
+            elif not judge.test(value):
+                break
+            tested = True
+        else:
+            if tested:
+                return position
+    return None
+
+
+class _ParameterTest:
+    """Is an expression, inside the helper, true only where the package its parameter names imports?"""
+
+    def __init__(self, param, queries, resolve, local):
+        self.param, self.queries, self.resolve, self.local = param, queries, resolve, local
+        self.visiting = set()
+
+    def test(self, node: ast.AST, depth: int = 0) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.IsNot, ast.NotEq)):
+            other = node.comparators[0]
+            return isinstance(other, ast.Constant) and other.value is None and self.test(node.left, depth + 1)
+        if isinstance(node, ast.BoolOp):
+            found = [self.test(value, depth + 1) for value in node.values]
+            return any(found) if isinstance(node.op, ast.And) else all(found)
+        if isinstance(node, ast.Call):
+            if self.resolve(node.func) in self.queries:
+                module = next((kw.value for kw in node.keywords if kw.arg == "module"), None)
+                first = module or (node.args[0] if node.args else None)
+                return isinstance(first, ast.Name) and first.id == self.param
+            if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1:
+                return self.test(node.args[0], depth + 1)
+            return False
+        if isinstance(node, ast.Name) and node.id in self.local and node.id not in self.visiting:
+            self.visiting.add(node.id)
+            try:
+                values = self.local[node.id]
+                falsy = [isinstance(v, ast.Constant) and v.value in (None, False) for v in values]
+                return not all(falsy) and all(f or self.test(v, depth + 1) for f, v in zip(falsy, values))
+            finally:
+                self.visiting.discard(node.id)
+        return False
+
+
+def _dead(conditions, tested: str, defaults) -> bool:
+    """A return under `if return_version:` with `return_version=False`: not reached by a call that leaves
+    that parameter at its default (the tested parameter itself is what the caller gives)."""
+    for test, polarity in conditions:
+        if isinstance(test, ast.Name) and test.id != tested and test.id in defaults:
+            default = defaults[test.id]
+            if isinstance(default, ast.Constant) and bool(default.value) != polarity:
+                return True
+    return False
+
+
+def _conditioned_returns(body, conditions):
+    """Each `return` of a function's own code, with the `if` tests (and their outcome) it sits under."""
+    for node in body:
+        if isinstance(node, ast.Return):
+            yield node, conditions
+        elif isinstance(node, ast.If):
+            yield from _conditioned_returns(node.body, conditions + ((node.test, True),))
+            yield from _conditioned_returns(node.orelse, conditions + ((node.test, False),))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        else:
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list):
+                    yield from _conditioned_returns(inner, conditions)
+            for handler in getattr(node, "handlers", ()):
+                yield from _conditioned_returns(handler.body, conditions)
+
+
+def _own_statements(body):
+    for node in body:
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                yield from _own_statements(inner)
+        for handler in getattr(node, "handlers", ()):
+            yield from _own_statements(handler.body)

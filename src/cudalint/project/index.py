@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "6"
+INDEX_VERSION = "7"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -333,10 +333,18 @@ class ProjectIndex:
         if found is None or found[0] is None:
             return None
         facts, _, name = found
-        known = facts.guards.get(name)
+        known = facts.guards.get(name) or self._tests_cuda_library(facts, name)
         if known is not None or name not in facts.guards_via:
             return known
         return self.looked_up(facts.guards_via[name], depth)
+
+    def _tests_cuda_library(self, facts: FileFacts, name: str) -> Optional[Tuple[bool, bool]]:
+        """`is_fp8_available()` true only where MS-AMP or Transformer Engine imports: true only off a Mac."""
+        library = facts.availability.get(name)
+        if not library or library.startswith("*"):
+            return None
+        parts = library.split("|")
+        return (True, False) if all(self._cuda_library(part) is not None for part in parts) else None
 
     def guard_constant(self, qualified: str, depth: int = 0) -> Optional[Tuple[bool, bool]]:
         """(true only off a Mac, false only off a Mac) of a module constant bound to a guard."""
@@ -344,7 +352,7 @@ class ProjectIndex:
         if found is None or found[0] is None:
             return None
         facts, _, name = found
-        known = facts.guard_constants.get(name)
+        known = facts.guard_constants.get(name) or self._tests_cuda_library(facts, name)
         if known is not None or name not in facts.guard_constants_via:
             return known
         return self.looked_up(facts.guard_constants_via[name], depth)

@@ -194,7 +194,7 @@ class _Uses:
             else:
                 for default in [*node.args.defaults, *node.args.kw_defaults]:
                     push(default, guarded, context, function)
-            skipped = self._decorators(inner, node.decorator_list)
+            skipped = self._decorators(inner, node.decorator_list) or (isinstance(node, ast.ClassDef) and self._backend(node))
             self._block(node.body, True if skipped else guarded, inner, node if isinstance(node, FUNCTIONS) else function)
         elif isinstance(node, (ast.If, ast.While)):
             push(node.test, guarded, context, function)
@@ -234,6 +234,15 @@ class _Uses:
                 self._block(case.body, guarded, context, function)
         else:
             self._children(node, guarded, context, function)
+
+    def _backend(self, node: ast.ClassDef) -> bool:
+        """The CUDA backend of a device abstraction: its `is_available()` returns a CUDA query (the libcst
+        guard evaluator's backend_class, on CPython's tree, with this module's knowledge only)."""
+        for item in node.body:
+            if isinstance(item, FUNCTIONS) and item.name == "is_available":
+                found = self.reader._function_guard(item)
+                return found is not None and found[0]
+        return False
 
     def _children(self, node: ast.AST, guarded: bool, context: str, function) -> None:
         stack = self.stack

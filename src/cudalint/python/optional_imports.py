@@ -19,6 +19,7 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
+from cudalint.project.availability import PARAMETER, called_library, one_of
 from cudalint.python.children import TRY_KINDS, code_children
 from cudalint.python.names import string_value
 from cudalint.python.optional_facts import optional_facts, requirement_module
@@ -44,10 +45,15 @@ class Availability:
         """The test's guard and the library it tests ("" when that is not known)."""
         scope = scope or self.model.scope
         key = (id(node), id(scope))
-        if key not in self.memo:
-            self.memo[key] = NOTHING  # a cycle through bindings is unknown
-            self.memo[key] = self._test(node, scope, depth) if depth <= MAX_DEPTH else NOTHING
-        return self.memo[key]
+        cached = self.memo.get(key)
+        if cached is not None and cached[1] <= depth:  # worked out with at least this much depth left
+            return cached[0]
+        if depth > MAX_DEPTH:
+            return NOTHING  # too deep here; a shallower question about the same test is answered afresh
+        self.memo[key] = (NOTHING, -1)  # a cycle through bindings is unknown
+        found = self._test(node, scope, depth)
+        self.memo[key] = (found, depth)
+        return found
 
     def _test(self, node, scope, depth) -> Tested:
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -60,7 +66,9 @@ class Availability:
             else:
                 guard = Guard(left.when_true and right.when_true, left.when_false or right.when_false)
             libraries = {library for found, library in ((left, one), (right, other)) if found.known}
-            return guard, libraries.pop() if len(libraries) == 1 else ""
+            if len(libraries) == 1:
+                return guard, libraries.pop()
+            return guard, one_of(libraries) if isinstance(node.operator, cst.Or) else ""
         if isinstance(node, cst.NamedExpr):
             return self.tested(node.value, scope, depth + 1)
         if isinstance(node, cst.Comparison):
@@ -93,7 +101,11 @@ class Availability:
         if isinstance(call.func, cst.Name) and call.func.value == "bool" and len(call.args) == 1 and not model.lookup("bool", scope):
             return self.tested(call.args[0].value, scope, depth + 1)
         if qualified is not None:
-            return self._project(qualified)
+            return self._project(qualified, call)
+        if model.project is not None and model.module_name and isinstance(call.func, cst.Name):
+            own = self._project(f"{model.module_name}.{call.func.value}", call)  # a helper of this file the index read
+            if own[0].known:
+                return own
         returned = []
         for callee in model.values(call.func, scope, depth + 1):
             inner = model.scopes.get(id(callee.data)) if callee.kind == "func" else None
@@ -155,10 +167,13 @@ class Availability:
                 elif library and isinstance(small, (cst.Return, cst.Assign, cst.AnnAssign)) and small.value is not None:
                     into[id(small.value)] = library
 
-    def _project(self, qualified: str) -> Tested:
+    def _project(self, qualified: str, call: Optional[cst.Call] = None) -> Tested:
         project = self.model.project
         if project is not None and project.is_own(qualified):
             library = project.tested_library(qualified)
+            if library is not None and library.startswith(PARAMETER):  # `_is_package_available("flash_attn")`
+                positional = [string_value(arg.value) for arg in call.args if arg.keyword is None] if call is not None else []
+                library = called_library(library, positional, {}, [])
             if library is not None:
                 return AVAILABLE, library
         return NOTHING

@@ -106,6 +106,8 @@ class CudaImports:
         """The (absolute) module is a CUDA-only library or a project module that imports one."""
         if not module:
             return False
+        if "|" in module:  # a test true where any of several libraries imports: CUDA-only if each is
+            return all(self.cuda_only(part) for part in module.split("|"))
         if module not in self._modules:
             if self._libraries is None:
                 self._libraries = cuda_libraries(self.model)

@@ -386,3 +386,50 @@ def test_helpers_that_test_the_package_their_caller_names():
                        "pkg/import_utils.py": textwrap.dedent(PACKAGE_HELPERS["pkg/import_utils.py"]).lstrip("\n")},
     ))
     assert found == [("CDL204", 15, 15)]
+
+
+def test_a_helper_that_returns_a_version_check_once_the_package_was_found():
+    # transformers' form: early exits on the package test, then a version comparison; the package test
+    # sets its flag back to True under itself (a dev build of torch)
+    utils = """
+        import importlib.metadata
+        import importlib.util
+
+        from packaging import version
+
+
+        def _is_package_available(pkg_name, return_version=False):
+            package_exists = importlib.util.find_spec(pkg_name) is not None
+            package_version = "N/A"
+            if package_exists:
+                try:
+                    package_version = importlib.metadata.version(pkg_name)
+                except importlib.metadata.PackageNotFoundError:
+                    if pkg_name == "torch":
+                        package_exists = True
+                    else:
+                        package_exists = False
+            if return_version:
+                return package_exists, package_version
+            else:
+                return package_exists
+
+
+        def is_flash_attn_2_available():
+            if not _is_package_available("flash_attn"):
+                return False
+            return version.parse(importlib.metadata.version("flash_attn")) >= version.parse("2.1.0")
+
+
+        def is_anything():
+            return version.parse("2.1.0") > version.parse("2.0")
+    """
+    model = """
+        from pkg.import_utils import is_anything, is_flash_attn_2_available
+
+        if is_flash_attn_2_available():
+            from flash_attn import flash_attn_func
+        if is_anything():
+            from flash_attn import flash_attn_varlen_func
+    """
+    assert lint_in_project({"pkg/import_utils.py": utils, "pkg/model.py": model}, "pkg/model.py") == [("CDL404", 6, 5)]

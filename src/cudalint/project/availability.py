@@ -91,9 +91,29 @@ class _Judge:
             return None
         self.visiting.add(("def", name))
         try:
-            return self._only_when_available([inner.value for inner in _own_returns(node)], depth)
+            libraries = set()
+            for ret, conditions in _conditioned(node.body, ()):
+                if not isinstance(ret, ast.Return) or ret.value is None or _falsy(ret.value):
+                    continue
+                value = ret.value
+                library = self.trues.get(id(value)) or self.test(value, depth + 1)
+                if library is None:  # `return version(...) >= ...` after `if not find_spec(...): return False`
+                    library = next((found for found in (self._holds(test, polarity, depth) for test, polarity in conditions)
+                                    if found is not None), None)
+                if library is None:
+                    return None
+                libraries.add(library)
+            if not libraries:
+                return None
+            return libraries.pop() if len(libraries) == 1 else ""
         finally:
             self.visiting.discard(("def", name))
+
+    def _holds(self, test: ast.AST, polarity: bool, depth: int) -> Optional[str]:
+        """The library a condition (a test and the outcome it had) proves imports, else None."""
+        if not polarity and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, polarity = test.operand, True
+        return self.test(test, depth + 1) if polarity else None
 
     def name(self, name: str, depth: int = 0) -> Optional[str]:
         values = self.assigned.get(name)
@@ -222,19 +242,6 @@ def _in_order(body):
             yield from _in_order(node.body)
 
 
-def _own_returns(function) -> List[ast.Return]:
-    """The `return <value>` statements of a function, not of the functions and classes inside it."""
-    found: List[ast.Return] = []
-    stack = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Return):
-            found.append(node)
-        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
-    return found
-
-
 def _literal_arguments(call: ast.Call, function) -> Tuple[List[Optional[str]], Dict[str, Optional[str]], List[str]]:
     positional = [arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None for arg in call.args]
     keywords = {kw.arg: kw.value.value if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str) else None
@@ -245,32 +252,21 @@ def _literal_arguments(call: ast.Call, function) -> Tuple[List[Optional[str]], D
 def _parameterized(function, queries, resolve) -> Optional[int]:
     params = [arg.arg for arg in [*function.args.posonlyargs, *function.args.args]]
     defaults = dict(zip(reversed(params), reversed(function.args.defaults)))
-    local: Dict[str, List[ast.AST]] = {}
-    for node in _own_statements(function.body):
+    statements = list(_conditioned(function.body, ()))
+    local: Dict[str, List[Tuple[ast.AST, tuple]]] = {}
+    for node, conditions in statements:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 if isinstance(target, ast.Name):
-                    local.setdefault(target.id, []).append(node.value)
+                    local.setdefault(target.id, []).append((node.value, conditions))
     for position, param in enumerate(params):
         if param in ("self", "cls") or param in local:
             continue
         judge = _ParameterTest(param, queries, resolve, local)
-        live = [(ret, conditions) for ret, conditions in _conditioned_returns(function.body, ())
-                if not _dead(conditions, param, defaults)]
-        tested = False
-        for ret, conditions in live:
-            value = ret.value
-            if value is None or isinstance(value, ast.Constant) and value.value in (None, False):
-                continue
-            if isinstance(value, ast.Constant) and value.value is True:
-                if not any(polarity and judge.test(test) for test, polarity in conditions):
-                    break
-            elif not judge.test(value):
-                break
-            tested = True
-        else:
-            if tested:
-                return position
+        returns = [(node.value, conditions) for node, conditions in statements
+                   if isinstance(node, ast.Return) and not _dead(conditions, param, defaults)]
+        if judge.only_where_available(returns):
+            return position
     return None
 
 
@@ -280,6 +276,26 @@ class _ParameterTest:
     def __init__(self, param, queries, resolve, local):
         self.param, self.queries, self.resolve, self.local = param, queries, resolve, local
         self.visiting = set()
+
+    def only_where_available(self, values, depth: int = 0) -> bool:
+        """Every value (with the conditions it is bound or returned under) is falsy, a test of the package,
+        or bound only once such a test held; and at least one is a test."""
+        tested = False
+        for value, conditions in values:
+            if value is None or _falsy(value):
+                continue
+            if self.test(value, depth + 1):
+                tested = tested or not (isinstance(value, ast.Name) and value.id in self.visiting)
+            elif any(self.holds(test, polarity, depth) for test, polarity in conditions):
+                tested = True
+            else:
+                return False
+        return tested
+
+    def holds(self, test: ast.AST, polarity: bool, depth: int) -> bool:
+        if not polarity and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, polarity = test.operand, True
+        return polarity and self.test(test, depth + 1)
 
     def test(self, node: ast.AST, depth: int = 0) -> bool:
         if depth > MAX_DEPTH:
@@ -298,15 +314,19 @@ class _ParameterTest:
             if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1:
                 return self.test(node.args[0], depth + 1)
             return False
-        if isinstance(node, ast.Name) and node.id in self.local and node.id not in self.visiting:
+        if isinstance(node, ast.Name) and node.id in self.local:
+            if node.id in self.visiting:
+                return True  # assumed while its own bindings are judged (`exists = True` under `if exists:`)
             self.visiting.add(node.id)
             try:
-                values = self.local[node.id]
-                falsy = [isinstance(v, ast.Constant) and v.value in (None, False) for v in values]
-                return not all(falsy) and all(f or self.test(v, depth + 1) for f, v in zip(falsy, values))
+                return self.only_where_available(self.local[node.id], depth + 1)
             finally:
                 self.visiting.discard(node.id)
         return False
+
+
+def _falsy(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (None, False)
 
 
 def _dead(conditions, tested: str, defaults) -> bool:
@@ -320,33 +340,24 @@ def _dead(conditions, tested: str, defaults) -> bool:
     return False
 
 
-def _conditioned_returns(body, conditions):
-    """Each `return` of a function's own code, with the `if` tests (and their outcome) it sits under."""
+def _conditioned(body, conditions):
+    """Each `return` and assignment of a function's own code, with the `if` tests (and their outcome) it
+    sits under: those of the blocks around it, and those of earlier `if`s in its blocks that exit
+    (`if not find_spec(name): return False` before the rest)."""
     for node in body:
-        if isinstance(node, ast.Return):
+        if isinstance(node, (ast.Return, ast.Assign, ast.AnnAssign)):
             yield node, conditions
         elif isinstance(node, ast.If):
-            yield from _conditioned_returns(node.body, conditions + ((node.test, True),))
-            yield from _conditioned_returns(node.orelse, conditions + ((node.test, False),))
+            yield from _conditioned(node.body, conditions + ((node.test, True),))
+            yield from _conditioned(node.orelse, conditions + ((node.test, False),))
+            if not node.orelse and node.body and isinstance(node.body[-1], (ast.Return, ast.Raise)):
+                conditions = conditions + ((node.test, False),)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         else:
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(node, field, None)
                 if isinstance(inner, list):
-                    yield from _conditioned_returns(inner, conditions)
+                    yield from _conditioned(inner, conditions)
             for handler in getattr(node, "handlers", ()):
-                yield from _conditioned_returns(handler.body, conditions)
-
-
-def _own_statements(body):
-    for node in body:
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(node, field, None)
-            if isinstance(inner, list):
-                yield from _own_statements(inner)
-        for handler in getattr(node, "handlers", ()):
-            yield from _own_statements(handler.body)
+                yield from _conditioned(handler.body, conditions)

@@ -314,3 +314,32 @@ def test_an_early_exit_unless_the_device_type_is_one_no_mac_has():
     """
     # "cpu" is a Mac's device type too: the second function still reaches the CUDA-only scaler there.
     assert lint(source, select={"CDL205"}) == [("CDL205", 13, 12)]
+
+
+def test_an_environment_opt_in_beside_a_cuda_query_forces_the_cuda_path():
+    # FORCE_CUDA is unset on every host until someone sets it: `is_available() or FORCE_CUDA` is the CUDA
+    # branch. A default that is on, or an opt-in alone (a launcher's variable), guards nothing.
+    found = triples(findings_of(textwrap.dedent(
+        """
+        import os
+        import torch
+        from torch.utils.cpp_extension import CUDAExtension, CppExtension
+
+        FORCE = int(os.environ.get("FORCE_CUDA", 0))
+
+
+        def make():
+            if torch.cuda.is_available() or os.getenv("FORCE_CUDA", "0") == "1":
+                extension = CUDAExtension
+            else:
+                extension = CppExtension
+            if torch.cuda.is_available() or FORCE or os.environ.get("CUDA_HOME"):
+                extension = CUDAExtension
+            if torch.cuda.is_available() or os.getenv("NO_CUDA", "1") == "1":
+                extension = CUDAExtension
+            if os.environ.get("USE_CUDA"):
+                torch.cuda.synchronize()
+            return extension
+        """
+    ).lstrip("\n"), path="setup.py", select={"CDL401", "CDL201"}))
+    assert found == [("CDL401", 16, 21), ("CDL201", 18, 9)]

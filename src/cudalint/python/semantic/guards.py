@@ -24,6 +24,7 @@ from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - 
 from cudalint.python.mac_failures import dead_returns, falsy_constant
 from cudalint.python.names import dotted, string_value
 from cudalint.python.semantic.none_guard import none_on_mac
+from cudalint.python.semantic.values import UNSET
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -275,7 +276,10 @@ class GuardEvaluator:
             right = self.guard(test.right, scope, depth + 1)
             if isinstance(test.operator, cst.And):
                 return Guard(left.when_true or right.when_true, left.when_false and right.when_false)
-            return Guard(left.when_true and right.when_true, left.when_false or right.when_false)
+            # `torch.cuda.is_available() or os.getenv("FORCE_CUDA", "0") == "1"`: the CUDA path, forced
+            left_true = left.when_true or (right.when_true and self._opt_in(test.left, scope, depth))
+            right_true = right.when_true or (left.when_true and self._opt_in(test.right, scope, depth))
+            return Guard(left_true and right_true, left.when_false or right.when_false)
         if isinstance(test, (cst.Comparison, cst.Call, cst.Name, cst.Attribute)):
             if isinstance(test, cst.Comparison):
                 found = self._comparison(test, scope, depth)
@@ -287,6 +291,14 @@ class GuardEvaluator:
         if isinstance(test, cst.NamedExpr):
             return self.guard(test.value, scope, depth + 1)
         return UNKNOWN
+
+    def _opt_in(self, test, scope, depth) -> bool:
+        """`os.getenv("FORCE_CUDA", "0") == "1"`: a test of an environment variable that is false where
+        the variable is not set. Beside a CUDA query in an `or` it forces the CUDA path (a CUDA build on a
+        machine that cannot see its GPU); every host, a Mac included, runs with it false until someone
+        sets it. Alone it says nothing: `os.getenv("WORLD_SIZE", "1") != "1"` is a launcher's, on any host."""
+        found = self.model.evaluator.unset_environment(test, scope, depth + 1)
+        return found is UNSET or (found is not None and not found)
 
     def _library_guard(self, test, scope, depth) -> Guard:
         """`if is_triton_available():`, `find_spec("tensorrt") is None`: a test that is true (or false)

@@ -115,6 +115,49 @@ class Evaluator:
             return self._text_test(node, scope, depth)
         return (Value(UNKNOWN_KIND, None, node),)
 
+    def unset_environment(self, node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Optional[object]:
+        """What an expression that reads the environment is where the variables it reads are not set:
+        `os.getenv("FORCE_CUDA", "0") == "1"` is False, `int(os.environ.get("N", 1))` is 1; None when
+        the expression reads no variable, or its value there is not known."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(node, cst.Call):
+            qualified = self.model.resolve(node.func, scope)
+            positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+            if qualified in ENVIRONMENT_READERS and positional and len(positional) == len(node.args):
+                if len(positional) == 1:
+                    return UNSET
+                default = _literal(positional[1])
+                return default.data if default is not None and default.kind in ("str", "int", "bool", "none") else None
+            func = node.func
+            if isinstance(func, cst.Name) and func.value in ("str", "int", "bool") and len(positional) == 1 == len(node.args):
+                if self.model.lookup(func.value, scope):
+                    return None
+                inner = self.unset_environment(positional[0], scope, depth + 1)
+                if inner is None:
+                    return None
+                inner = None if inner is UNSET else inner
+                try:
+                    return {"str": str, "int": int, "bool": bool}[func.value](inner)
+                except (TypeError, ValueError):
+                    return None
+            if isinstance(func, cst.Attribute) and func.attr.value in TEXT_METHODS and not node.args:
+                inner = self.unset_environment(func.value, scope, depth + 1)
+                return TEXT_METHODS[func.attr.value](inner) if isinstance(inner, str) else None
+            return None
+        if isinstance(node, cst.Comparison):
+            wanted = _compared_texts(node)
+            inner = self.unset_environment(node.left, scope, depth + 1) if wanted is not None else None
+            if inner is None:
+                return None
+            texts, equal = wanted
+            return ((inner if inner is not UNSET else None) in texts) == equal
+        if isinstance(node, cst.Name):
+            bindings = self.model.lookup(node.value, scope)
+            if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+                return self.unset_environment(bindings[0].value, bindings[0].context, depth + 1)
+        return None
+
     def _text_test(self, node: cst.Comparison, scope, depth) -> Tuple[Value, ...]:
         """`str(os.getenv("PIN_MEMORY", True)).lower() == "true"`: a string compared with literals is a
         bool for each string it may be, written where that string is (the environment's default)."""
@@ -311,6 +354,9 @@ class Evaluator:
                 if arg.keyword is not None and arg.keyword.value == key:
                     return self.values(arg.value, where, depth + 1)
         return ()
+
+
+UNSET = object()  # an environment variable read without a default, where it is not set (None)
 
 
 def _as_text(value: Value) -> Optional[Value]:

@@ -81,3 +81,28 @@ def test_skipping_the_test_in_the_handler_is_a_way_out_off_cuda():
                 pytest.skip("needs CUDA")
         """
     ) == []
+
+
+def test_a_handler_that_returns_an_answer_is_a_fallback():
+    # `_is_fp64_available(device)`: the probe fails on MPS, and the function says so instead of failing
+    assert lint(
+        """
+        import torch
+
+
+        def fp64_available(device):
+            try:
+                x = torch.zeros(2, dtype=torch.float64).to(device)
+                return True
+            except Exception:
+                return False
+
+
+        def fp64_or_exit(device):
+            try:
+                return torch.zeros(2, dtype=torch.float64).to(device)
+            except Exception:
+                raise SystemExit(1)
+        """,
+        select=("CDL601", "CDL608"),
+    ) == [("CDL608", 14, 16)]

@@ -91,21 +91,8 @@ class _Judge:
             return None
         self.visiting.add(("def", name))
         try:
-            libraries = set()
-            for ret, conditions in _conditioned(node.body, ()):
-                if not isinstance(ret, ast.Return) or ret.value is None or _falsy(ret.value):
-                    continue
-                value = ret.value
-                library = self.trues.get(id(value)) or self.test(value, depth + 1)
-                if library is None:  # `return version(...) >= ...` after `if not find_spec(...): return False`
-                    library = next((found for found in (self._holds(test, polarity, depth) for test, polarity in conditions)
-                                    if found is not None), None)
-                if library is None:
-                    return None
-                libraries.add(library)
-            if not libraries:
-                return None
-            return libraries.pop() if len(libraries) == 1 else ""
+            returns = [(ret.value, conditions) for ret, conditions in _conditioned(node.body, ()) if isinstance(ret, ast.Return)]
+            return self._only_when_available(returns, depth)
         finally:
             self.visiting.discard(("def", name))
 
@@ -121,16 +108,22 @@ class _Judge:
             return None
         self.visiting.add(("name", name))
         try:
-            return self._only_when_available(values, depth)
+            return self._only_when_available([(value, ()) for value in values], depth)
         finally:
             self.visiting.discard(("name", name))
 
     def _only_when_available(self, values, depth) -> Optional[str]:
+        """Every value (with the conditions it is returned or bound under) is False/None, true only where
+        a package imports, or returned only once such a test held (`return version(...) >= ...` after
+        `if not find_spec(...): return False`); the library, or None."""
         libraries = set()
-        for value in values:
-            if value is None or (isinstance(value, ast.Constant) and value.value in (None, False)):
+        for value, conditions in values:
+            if value is None or _falsy(value):
                 continue
             library = self.trues.get(id(value)) or self.test(value, depth + 1)
+            if library is None:
+                library = next((found for found in (self._holds(test, polarity, depth) for test, polarity in conditions)
+                                if found is not None), None)
             if library is None:
                 return None
             libraries.add(library)

@@ -9,6 +9,8 @@ import libcst as cst
 
 from cudalint.catalog import Rule
 from cudalint.python.fixplan import FixPlan
+from cudalint.python.children import code_children
+from cudalint.python.optional_facts import optional_facts
 from cudalint.python.semantic import SemanticModel
 
 # A related location: the node and what it is ("the device argument it reaches").
@@ -36,12 +38,41 @@ class FileContext:
         self.reported: Dict[int, Hit] = {}
         # Depth counters maintained by the visitor.
         self.guard_depth = 0  # inside code that never runs on a Mac (the guard evaluator says so)
+        self.fallback_depth = 0  # of those, the bodies of a `try:` whose handler falls back
         self.test_depth = 0  # inside the test of an if/while/ternary
         self.optional_import_depth = 0  # inside `try:` whose handler catches ImportError
         self.import_depth = 0  # inside an import statement
         self.type_depth = 0  # inside a type expression (an annotation, a typing generic's parameters, a type alias)
         self.silenced: Tuple[str, ...] = ()  # codes (or prefixes) not reported here: inside an override of the user's call
         self.check_state: Dict[str, object] = {}  # per-file state of a custom check, keyed by its name
+
+    def _never_raises(self, node: cst.CSTNode) -> bool:
+        """An API that does nothing without CUDA instead of raising (`torch.cuda.set_rng_state_all` is queued
+        until CUDA initializes), reached on a Mac inside a `try:` that falls back: the handler never runs
+        for it, so the try guards it only when an earlier statement of its body already raised there."""
+        target = node.func if isinstance(node, cst.Call) else node
+        if not isinstance(target, (cst.Name, cst.Attribute)) or self.model.resolve(target) not in optional_facts().never_raise:
+            return False
+        stack = self.stack
+        for depth in range(len(stack) - 1, 1, -1):
+            if isinstance(stack[depth - 2], cst.Try) and stack[depth - 1] is stack[depth - 2].body:
+                before = stack[depth - 1].body[: stack[depth - 1].body.index(stack[depth])]
+                return not any(self._raises_off_cuda(statement) for statement in before)
+        return False
+
+    def _raises_off_cuda(self, statement: cst.CSTNode) -> bool:
+        """The statement calls a torch.cuda API that raises without CUDA (`torch.cuda.synchronize()`)."""
+        never = optional_facts().never_raise
+        nodes = [statement]
+        while nodes:
+            node = nodes.pop()
+            if isinstance(node, cst.Call):
+                qualified = self.model.resolve(node.func)
+                if qualified is not None and qualified.startswith("torch.cuda.") and qualified not in never:
+                    return True
+            if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                nodes.extend(code_children(node))
+        return False
 
     @property
     def imports(self) -> SemanticModel:
@@ -67,7 +98,7 @@ class FileContext:
         rule = self.rules.get(code)
         if rule is None:
             return
-        if self.guard_depth and rule.silenced_by_guard:
+        if self.guard_depth and rule.silenced_by_guard and not (self.guard_depth == self.fallback_depth and self._never_raises(node)):
             return  # code that never runs on a Mac is not a portability problem
         if self.type_depth:
             return  # a type expression names an API; it makes nothing and runs nothing

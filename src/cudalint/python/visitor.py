@@ -120,10 +120,12 @@ class Walker:
                 continue
             test = kind in BRANCHING and name == "test"
             guarded = name in shielded
+            fallback = guarded and kind is cst.Try
             if kind in SCOPES and name == SCOPE_OPENS[kind]:
                 self.model.enter(node)
             ctx.test_depth += test
             ctx.guard_depth += guarded
+            ctx.fallback_depth += fallback
             ctx.optional_import_depth += name in optional
             ctx.type_depth += name in typed
             if value_kind in NODE_KINDS or (value_kind not in SEQUENCES and is_node(value)):
@@ -134,6 +136,7 @@ class Walker:
                         self.walk(item)
             ctx.test_depth -= test
             ctx.guard_depth -= guarded
+            ctx.fallback_depth -= fallback
             ctx.optional_import_depth -= name in optional
             ctx.type_depth -= name in typed
             if name == "body" and kind in SCOPES:

@@ -232,3 +232,37 @@ def test_a_helper_called_only_by_a_cuda_backend_class_is_used_only_off_a_mac():
     }
     source = files["pkg/cuda.py"]
     assert lint(source, select={"CDL202"}, project_files=files, path="pkg/cuda.py") == [("CDL202", 18, 5)]
+
+
+def test_a_backend_class_whose_query_comes_from_another_module():
+    # pytorch's CUDAAccelerator asks fabric's num_cuda_devices(): the index judges that condition, and the
+    # helper both backends call is CUDA-only
+    files = {
+        "pkg/fabric.py": """
+            import torch
+
+
+            def num_cuda_devices():
+                return torch.cuda.device_count()
+
+
+            def _clear_cuda_memory():
+                torch.cuda.empty_cache()
+        """,
+        "pkg/trainer.py": """
+            from pkg.fabric import _clear_cuda_memory, num_cuda_devices
+
+
+            class CUDAAccelerator:
+                def teardown(self):
+                    _clear_cuda_memory()
+
+                @staticmethod
+                def is_available():
+                    \"\"\"CUDA devices are there.\"\"\"
+                    return num_cuda_devices() > 0
+        """,
+    }
+    assert lint(files["pkg/fabric.py"], select={"CDL202"}, project_files=files, path="pkg/fabric.py") == []
+    files["pkg/trainer.py"] = files["pkg/trainer.py"].replace("return num_cuda_devices() > 0", "return True")
+    assert lint(files["pkg/fabric.py"], select={"CDL202"}, project_files=files, path="pkg/fabric.py") == [("CDL202", 9, 5)]

@@ -194,8 +194,9 @@ class _Uses:
             else:
                 for default in [*node.args.defaults, *node.args.kw_defaults]:
                     push(default, guarded, context, function)
-            skipped = self._decorators(inner, node.decorator_list) or (isinstance(node, ast.ClassDef) and self._backend(node))
-            self._block(node.body, True if skipped else guarded, inner, node if isinstance(node, FUNCTIONS) else function)
+            skipped = self._decorators(inner, node.decorator_list)
+            body = True if skipped else self._backend(node, guarded) if isinstance(node, ast.ClassDef) else guarded
+            self._block(node.body, body, inner, node if isinstance(node, FUNCTIONS) else function)
         elif isinstance(node, (ast.If, ast.While)):
             push(node.test, guarded, context, function)
             self._block(node.body, self._under(guarded, node.test, True, function), context, function)
@@ -235,14 +236,19 @@ class _Uses:
         else:
             self._children(node, guarded, context, function)
 
-    def _backend(self, node: ast.ClassDef) -> bool:
-        """The CUDA backend of a device abstraction: its `is_available()` returns a CUDA query (the libcst
-        guard evaluator's backend_class, on CPython's tree, with this module's knowledge only)."""
+    def _backend(self, node: ast.ClassDef, guarded: Guarded) -> Guarded:
+        """Where the body of a class sits: under its own `is_available()` when that returns a CUDA query
+        (the CUDA backend of a device abstraction; the libcst guard evaluator's backend_class, on
+        CPython's tree), a query of another module's helper included (`return num_cuda_devices() > 0`
+        with num_cuda_devices imported: a condition the index judges)."""
         for item in node.body:
             if isinstance(item, FUNCTIONS) and item.name == "is_available":
+                returns = [inner.value for inner in item.body if isinstance(inner, ast.Return) and inner.value is not None]
+                if len(returns) == 1 and len(item.body) == 1 + _has_docstring(item):
+                    return self._under(guarded, returns[0], True, item)
                 found = self.reader._function_guard(item)
-                return found is not None and found[0]
-        return False
+                return True if found is not None and found[0] else guarded
+        return guarded
 
     def _children(self, node: ast.AST, guarded: bool, context: str, function) -> None:
         stack = self.stack
@@ -416,6 +422,11 @@ class _Uses:
         facts.decorators = decorators
         facts.private = sorted(self.private)
         facts.mentions = mentions
+
+
+def _has_docstring(function) -> bool:
+    first = function.body[0] if function.body else None
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
 
 
 def _range_stop(node: ast.AST) -> Optional[ast.AST]:

@@ -343,3 +343,20 @@ def test_an_environment_opt_in_beside_a_cuda_query_forces_the_cuda_path():
         """
     ).lstrip("\n"), path="setup.py", select={"CDL401", "CDL201"}))
     assert found == [("CDL401", 16, 21), ("CDL201", 18, 9)]
+
+
+def test_an_environment_read_without_a_default_is_unset_too():
+    found = triples(findings_of(textwrap.dedent(
+        """
+        import os
+        import torch
+        from torch.utils.cpp_extension import CUDAExtension
+
+
+        def make():
+            if torch.cuda.is_available() or os.getenv("FORCE_CUDA", None) == "1" or os.environ.get("CUDA_HOME"):
+                return CUDAExtension
+            return None
+        """
+    ).lstrip("\n"), path="setup.py", select={"CDL401"}))
+    assert found == []

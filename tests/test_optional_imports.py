@@ -433,3 +433,11 @@ def test_a_helper_that_returns_a_version_check_once_the_package_was_found():
             from flash_attn import flash_attn_varlen_func
     """
     assert lint_in_project({"pkg/import_utils.py": utils, "pkg/model.py": model}, "pkg/model.py") == [("CDL404", 6, 5)]
+
+
+def test_a_stored_parameter_position_that_is_not_a_number_names_no_library():
+    from cudalint.project.availability import called_library
+
+    assert called_library("*0", ["flash_attn"], {}, []) == "flash_attn"
+    assert called_library("*x", ["flash_attn"], {}, []) is None
+    assert called_library("*1", ["flash_attn"], {}, ["pkg_name"]) is None

@@ -33,9 +33,10 @@ def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[s
     found = {name: judge.function(name) for name in functions}
     found.update((name, judge.name(name)) for name in assigned)
     for name in functions:  # `_is_package_available(pkg_name)`: another module's call names the package
-        position = judge.parameterized(name)
-        if found.get(name) is None and position is not None:
-            found[name] = f"{PARAMETER}{position}"
+        if found.get(name) is None:
+            position = judge.parameterized(name)
+            if position is not None:
+                found[name] = f"{PARAMETER}{position}"
     return {name: library for name, library in sorted(found.items()) if library is not None}
 
 
@@ -49,14 +50,32 @@ def called_library(tested: str, positional: List[Optional[str]], keywords: Dict[
     argument names (None when that argument is not a literal)."""
     if not tested.startswith(PARAMETER):
         return tested
-    position = int(tested[len(PARAMETER):])
+    digits = tested[len(PARAMETER):]
+    if not digits.isdigit():
+        return None  # not an index this version wrote
+    position = int(digits)
     text = positional[position] if position < len(positional) else keywords.get(params[position]) if position < len(params) else None
     return requirement_module(text) or None if isinstance(text, str) else None
 
 
 def one_of(libraries) -> str:
     """Several libraries any one of which makes a test true ("msamp|transformer_engine"); "" when unknown."""
-    return "" if "" in libraries or not libraries else "|".join(sorted(libraries))
+    return "" if "" in libraries or not libraries else ANY_OF.join(sorted(libraries))
+
+
+ANY_OF = "|"
+
+
+def libraries_of(tested: str) -> List[str]:
+    """The libraries a test's answer names, any one of which makes it true ([] for a parameterized helper)."""
+    return [] if not tested or tested.startswith(PARAMETER) else tested.split(ANY_OF)
+
+
+def _proved(test: ast.AST, polarity: bool) -> Optional[ast.AST]:
+    """The test that is true where a condition (a test and the outcome it had) holds: `not x` false -> x."""
+    if not polarity and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    return test if polarity else None
 
 
 def _module_level(body, functions, assigned) -> None:
@@ -83,6 +102,7 @@ class _Judge:
         self.assigned = assigned
         self.visiting = set()
         self.trues: Dict[int, str] = {}  # id of a `True` set or returned after a guarded import -> the module
+        self.positions: Dict[str, Optional[int]] = {}  # function -> the parameter whose package it tests
 
     def function(self, name: str, depth: int = 0) -> Optional[str]:
         """None: not an availability test; else the module it tests ("" when not known)."""
@@ -98,9 +118,8 @@ class _Judge:
 
     def _holds(self, test: ast.AST, polarity: bool, depth: int) -> Optional[str]:
         """The library a condition (a test and the outcome it had) proves imports, else None."""
-        if not polarity and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, polarity = test.operand, True
-        return self.test(test, depth + 1) if polarity else None
+        proved = _proved(test, polarity)
+        return self.test(proved, depth + 1) if proved is not None else None
 
     def name(self, name: str, depth: int = 0) -> Optional[str]:
         values = self.assigned.get(name)
@@ -158,7 +177,7 @@ class _Judge:
             library = self.function(node.func.id, depth + 1)
             if library is not None:
                 return library
-            position = self.parameterized(node.func.id, depth + 1)
+            position = self.parameterized(node.func.id)
             if position is None:
                 return None
             function = self.functions[node.func.id]
@@ -167,19 +186,17 @@ class _Judge:
             return self.name(node.id, depth + 1)
         return None
 
-    def parameterized(self, name: str, depth: int = 0) -> Optional[int]:
+    def parameterized(self, name: str) -> Optional[int]:
         """`def _is_package_available(pkg_name, ...)`: the position of the parameter whose package the
         function tests, when every return it can reach with its other parameters at their defaults is
         a query of that package (through locals: `exists = find_spec(pkg_name) is not None`), a False or
         None, or a True returned only under such a query; None otherwise."""
         node = self.functions.get(name)
-        if node is None or ("param", name) in self.visiting or depth > MAX_DEPTH:
+        if node is None:
             return None
-        self.visiting.add(("param", name))
-        try:
-            return _parameterized(node, self.queries, self.resolve)
-        finally:
-            self.visiting.discard(("param", name))
+        if name not in self.positions:  # asked for every function, then at every call of one
+            self.positions[name] = _parameterized(node, self.queries, self.resolve)
+        return self.positions[name]
 
 
 def _queried_library(call: ast.Call) -> str:
@@ -286,9 +303,8 @@ class _ParameterTest:
         return tested
 
     def holds(self, test: ast.AST, polarity: bool, depth: int) -> bool:
-        if not polarity and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, polarity = test.operand, True
-        return polarity and self.test(test, depth + 1)
+        proved = _proved(test, polarity)
+        return proved is not None and self.test(proved, depth + 1)
 
     def test(self, node: ast.AST, depth: int = 0) -> bool:
         if depth > MAX_DEPTH:

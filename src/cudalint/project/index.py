@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from cudalint.project.availability import libraries_of
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
 from cudalint.project.paths import project_key
@@ -340,11 +341,8 @@ class ProjectIndex:
 
     def _tests_cuda_library(self, facts: FileFacts, name: str) -> Optional[Tuple[bool, bool]]:
         """`is_fp8_available()` true only where MS-AMP or Transformer Engine imports: true only off a Mac."""
-        library = facts.availability.get(name)
-        if not library or library.startswith("*"):
-            return None
-        parts = library.split("|")
-        return (True, False) if all(self._cuda_library(part) is not None for part in parts) else None
+        parts = libraries_of(facts.availability.get(name, ""))
+        return (True, False) if parts and all(self._cuda_library(part) is not None for part in parts) else None
 
     def guard_constant(self, qualified: str, depth: int = 0) -> Optional[Tuple[bool, bool]]:
         """(true only off a Mac, false only off a Mac) of a module constant bound to a guard."""

@@ -67,14 +67,15 @@ def _comparison(node: cst.Comparison, ctx: FileContext) -> None:
     for ancestor in reversed(ctx.stack[:-1]):
         if isinstance(ancestor, cst.BooleanOperation) and isinstance(ancestor.operator, cst.And):
             top = ancestor
-        elif not isinstance(ancestor, (cst.BooleanOperation,)):
+        elif not isinstance(ancestor, cst.BooleanOperation):
             break
     if top is None:
         return
     for part in _conjuncts(top):
         other = _membership(part)
-        if other is not None and GENERIC in (_literal(other) or "").lower() and "mps" not in (_literal(other) or "").lower():
-            ctx.report("CDL218", literal, MESSAGE.format(found=f"{text!r} with {_literal(other)!r}"))
+        words = (_literal(other) or "") if other is not None else ""
+        if GENERIC in words.lower() and "mps" not in words.lower():
+            ctx.report("CDL218", literal, MESSAGE.format(found=f"{text!r} with {words!r}"))
             return
 
 
@@ -84,7 +85,7 @@ def _container(node: cst.BaseExpression, ctx: FileContext) -> None:
     found = [(text, value) for text, value in texts if _names_cuda_oom(text)]
     if not found or any(text is not None and GENERIC in text.lower() and not _names_cuda_oom(text) for text, _ in texts):
         return
-    if isinstance(ctx.parent, cst.Arg) or isinstance(ctx.parent, cst.Call):
+    if isinstance(ctx.parent, (cst.Arg, cst.Call)):
         return  # handed to a call: a message made, not one looked for
     for text, value in found:
         ctx.report("CDL218", value, MESSAGE.format(found=repr(text)))

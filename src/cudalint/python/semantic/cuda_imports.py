@@ -28,6 +28,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from cudalint.project.availability import libraries_of
 from cudalint.python.children import TRY_KINDS
 from cudalint.python.names import dotted
 
@@ -106,8 +107,9 @@ class CudaImports:
         """The (absolute) module is a CUDA-only library or a project module that imports one."""
         if not module:
             return False
-        if "|" in module:  # a test true where any of several libraries imports: CUDA-only if each is
-            return all(self.cuda_only(part) for part in module.split("|"))
+        parts = libraries_of(module)
+        if len(parts) > 1:  # a test true where any of several libraries imports: CUDA-only if each is
+            return all(self.cuda_only(part) for part in parts)
         if module not in self._modules:
             if self._libraries is None:
                 self._libraries = cuda_libraries(self.model)

@@ -128,7 +128,9 @@ class Evaluator:
                 if len(positional) == 1:
                     return UNSET
                 default = _literal(positional[1])
-                return default.data if default is not None and default.kind in ("str", "int", "bool", "none") else None
+                if default is not None and default.kind == "none":
+                    return UNSET  # os.getenv("X", None): None where the variable is not set
+                return default.data if default is not None and default.kind in ("str", "int", "bool") else None
             func = node.func
             if isinstance(func, cst.Name) and func.value in ("str", "int", "bool") and len(positional) == 1 == len(node.args):
                 if self.model.lookup(func.value, scope):
@@ -371,9 +373,8 @@ def _as_text(value: Value) -> Optional[Value]:
 
 
 def _text_method(value: Value, method: str) -> Value:
-    if value.kind == "str":
-        return replace(value, data=TEXT_METHODS[method](value.data))
-    if value.kind == "prefix" and method != "strip":  # a prefix of the lowered text is the lowered prefix
+    # a prefix of the lowered text is the lowered prefix (not so for strip: the end is not known)
+    if value.kind == "str" or (value.kind == "prefix" and method != "strip"):
         return replace(value, data=TEXT_METHODS[method](value.data))
     return Value(UNKNOWN_KIND, None, value.origin)
 

@@ -11,7 +11,7 @@ from typing import List, Optional, Sequence
 
 from cudalint import __version__
 from cudalint.catalog import FAMILIES, keep_compact_copy, load_catalog
-from cudalint.config import ConfigError, find_pyproject, resolve, split_codes
+from cudalint.config import ConfigError, find_pyproject, project_root, resolve, split_codes
 from cudalint.discover import MissingPath
 from cudalint.report import FORMATS
 
@@ -258,8 +258,12 @@ def _check(args: argparse.Namespace) -> int:
     if config_path is None and not args.isolated:
         first = Path(args.stdin_filename or ".") if stdin else Path(args.paths[0]) if args.paths else Path.cwd()
         config_path = find_pyproject(first if first.exists() or stdin else Path.cwd())
-    if not args.no_cache:  # the project root, as resolve() will set it: where the cache folder is
-        keep_compact_copy(config_path.parent if config_path else Path.cwd())
+    # The project root, as resolve() sets it: where the index, the caches and per-file patterns start.
+    root = config_path.parent if config_path else project_root(
+        [Path(args.stdin_filename)] if stdin and args.stdin_filename else [Path(path) for path in args.paths if Path(path).exists()]
+    )
+    if not args.no_cache:
+        keep_compact_copy(root)
     catalog = load_catalog()
     settings = resolve(
         catalog,
@@ -275,6 +279,7 @@ def _check(args: argparse.Namespace) -> int:
         file_timeout=args.file_timeout,
         fixable=args.fixable,
         unfixable=args.unfixable,
+        root=root,
     )
     settings.unsafe_fixes = args.unsafe_fixes
     settings.include_docs = args.include_docs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
@@ -156,6 +157,46 @@ def find_pyproject(start: Path) -> Optional[Path]:
     return None
 
 
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def _marked_folder(start: Path) -> Optional[Path]:
+    """The nearest folder at or above `start` that holds one of PROJECT_MARKERS."""
+    for folder in [start, *start.parents]:
+        if any(os.path.lexists(folder / marker) for marker in PROJECT_MARKERS):
+            return folder
+    return None
+
+
+def project_root(paths: Sequence[Path], cwd: Optional[Path] = None) -> Path:
+    """The project a run without [tool.cudalint] lints: where its index, caches and per-file patterns start.
+
+    For each path, the nearest folder at or above it that holds a project marker (pyproject.toml,
+    setup.py, setup.cfg, .git), if that folder lies in the working folder; else the working folder
+    when the path lies in it (a run inside a project indexes what is under the working folder, never
+    more), else the marked folder, else the path's own folder. Paths in several projects share their
+    common folder. So the working folder alone never decides: linting ../other/train.py from a home
+    folder indexes ../other's project, and `cudalint check proj-a` from a folder of many projects
+    indexes proj-a only."""
+    here = (cwd or Path.cwd()).resolve()
+    roots = []
+    for path in paths or [here]:
+        absolute = Path(os.path.abspath(here / path))
+        folder = absolute if absolute.is_dir() else absolute.parent
+        marked = _marked_folder(folder)
+        inside = folder == here or here in folder.parents
+        if marked is not None and (marked == here or here in marked.parents):
+            roots.append(marked)
+        elif inside:
+            roots.append(here)
+        else:
+            roots.append(marked or folder)
+    try:
+        return Path(os.path.commonpath([str(root) for root in roots]))
+    except ValueError:  # paths on different drives
+        return here
+
+
 def _load_toml(path: Path) -> dict:
     tomllib = toml_parser()
     try:
@@ -238,8 +279,10 @@ def resolve(
     file_timeout: Optional[float] = None,
     fixable: Optional[Sequence[str]] = None,
     unfixable: Sequence[str] = (),
+    root: Optional[Path] = None,
 ) -> Settings:
-    """Merge file and flags; flags win. Raises ConfigError with the offending key or code."""
+    """Merge file and flags; flags win. Raises ConfigError with the offending key or code.
+    The project root is the configuration file's folder; without one, `root` (else the working folder)."""
     table = read_table(config_path) if config_path else {}
     where = f"{config_path} [tool.cudalint]" if config_path else "configuration"
     chosen = select if select is not None else table.get("select")
@@ -291,7 +334,7 @@ def resolve(
         per_file_ignores=tuple(ignores),
         exclude=excludes,
         torch_version=version,
-        root=config_path.parent if config_path else Path.cwd(),
+        root=config_path.parent if config_path else (root or Path.cwd()),
         config_file=config_path,
         device=_device_setting(table, where),
         max_file_bytes=int(max_bytes),

@@ -191,8 +191,8 @@ def _imports_outside_the_tree():
 
 
 def _project(filename: str) -> Tuple[Path, Optional[str]]:
-    """The folder whose pyproject.toml has [tool.cudalint] (else the working directory) and its torch-version."""
-    from cudalint.config import ConfigError, find_pyproject, read_table
+    """The folder whose pyproject.toml has [tool.cudalint] (else config.project_root) and its torch-version."""
+    from cudalint.config import ConfigError, find_pyproject, project_root, read_table
 
     # flake8's stdin mode names the buffer "stdin" (or --stdin-display-name, which need not exist on disk)
     start = Path(filename) if filename not in ("-", "stdin") else Path.cwd()
@@ -201,7 +201,7 @@ def _project(filename: str) -> Tuple[Path, Optional[str]]:
     except OSError:
         config = None
     if config is None:
-        return Path.cwd(), None
+        return (project_root([start]) if start.exists() else Path.cwd()), None
     try:
         version = read_table(config).get("torch-version")
     except ConfigError:

@@ -186,3 +186,88 @@ def test_a_definition_that_forwards_something_else_or_returns_no_skip_is_judged_
             ("CDL101", 10, 26), ("CDL101", 15, 26), ("CDL101", 20, 26), ("CDL101", 25, 26), ("CDL101", 30, 26),
             ("CDL101", 37, 35), ("CDL101", 38, 35),
         ]
+
+
+SKIPPING_DECORATOR = """
+import unittest
+
+import pytest
+import torch
+
+
+def require_torch_gpu(test_case):
+    if not torch.cuda.is_available():
+        return unittest.skip("test requires GPU")(test_case)
+    else:
+        return test_case
+
+
+def require_gpu_early(test_case):
+    if not torch.cuda.is_available():
+        return pytest.mark.skip(reason="GPU")(test_case)
+    return test_case
+
+
+def require_nothing(test_case):
+    if torch.cuda.is_available():
+        return unittest.skip("runs on CPU only")(test_case)
+    return test_case
+
+
+def not_on_rocm(test_case):
+    if torch.version.hip:
+        return unittest.skip("ROCm")(test_case)
+    return test_case
+"""
+
+DECORATED = """
+import unittest
+
+import torch
+from tests.testing_utils import require_gpu_early, require_nothing, require_torch_gpu, not_on_rocm
+
+
+@require_torch_gpu
+class OffloadTests(unittest.TestCase):
+    def tearDown(self):
+        torch.cuda.empty_cache()
+
+
+@require_gpu_early
+def test_early():
+    torch.cuda.empty_cache()
+
+
+@require_nothing
+def test_cpu_only():
+    torch.cuda.empty_cache()
+
+
+@not_on_rocm
+def test_tagged():
+    torch.cuda.empty_cache()
+"""
+
+
+def lint_cache_calls(source, project_files=None):
+    files = None
+    if project_files is not None:
+        files = {"setup.py": SETUP, **{k: textwrap.dedent(v).lstrip("\n") for k, v in project_files.items()}}
+    found = findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL202"}, project_files=files, path="tests/test_x.py")
+    return triples(found)
+
+
+def test_a_decorator_that_returns_a_plain_skip_off_cuda_and_the_test_elsewhere_silences():
+    # The test comes back as it was only where CUDA is there (else branch, or after an early return);
+    # require_nothing skips on CUDA hosts and keeps the test on a Mac; not_on_rocm keeps it on a Mac too.
+    files = {"tests/__init__.py": "", "tests/testing_utils.py": SKIPPING_DECORATOR}
+    assert lint_cache_calls(DECORATED, project_files=files) == [("CDL202", 20, 5), ("CDL202", 25, 5)]
+
+
+def test_the_same_decorators_in_the_same_file():
+    source = SKIPPING_DECORATOR + DECORATED.replace(
+        "from tests.testing_utils import require_gpu_early, require_nothing, require_torch_gpu, not_on_rocm\n", ""
+    )
+    lines = textwrap.dedent(source).lstrip("\n").splitlines()
+    cpu_only, tagged = lines.index("def test_cpu_only():") + 2, lines.index("def test_tagged():") + 2
+    assert lint_cache_calls(source) == [("CDL202", cpu_only, 5), ("CDL202", tagged, 5)]

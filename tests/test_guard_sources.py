@@ -360,3 +360,53 @@ def test_an_environment_read_without_a_default_is_unset_too():
         """
     ).lstrip("\n"), path="setup.py", select={"CDL401"}))
     assert found == []
+
+
+def test_an_option_whose_default_is_a_cuda_query_guards_like_the_query():
+    source = """
+    import os
+
+    import torch
+
+
+    def profile(kwargs, config):
+        if kwargs.get("use_cuda", torch.cuda.is_available()):
+            torch.cuda.synchronize()
+        if getattr(config, "use_cuda", torch.cuda.is_available()):
+            torch.cuda.synchronize()
+        if os.environ.get("USE_CUDA", torch.cuda.is_available()):
+            torch.cuda.synchronize()
+        if not kwargs.get("cpu_only", not torch.cuda.is_available()):
+            torch.cuda.synchronize()
+        if kwargs.get("use_cuda", True):
+            torch.cuda.synchronize()
+        if kwargs.get("use_cuda"):
+            torch.cuda.synchronize()
+        if kwargs.get("use_cuda", default=torch.cuda.is_available()):
+            torch.cuda.synchronize()
+    """
+    assert lint(source, select={"CDL201"}) == [("CDL201", 16, 9), ("CDL201", 18, 9), ("CDL201", 20, 9)]
+
+
+def test_a_helper_of_another_module_returning_an_option_with_a_cuda_default_is_a_guard():
+    files = {
+        "pkg/options.py": """
+        import torch
+
+
+        def wants_cuda(options):
+            return options.get("cuda", torch.cuda.is_available())
+        """,
+    }
+    source = """
+    import torch
+
+    from pkg.options import wants_cuda
+
+
+    def step(options):
+        if wants_cuda(options):
+            torch.cuda.synchronize()
+        torch.cuda.synchronize()
+    """
+    assert lint(source, select={"CDL201"}, project_files=files, path="pkg/train.py") == [("CDL201", 9, 5)]

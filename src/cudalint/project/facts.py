@@ -18,6 +18,7 @@ from cudalint.project.availability import availability_tests
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
 from cudalint.python.guard_facts import guard_facts
+from cudalint.python.optional_facts import optional_facts
 
 # Calls that build a CUDA extension module: the name is their first argument or `name=`.
 BUILDERS = {
@@ -151,6 +152,7 @@ class _Reader:
         self.mac_platforms = guards.mac_platforms if guards is not None else frozenset()
         self.marker_reasons = guards.marker_reasons if guards is not None else frozenset()
         self.guard_facts = guards if guards is not None else guard_facts()
+        self.always_skip = optional_facts().always_skip  # `unittest.skip`: skips a test on every host
         self._names_off_mac_device = self.guard_facts.names_off_mac_device
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
@@ -279,18 +281,26 @@ class _Reader:
         return True
 
     def _skips_off_cuda(self, node) -> bool:
-        """`return unittest.skipUnless(torch.cuda.is_available(), ...)(test_case)` and the like."""
-        for inner in self._body(node):
-            if not isinstance(inner, ast.Return) or not isinstance(inner.value, ast.Call):
-                continue
-            call = inner.value.func if isinstance(inner.value.func, ast.Call) else inner.value
-            if not isinstance(call, ast.Call) or not call.args:
-                continue
-            qualified = self.resolve(call.func)
-            true, false = self._guard(call.args[0], node)
-            if (qualified in self.skip_unless and true) or (qualified in self.skip_if and false):
-                return True
-        return False
+        """`return unittest.skipUnless(torch.cuda.is_available(), ...)(test_case)` and the like, or
+        `if not torch.cuda.is_available(): return unittest.skip(...)(test_case)` with every other return
+        (the test as it was) reached only off a Mac (the semantic model's Visitor._returns_skip)."""
+        skipping = False
+        others = []
+        for inner, conditions in _returns_under(node):
+            value = inner.value
+            call = value.func if isinstance(value, ast.Call) and isinstance(value.func, ast.Call) else value
+            if isinstance(call, ast.Call) and call.args:
+                qualified = self.resolve(call.func)
+                true, false = self._guard(call.args[0], node)
+                if (qualified in self.skip_unless and true) or (qualified in self.skip_if and false):
+                    return True
+            if isinstance(call, ast.Call) and self.resolve(call.func) in self.always_skip:
+                skipping = True
+            else:
+                others.append(conditions)
+        return skipping and all(
+            any(self._guard(test, node)[0 if polarity else 1] for test, polarity in conditions) for conditions in others
+        )
 
     def _statements(self, body, guarded: bool, prefix: str = "", imported: bool = False, trying: bool = False) -> None:
         """`imported`: the statements run only once a CUDA-only library imported (`try: import triton`)."""
@@ -520,6 +530,11 @@ class _Reader:
                 return True, False
             if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1 and not node.keywords:
                 return self._guard(node.args[0], function, depth + 1)  # the builtin keeps its argument's meaning
+            default = _option_default(node)
+            if default is not None:  # options.get(key, CUDA query): the query where nobody set the option
+                found = self._guard(default, function, depth + 1)
+                if found[0] or found[1]:
+                    return found
             if isinstance(node.func, ast.Name) and node.func.id in self.functions and node.func.id not in self._visiting:
                 self._visiting.add(node.func.id)
                 try:
@@ -683,6 +698,33 @@ def _may_return(statement: ast.stmt) -> bool:
     return False
 
 
+def _returns_under(function) -> List[Tuple[ast.Return, Tuple[Tuple[ast.expr, bool], ...]]]:
+    """Each `return VALUE` of a function's own body with the tests it sits under, (test, truth) each: an
+    `if`'s body and `else`, and the statements after an `if` whose body ends by leaving (early exits)."""
+    found: List[Tuple[ast.Return, Tuple[Tuple[ast.expr, bool], ...]]] = []
+
+    def block(body, conditions) -> None:
+        for statement in body:
+            if isinstance(statement, ast.Return) and statement.value is not None:
+                found.append((statement, conditions))
+            elif isinstance(statement, ast.If):
+                block(statement.body, conditions + ((statement.test, True),))
+                block(statement.orelse, conditions + ((statement.test, False),))
+                if not statement.orelse and statement.body and isinstance(statement.body[-1], LEAVING):
+                    conditions = conditions + ((statement.test, False),)
+            elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    inner = getattr(statement, field, None)
+                    if inner:
+                        block(inner if field not in ("handlers", "cases") else [s for part in inner for s in part.body], conditions)
+
+    block(function.body, ())
+    return found
+
+
+LEAVING = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
 def _falsy_constant(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and not node.value
 
@@ -762,3 +804,15 @@ def read_facts(
     facts.availability = availability_tests(tree, reader.resolve, text)
     facts.star = star_facts(tree, reader.absolute)
     return facts
+
+
+def _option_default(call: ast.Call) -> Optional[ast.AST]:
+    """DEFAULT of `options.get(key, DEFAULT)` or `getattr(obj, name, DEFAULT)` (the semantic model's
+    GuardEvaluator._option_default, on CPython's tree)."""
+    if call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return None
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "get" and len(call.args) == 2:
+        return call.args[1]
+    if isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 3:
+        return call.args[2]
+    return None

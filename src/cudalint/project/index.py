@@ -18,7 +18,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "8"
+INDEX_VERSION = "9"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -63,8 +63,31 @@ class ProjectIndex:
     _imported: Optional[Set[str]] = None  # modules another module imports at module level (see is_imported)
     _reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
     _stars: Dict[str, Dict[str, str]] = field(default_factory=dict)  # module -> star_exports(module)
+    _siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
 
     # -- queries ------------------------------------------------------------------------
+    def siblings_of(self, path: str) -> Dict[str, str]:
+        """The modules beside the file at `path` as it imports them, when its folder is a script folder
+        (no __init__.py: Python puts it on sys.path for the scripts in it, and pytest for the tests),
+        with their names in the index: `testing_utils` -> `tests.testing_utils`. Empty for a package's
+        files, whose absolute imports never mean a sibling, and where the names are the same anyway."""
+        if self._siblings is None:
+            folders: Dict[str, Dict[str, str]] = {}
+            packages = {relative.rpartition("/")[0] for relative in self.paths if relative.endswith("__init__.py")}
+            for relative, module in self.paths.items():
+                folder, _, name = relative.rpartition("/")
+                if name == "__init__.py":  # a package beside the scripts: `import models` for models/
+                    folder, _, name = folder.rpartition("/")
+                    stem = name
+                else:
+                    stem = name[:-3]
+                if folder in packages or not stem.isidentifier() or module == stem:
+                    continue
+                folders.setdefault(folder, {})[stem] = module
+            self._siblings = folders
+        key = project_key(path, self.root)
+        return self._siblings.get(key.rpartition("/")[0], {})
+
     @property
     def gate_words(self) -> frozenset:
         """Every word of gate_roots_of (any file's), for a text search."""

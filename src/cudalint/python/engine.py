@@ -167,7 +167,7 @@ def _model(module: cst.Module, path: str, project) -> SemanticModel:
     name, package = module_and_package(path, project)
     if name is None:
         return SemanticModel(module, project)
-    return SemanticModel(module, project, name, package)
+    return SemanticModel(module, project, name, package, project.siblings_of(path))
 
 
 def _related(positions, place, message: str) -> Related:

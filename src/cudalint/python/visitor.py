@@ -288,13 +288,23 @@ class Walker:
         return model.guards.marker_skips(decorator, model.scope)  # @RunIf(min_cuda_gpus=1): the catalog's marker keywords
 
     def _returns_skip(self, function: cst.FunctionDef, depth: int) -> bool:
-        """A decorator function of this file: `return unittest.skipUnless(<CUDA>, ...)(test_case)`."""
+        """A decorator function of this file: `return unittest.skipUnless(<CUDA>, ...)(test_case)`, or
+        `if not torch.cuda.is_available(): return unittest.skip(...)(test_case)` with every other return
+        (the test as it was) reached only off a Mac."""
         inner = self.model.scopes.get(id(function))
-        for returned, _ in inner.returns if inner is not None else ():
+        if inner is None:
+            return False
+        skipping = False
+        others = []
+        for returned, conditions in inner.returns:
             call = returned.func if isinstance(returned, cst.Call) and isinstance(returned.func, cst.Call) else returned
             if self._skips_off_cuda_in(call, inner, depth + 1):
                 return True
-        return False
+            if isinstance(call, cst.Call) and self.model.resolve(call.func, inner) in self.availability.facts.always_skip:
+                skipping = True
+            else:
+                others.append(conditions)
+        return skipping and all(self.model.guards.conditions_off_mac(conditions, inner) for conditions in others)
 
     def _skips_off_cuda_in(self, call, scope, depth: int) -> bool:
         if not isinstance(call, cst.Call) or not call.args or depth > 3:

@@ -27,10 +27,10 @@ MAX_ALIAS_DEPTH = 6
 
 
 class SemanticModel:
-    def __init__(self, module: cst.Module, project=None, module_name: str = "", package: str = ""):
+    def __init__(self, module: cst.Module, project=None, module_name: str = "", package: str = "", siblings=None):
         self.project = project  # the project index (cudalint.project.ProjectIndex), when the run built one
         self.module_name = module_name
-        builder = ScopeBuilder(package)
+        builder = ScopeBuilder(package, siblings)
         self.absolute = builder.absolute
         self.cuda_imports = CudaImports(self)
         builder.needs_library = self.cuda_imports.cuda_only  # what follows its import is conditional on it

@@ -300,6 +300,20 @@ class GuardEvaluator:
         found = self.model.evaluator.unset_environment(test, scope, depth + 1)
         return found is UNSET or (found is not None and not found)
 
+    def _option_default(self, call: cst.Call, scope: "Scope") -> Optional[cst.BaseExpression]:
+        """The default of an option read with one: `options.get(key, DEFAULT)` (a dict, `**kwargs`, a
+        config, `os.environ`) or `getattr(obj, name, DEFAULT)`. Where nobody set the option the test is
+        its default, so a default that is a CUDA guard guards like it: what runs on a Mac is what a user
+        there asked for by setting the option, as with an environment opt-in."""
+        if any(arg.keyword is not None or arg.star for arg in call.args):
+            return None
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "get" and len(call.args) == 2:
+            return call.args[1].value
+        if isinstance(func, cst.Name) and func.value == "getattr" and len(call.args) == 3 and not self.model.lookup("getattr", scope):
+            return call.args[2].value
+        return None
+
     def _library_guard(self, test, scope, depth) -> Guard:
         """`if is_triton_available():`, `find_spec("tensorrt") is None`: a test that is true (or false)
         only where a CUDA-only library (CDL404's list) imports is true (false) only off a Mac."""
@@ -316,6 +330,11 @@ class GuardEvaluator:
         if isinstance(func, cst.Name) and func.value in SAME_TRUTH and not self.model.lookup(func.value, scope):
             if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
                 return self.guard(call.args[0].value, scope, depth + 1)  # the builtin keeps its argument's truth
+        default = self._option_default(call, scope)
+        if default is not None:  # `kwargs.get("use_cuda", torch.cuda.is_available())`: the query, unless set
+            found = self.guard(default, scope, depth + 1)
+            if found.known:
+                return found
         if isinstance(func, cst.Name) and func.value == "range" and not self.model.lookup("range", scope):
             stop = _range_stop(call)  # range(device_count()) is empty where the count is 0
             return self.guard(stop, scope, depth + 1) if stop is not None else UNKNOWN

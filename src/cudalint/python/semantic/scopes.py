@@ -66,8 +66,11 @@ class Scope:
 class ScopeBuilder:
     """Builds every statement-level scope of a module; lambdas are added by the main walk."""
 
-    def __init__(self, package: str = "") -> None:
+    def __init__(self, package: str = "", siblings: Optional[Dict[str, str]] = None) -> None:
         self.package = package  # the package relative imports start from ("" when not known)
+        # A script folder's modules as its files import them (`from utils import x` beside utils.py) ->
+        # their names in the project (ProjectIndex.siblings_of)
+        self.siblings = siblings or {}
         self.scopes: Dict[int, Scope] = {}
         self.file_imports: Dict[str, str] = {}  # every import in the file, whatever its scope
         self.options: Dict[str, List[Tuple[cst.Call, Scope]]] = {}  # argparse/click option dest -> its declaring calls
@@ -180,9 +183,10 @@ class ScopeBuilder:
             for alias in node.names:
                 full = dotted(alias.name) or ""
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    local, target = alias.asname.name.value, full
+                    local, target = alias.asname.name.value, self.sibling(full)
                 else:
-                    local = target = full.split(".")[0]
+                    local = full.split(".")[0]
+                    target = self.sibling(local)
                 self._import(local, target, scope, node, conditions)
         elif isinstance(node, cst.ImportFrom):
             base = self.absolute(len(node.relative), dotted(node.module) if node.module is not None else None)
@@ -254,7 +258,7 @@ class ScopeBuilder:
     def absolute(self, level: int, module: Optional[str]) -> Optional[str]:
         """`from ..utils import x` inside package `a.b` -> `a.utils`; None when it cannot be known."""
         if not level:
-            return module
+            return self.sibling(module) if module else module
         if not self.package:
             return None
         parts = self.package.split(".")
@@ -262,6 +266,14 @@ class ScopeBuilder:
             return None
         base = parts[: len(parts) - (level - 1)]
         return ".".join([*base, module] if module else base)
+
+    def sibling(self, module: str) -> str:
+        """An absolute import's module as the project names it: in a script folder (one Python puts on
+        sys.path for its files, as pytest does for a tests folder without __init__.py), a module beside
+        the file comes before any other of that name."""
+        head, dot, rest = module.partition(".")
+        found = self.siblings.get(head)
+        return found + dot + rest if found else module
 
     def _import(self, local: str, target: str, scope: Scope, node, conditions) -> None:
         scope.bind(Binding(local, "import", scope, node, qualified=target, conditions=conditions))

@@ -80,16 +80,23 @@ def test_every_override_names_catalog_codes_and_says_why():
     table = overrides.load_overrides()
     assert table["cuda"].silences == ("CDL1",)
     assert table["double"].silences == ("CDL601", "CDL602", "CDL608")
+    assert table["pin_memory"].silences == ("CDL301", "CDL302")
+    assert table["record_stream"].silences == ("CDL307",)
+    assert [table[name].positional for name in ("cuda", "double", "pin_memory", "record_stream")] == [1, 0, 0, 1]
     assert all(entry.why for entry in table.values())
 
 
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('[[override]]\nmethod = "cuda"\nsilences = ["CDL9"]\nwhy = "x"\n', "override 'cuda' silences unknown codes CDL9"),
-        ('[[override]]\nmethod = "cuda"\nsilences = []\nwhy = "x"\n', "override 'cuda' needs a list of codes in silences"),
+        ('[[override]]\nmethod = "cuda"\npositional = 1\nsilences = ["CDL9"]\nwhy = "x"\n', "override 'cuda' silences unknown codes CDL9"),
+        ('[[override]]\nmethod = "cuda"\npositional = 1\nsilences = []\nwhy = "x"\n', "override 'cuda' needs a list of codes in silences"),
         ('[[override]]\nmethod = "cu da"\nsilences = ["CDL1"]\nwhy = "x"\n', "override 1 needs a method name and a why"),
-        ('[[override]]\nmethod = "cuda"\nsilences = ["CDL1"]\nwhy = "x"\n' * 2, "override 'cuda' is listed twice"),
+        ('[[override]]\nmethod = "cuda"\npositional = 1\nsilences = ["CDL1"]\nwhy = "x"\n' * 2, "override 'cuda' is listed twice"),
+        ('[[override]]\nmethod = "cuda"\nsilences = ["CDL1"]\nwhy = "x"\n',
+         "override 'cuda' needs positional, the most positional arguments torch's method takes"),
+        ('[[override]]\nmethod = "cuda"\npositional = true\nsilences = ["CDL1"]\nwhy = "x"\n',
+         "override 'cuda' needs positional, the most positional arguments torch's method takes"),
     ],
 )
 def test_a_bad_table_is_a_catalog_error_naming_the_entry(tmp_path, monkeypatch, text, message):
@@ -104,3 +111,54 @@ def test_a_bad_table_is_a_catalog_error_naming_the_entry(tmp_path, monkeypatch, 
         monkeypatch.undo()
         overrides.load_overrides.cache_clear()
     assert str(caught.value) == f"overrides.toml: {message}"
+
+
+CONTAINERS = """
+import torch
+
+
+class Batch:
+    def pin_memory(self, *keys):
+        return self.apply(lambda x: x.pin_memory(), *keys)
+
+    def record_stream(self, stream, *keys):
+        return self.apply(lambda x: x.record_stream(stream), *keys)
+
+
+class Accelerator:
+    def pin_memory(self, tensor, align_bytes=1):
+        return tensor.pin_memory()
+
+    def record_stream(self, tensor, stream):
+        return tensor.record_stream(stream)
+
+
+class Tensorish:
+    def cuda(self, device, non_blocking=False):
+        return self.data.cuda(device)
+
+    def cuda_all(self, a, b):
+        return self.data.cuda(a)
+
+
+def pin_memory(batch):
+    return batch.pin_memory()
+
+
+loader = torch.utils.data.DataLoader([], pin_memory=True)
+Batch().pin_memory()
+"""
+
+
+def test_pin_memory_and_record_stream_overrides_are_silent_when_callable_as_torchs():
+    # Batch's methods are the protocol torch's DataLoader calls (data.pin_memory()) and Tensor.record_stream(stream):
+    # silent. Accelerator's take the tensor to pin as an argument: ordinary code, reported. A `cuda` override
+    # that needs the device is still callable as x.cuda(device); cuda_all is no override.
+    assert lint(CONTAINERS) == [
+        ("CDL302", 14, 23),
+        ("CDL307", 17, 23),
+        ("CDL102", 25, 26),
+        ("CDL302", 29, 18),
+        ("CDL301", 32, 42),
+        ("CDL302", 33, 9),
+    ]

@@ -17,6 +17,7 @@ FILE = "overrides.toml"
 @dataclass(frozen=True)
 class Override:
     method: str
+    positional: int  # positional arguments besides self that torch's own method takes at most
     silences: Tuple[str, ...]  # codes or code prefixes
     why: str
 
@@ -36,16 +37,27 @@ def load_overrides() -> Dict[str, Override]:
         unknown = [code for code in silences if not catalog.is_selector(code)]
         if unknown:
             raise CatalogError(f"{FILE}: override {method!r} silences unknown codes {', '.join(unknown)}")
+        positional = table.get("positional")
+        if not isinstance(positional, int) or isinstance(positional, bool) or positional < 0:
+            raise CatalogError(f"{FILE}: override {method!r} needs positional, the most positional arguments torch's method takes")
         if method in found:
             raise CatalogError(f"{FILE}: override {method!r} is listed twice")
-        found[method] = Override(method, tuple(silences), why)
+        found[method] = Override(method, positional, tuple(silences), why)
     return found
 
 
 def silenced_in(node: cst.CSTNode, scope_kind: str) -> Optional[Tuple[str, ...]]:
     """The codes silenced inside a definition: a method of a class (the scope it is defined in is a
-    class) named in the table; None for anything else."""
+    class) named in the table and callable as torch's own; None for anything else."""
     if not isinstance(node, cst.FunctionDef) or scope_kind != "class":
         return None
     override = load_overrides().get(node.name.value)
-    return override.silences if override is not None else None
+    if override is None or _required(node) > override.positional:
+        return None  # not callable as torch's method: `def pin_memory(self, tensor)` pins what it is given
+    return override.silences
+
+
+def _required(function: cst.FunctionDef) -> int:
+    """Positional parameters besides self that a call must pass."""
+    params = [*function.params.posonly_params, *function.params.params]
+    return sum(1 for param in params[1:] if param.default is None)

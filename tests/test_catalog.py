@@ -105,3 +105,24 @@ def test_a_check_reporting_another_checks_code_is_refused():
     moved = [rule._replace(match={**rule.match, "check": "torch-load"}) if rule.code == "CDL101" else rule for rule in CATALOG]
     with pytest.raises(CatalogError, match="CDL101: check 'torch-load' does not report it"):
         idioms.validate(moved)
+
+
+def test_each_rule_names_the_checklist_item_its_findings_are_evidence_for():
+    items = {rule.code: rule.checklist for rule in CATALOG}
+    assert items["CDL101"] == "device_selection" and items["CDL201"] == "cuda_runtime" and items["CDL301"] == "cuda_runtime"
+    assert items["CDL401"] == items["CDL451"] == items["CDL501"] == "dependencies"
+    assert items["CDL601"] == "dtypes" and items["CDL604"] == "operators" and items["CDL605"] == "cpu_fallbacks"
+    assert items["CDL000"] is None and items["CDL701"] is None  # no checklist item is about them
+    from cudalint.report.checklist import is_op_coverage
+
+    assert [code for code in sorted(items) if is_op_coverage(code)] == sorted(
+        code for code, item in items.items() if item in ("operators", "cpu_fallbacks"))
+
+
+def test_an_unknown_checklist_item_is_a_catalog_error_naming_the_rule():
+    from cudalint.catalog import CatalogError, _rule_from_table
+
+    table = {"code": "CDL999", "name": "x", "severity": "error", "summary": "s", "why": "w", "bad": "b", "good": "g",
+             "checklist": "devices"}
+    with pytest.raises(CatalogError, match="rules.toml: CDL999: checklist must be one of"):
+        _rule_from_table(table, "rules.toml")

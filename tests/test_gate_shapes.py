@@ -58,7 +58,7 @@ def test_a_file_that_holds_a_finding_in_a_method_shape_still_gets_it(settings, e
 
 def test_the_method_words_are_in_both_maps(settings):
     checks = analyze.checks_for(settings.select, tuple(load_catalog()))
-    names, strings, keywords, rooted, resolved, imports = checks.words((2, 15, 0))
+    names, strings, keywords, rooted, resolved, imports, called = checks.words((2, 15, 0))
     assert {"torch", "torchvision"} <= rooted["mode"] and {"torch", "torchvision"} <= resolved["mode"]
     assert "interpolate" in resolved and "interpolate" not in rooted  # a function only: resolved as before
     assert "complex128" in rooted and "complex128" not in resolved  # a dtype word read anywhere: rooted as before
@@ -93,3 +93,48 @@ RESOLVED = {"mode": frozenset({"torch"})}
 )
 def test_mentions_answers_for_a_word_in_both_maps(text, answer):
     assert analyze._mentions(ast.parse(text), frozenset(), set(), None, rooted=ROOTED, resolved=RESOLVED) == answer
+
+
+CUDA_ELSEWHERE = """import torch
+
+if torch.cuda.is_available():
+    count = torch.cuda.device_count()
+print(torch.double)
+with torch.cuda.device(0):
+    pass
+"""
+
+
+def test_a_method_word_counts_only_where_it_is_called(settings, engine_calls):
+    # `double` and `record_stream` are read by the method checks only as a call's callee, and `double` also in
+    # a file importing torch (torch.double, for the dtype checks): `cfg.double` or `opts.record_stream` alone does
+    # not pass the gates. `cuda` and `pin_memory` stay names: other checks read them anywhere (torch.cuda.* for the
+    # device-selection checks, the pin_memory keyword).
+    checks = analyze.checks_for(settings.select, tuple(load_catalog()))
+    names, strings, keywords, rooted, resolved, imports, called = checks.words((2, 15, 0))
+    assert called == {"double", "record_stream"} and called.isdisjoint(names)
+    assert {"cuda", "pin_memory"} <= names
+    assert "torch" in rooted["double"]
+    assert lint("import numpy\nprecision = cfg.double\nstreams = opts.record_stream\n", settings) == []
+    assert engine_calls == []
+    assert lint("import torch\nx = torch.ones(1).double()\ny = batch.record_stream(s)\n", settings) == [
+        ("CDL602", 2, 19), ("CDL307", 3, 11)]
+
+
+@pytest.mark.parametrize(
+    "text, answer",
+    [
+        ("import torch\ntorch.cuda.is_available()\n", False),
+        ("import torch\nx = torch.cuda\n", False),
+        ("model.cuda()\n", True),
+        ("self.model.cuda(device)\n", True),
+        ("x[0].cuda()\n", True),
+        ("f(x).cuda()\n", True),
+        ("cuda()\n", False),  # a bare function named cuda is no method
+        ("import torch\ntorch.double\n", True),  # still a name under torch for the dtype checks
+    ],
+)
+def test_mentions_answers_for_a_called_word(text, answer):
+    found = analyze._mentions(ast.parse(text), frozenset(), set(), None, rooted={}, resolved={"double": frozenset({"torch"})},
+                              called=frozenset({"cuda", "double"}))
+    assert found == answer

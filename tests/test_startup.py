@@ -129,7 +129,9 @@ def test_gate_words_are_stored_beside_the_result_cache_and_reused(tmp_path, monk
     expected = analyze.Checks({r.code: r for r in catalog if r.code in settings.select}, tuple(catalog)).words((2, 15, 0))
     stored = json.loads(entries[0].read_text())
     rooted, resolved, imports = ({word: frozenset(roots) for word, roots in stored[part].items()} for part in ("rooted", "resolved", "imports"))
-    assert (frozenset(stored["names"]), frozenset(stored["strings"]), frozenset(stored["keywords"]), rooted, resolved, imports) == expected
+    assert (frozenset(stored["names"]), frozenset(stored["strings"]), frozenset(stored["keywords"]), rooted, resolved, imports,
+            frozenset(stored["called"])) == expected
+    assert stored["called"] == ["double", "record_stream"]
     assert stored["imports"]["triton"] == ["triton"]
     assert stored["resolved"]["init_process_group"] == ["torch"] and "nccl" in stored["strings"]
 
@@ -149,7 +151,7 @@ def test_a_stale_gate_entry_is_a_miss(tmp_path, monkeypatch):
     codes = frozenset({"CDL201"})
     store = GateCache(tmp_path, catalog)
     words = (frozenset({"synchronize"}), frozenset(), frozenset(), {"float64": frozenset({"torch"})}, {"empty_cache": frozenset({"torch"})},
-             {"triton": frozenset({"triton"})})
+             {"triton": frozenset({"triton"})}, frozenset({"record_stream"}))
     store.put(codes, (2, 15, 0), words)
     assert store.get(codes, (2, 15, 0)) == words
     entry = next((tmp_path / ".cudalint_cache").glob("gates-*.data"))

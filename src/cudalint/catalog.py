@@ -22,6 +22,8 @@ PREFIX_RE = re.compile(r"^CDL\d{0,3}$")
 FIX_KINDS = ("none", "safe", "unsafe")
 # What a blocking rule stops on a Mac: `pip install`, building the project's native code, importing a module.
 BLOCKS = ("install", "build", "import")
+# The items of the acceptance checklist (report/checklist.py) a rule's findings are evidence for.
+CHECKLIST_ITEMS = ("dependencies", "device_selection", "operators", "cpu_fallbacks", "dtypes", "cuda_runtime")
 EMPTY: Mapping = MappingProxyType({})  # a rule's match and example_files when it has none
 
 FAMILIES = {
@@ -59,6 +61,7 @@ class Rule(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py on sta
     default: bool = True
     blocks: Optional[str] = None  # one of BLOCKS: the finding is a blocker in the portability report
     remedy: str = ""  # what to do about a blocker
+    checklist: Optional[str] = None  # one of CHECKLIST_ITEMS: the checklist item its findings are evidence for
     example_file: str = "example.py"
     example_torch: Optional[str] = None  # the target release the examples are checked against
     match: Mapping = EMPTY
@@ -168,6 +171,9 @@ def _rule_from_table(table: dict, source: str) -> Rule:
     blocks, remedy = table.pop("blocks", None), table.pop("remedy", "").strip()
     if blocks is not None and (blocks not in BLOCKS or not remedy):
         raise CatalogError(f"{source}: {code}: blocks must be one of {BLOCKS}, with a remedy")
+    checklist = table.pop("checklist", None)
+    if checklist is not None and checklist not in CHECKLIST_ITEMS:
+        raise CatalogError(f"{source}: {code}: checklist must be one of {CHECKLIST_ITEMS}")
     if table.get("fix", "none") not in FIX_KINDS:
         raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
     known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests", "example_files", "provenance"}
@@ -177,6 +183,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
     return Rule(
         blocks=blocks,
         remedy=remedy,
+        checklist=checklist,
         code=code,
         name=table["name"],
         severity=Severity(table["severity"]),

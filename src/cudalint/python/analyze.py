@@ -27,9 +27,9 @@ _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refus
 # names, words inside strings, keyword names, names that count only in a file importing one of their
 # modules, names that count only as part of a name that can resolve under one, and the last parts of the
 # modules the import checks read, which count only in an import of one of their libraries that is not the
-# project's own (these three: word -> modules)
+# project's own (these three: word -> modules), and methods that count wherever they are called
 Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]],
-              Mapping[str, FrozenSet[str]]]
+              Mapping[str, FrozenSet[str]], FrozenSet[str]]
 NO_PROJECT_WORDS: Mapping[str, FrozenSet[str]] = {}  # a run without a project index (one object: _Gates.later keys on it)
 RELATIVE = "."  # in a file's imported modules: a relative import (of the file's own package)
 STAR = "*"  # in a file's imported modules: `from m import *` (it may bring names of any module m imports)
@@ -40,8 +40,9 @@ class _Gates:
 
     def __init__(self, words: Words):
         self.words = words
-        names, strings, keywords, rooted, resolved, imports = words
+        names, strings, keywords, rooted, resolved, imports, called = words
         self.names = names
+        self.called = called
         self.keywords = keywords
         self.rooted = rooted
         self.resolved = resolved
@@ -70,8 +71,8 @@ class _Gates:
 
     @functools.cached_property
     def prefilter(self) -> "re.Pattern[str] | None":
-        names, strings, keywords, rooted, resolved, imports = self.words
-        return _word_pattern(names | strings | keywords | rooted.keys() | resolved.keys() | imports.keys())
+        names, strings, keywords, rooted, resolved, imports, called = self.words
+        return _word_pattern(names | strings | keywords | rooted.keys() | resolved.keys() | imports.keys() | called)
 
 
 class Checks:
@@ -182,7 +183,7 @@ def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], p
     if (gates.prefilter is None or not gates.prefilter.search(text)) and not (project is not None and _any_word(project.gate_words, text)):
         return []
     root = package_root(path, project)
-    if _counts(_mentions(tree, gates.names, gates.keywords, gates.strings, None, gates.rooted, gates.resolved), root):
+    if _counts(_mentions(tree, gates.names, gates.keywords, gates.strings, None, gates.rooted, gates.resolved, gates.called), root):
         return tree
     # The import checks' words and the project's (another file's facts) count only as names under some
     # modules, which depend on the project: a pass of their own.
@@ -279,6 +280,7 @@ def _mentions(
     seen: Optional[Set[str]] = None,
     rooted: Mapping[str, FrozenSet[str]] = {},
     resolved: Mapping[str, FrozenSet[str]] = {},
+    called: FrozenSet[str] = frozenset(),
 ) -> Union[bool, FrozenSet[str]]:
     """The exact second gate, on the tree CPython already built: a check can fire only if an attribute,
     keyword or import the checks look for is in the code, or a string they read (a device, an
@@ -299,7 +301,9 @@ def _mentions(
     of): rooted there and at imports, resolved elsewhere (`torch.linalg.norm`, `n = torch.norm`). When only a
     relative import could supply the module, the answer is the set of those modules (the file's
     package root decides, see _counts). `seen` collects every word the file offers where `names` are
-    looked for (for a False answer, all of them: another set of names can be judged later)."""
+    looked for (for a False answer, all of them: another set of names can be judged later). A `called`
+    word counts as the attribute a call calls (`x.cuda()`, not the `cuda` of `torch.cuda.is_available()`),
+    besides whatever its entries in `rooted` and `resolved` say."""
     docstrings = set()
     # (modules a word needs, where the names at that place can come from; None: any import of the file),
     # for the end: an answer not known yet where the word is met (the import may come later)
@@ -354,6 +358,8 @@ def _mentions(
                     pending.append((rooted[arg], None))
             elif kind is ast.Call:
                 func = node.func
+                if type(func) is ast.Attribute and func.attr in called:
+                    return True  # `model.cuda()`: a method the checks read where it is called
                 if type(func) is ast.Attribute and func.attr in resolved and func.attr in rooted:
                     if type(func.value) is ast.Call:
                         methods.add(id(func))
@@ -537,7 +543,7 @@ class Pregates:
             self.prepare = None
         gates = self.checks.gates(release)
         seen: Set[str] = set()
-        mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved)
+        mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved, gates.called)
         # Without a mention the text search cannot change the verdict (see Pregate.verdict): not run.
         prefilter = bool(mentions) and gates.prefilter is not None and gates.prefilter.search(text) is not None
         statements = outline(tree) if mentions and prefilter and whole else None

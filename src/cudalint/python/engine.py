@@ -40,8 +40,9 @@ class Engine:
     def words(self, torch_version: Tuple[int, ...]) -> Words:
         """The words a check can fire on at a release: names, words inside strings, keyword names, the
         names that count only in a file importing one of their modules, those that count only as
-        part of a name that can resolve under one, and the modules the import checks read (these three:
-        word -> those modules)."""
+        part of a name that can resolve under one, the modules the import checks read (these three:
+        word -> those modules), and the methods that count only where they are called (`x.cuda()`,
+        not `torch.cuda.is_available()`)."""
         names = set(self.index.words)
         rooted = {word: set(roots) for word, roots in self.index.rooted.items()}
         resolved = {word: set(roots) for word, roots in self.index.resolved.items()}
@@ -68,7 +69,7 @@ class Engine:
         rooted_words = {word: frozenset(roots) for word, roots in rooted.items() if word not in names}
         imports = {word: frozenset(roots) for word, roots in self.index.import_words.items() if word not in names}
         return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.keyword_words), rooted_words,
-                resolved, imports)
+                resolved, imports, frozenset(self.index.called - names))
 
 
 def analyze_module(

@@ -25,7 +25,8 @@ from cudalint.catalog import Catalog, CatalogError, rules_dir
 from cudalint.fileio import inside, read_regular, replace_file
 from cudalint.python.analyze import Words
 
-FORMAT = 4  # 3: a method word read only where it is called is in both the rooted and resolved maps; 4: import words
+FORMAT = 5  # 3: a method word read only where it is called is in both the rooted and resolved maps; 4: import words;
+# 5: methods any call of which counts (`called`)
 ENTRY_MAX_BYTES = 4 * 1024 * 1024
 
 
@@ -63,21 +64,22 @@ class GateCache:
             words = tuple(frozenset(entry[part]) for part in ("names", "strings", "keywords"))
             rooted, resolved, imports = ({word: frozenset(roots) for word, roots in entry[part].items()}
                                          for part in ("rooted", "resolved", "imports"))
-            if not all(isinstance(word, str) for part in (*words, *rooted.values(), *resolved.values(), *imports.values())
+            called = frozenset(entry["called"])
+            if not all(isinstance(word, str) for part in (*words, *rooted.values(), *resolved.values(), *imports.values(), called)
                        for word in part):
                 return None
-            return (*words, rooted, resolved, imports)  # type: ignore[return-value]
+            return (*words, rooted, resolved, imports, called)  # type: ignore[return-value]
         except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is a miss
             return None
 
     def put(self, codes: FrozenSet[str], release: Tuple[int, ...], words: Words) -> None:
         if not self.usable:
             return
-        names, strings, keywords, rooted, resolved, imports = words
+        names, strings, keywords, rooted, resolved, imports, called = words
         entry = {"key": self._key(codes, release), "names": sorted(names), "strings": sorted(strings), "keywords": sorted(keywords),
                  "rooted": {word: sorted(roots) for word, roots in sorted(rooted.items())},
                  "resolved": {word: sorted(roots) for word, roots in sorted(resolved.items())},
-                 "imports": {word: sorted(roots) for word, roots in sorted(imports.items())}}
+                 "imports": {word: sorted(roots) for word, roots in sorted(imports.items())}, "called": sorted(called)}
         try:
             prepare_folder(self.folder)
             replace_file(self._entry(codes, release), json.dumps(entry).encode(), self.root, follow_links=False)

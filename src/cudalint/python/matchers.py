@@ -91,6 +91,7 @@ class MatchIndex:
         self.env: Dict[str, Entry] = {}
         self.env_prefixes: List[Tuple[str, Entry]] = []
         self.words: set = set()  # names, attributes, keywords or imports a file must mention
+        self.called: set = set()  # method names a check reads only as the callee of a call (`x.cuda()`)
         # Words that matter only in a file importing one of some modules (word -> those modules): the
         # words of a call whose callee is a qualified name (`torch.*` with dtype=np.float64).
         self.rooted: Dict[str, set] = {}
@@ -121,7 +122,7 @@ class MatchIndex:
                 self.import_words.setdefault(word, set()).add(spec["module"].split(".", 1)[0])
             for spec in match.get("methods", ()):
                 self.methods.setdefault(spec["name"], []).append(Entry(rule, spec))
-                self.words.add(spec["name"])
+                self.called.add(spec["name"])  # _check_call reads a method only where it is called
             for spec in match.get("attributes", ()):
                 self.attributes.setdefault(spec["name"], []).append(Entry(rule, spec))
                 self.words.add(spec["name"])
@@ -154,6 +155,7 @@ class MatchIndex:
                         self._under(word, root, self.resolved if names else self.rooted)
             self.string_words.update(match.get("values", ()))  # strings a check compares values with
         self.words.discard("")
+        self.called -= self.words  # a word some check reads anywhere counts anywhere
         self.import_words.pop("", None)
         self.rooted = {word: roots for word, roots in self.rooted.items() if word and word not in self.words}
         self.resolved = {word: roots for word, roots in self.resolved.items()

@@ -13,17 +13,21 @@ from cudalint.tracing.records import TraceData
 PASS, WARNING, FAIL, PENDING = "pass", "warning", "fail", "pending"
 VERDICT_ORDER = (FAIL, WARNING, PENDING, PASS)  # worst first
 
-# CDL6 splits into dtypes MPS lacks and operator coverage; of the latter, CDL605 is the CPU-fallback rule.
-DTYPE_CODES = frozenset({"CDL601", "CDL602", "CDL603", "CDL607", "CDL608"})
-CPU_FALLBACK_CODES = frozenset({"CDL605"})
+def _item_of(code: str) -> Optional[str]:
+    """The checklist item a finding of `code` is evidence for: the rule's `checklist` in the catalog."""
+    from cudalint.catalog import load_catalog
+
+    rule = load_catalog().rules.get(code)
+    return rule.checklist if rule is not None else None
 
 
-def is_dependency_blocker(code: str) -> bool:
-    return code.startswith("CDL5") or code.startswith("CDL45")
+def _for_item(findings: Sequence[Finding], item: str) -> List[Finding]:
+    return [f for f in findings if _item_of(f.code) == item]
 
 
 def is_op_coverage(code: str) -> bool:
-    return code.startswith("CDL6") and code not in DTYPE_CODES
+    """A finding about an operator's MPS coverage: one that raises there, or falls back to the CPU."""
+    return _item_of(code) in ("operators", "cpu_fallbacks")
 
 
 @dataclass
@@ -90,9 +94,6 @@ def _times(count: int) -> str:
     return f"{count} call{'' if count == 1 else 's'}"
 
 
-DEVICE_FAMILY = "CDL1"  # the catalog's device-selection family
-
-
 def build_checklist(findings: Sequence[Finding], files: int, release: str, traced: Optional[Traced],
                     compared: Optional[dict] = None, no_trace: Optional[str] = None) -> List[CheckItem]:
     """`no_trace`: the evidence line of the trace-dependent items when no trace is given (the report names the
@@ -103,17 +104,17 @@ def build_checklist(findings: Sequence[Finding], files: int, release: str, trace
     where_trace = f"trace of `{traced.command}` (torch {traced.installed} installed)" if traced else ""
     items: List[CheckItem] = []
 
-    deps = [f for f in findings if is_dependency_blocker(f.code) or f.code.startswith("CDL40")]
+    deps = _for_item(findings, "dependencies")
     items.append(CheckItem(
         "dependencies", "Dependencies and native code install on a Mac", _by_severity(deps), checked,
         [finding_line(f) for f in deps] or [f"no dependency, build or native-code finding in {files} files"]))
 
-    devices = [f for f in findings if f.code.startswith(DEVICE_FAMILY)]
+    devices = _for_item(findings, "device_selection")
     items.append(CheckItem(
         "device_selection", "The device is chosen at run time (no hard-coded CUDA)", _by_severity(devices), checked,
         [finding_line(f) for f in devices] or [f"no hard-coded device, .cuda() or CUDA-or-CPU choice in {files} files"]))
 
-    static_ops = [f for f in findings if is_op_coverage(f.code) and f.code not in CPU_FALLBACK_CODES]
+    static_ops = _for_item(findings, "operators")
     evidence = [finding_line(f) for f in static_ops]
     verdicts = [_by_severity(static_ops)]
     if traced:
@@ -131,7 +132,7 @@ def build_checklist(findings: Sequence[Finding], files: int, release: str, trace
         evidence.append(no_trace)
     items.append(CheckItem("operators", "Operators run on MPS", _worst(verdicts), checked, evidence))
 
-    static_fallbacks = [f for f in findings if f.code in CPU_FALLBACK_CODES]
+    static_fallbacks = _for_item(findings, "cpu_fallbacks")
     evidence = [finding_line(f) for f in static_fallbacks]
     verdicts = [WARNING if static_fallbacks else PASS]
     if traced:
@@ -146,7 +147,7 @@ def build_checklist(findings: Sequence[Finding], files: int, release: str, trace
         evidence.append(no_trace)
     items.append(CheckItem("cpu_fallbacks", "No silent CPU fallbacks", _worst(verdicts), checked, evidence))
 
-    dtype_findings = [f for f in findings if f.code in DTYPE_CODES]
+    dtype_findings = _for_item(findings, "dtypes")
     evidence = [finding_line(f) for f in dtype_findings]
     verdicts = [_by_severity(dtype_findings)]
     if traced:
@@ -157,7 +158,7 @@ def build_checklist(findings: Sequence[Finding], files: int, release: str, trace
         evidence.append("no float64 or complex128 found" + (" statically or in the trace" if traced else " statically"))
     items.append(CheckItem("dtypes", "No float64/complex128 on MPS", _worst(verdicts), checked, evidence))
 
-    cuda_runtime = [f for f in findings if f.code.startswith(("CDL2", "CDL3"))]
+    cuda_runtime = _for_item(findings, "cuda_runtime")
     evidence = [finding_line(f) for f in cuda_runtime]
     verdicts = [_by_severity(cuda_runtime)]
     if traced:

@@ -74,3 +74,60 @@ def test_a_package_module_never_imports_a_sibling_by_bare_name():
         "pkg/test_step.py": USER.format(imports="from testing_utils import has_cuda, require_gpu"),
     }
     assert lint(files, "pkg/test_step.py") == [("CDL202", 7, 5), ("CDL201", 12, 9), ("CDL201", 13, 5)]
+
+
+def test_the_index_reads_a_script_folders_sibling_imports_too():
+    # testing_utils's decorator skips by a helper of tests/common.py, imported by its bare name: the index
+    # resolves that import as the semantic model does, so the decorator is known to skip off CUDA.
+    files = {
+        "setup.py": "",
+        "tests/common.py": "import torch\n\n\ndef has_cuda():\n    return torch.cuda.is_available()\n",
+        "tests/testing_utils.py": """
+        import unittest
+
+        import common
+        from common import has_cuda
+
+
+        def require_gpu(test_case):
+            return unittest.skipUnless(has_cuda(), "needs a GPU")(test_case)
+
+
+        def require_gpu_too(test_case):
+            return unittest.skipUnless(common.has_cuda(), "needs a GPU")(test_case)
+        """,
+        "tests/test_step.py": """
+        import torch
+        from testing_utils import require_gpu, require_gpu_too
+
+
+        @require_gpu
+        def test_cache():
+            torch.cuda.empty_cache()
+
+
+        @require_gpu_too
+        def test_sync():
+            torch.cuda.synchronize()
+
+
+        def test_plain():
+            torch.cuda.synchronize()
+        """,
+    }
+    assert lint(files, "tests/test_step.py") == [("CDL201", 16, 5)]
+
+
+def test_a_new_sibling_changes_what_the_stored_index_says(tmp_path):
+    from cudalint.config import Settings
+    from cudalint.runner import project_index
+
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("from common import has_cuda\n")
+    settings = Settings(select=frozenset(), root=tmp_path)
+    first = project_index(settings, cache=True)
+    assert first.facts["tests/test_a.py"].imports == [("common", 1, 1, False), ("common.has_cuda", 1, 1, False)]
+    (tmp_path / "tests" / "common.py").write_text("def has_cuda():\n    return False\n")
+    second = project_index(settings, cache=True)
+    assert second.facts["tests/test_a.py"].imports == [("tests.common", 1, 1, False), ("tests.common.has_cuda", 1, 1, False)]

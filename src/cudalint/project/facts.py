@@ -166,14 +166,22 @@ class _Reader:
         self.builds = True  # the file may build a CUDA extension (set by read_facts from its text)
         self.guards_possible = True  # the file names a query, flag or skip decorator
         self.aliases: Dict[str, str] = {}
+        self.siblings: Dict[str, str] = {}  # bare name -> module, for a file of a script folder (index.sibling_folders)
         self.facts = FileFacts()
         self.functions: Dict[str, ast.AST] = {}
         self.classes: Set[str] = set()
         self.methods: Set[str] = set()  # "Class._helper": the private methods of module-level classes
 
+    def sibling(self, module: str) -> str:
+        """An absolute import's module as the index names it: a module beside a script folder's file comes
+        first (the semantic model's ScopeBuilder.sibling)."""
+        head, dot, rest = module.partition(".")
+        found = self.siblings.get(head)
+        return found + dot + rest if found else module
+
     def absolute(self, level: int, name: Optional[str]) -> str:
         if not level:
-            return name or ""
+            return self.sibling(name) if name else ""
         base = self.module.split(".") + (["__init__"] if self.is_package else [])  # a package's own __init__
         package = base[: len(base) - level] if len(base) >= level else []
         return ".".join(part for part in [*package, name or ""] if part)
@@ -310,9 +318,9 @@ class _Reader:
                 imported = not getattr(node, "level", 0) and any(self._cuda_library(name) for name in names)
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                    self.aliases[alias.asname or alias.name.split(".")[0]] = self.sibling(alias.name if alias.asname else alias.name.split(".")[0])
                     if not prefix:
-                        self.facts.imports.append((alias.name, node.lineno, node.col_offset + 1, guarded))
+                        self.facts.imports.append((self.sibling(alias.name), node.lineno, node.col_offset + 1, guarded))
             elif isinstance(node, ast.ImportFrom):
                 base = self.absolute(node.level, node.module)
                 for alias in node.names:
@@ -787,14 +795,16 @@ def _is_main_test(test: ast.AST) -> bool:
 
 def read_facts(
     tree: ast.Module, module: str, queries, flags, skip_if=(), skip_unless=(), text: bytes = b"", guards=None,
-    is_package: bool = False, libraries=(),
+    is_package: bool = False, libraries=(), siblings=None,
 ) -> FileFacts:
     """The facts of one module. `text` (its bytes) lets the reader skip what the file cannot hold:
     extension builds without `cpp_extension`, guard helpers without a query, flag or skip word.
-    `guards` (the catalog's guard table) adds platform tests and enum members to the guard rules."""
+    `guards` (the catalog's guard table) adds platform tests and enum members to the guard rules.
+    `siblings`: the modules beside a script folder's file, by the bare names it imports them with."""
     reader = _Reader(module, queries, flags, skip_if, skip_unless, guards)
     reader.is_package = is_package
     reader.libraries = tuple(libraries)
+    reader.siblings = dict(siblings or {})
     if text:
         reader.builds = b"cpp_extension" in text
         programs = (*guards.off_mac_programs, *guards.cuda_only_results) if guards is not None else ()

@@ -67,24 +67,9 @@ class ProjectIndex:
 
     # -- queries ------------------------------------------------------------------------
     def siblings_of(self, path: str) -> Dict[str, str]:
-        """The modules beside the file at `path` as it imports them, when its folder is a script folder
-        (no __init__.py: Python puts it on sys.path for the scripts in it, and pytest for the tests),
-        with their names in the index: `testing_utils` -> `tests.testing_utils`. Empty for a package's
-        files, whose absolute imports never mean a sibling, and where the names are the same anyway."""
+        """The modules beside the file at `path` as it imports them (see sibling_folders)."""
         if self._siblings is None:
-            folders: Dict[str, Dict[str, str]] = {}
-            packages = {relative.rpartition("/")[0] for relative in self.paths if relative.endswith("__init__.py")}
-            for relative, module in self.paths.items():
-                folder, _, name = relative.rpartition("/")
-                if name == "__init__.py":  # a package beside the scripts: `import models` for models/
-                    folder, _, name = folder.rpartition("/")
-                    stem = name
-                else:
-                    stem = name[:-3]
-                if folder in packages or not stem.isidentifier() or module == stem:
-                    continue
-                folders.setdefault(folder, {})[stem] = module
-            self._siblings = folders
+            self._siblings = sibling_folders(self.paths)
         key = project_key(path, self.root)
         return self._siblings.get(key.rpartition("/")[0], {})
 
@@ -439,6 +424,27 @@ class ProjectIndex:
         return (found[1], value) if value else None
 
 
+def sibling_folders(paths: Dict[str, str]) -> Dict[str, Dict[str, str]]:
+    """Per script folder (one without __init__.py: Python puts it on sys.path for the scripts in it, and
+    pytest for the tests), the modules beside its files as they import them, with their names in the
+    index (`paths`: project path -> module): `testing_utils` -> `tests.testing_utils`. A package's files
+    are left out, since their absolute imports never mean a sibling, and so are modules whose name is the
+    bare one anyway (the project root's)."""
+    folders: Dict[str, Dict[str, str]] = {}
+    packages = {relative.rpartition("/")[0] for relative in paths if relative.endswith("__init__.py")}
+    for relative, module in paths.items():
+        folder, _, name = relative.rpartition("/")
+        if name == "__init__.py":  # a package beside the scripts: `import models` for models/
+            folder, _, name = folder.rpartition("/")
+            stem = name
+        else:
+            stem = name[:-3]
+        if folder in packages or not stem.isidentifier() or module == stem:
+            continue
+        folders.setdefault(folder, {})[stem] = module
+    return folders
+
+
 def _module_name(relative: str, roots: Sequence[str]) -> Optional[str]:
     """`src/pkg/mod.py` -> `pkg.mod` (src layout), `pkg/__init__.py` -> `pkg`."""
     for prefix in roots:
@@ -529,15 +535,20 @@ def build_index(
     files = list(_walk(root_text))
     relative_paths = [project_key(path, root_text) for path in files]
     roots = _import_roots(relative_paths)
+    named = {relative: _module_name(relative, roots) for relative in relative_paths if relative.endswith(".py")}
+    folders = sibling_folders({relative: module for relative, module in named.items() if module is not None})
     for path, relative in zip(files, relative_paths):
         if relative.endswith(".py"):
-            module = _module_name(relative, roots)
+            module = named[relative]
             if module is None:
                 continue
             data = _read(path)
             if data is None:
                 continue
-            content = hashlib.sha256(salt + data).hexdigest()
+            siblings = folders.get(relative.rpartition("/")[0], {})
+            # A script folder's file imports what lies beside it: its facts change with that too.
+            beside = json.dumps(sorted(siblings.items())).encode() if siblings else b""
+            content = hashlib.sha256(salt + data + beside).hexdigest()
             index.modules.setdefault(module, relative)
             index.paths[relative] = module
             index.packages.add(module.split(".")[0])
@@ -554,7 +565,8 @@ def build_index(
                         if tree is None:
                             tree = _parse(data, relative)
                     facts = (
-                        read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.cuda_modules)
+                        read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.cuda_modules,
+                                   siblings)
                         if tree is not None else unread_facts(data)
                     )
                     del tree

@@ -263,10 +263,11 @@ class _Uses:
         """Aliases for the names it binds, and an import site for every module it may load
         (`import a.b.c` loads a, a.b and a.b.c; `from a.b import c` loads a, a.b and maybe a.b.c)."""
         if isinstance(node, ast.Import):
-            loaded = [alias.name for alias in node.names]
+            sibling = self.reader.sibling
+            loaded = [sibling(alias.name) for alias in node.names]
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
-                self.aliases.setdefault(local, alias.name if alias.asname else local)
+                self.aliases.setdefault(local, sibling(alias.name if alias.asname else local))
         else:
             base = self.reader.absolute(node.level, node.module)
             loaded = [f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*"]

@@ -41,3 +41,22 @@ def test_new_import_failures_compare_the_trees(tmp_path):
         "pkg.broken": "RuntimeError: no GPU",
         "pkg.missing": "ModuleNotFoundError: No module named 'pkg.missing'",
     }
+
+
+def test_the_process_tree_memory_counts_a_forked_childs_shared_pages_once_in_pss(tmp_path):
+    # A parent that fills 64 MB, then forks a child that only sleeps: the child shares the parent's pages,
+    # so the RSS sum counts them twice and the PSS sum once.
+    script = (
+        "import os, time\n"
+        "data = bytearray(64 * 1024 * 1024)\n"
+        "for i in range(0, len(data), 4096):\n"
+        "    data[i] = 1\n"
+        "pid = os.fork()\n"
+        "time.sleep(1.5)\n"
+        "if pid:\n"
+        "    os.waitpid(pid, 0)\n"
+    )
+    measured = bench_run.measure("fork", [sys.executable, "-c", script], tmp_path, 0, 0)
+    assert measured.rc == 0
+    assert measured.tree_rss_mb > 2 * 64
+    assert 64 < measured.tree_pss_mb < measured.tree_rss_mb - 48

@@ -15,6 +15,7 @@ import re
 from typing import Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests
+from cudalint.project.paths import as_sibling
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
 from cudalint.python.guard_facts import guard_facts
@@ -173,11 +174,7 @@ class _Reader:
         self.methods: Set[str] = set()  # "Class._helper": the private methods of module-level classes
 
     def sibling(self, module: str) -> str:
-        """An absolute import's module as the index names it: a module beside a script folder's file comes
-        first (the semantic model's ScopeBuilder.sibling)."""
-        head, dot, rest = module.partition(".")
-        found = self.siblings.get(head)
-        return found + dot + rest if found else module
+        return as_sibling(module, self.siblings)
 
     def absolute(self, level: int, name: Optional[str]) -> str:
         if not level:
@@ -297,12 +294,12 @@ class _Reader:
         for inner, conditions in _returns_under(node):
             value = inner.value
             call = value.func if isinstance(value, ast.Call) and isinstance(value.func, ast.Call) else value
-            if isinstance(call, ast.Call) and call.args:
-                qualified = self.resolve(call.func)
-                true, false = self._guard(call.args[0], node)
+            qualified = self.resolve(call.func) if isinstance(call, ast.Call) else None
+            if qualified in self.skip_unless or qualified in self.skip_if:
+                true, false = self._guard(call.args[0], node) if call.args else (False, False)
                 if (qualified in self.skip_unless and true) or (qualified in self.skip_if and false):
                     return True
-            if isinstance(call, ast.Call) and self.resolve(call.func) in self.always_skip:
+            if qualified in self.always_skip:
                 skipping = True
             else:
                 others.append(conditions)

@@ -537,6 +537,9 @@ def build_index(
     roots = _import_roots(relative_paths)
     named = {relative: _module_name(relative, roots) for relative in relative_paths if relative.endswith(".py")}
     folders = sibling_folders({relative: module for relative, module in named.items() if module is not None})
+    index._siblings = folders
+    # A script folder's file imports what lies beside it, so its facts change with that too: its key holds it.
+    beside = {folder: json.dumps(sorted(siblings.items())).encode() for folder, siblings in folders.items()}
     for path, relative in zip(files, relative_paths):
         if relative.endswith(".py"):
             module = named[relative]
@@ -545,10 +548,8 @@ def build_index(
             data = _read(path)
             if data is None:
                 continue
-            siblings = folders.get(relative.rpartition("/")[0], {})
-            # A script folder's file imports what lies beside it: its facts change with that too.
-            beside = json.dumps(sorted(siblings.items())).encode() if siblings else b""
-            content = hashlib.sha256(salt + data + beside).hexdigest()
+            folder = relative.rpartition("/")[0]
+            content = hashlib.sha256(salt + data + beside.get(folder, b"")).hexdigest()
             index.modules.setdefault(module, relative)
             index.paths[relative] = module
             index.packages.add(module.split(".")[0])
@@ -566,7 +567,7 @@ def build_index(
                             tree = _parse(data, relative)
                     facts = (
                         read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.cuda_modules,
-                                   siblings)
+                                   folders.get(folder))
                         if tree is not None else unread_facts(data)
                     )
                     del tree

@@ -6,8 +6,8 @@ Kinds of match, each a list of entries in the rule's TOML:
                 attribute read or write, `except` clause (not a type annotation); with the
                 rule's `at_import`, also the from-import that binds a reported name
     imports     a module imported outside `try/except ImportError`
-    methods     `.name(...)` called on a value that is not a module (with `unless_forwarding`,
-                not inside a method of the same name, which forwards the call)
+    methods     `.name(...)` called on a value that is not a module (inside a class's own method
+                of that name, which forwards the call, rules/overrides.toml silences it)
     attributes  `.name` read on a value that is not a module, outside if-tests
     arguments   an argument value at a keyword and/or position of a call (with
                 `unless_same_device`, not on a copy between places the code shows are one device)
@@ -554,8 +554,6 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                 continue
             if "max_args" in entry.spec and len(node.args) > entry.spec["max_args"]:
                 continue
-            if entry.spec.get("unless_forwarding") and _in_method_named(func.attr.value, ctx):
-                continue  # `def cuda(self): self.data.cuda()`: the class implements the call; its caller is the use
             ctx.report(entry.rule.code, func.attr, entry.message(f".{func.attr.value}()"), _method_fix(entry, node, ctx))
     names = None
     for entry in index.arguments:
@@ -600,24 +598,6 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                     entry.message(f"{written} (reaching {found})"),
                     related=((arg, f"{written} reaches {source_of(func)}({found}) here"),),
                 )
-
-
-def _in_method_named(name: str, ctx: FileContext) -> bool:
-    """The innermost function around the current node is the class's own `name()` protocol method:
-    a method `name` that needs no argument but `self` (`batch.pin_memory()`, `results.cuda()`).
-    A method that takes the data to work on (`def pin_memory(self, tensor)`) is an API that uses it."""
-    stack = ctx.stack
-    for depth in range(len(stack) - 1, 1, -1):
-        node = stack[depth]
-        if isinstance(node, cst.Lambda):
-            return False
-        if isinstance(node, cst.FunctionDef):
-            params = node.params
-            required = [p for p in (*params.posonly_params, *params.params) if p.default is None]
-            required += [p for p in params.kwonly_params if p.default is None]
-            own = node.name.value == name and isinstance(stack[depth - 2], cst.ClassDef)
-            return own and len(required) == 1
-    return False
 
 
 def _method_fix(entry: Entry, call: cst.Call, ctx: FileContext) -> Optional[FixPlan]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Sequence
 
+from cudalint.catalog import load_catalog
 from cudalint.findings import Finding, Severity
 from cudalint.tracing.assess import CPU_FALLBACK, RAISES, UNCERTAIN, Assessment
 from cudalint.tracing.records import TraceData
@@ -15,8 +16,6 @@ VERDICT_ORDER = (FAIL, WARNING, PENDING, PASS)  # worst first
 
 def _item_of(code: str) -> Optional[str]:
     """The checklist item a finding of `code` is evidence for: the rule's `checklist` in the catalog."""
-    from cudalint.catalog import load_catalog
-
     rule = load_catalog().rules.get(code)
     return rule.checklist if rule is not None else None
 

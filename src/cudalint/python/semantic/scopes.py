@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from cudalint.project.paths import as_sibling
 from cudalint.python.children import TRY_KINDS
 from cudalint.python.names import dotted, string_value
 
@@ -268,12 +269,7 @@ class ScopeBuilder:
         return ".".join([*base, module] if module else base)
 
     def sibling(self, module: str) -> str:
-        """An absolute import's module as the project names it: in a script folder (one Python puts on
-        sys.path for its files, as pytest does for a tests folder without __init__.py), a module beside
-        the file comes before any other of that name."""
-        head, dot, rest = module.partition(".")
-        found = self.siblings.get(head)
-        return found + dot + rest if found else module
+        return as_sibling(module, self.siblings)
 
     def _import(self, local: str, target: str, scope: Scope, node, conditions) -> None:
         scope.bind(Binding(local, "import", scope, node, qualified=target, conditions=conditions))

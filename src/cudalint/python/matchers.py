@@ -546,13 +546,40 @@ def _callee_names(func: cst.BaseExpression, ctx: FileContext):
     return ()
 
 
+def fits(spec: Mapping, call: cst.Call) -> bool:
+    """Whether a call can be torch's API of an entry, judged by its arguments alone: no more arguments
+    than `max_args`, and arguments that bind to `params` (the parameters of torch's function or method
+    in order, "*" before the keyword-only ones): not too many positional ones, no keyword torch's
+    signature lacks, none given twice. `x.cuda(t, meta=m)` is another library's method (HQQ's
+    quantizer), not Tensor.cuda. `*args` may fill any positional parameter (and `**kwargs` any
+    keyword): what they hide is taken to fit."""
+    args = call.args
+    if "max_args" in spec and len(args) > spec["max_args"]:
+        return False
+    params = spec.get("params")
+    if params is None:
+        return True
+    unpacked = any(arg.star == "*" for arg in args)
+    given = [arg for arg in args if arg.keyword is None and not arg.star]
+    if len(given) > (params.index("*") if "*" in params else len(params)):
+        return False
+    filled = set() if unpacked else set(params[: len(given)])
+    for arg in args:
+        if arg.keyword is not None:
+            name = arg.keyword.value
+            if name not in params or name == "*" or name in filled:
+                return False
+            filled.add(name)
+    return True
+
+
 def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
     func = node.func
     if isinstance(func, cst.Attribute):
         for entry in index.methods.get(func.attr.value, ()):
             if ctx.imports.is_module_ref(func.value) or not entry.applies(ctx):
                 continue
-            if "max_args" in entry.spec and len(node.args) > entry.spec["max_args"]:
+            if not fits(entry.spec, node):
                 continue
             ctx.report(entry.rule.code, func.attr, entry.message(f".{func.attr.value}()"), _method_fix(entry, node, ctx))
     names = None
@@ -568,7 +595,7 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue
         if "unless" in spec and any(arg.keyword and arg.keyword.value == spec["unless"] for arg in node.args):
             continue
-        if "max_args" in spec and len(node.args) > spec["max_args"]:
+        if not fits(spec, node):
             continue
         if "keyword" not in spec and "position" not in spec:
             ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))

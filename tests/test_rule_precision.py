@@ -289,3 +289,21 @@ def test_an_api_named_only_to_compare_with_is_no_finding():
         """
     ).lstrip("\n")))
     assert found == [("CDL213", 8, 13)]
+
+
+def test_a_cuda_device_built_only_to_compare_with_is_no_placement():
+    source = """
+        import torch as th
+
+
+        def seed(self, seed, device):
+            using_cuda = self.device.type == th.device("cuda").type
+            if device == th.device("cuda"):
+                th.manual_seed(seed)
+            if th.device("cuda:1").index != device.index:
+                return using_cuda
+            moved = th.zeros(1).to(th.device("cuda").type)
+            chosen = th.device("cuda")
+            return moved, chosen
+        """
+    assert lint(source, select={"CDL101"}) == [("CDL101", 10, 38), ("CDL101", 11, 24)]

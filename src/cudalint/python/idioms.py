@@ -105,13 +105,24 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
     position = DEVICE_POSITIONAL.get(qualified)
     if position is None and isinstance(func, cst.Attribute) and func.attr.value == "to":
         position = None if ctx.model.is_module_ref(func.value) else 0
-    if position is not None:
+    if position is not None and not (qualified == "torch.device" and _only_compared(node, ctx)):
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         if len(positional) > position:
             whole = node if qualified == "torch.device" and len(node.args) == 1 else None
             if qualified == "torch.device" and len(node.args) > 1:
                 as_string = True  # torch.device(type, index): the type must be a string
             _device_sink(positional[position].value, ctx, as_string, whole)
+
+
+def _only_compared(node: cst.Call, ctx: FileContext) -> bool:
+    """`device.type == torch.device("cuda").type`, `if d != torch.device("cuda"):`: a device built only to
+    compare with (itself, or its type or index) places nothing anywhere."""
+    stack = ctx.stack
+    depth = len(stack) - 2
+    holder = stack[depth] if depth >= 0 else None
+    if isinstance(holder, cst.Attribute) and holder.value is node and holder.attr.value in ("type", "index"):
+        depth -= 1
+    return depth >= 0 and isinstance(stack[depth], (cst.Comparison, cst.ComparisonTarget))
 
 
 def _in_class_body(ctx: FileContext) -> bool:

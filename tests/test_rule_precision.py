@@ -307,3 +307,51 @@ def test_a_cuda_device_built_only_to_compare_with_is_no_placement():
             return moved, chosen
         """
     assert lint(source, select={"CDL101"}) == [("CDL101", 10, 38), ("CDL101", 11, 24)]
+
+
+def test_device_selection_with_returns_or_a_default_before_the_test_is_reported():
+    source = """
+        import torch
+
+
+        def early_return():
+            if torch.cuda.is_available():
+                return torch.device("cuda", index=0)
+            return torch.device("cpu")
+
+
+        def default_first():
+            device = "cpu"
+            if torch.cuda.is_available():
+                device = "cuda"
+            return device
+
+
+        def returns_in_both_branches():
+            if torch.cuda.is_available():
+                return "cuda"
+            else:
+                return "cpu"
+
+
+        def with_mps():
+            if torch.cuda.is_available():
+                return "cuda"
+            elif torch.backends.mps.is_available():
+                return "mps"
+            return "cpu"
+
+
+        def other_name_before():
+            fallback = "cpu"
+            if torch.cuda.is_available():
+                device = "cuda"
+            return device, fallback
+
+
+        def falls_through():
+            if torch.cuda.is_available():
+                print("cuda")
+            return "cpu"
+        """
+    assert lint(source, select={"CDL104"}) == [("CDL104", 5, 5), ("CDL104", 12, 5), ("CDL104", 18, 5)]

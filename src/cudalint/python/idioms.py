@@ -274,13 +274,53 @@ def _branches(node: cst.If):
     return pairs, (link.body if isinstance(link, cst.Else) else None)
 
 
-def _assigned_values(block: cst.BaseSuite) -> List[cst.BaseExpression]:
-    """Values assigned by the simple statements directly in a block (`x = ...` lines, or `else: x = ...`)."""
+def _chosen(block: cst.BaseSuite) -> List[Tuple[Optional[str], cst.BaseExpression]]:
+    """(name, value) of each `name = value` and (None, value) of each `return value` among the simple
+    statements directly in a block (`x = ...` lines, `else: return ...`); "" names any other target."""
     if isinstance(block, cst.SimpleStatementSuite):
-        smalls = list(block.body)
-    else:
-        smalls = [small for line in block.body if isinstance(line, cst.SimpleStatementLine) for small in line.body]
-    return [small.value for small in smalls if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None]
+        return _chosen_by(block.body)
+    return _chosen_by([small for line in block.body if isinstance(line, cst.SimpleStatementLine) for small in line.body])
+
+
+def _chosen_by(smalls) -> List[Tuple[Optional[str], cst.BaseExpression]]:
+    chosen: List[Tuple[Optional[str], cst.BaseExpression]] = []
+    for small in smalls:
+        if isinstance(small, cst.Return) and small.value is not None:
+            chosen.append((None, small.value))
+        elif isinstance(small, cst.Assign):
+            target = small.targets[0].target if len(small.targets) == 1 else None
+            chosen.append((target.value if isinstance(target, cst.Name) else "", small.value))
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            chosen.append((small.target.value if isinstance(small.target, cst.Name) else "", small.value))
+    return chosen
+
+
+def _assigned_values(block: cst.BaseSuite) -> List[cst.BaseExpression]:
+    """Values assigned or returned by the simple statements directly in a block."""
+    return [value for _, value in _chosen(block)]
+
+
+def _beside(node: cst.If, ctx: FileContext) -> Tuple[List[Tuple[Optional[str], cst.BaseExpression]], List[Tuple[Optional[str], cst.BaseExpression]]]:
+    """What the simple statements right before and right after an `if` assign or return."""
+    stack = ctx.stack
+    holder = stack[-2] if len(stack) >= 2 else None
+    body = holder.body if isinstance(holder, (cst.IndentedBlock, cst.Module)) else ()
+    index = next((i for i, statement in enumerate(body) if statement is node), None)
+    if index is None:
+        return [], []
+    before = body[index - 1] if index > 0 else None
+    after = body[index + 1] if index + 1 < len(body) else None
+    return (
+        _chosen_by(before.body) if isinstance(before, cst.SimpleStatementLine) else [],
+        _chosen_by(after.body) if isinstance(after, cst.SimpleStatementLine) else [],
+    )
+
+
+def _ends_in_return(block: cst.BaseSuite) -> bool:
+    last = block.body[-1] if block.body else None
+    if isinstance(block, cst.SimpleStatementSuite):
+        return isinstance(last, cst.Return)
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
 
 
 def _is_chain_head(node: cst.If, ctx: FileContext) -> bool:
@@ -289,14 +329,25 @@ def _is_chain_head(node: cst.If, ctx: FileContext) -> bool:
 
 
 def _selection_statement(node: cst.If, ctx: FileContext) -> None:
+    """`if <CUDA>: device = "cuda"` / `else: device = "cpu"`, and the same with returns; or with no
+    else, a CPU choice around the `if`: `device = "cpu"` just before it (the same name), or `return
+    "cpu"` just after an `if` whose body returns the CUDA choice."""
     if not _is_chain_head(node, ctx) or not ctx.model.guard(node.test).when_true:
         return
     pairs, else_body = _branches(node)
-    if else_body is None or any(mentions_mac_path(test) for test, _ in pairs):
+    if any(mentions_mac_path(test) for test, _ in pairs):
         return
-    if not any(_is_cuda_arm(value, ctx) for value in _assigned_values(pairs[0][1])):
+    cuda_names = {name for name, value in _chosen(pairs[0][1]) if _is_cuda_arm(value, ctx)}
+    if not cuda_names:
         return
-    other = [value for _, body in pairs[1:] for value in _assigned_values(body)] + _assigned_values(else_body)
+    other = [value for _, body in pairs[1:] for value in _assigned_values(body)]
+    if else_body is not None:
+        other += _assigned_values(else_body)
+    elif len(pairs) == 1:
+        before, after = _beside(node, ctx)
+        other += [value for name, value in before if name is not None and name in cuda_names]
+        if None in cuda_names and _ends_in_return(pairs[0][1]):
+            other += [value for name, value in after if name is None]
     if any(mentions_mac_path(value) for value in other) or not any(_is_cpu_arm(v, ctx) for v in other):
         return
     ctx.report(

@@ -355,3 +355,31 @@ def test_device_selection_with_returns_or_a_default_before_the_test_is_reported(
             return "cpu"
         """
     assert lint(source, select={"CDL104"}) == [("CDL104", 5, 5), ("CDL104", 12, 5), ("CDL104", 18, 5)]
+
+
+def test_device_selection_through_a_local_helper_that_returns_a_cuda_device_is_reported():
+    source = """
+        import os
+        import torch
+        from torch import device as Device
+
+
+        def default_device():
+            if torch.cuda.is_available():
+                return cuda_device()
+            return Device("cpu")
+
+
+        def cuda_device():
+            rank = os.getenv("LOCAL_RANK")
+            if rank is None:
+                return Device("cuda", index=0)
+            return Device("cuda", index=int(rank))
+
+
+        def unknown_choice(pick):
+            if torch.cuda.is_available():
+                return pick()
+            return "cpu"
+        """
+    assert lint(source, select={"CDL104"}) == [("CDL104", 7, 5)]

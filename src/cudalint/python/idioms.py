@@ -154,6 +154,17 @@ def _is_cuda_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
     )
 
 
+def _chooses_cuda(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A CUDA arm, or an expression every value of which is one (`return cuda_device()` of a local
+    helper that returns `torch.device("cuda", index=rank)`)."""
+    if _is_cuda_arm(node, ctx):
+        return True
+    if not isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+        return False
+    values = ctx.model.values(node)
+    return bool(values) and all(value.origin is not node and (value.is_cuda_device() or _is_cuda_arm(value.origin, ctx)) for value in values)
+
+
 def _is_cpu_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
     if string_value(node) == "cpu":
         return True
@@ -337,7 +348,7 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     pairs, else_body = _branches(node)
     if any(mentions_mac_path(test) for test, _ in pairs):
         return
-    cuda_names = {name for name, value in _chosen(pairs[0][1]) if _is_cuda_arm(value, ctx)}
+    cuda_names = {name for name, value in _chosen(pairs[0][1]) if _chooses_cuda(value, ctx)}
     if not cuda_names:
         return
     other = [value for _, body in pairs[1:] for value in _assigned_values(body)]

@@ -383,3 +383,33 @@ def test_device_selection_through_a_local_helper_that_returns_a_cuda_device_is_r
             return "cpu"
         """
     assert lint(source, select={"CDL104"}) == [("CDL104", 7, 5)]
+
+
+def test_device_selection_with_a_nested_choice_in_the_cuda_branch_is_reported():
+    source = """
+        import torch
+
+
+        def init_device(args):
+            if torch.cuda.is_available():
+                if args.distributed:
+                    device = "cuda:%d" % args.local_rank
+                else:
+                    device = "cuda:0"
+                torch.cuda.set_device(device)
+            else:
+                device = "cpu"
+            return device
+
+
+        def nested_mps(args):
+            if torch.cuda.is_available():
+                if args.prefer_mps and torch.backends.mps.is_available():
+                    device = "mps"
+                else:
+                    device = "cuda"
+            else:
+                device = "cpu"
+            return device
+        """
+    assert lint(source, select={"CDL104"}) == [("CDL104", 5, 5)]

@@ -306,6 +306,27 @@ def _chosen_by(smalls) -> List[Tuple[Optional[str], cst.BaseExpression]]:
     return chosen
 
 
+def _chosen_in_branches(block: cst.BaseSuite, depth: int = 0):
+    """_chosen of a block and of the branches of the if statements in it (`if distributed: device =
+    f"cuda:{rank}" else: device = "cuda:0"` inside the CUDA branch), with the tests of those ifs."""
+    chosen = _chosen(block)
+    tests: List[cst.BaseExpression] = []
+    if isinstance(block, cst.IndentedBlock) and depth < 4:
+        for statement in block.body:
+            if isinstance(statement, cst.If):
+                pairs, else_body = _branches(statement)
+                for test, body in pairs:
+                    tests.append(test)
+                    inner, inner_tests = _chosen_in_branches(body, depth + 1)
+                    chosen += inner
+                    tests += inner_tests
+                if else_body is not None:
+                    inner, inner_tests = _chosen_in_branches(else_body, depth + 1)
+                    chosen += inner
+                    tests += inner_tests
+    return chosen, tests
+
+
 def _assigned_values(block: cst.BaseSuite) -> List[cst.BaseExpression]:
     """Values assigned or returned by the simple statements directly in a block."""
     return [value for _, value in _chosen(block)]
@@ -348,7 +369,10 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     pairs, else_body = _branches(node)
     if any(mentions_mac_path(test) for test, _ in pairs):
         return
-    cuda_names = {name for name, value in _chosen(pairs[0][1]) if _chooses_cuda(value, ctx)}
+    first, nested_tests = _chosen_in_branches(pairs[0][1])
+    if any(mentions_mac_path(part) for part in nested_tests + [value for _, value in first]):
+        return
+    cuda_names = {name for name, value in first if _chooses_cuda(value, ctx)}
     if not cuda_names:
         return
     other = [value for _, body in pairs[1:] for value in _assigned_values(body)]

@@ -363,26 +363,26 @@ def _is_chain_head(node: cst.If, ctx: FileContext) -> bool:
 def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     """`if <CUDA>: device = "cuda"` / `else: device = "cpu"`, and the same with returns; or with no
     else, a CPU choice around the `if`: `device = "cpu"` just before it (the same name), or `return
-    "cpu"` just after an `if` whose body returns the CUDA choice."""
-    if not _is_chain_head(node, ctx) or not ctx.model.guard(node.test).when_true:
+    "cpu"` just after an `if` whose body returns the CUDA choice. The CPU choice is looked for first:
+    it is plain syntax, and most if statements have none, so the guard and the values are asked
+    about the few that do."""
+    if not _is_chain_head(node, ctx):
         return
     pairs, else_body = _branches(node)
-    if any(mentions_mac_path(test) for test, _ in pairs):
-        return
     first, nested_tests = _chosen_in_branches(pairs[0][1])
-    if any(mentions_mac_path(part) for part in nested_tests + [value for _, value in first]):
+    if not first:
+        return
+    names = {name for name, _ in first}
+    if not any(_is_cpu_arm(value, ctx) for value in _other_choices(node, pairs, else_body, names, ctx)):
+        return
+    if any(mentions_mac_path(part) for part in [test for test, _ in pairs] + nested_tests + [value for _, value in first]):
+        return
+    if not ctx.model.guard(node.test).when_true:
         return
     cuda_names = {name for name, value in first if _chooses_cuda(value, ctx)}
     if not cuda_names:
         return
-    other = [value for _, body in pairs[1:] for value in _assigned_values(body)]
-    if else_body is not None:
-        other += _assigned_values(else_body)
-    elif len(pairs) == 1:
-        before, after = _beside(node, ctx)
-        other += [value for name, value in before if name is not None and name in cuda_names]
-        if None in cuda_names and _ends_in_return(pairs[0][1]):
-            other += [value for name, value in after if name is None]
+    other = _other_choices(node, pairs, else_body, cuda_names, ctx)
     if any(mentions_mac_path(value) for value in other) or not any(_is_cpu_arm(v, ctx) for v in other):
         return
     ctx.report(
@@ -391,6 +391,20 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
         "available accelerator, then CPU",
     )
+
+
+def _other_choices(node: cst.If, pairs, else_body, names, ctx: FileContext) -> List[cst.BaseExpression]:
+    """What the rest of a selection chooses when its first branch chooses `names` (None: a return):
+    the later branches, else the statement before (the same name) or after (a return)."""
+    other = [value for _, body in pairs[1:] for value in _assigned_values(body)]
+    if else_body is not None:
+        other += _assigned_values(else_body)
+    elif len(pairs) == 1:
+        before, after = _beside(node, ctx)
+        other += [value for name, value in before if name is not None and name in names]
+        if None in names and _ends_in_return(pairs[0][1]):
+            other += [value for name, value in after if name is None]
+    return other
 
 
 def device_selection(registry: Registry) -> None:

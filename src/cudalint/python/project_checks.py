@@ -224,6 +224,19 @@ def _omitted(call: cst.Call, name: str, position: int) -> bool:
     return position < 0 or positional <= position
 
 
+def _file_has_cuda_default(ctx: FileContext) -> bool:
+    """Whether a parameter of a function of this file defaults to a CUDA device (once per file)."""
+    found = ctx.check_state.get("cuda-default-call")
+    if found is None:
+        found = ctx.check_state["cuda-default-call"] = any(
+            param.default is not None and is_cuda_device_string(param.default)
+            for scope in ctx.model.scopes.values()
+            if isinstance(scope.node, cst.FunctionDef)
+            for param in (*scope.node.params.posonly_params, *scope.node.params.params, *scope.node.params.kwonly_params)
+        )
+    return found
+
+
 def _local_defaults(callee, ctx: FileContext) -> Optional[List[Tuple[str, int, cst.CSTNode]]]:
     """(param, position, default node) for "cuda" defaults of a function or class of this file."""
     node = callee.data
@@ -273,6 +286,8 @@ def _cuda_default_call(node: cst.Call, ctx: FileContext) -> None:
                 )
                 return
         return
+    if not _file_has_cuda_default(ctx):
+        return  # no function of this file (nor class's __init__) can supply one: its callees are not worked out
     for callee in model.values(node.func):
         if callee.kind not in ("func", "class"):
             continue

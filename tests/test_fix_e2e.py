@@ -37,7 +37,7 @@ def test_fixed_demo_project_runs_on_cpu(tmp_path):
     shutil.copytree(FIXTURES / "demo", demo)
     assert run_python("train.py", demo).returncode != 0
     fixed = run_cli("check", "--fix", "--unsafe-fixes", ".", cwd=demo)
-    assert fixed.stdout.splitlines()[-1].startswith("Fixed 10 problems. Found 5 problems (1 error, 4 warnings)")
+    assert fixed.stdout.splitlines()[-1].startswith("Fixed 10 problems. Found 4 problems (1 error, 3 warnings)")
     after = run_python("train.py", demo)
     assert after.returncode == 0, after.stderr
     assert after.stdout.startswith("peak memory 0.0 MiB")

@@ -333,7 +333,7 @@ def test_rule_docs_in_docs_rules_are_generated_from_the_catalog():
 
 def test_gitlab_code_quality_report(project):
     git_init(project)
-    (project / "pkg" / "train.py").write_text(CUDA_FILE + "x = torch.zeros(2, dtype=torch.float64)\n")
+    (project / "pkg" / "train.py").write_text(CUDA_FILE + "x = batch.to(torch.float64)\n")
     result = run_cli("check", "--no-cache", "--format", "gitlab", "--extend-select", "CDL210", ".", cwd=project / "pkg")
     assert result.returncode == 1
     issues = json.loads(result.stdout)

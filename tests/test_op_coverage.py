@@ -148,7 +148,6 @@ def test_float64_to_device_fixture():
         ("CDL607", 19, 10),  # t = from_numpy(linspace(...)); t.to(device)
         ("CDL608", 27, 9),  # tensor(..., dtype=torch.float64).to(device): replaces CDL601
         ("CDL608", 28, 9),  # zeros(dtype=torch.complex128, device=device)
-        ("CDL601", 29, 32),  # float64, never moved: CDL601 only
         ("CDL608", 31, 13),  # widened.cuda(): replaces CDL602 at .double()
         ("CDL102", 31, 21),
     ]

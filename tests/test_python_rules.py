@@ -14,7 +14,6 @@ def test_demo_training_script():
         ("CDL308", 13, 12),  # PYTORCH_CUDA_ALLOC_CONF
         ("CDL101", 15, 10),  # DEVICE = "cuda", reported at the binding
         ("CDL108", 20, 45),  # add_argument(default="cuda:0")
-        ("CDL601", 26, 39),  # dtype=torch.float64
         ("CDL301", 28, 67),  # pin_memory=True
         ("CDL701", 33, 33),  # init_process_group("nccl")
         ("CDL209", 34, 5),  # cudnn.deterministic

@@ -413,3 +413,32 @@ def test_device_selection_with_a_nested_choice_in_the_cuda_branch_is_reported():
             return device
         """
     assert lint(source, select={"CDL104"}) == [("CDL104", 5, 5)]
+
+
+def test_float64_made_on_the_default_device_is_reported_only_as_module_state():
+    source = """
+        import torch
+        from torch import nn
+
+
+        def schedule(n):
+            return torch.linspace(0, 1, n, dtype=torch.float64)
+
+
+        TABLE = torch.tensor([1 / 5, 3 / 10], dtype=torch.float64)
+
+
+        class Model(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.register_buffer("betas", torch.linspace(0, 1, n, dtype=torch.float64))
+                self.weight = nn.Parameter(torch.zeros(n, dtype=torch.float64))
+
+            def forward(self, x, data):
+                copied = torch.tensor(data, dtype=torch.float64)
+                wide = x.to(torch.float64)
+                return copied, wide
+        """
+    assert lint(source, select={"CDL601"}) == [
+        ("CDL601", 15, 69), ("CDL601", 16, 57), ("CDL601", 19, 43), ("CDL601", 20, 21),
+    ]

@@ -31,7 +31,7 @@ from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python.names import dotted, source_of, string_value
-from cudalint.python.placement import same_device_copy
+from cudalint.python.placement import made_on_host, move_target, same_device_copy
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry, ends_flow
 from cudalint.versions import parse_version
@@ -448,6 +448,8 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
         receiver = func.value
         if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in HOST_SIDE:
             return False
+    if made_on_host(ctx.model, call) and not _kept_on_device(call, ctx):
+        return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "device":
             values = ctx.model.values(arg.value)
@@ -457,6 +459,25 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE:
         return False
     return True
+
+
+def _kept_on_device(call: cst.Call, ctx: FileContext) -> bool:
+    """The tensor a call makes goes to the device at once: moved (`.to(device)`, `.cuda()`), or made a
+    module's buffer or parameter (`self.register_buffer("b", ...)`, `nn.Parameter(...)`), which moves
+    with the module."""
+    stack = ctx.stack
+    depth = next((d for d in range(len(stack) - 1, -1, -1) if stack[d] is call), None)
+    if depth is None or depth < 2:
+        return False
+    holder, outer = stack[depth - 1], stack[depth - 2]
+    if isinstance(holder, cst.Attribute) and holder.value is call and isinstance(outer, cst.Call) and outer.func is holder:
+        return holder.attr.value == "cuda" or (holder.attr.value == "to" and move_target(ctx.model, outer) is not None)
+    if not isinstance(holder, cst.Arg) or not isinstance(outer, cst.Call):
+        return False
+    owner = outer.func
+    if isinstance(owner, cst.Attribute) and owner.attr.value in ("register_buffer", "register_parameter"):
+        return True
+    return ctx.model.resolve(owner) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
 
 
 def _follows_call(api, ctx: FileContext) -> bool:

@@ -39,6 +39,32 @@ LIKE_FACTORIES = frozenset({
 })
 
 
+# Factories that build a new tensor from sizes or ranges on the default device when given no `device=`
+# (torch docs, every factory: "Default: if None, uses the current device for the default tensor type",
+# the CPU unless torch.set_default_device says otherwise), and those that build one from data, which
+# do the same for Python data (a list, tuple or number) but keep a tensor's own device.
+SIZE_FACTORIES = frozenset({
+    "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn", "torch.randint",
+    "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace", "torch.eye",
+})
+DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
+_PYTHON_DATA = (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float, cst.UnaryOperation)
+
+
+def made_on_host(model: "SemanticModel", call: cst.Call) -> bool:
+    """A factory call with no `device=` that builds its tensor on the default device, the CPU:
+    `torch.linspace(0, 1, n, dtype=torch.float64)`, `torch.tensor([0.5, 0.25], dtype=torch.float64)`."""
+    if any(arg.keyword is not None and arg.keyword.value == "device" for arg in call.args):
+        return False
+    qualified = model.resolve(call.func)
+    if qualified in SIZE_FACTORIES:
+        return True
+    if qualified in DATA_FACTORIES:
+        data = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None)
+        return isinstance(data, _PYTHON_DATA)
+    return False
+
+
 def same_device_copy(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:
     func = call.func
     if not isinstance(func, cst.Attribute) or model.is_module_ref(func.value):
@@ -47,7 +73,7 @@ def same_device_copy(model: "SemanticModel", call: cst.Call, scope: "Scope") -> 
     if func.attr.value == "copy_" and positional:
         source = positional[0]
     elif func.attr.value == "to":
-        source = _target(model, call, scope)
+        source = move_target(model, call, scope)
         if source is None:
             return True  # `.to(torch.float16)`: a cast where the tensor is
     else:
@@ -84,7 +110,7 @@ def _call_place(model, call: cst.Call, scope, depth) -> Optional[Hashable]:
         if func.attr.value in SAME_DEVICE_METHODS:
             return place(model, func.value, scope, depth + 1)
         if func.attr.value == "to":
-            target = _target(model, call, scope)
+            target = move_target(model, call, scope)
             return place(model, func.value if target is None else target, scope, depth + 1)
         return None
     qualified = model.resolve(func, scope)
@@ -95,7 +121,7 @@ def _call_place(model, call: cst.Call, scope, depth) -> Optional[Hashable]:
     return None
 
 
-def _target(model, call: cst.Call, scope) -> Optional[cst.BaseExpression]:
+def move_target(model, call: cst.Call, scope=None) -> Optional[cst.BaseExpression]:
     """Where `.to(...)` moves a tensor: its device (or tensor) argument; None when it only casts."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value in ("device", "other"):

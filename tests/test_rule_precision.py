@@ -438,7 +438,41 @@ def test_float64_made_on_the_default_device_is_reported_only_as_module_state():
                 copied = torch.tensor(data, dtype=torch.float64)
                 wide = x.to(torch.float64)
                 return copied, wide
+
+
+        class Metric:
+            def __init__(self, n):
+                self.add_state("iou_sum", default=torch.zeros(n, dtype=torch.double), dist_reduce_fx="sum")
         """
     assert lint(source, select={"CDL601"}) == [
-        ("CDL601", 15, 69), ("CDL601", 16, 57), ("CDL601", 19, 43), ("CDL601", 20, 21),
+        ("CDL601", 15, 69), ("CDL601", 16, 57), ("CDL601", 19, 43), ("CDL601", 20, 21), ("CDL601", 26, 64),
     ]
+
+
+def test_is_cuda_kept_in_a_name_that_is_only_tested_is_a_guard():
+    source = """
+        class Attend:
+            def forward(self, q, k):
+                _, heads, q_len, k_len, is_cuda, device = *q.shape, k.shape[-2], q.is_cuda, q.device
+                return self.cuda_config if is_cuda else self.cpu_config
+
+
+        def search(query, gpus):
+            is_cuda = query.is_cuda
+            return run(query, is_cuda, gpus)
+
+
+        def pick(x):
+            on_gpu = x.is_cuda
+            if not on_gpu:
+                raise ValueError("needs CUDA")
+            return x
+
+
+        def trim(x):
+            fast = x.is_cuda
+            while fast and x.numel():
+                x = x[1:]
+            return x
+        """
+    assert lint(source, select={"CDL103"}) == [("CDL103", 8, 15), ("CDL103", 13, 14)]

@@ -271,7 +271,7 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # a query inside an if-test decides, it does not move data
     if entry.rule.match.get("called") and not (isinstance(ctx.parent, cst.Call) and ctx.parent.func is node):
         return  # named, not called: an isinstance tuple, a saved original, a monkeypatch target
-    if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
+    if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx, entry.rule.match.get("state_methods", ())):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
     if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
         return  # `torch.manual_seed(s)` just before already seeded every device
@@ -430,7 +430,7 @@ _COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 HOST_SIDE = {"cpu", "numpy", "item", "tolist", "float", "half", "bfloat16", "int", "long"}
 
 
-def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
+def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext, state_methods=()) -> bool:
     """A dtype handed to a call can reach the device unless the code shows the tensor stays on the
     host: made with `device="cpu"`, or narrowed or turned into NumPy/Python at once
     (`torch.linspace(..., dtype=torch.float64).float()`, `.numpy()`, `.item()`). A dtype outside a
@@ -448,7 +448,7 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
         receiver = func.value
         if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in HOST_SIDE:
             return False
-    if made_on_host(ctx.model, call) and not _kept_on_device(call, ctx):
+    if made_on_host(ctx.model, call) and not _kept_on_device(call, ctx, state_methods):
         return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "device":
@@ -461,10 +461,10 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     return True
 
 
-def _kept_on_device(call: cst.Call, ctx: FileContext) -> bool:
-    """The tensor a call makes goes to the device at once: moved (`.to(device)`, `.cuda()`), or made a
-    module's buffer or parameter (`self.register_buffer("b", ...)`, `nn.Parameter(...)`), which moves
-    with the module."""
+def _kept_on_device(call: cst.Call, ctx: FileContext, state_methods=()) -> bool:
+    """The tensor a call makes goes to the device at once: moved (`.to(device)`, `.cuda()`), or made
+    state that moves with its owner (`self.register_buffer("b", ...)`, `nn.Parameter(...)`, any of the
+    rule's `state_methods`, positionally or by keyword)."""
     stack = ctx.stack
     depth = next((d for d in range(len(stack) - 1, -1, -1) if stack[d] is call), None)
     if depth is None or depth < 2:
@@ -475,7 +475,7 @@ def _kept_on_device(call: cst.Call, ctx: FileContext) -> bool:
     if not isinstance(holder, cst.Arg) or not isinstance(outer, cst.Call):
         return False
     owner = outer.func
-    if isinstance(owner, cst.Attribute) and owner.attr.value in ("register_buffer", "register_parameter"):
+    if isinstance(owner, cst.Attribute) and owner.attr.value in state_methods:
         return True
     return ctx.model.resolve(owner) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
 
@@ -704,6 +704,8 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
         return  # `self.is_cuda = ...` stores the program's own flag; it reads no tensor's attribute
     if _under_caller_option(ctx):
         return  # `if capturable: assert p.is_cuda`: a demand only when the caller asks for a CUDA-only mode
+    if _kept_for_tests(node, ctx):
+        return  # `is_cuda = q.is_cuda` ... `cuda_config if is_cuda else cpu_config`: a guard kept in a name
     for entry in index.attributes.get(node.attr.value, ()):
         if not ctx.imports.is_module_ref(node.value):
             ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))
@@ -720,6 +722,86 @@ def _under_caller_option(ctx: FileContext) -> bool:
         if isinstance(holder, cst.If) and stack[depth + 1] is holder.body:
             test = holder.test
             return isinstance(test, cst.Name) and any(b.kind == "param" for b in ctx.model.lookup(test.value))
+    return False
+
+
+def _kept_for_tests(node: cst.Attribute, ctx: FileContext) -> bool:
+    """The attribute is stored in a local name (`flag = x.is_cuda`, or one name of a tuple assignment)
+    that the function reads only as the test of an `if`, a conditional expression or a `while` (under
+    `not`, `and`, `or`), none of whose False branches raises: a guard with working other branches, kept
+    in a name as it would be written in the test itself."""
+    name = _stored_in(node, ctx)
+    if name is None:
+        return False
+    scope = next((holder for holder in reversed(ctx.stack) if isinstance(holder, (cst.FunctionDef, cst.Module))), None)
+    if scope is None:
+        return False
+    reads = 0
+    stack: List[Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]] = [(scope.body if isinstance(scope, cst.FunctionDef) else scope, ())]
+    while stack:
+        current, chain = stack.pop()
+        if isinstance(current, cst.Name) and current.value == name:
+            holder = chain[-1] if chain else None
+            if isinstance(holder, cst.AssignTarget) or (isinstance(holder, (cst.Element, cst.Tuple, cst.List)) and
+                                                        any(isinstance(h, cst.AssignTarget) for h in chain)):
+                continue  # where the name is bound
+            if not _read_as_guard(current, chain, ctx):
+                return False
+            reads += 1
+            continue
+        if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and chain:
+            continue  # another scope's names
+        if isinstance(current, (cst.Attribute, cst.Arg)):
+            stack.append((current.value, chain + (current,)))  # `x.flag`, `f(flag=...)`: not reads of the name
+            continue
+        stack.extend((child, chain + (current,)) for child in code_children(current))
+    return reads > 0
+
+
+def _stored_in(node: cst.Attribute, ctx: FileContext) -> Optional[str]:
+    """The local name an assignment stores the node in: `f = node`, or the matching name of `a, f, b = x, node, y`
+    (elements after a starred one are matched from the end)."""
+    stack = ctx.stack
+    holder = stack[-2] if len(stack) >= 2 else None
+    if isinstance(holder, cst.Assign) and holder.value is node and len(holder.targets) == 1:
+        target = holder.targets[0].target
+        return target.value if isinstance(target, cst.Name) else None
+    assign = stack[-4] if len(stack) >= 4 else None
+    if not (isinstance(holder, cst.Element) and isinstance(stack[-3], cst.Tuple) and isinstance(assign, cst.Assign)
+            and assign.value is stack[-3] and len(assign.targets) == 1):
+        return None
+    values, targets = list(stack[-3].elements), assign.targets[0].target
+    if not isinstance(targets, (cst.Tuple, cst.List)) or any(isinstance(t, cst.StarredElement) for t in targets.elements):
+        return None
+    index = values.index(holder)
+    starred = [i for i, v in enumerate(values) if isinstance(v, cst.StarredElement)]
+    if starred and (len(starred) > 1 or index < starred[0]):
+        return None
+    position = index - len(values) if starred else index
+    if not starred and len(values) != len(targets.elements):
+        return None
+    target = targets.elements[position].value
+    return target.value if isinstance(target, cst.Name) else None
+
+
+def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileContext) -> bool:
+    """The name is (part of) the test of an if / conditional expression / while, under not, and, or, whose
+    branch taken when the name is False does not raise."""
+    inner: cst.CSTNode = name
+    for holder in reversed(chain):
+        if isinstance(holder, (cst.BooleanOperation, cst.UnaryOperation)) and not (
+            isinstance(holder, cst.UnaryOperation) and not isinstance(holder.operator, cst.Not)
+        ):
+            inner = holder
+            continue
+        if isinstance(holder, (cst.IfExp, cst.While)) and holder.test is inner:
+            return True
+        if isinstance(holder, cst.If) and holder.test is inner:
+            negated = isinstance(inner, cst.UnaryOperation) and inner.expression is name
+            if negated:
+                return ends_flow(holder.body, ctx.model) != "raise"
+            return not (isinstance(holder.orelse, cst.Else) and ends_flow(holder.orelse.body, ctx.model) == "raise")
+        return False
     return False
 
 

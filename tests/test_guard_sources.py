@@ -410,3 +410,18 @@ def test_a_helper_of_another_module_returning_an_option_with_a_cuda_default_is_a
         torch.cuda.synchronize()
     """
     assert lint(source, select={"CDL201"}, project_files=files, path="pkg/train.py") == [("CDL201", 9, 5)]
+
+
+def test_faiss_gpu_count_guards_the_cuda_path():
+    source = """
+    import faiss
+    import torch
+
+
+    def try_gpu(index, query, k, is_cuda, gpus):
+        gpus_are_available = faiss.get_num_gpus() > 0
+        if (is_cuda or gpus is not None) and gpus_are_available:
+            return 1024 if float(torch.version.cuda) < 9.5 else 2048
+        return float(torch.version.cuda)
+    """
+    assert lint(source, select={"CDL216"}) == [("CDL216", 9, 18)]

@@ -476,3 +476,24 @@ def test_is_cuda_kept_in_a_name_that_is_only_tested_is_a_guard():
             return x
         """
     assert lint(source, select={"CDL103"}) == [("CDL103", 8, 15), ("CDL103", 13, 14)]
+
+
+def test_a_load_of_the_same_file_the_function_maps_elsewhere_is_reported():
+    source = """
+        import torch
+
+
+        def load_model(model, path, device):
+            try:
+                model.load_state_dict(torch.load(path, map_location=device))
+            except KeyError:
+                state = torch.load(path)
+                model.load_state_dict(state)
+
+
+        def resume(path, device):
+            weights = torch.load(path, map_location=device)
+            counters = torch.load(path + ".steps")
+            return weights, counters
+        """
+    assert lint(source, select={"CDL109"}) == [("CDL109", 8, 17)]

@@ -498,7 +498,7 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     location = _load_location(node)
     if location is None and positional and (_saved_here(positional[0].value, ctx) or _temporary(positional[0].value, ctx)):
         return  # a file this code saved itself (a round-trip test) loads onto the device it came from
-    if location is None and _locates_other_loads(ctx):
+    if location is None and _locates_other_loads(node, ctx):
         return  # the function maps the loads that hold tensors: the others hold host-side state by choice
     if location is None:
         # On a CUDA host map_location=None is torch.load's own default (tensors return to the device they
@@ -533,19 +533,30 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
         ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
 
 
-def _locates_other_loads(ctx: FileContext) -> bool:
+def _locates_other_loads(node: cst.Call, ctx: FileContext) -> bool:
     """Another torch.load of the same function passes a map_location: its author chose the device for
     the checkpoints that hold tensors and left it out where the state is host-side (a scheduler's or
-    sampler's numbers). Computed once per function."""
-    frame = next((node for node in reversed(ctx.stack) if isinstance(node, (cst.FunctionDef, cst.Module))), None)
+    sampler's numbers). Not when a load of the same file maps it to a device of the code's choosing
+    (`except KeyError:` reloading `model_filename` the other way): the file holds tensors, and this
+    load forgot where they go. Worked out once per function."""
+    frame = next((holder for holder in reversed(ctx.stack) if isinstance(holder, (cst.FunctionDef, cst.Module))), None)
     if frame is None:
         return False
     known = ctx.check_state.setdefault("located loads", {})
     if id(frame) not in known:
-        known[id(frame)] = any(
-            ctx.model.resolve(call.func) == "torch.load" and _load_location(call) is not None for call in _calls_in(frame.body)
-        )
-    return known[id(frame)]
+        loads = [(call, _load_location(call)) for call in _calls_in(frame.body) if ctx.model.resolve(call.func) == "torch.load"]
+        located = [(call, location) for call, location in loads if location is not None]
+        # the files some load maps to a device of the code's choosing (not the CPU: "cpu" says nothing of what the file holds)
+        to_device = {_load_source(call) for call, location in located if string_value(location) != "cpu"}
+        known[id(frame)] = (bool(located), to_device)
+    any_located, to_device = known[id(frame)]
+    return any_located and _load_source(node) not in to_device
+
+
+def _load_source(call: cst.Call) -> str:
+    """The file argument of a torch.load, as written ("" when it has none)."""
+    argument = next((arg.value for arg in call.args if arg.keyword is None or arg.keyword.value == "f"), None)
+    return source_of(argument) if argument is not None else ""
 
 
 def _load_location(call: cst.Call) -> Optional[cst.BaseExpression]:

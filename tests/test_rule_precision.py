@@ -426,6 +426,10 @@ def test_float64_made_on_the_default_device_is_reported_only_as_module_state():
 
 
         TABLE = torch.tensor([1 / 5, 3 / 10], dtype=torch.float64)
+        A = [[1 / 5], [3 / 40, 9 / 40]]
+        A = torch.tensor(A, dtype=torch.float64)
+        MID = [0] * 4
+        MID = torch.tensor(MID, dtype=torch.float64)
 
 
         class Model(nn.Module):
@@ -445,7 +449,7 @@ def test_float64_made_on_the_default_device_is_reported_only_as_module_state():
                 self.add_state("iou_sum", default=torch.zeros(n, dtype=torch.double), dist_reduce_fx="sum")
         """
     assert lint(source, select={"CDL601"}) == [
-        ("CDL601", 15, 69), ("CDL601", 16, 57), ("CDL601", 19, 43), ("CDL601", 20, 21), ("CDL601", 26, 64),
+        ("CDL601", 19, 69), ("CDL601", 20, 57), ("CDL601", 23, 43), ("CDL601", 24, 21), ("CDL601", 30, 64),
     ]
 
 

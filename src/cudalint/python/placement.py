@@ -61,8 +61,27 @@ def made_on_host(model: "SemanticModel", call: cst.Call) -> bool:
         return True
     if qualified in DATA_FACTORIES:
         data = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None)
-        return isinstance(data, _PYTHON_DATA)
+        return data is not None and _python_data(model, data, call)
     return False
+
+
+def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call) -> bool:
+    """A list, tuple or number written in the code, or a name every binding of which is one (`A = [[1 / 5],
+    ...]` at module level, then `A = torch.tensor(A, dtype=torch.float64)`, whose own rebinding of the
+    name does not count): data no device holds."""
+    if isinstance(node, _PYTHON_DATA):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.left, (cst.List, cst.Tuple)):
+        return True  # `[0] * 14`
+    if not isinstance(node, cst.Name):
+        return False
+    bindings = [binding for binding in model.bindings_of(node) if binding.value is not call]
+    return bool(bindings) and all(
+        binding.kind == "assign" and binding.value is not None and binding.value is not node
+        and (isinstance(binding.value, _PYTHON_DATA) or (isinstance(binding.value, cst.BinaryOperation)
+                                                         and isinstance(binding.value.left, (cst.List, cst.Tuple))))
+        for binding in bindings
+    )
 
 
 def same_device_copy(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:

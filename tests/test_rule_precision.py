@@ -430,6 +430,7 @@ def test_float64_made_on_the_default_device_is_reported_only_as_module_state():
         A = torch.tensor(A, dtype=torch.float64)
         MID = [0] * 4
         MID = torch.tensor(MID, dtype=torch.float64)
+        EPSILON = torch.finfo(torch.float64).eps
 
 
         class Model(nn.Module):
@@ -449,7 +450,7 @@ def test_float64_made_on_the_default_device_is_reported_only_as_module_state():
                 self.add_state("iou_sum", default=torch.zeros(n, dtype=torch.double), dist_reduce_fx="sum")
         """
     assert lint(source, select={"CDL601"}) == [
-        ("CDL601", 19, 69), ("CDL601", 20, 57), ("CDL601", 23, 43), ("CDL601", 24, 21), ("CDL601", 30, 64),
+        ("CDL601", 20, 69), ("CDL601", 21, 57), ("CDL601", 24, 43), ("CDL601", 25, 21), ("CDL601", 31, 64),
     ]
 
 

@@ -428,6 +428,9 @@ _COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
 HOST_SIDE = {"cpu", "numpy", "item", "tolist", "float", "half", "bfloat16", "int", "long"}
+# Calls that answer a question about a dtype and make no tensor (torch docs: torch.finfo, torch.iinfo,
+# torch.promote_types, torch.can_cast).
+DTYPE_QUERIES = frozenset({"torch.finfo", "torch.iinfo", "torch.promote_types", "torch.can_cast"})
 
 
 def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext, state_methods=()) -> bool:
@@ -448,6 +451,8 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext, state_methods=())
         receiver = func.value
         if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in HOST_SIDE:
             return False
+    if ctx.model.resolve(call.func) in DTYPE_QUERIES:
+        return False  # torch.finfo(torch.float64).eps: a question about the dtype makes no tensor
     if made_on_host(ctx.model, call) and not _kept_on_device(call, ctx, state_methods):
         return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
     for arg in call.args:

@@ -697,11 +697,12 @@ def _find_argument(call: cst.Call, keyword: Optional[str], position: Optional[in
 
 
 def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -> None:
-    if isinstance(ctx.parent, cst.Call) and ctx.parent.func is node:
+    entries = index.attributes.get(node.attr.value)
+    if not entries or (isinstance(ctx.parent, cst.Call) and ctx.parent.func is node):
         return
     if ctx.test_depth:
         if _raises_when_false(node, ctx):
-            for entry in index.attributes.get(node.attr.value, ()):
+            for entry in entries:
                 if not ctx.imports.is_module_ref(node.value):
                     ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}") + "; the branch where it is False raises")
         return
@@ -711,7 +712,7 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
         return  # `if capturable: assert p.is_cuda`: a demand only when the caller asks for a CUDA-only mode
     if _kept_for_tests(node, ctx):
         return  # `is_cuda = q.is_cuda` ... `cuda_config if is_cuda else cpu_config`: a guard kept in a name
-    for entry in index.attributes.get(node.attr.value, ()):
+    for entry in entries:
         if not ctx.imports.is_module_ref(node.value):
             ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))
 

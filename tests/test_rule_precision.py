@@ -502,3 +502,20 @@ def test_a_load_of_the_same_file_the_function_maps_elsewhere_is_reported():
             return weights, counters
         """
     assert lint(source, select={"CDL109"}) == [("CDL109", 8, 17)]
+
+
+def test_a_float64_tensor_registered_as_module_state_is_a_move():
+    source = """
+        import torch
+        from torch import nn
+
+
+        class Diffusion(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                betas = torch.linspace(1e-4, 0.02, n, dtype=torch.float64)
+                self.register_buffer("betas", betas)
+                self.register_buffer("narrowed", betas.float())
+                self.register_buffer("direct", torch.zeros(n, dtype=torch.float64))
+        """
+    assert lint(source, select={"CDL601", "CDL608"}) == [("CDL608", 9, 9), ("CDL608", 11, 9)]

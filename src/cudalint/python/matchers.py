@@ -31,7 +31,7 @@ from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python.names import dotted, source_of, string_value
-from cudalint.python.placement import made_on_host, move_target, same_device_copy
+from cudalint.python.placement import STATE_METHODS, made_on_host, move_target, same_device_copy
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry, ends_flow
 from cudalint.versions import parse_version
@@ -271,7 +271,7 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # a query inside an if-test decides, it does not move data
     if entry.rule.match.get("called") and not (isinstance(ctx.parent, cst.Call) and ctx.parent.func is node):
         return  # named, not called: an isinstance tuple, a saved original, a monkeypatch target
-    if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx, entry.rule.match.get("state_methods", ())):
+    if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
     if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
         return  # `torch.manual_seed(s)` just before already seeded every device
@@ -433,7 +433,7 @@ HOST_SIDE = {"cpu", "numpy", "item", "tolist", "float", "half", "bfloat16", "int
 DTYPE_QUERIES = frozenset({"torch.finfo", "torch.iinfo", "torch.promote_types", "torch.can_cast"})
 
 
-def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext, state_methods=()) -> bool:
+def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     """A dtype handed to a call can reach the device unless the code shows the tensor stays on the
     host: made with `device="cpu"`, or narrowed or turned into NumPy/Python at once
     (`torch.linspace(..., dtype=torch.float64).float()`, `.numpy()`, `.item()`). A dtype outside a
@@ -453,7 +453,7 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext, state_methods=())
             return False
     if ctx.model.resolve(call.func) in DTYPE_QUERIES:
         return False  # torch.finfo(torch.float64).eps: a question about the dtype makes no tensor
-    if made_on_host(ctx.model, call) and not _kept_on_device(call, ctx, state_methods):
+    if made_on_host(ctx.model, call) and not _kept_on_device(call, ctx):
         return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "device":
@@ -466,10 +466,10 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext, state_methods=())
     return True
 
 
-def _kept_on_device(call: cst.Call, ctx: FileContext, state_methods=()) -> bool:
+def _kept_on_device(call: cst.Call, ctx: FileContext) -> bool:
     """The tensor a call makes goes to the device at once: moved (`.to(device)`, `.cuda()`), or made
-    state that moves with its owner (`self.register_buffer("b", ...)`, `nn.Parameter(...)`, any of the
-    rule's `state_methods`, positionally or by keyword)."""
+    state that moves with its owner (`self.register_buffer("b", ...)`, `nn.Parameter(...)`, any of
+    placement.STATE_METHODS, positionally or by keyword)."""
     stack = ctx.stack
     depth = next((d for d in range(len(stack) - 1, -1, -1) if stack[d] is call), None)
     if depth is None or depth < 2:
@@ -480,7 +480,7 @@ def _kept_on_device(call: cst.Call, ctx: FileContext, state_methods=()) -> bool:
     if not isinstance(holder, cst.Arg) or not isinstance(outer, cst.Call):
         return False
     owner = outer.func
-    if isinstance(owner, cst.Attribute) and owner.attr.value in state_methods:
+    if isinstance(owner, cst.Attribute) and owner.attr.value in STATE_METHODS:
         return True
     return ctx.model.resolve(owner) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
 

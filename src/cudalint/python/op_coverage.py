@@ -35,6 +35,7 @@ from cudalint.coverage.versions import version_tuple
 from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
 from cudalint.python.context import FileContext
 from cudalint.python.names import string_value
+from cudalint.python.placement import STATE_METHODS
 from cudalint.python.visitor import Registry
 
 CHECK = "op-coverage"
@@ -719,10 +720,13 @@ def _is_device(node: cst.BaseExpression, ctx: FileContext) -> bool:
 
 
 def _moved_value(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression]:
-    """The expression a call moves to a device: `E.cuda()`, `E.to(device)`; None otherwise."""
+    """The expression a call moves to a device: `E.cuda()`, `E.to(device)`, or `register_buffer(name, E)`
+    and the other state methods (placement.STATE_METHODS: E moves with its module); None otherwise."""
     func = call.func
     if not isinstance(func, cst.Attribute) or ctx.imports.is_module_ref(func.value):
         return None
+    if func.attr.value in STATE_METHODS:
+        return _argument(call, STATE_METHODS[func.attr.value], 1)
     if func.attr.value == "cuda":
         return func.value
     if func.attr.value != "to" or _explicit_dtype(call, ctx, position=1) or _keyword(call, "dtype"):
@@ -753,10 +757,12 @@ def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
             "MPS has no float64 and raises; convert with .float() or .astype(np.float32) first",
         )
     else:
+        state = isinstance(call.func, cst.Attribute) and call.func.attr.value in STATE_METHODS
         ctx.report(
             "CDL608", call,
-            f"a {fact.dtype} tensor moves to the device: MPS has no {fact.dtype} and raises; "
-            f"make it {'float32' if fact.dtype == 'float64' else 'complex64'} before the move",
+            f"a {fact.dtype} tensor {'becomes state that moves with its module' if state else 'moves'} to the device: "
+            f"MPS has no {fact.dtype} and raises; make it {'float32' if fact.dtype == 'float64' else 'complex64'} "
+            f"before the {'registration' if state else 'move'}",
         )
         if ctx.hits and ctx.hits[-1].node is call and ctx.hits[-1].code == "CDL608":
             _supersede(fact.origin, ctx)

@@ -48,6 +48,11 @@ SIZE_FACTORIES = frozenset({
     "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace", "torch.eye",
 })
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
+# Methods that make a tensor state that moves with its owner: nn.Module.register_buffer and
+# register_parameter (torch/nn/modules/module.py: Module.to moves buffers and parameters), and
+# torchmetrics' Metric.add_state (a metric's states follow metric.to(device)). Their tensor argument:
+# the second, or the keyword given here.
+STATE_METHODS = {"register_buffer": "tensor", "register_parameter": "param", "add_state": "default"}
 _PYTHON_DATA = (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float, cst.UnaryOperation)
 
 

@@ -519,3 +519,18 @@ def test_a_float64_tensor_registered_as_module_state_is_a_move():
                 self.register_buffer("direct", torch.zeros(n, dtype=torch.float64))
         """
     assert lint(source, select={"CDL601", "CDL608"}) == [("CDL608", 9, 9), ("CDL608", 11, 9)]
+
+
+def test_a_float64_parameter_moves_with_its_module():
+    source = """
+        import torch
+        from torch import nn
+
+
+        class Scale(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.weight = nn.Parameter(torch.ones(n, dtype=torch.float64))
+                self.narrow = nn.Parameter(torch.ones(n, dtype=torch.float64).float())
+        """
+    assert lint(source, select={"CDL601", "CDL608"}) == [("CDL608", 8, 23)]

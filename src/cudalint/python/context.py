@@ -87,6 +87,16 @@ class FileContext:
     def parent(self) -> Optional[cst.CSTNode]:
         return self.stack[-2] if len(self.stack) >= 2 else None
 
+    def compared(self, depth: int) -> bool:
+        """The node at `stack[depth]` is a value to compare with, alone or in a tuple, list or set
+        (`ProfilerActivity.CUDA in activities`, `d == torch.device("cuda")`): a test of what the code
+        has, which makes nothing."""
+        stack = self.stack
+        holder = depth - 1
+        if holder >= 1 and isinstance(stack[holder], cst.Element) and isinstance(stack[holder - 1], (cst.Tuple, cst.List, cst.Set)):
+            holder -= 2
+        return holder >= 0 and isinstance(stack[holder], (cst.Comparison, cst.ComparisonTarget))
+
     def report(
         self,
         code: str,

@@ -118,11 +118,11 @@ def _only_compared(node: cst.Call, ctx: FileContext) -> bool:
     """`device.type == torch.device("cuda").type`, `if d != torch.device("cuda"):`: a device built only to
     compare with (itself, or its type or index) places nothing anywhere."""
     stack = ctx.stack
-    depth = len(stack) - 2
-    holder = stack[depth] if depth >= 0 else None
+    depth = len(stack) - 1
+    holder = stack[depth - 1] if depth >= 1 else None
     if isinstance(holder, cst.Attribute) and holder.value is node and holder.attr.value in ("type", "index"):
         depth -= 1
-    return depth >= 0 and isinstance(stack[depth], (cst.Comparison, cst.ComparisonTarget))
+    return ctx.compared(depth)
 
 
 def _in_class_body(ctx: FileContext) -> bool:

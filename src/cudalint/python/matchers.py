@@ -30,8 +30,9 @@ from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
+from cudalint.python import op_coverage
 from cudalint.python.names import dotted, source_of, string_value
-from cudalint.python.placement import STATE_METHODS, made_on_host, move_target, same_device_copy
+from cudalint.python.placement import made_on_host, same_device_copy
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry, ends_flow
 from cudalint.versions import parse_version
@@ -277,7 +278,7 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `torch.manual_seed(s)` just before already seeded every device
     if any(isinstance(holder, cst.Annotation) for holder in ctx.stack):
         return  # a type annotation names the API; it makes nothing and runs nothing
-    if _cuda_table_entry(node, ctx) or _in_assert_message(ctx) or _compared(ctx):
+    if _cuda_table_entry(node, ctx) or _in_assert_message(ctx) or ctx.compared(len(ctx.stack) - 1):
         return
     before = len(ctx.hits)
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
@@ -290,16 +291,6 @@ def _cuda_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
     dispatch table keeps for the "cuda" device type, it is picked only when the device is CUDA."""
     holder = ctx.parent
     return isinstance(holder, cst.DictElement) and holder.value is node and string_value(holder.key) == "cuda"
-
-
-def _compared(ctx: FileContext) -> bool:
-    """`ProfilerActivity.CUDA in activities`, `dtype in (torch.float64, torch.double)`: named as a value to
-    compare with (alone or in a tuple, list or set), it is a test of what the code has, and makes nothing."""
-    stack = ctx.stack
-    depth = len(stack) - 2
-    if depth >= 1 and isinstance(stack[depth], cst.Element) and isinstance(stack[depth - 1], (cst.Tuple, cst.List, cst.Set)):
-        depth -= 2
-    return depth >= 0 and isinstance(stack[depth], (cst.Comparison, cst.ComparisonTarget))
 
 
 def _in_assert_message(ctx: FileContext) -> bool:
@@ -441,11 +432,12 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     stack = ctx.stack
     holder = stack[-2] if len(stack) >= 2 else None
     if isinstance(holder, cst.Call) and holder.func is node:  # torch.DoubleTensor(...)
-        call = holder
+        depth = len(stack) - 2
     elif isinstance(holder, cst.Arg) and len(stack) >= 3 and isinstance(stack[-3], cst.Call):
-        call = stack[-3]
+        depth = len(stack) - 3
     else:
         return False
+    call = stack[depth]
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and not ctx.model.is_module_ref(func.value):
         receiver = func.value
@@ -453,7 +445,7 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
             return False
     if ctx.model.resolve(call.func) in DTYPE_QUERIES:
         return False  # torch.finfo(torch.float64).eps: a question about the dtype makes no tensor
-    if made_on_host(ctx.model, call) and not _kept_on_device(call, ctx):
+    if made_on_host(ctx.model, call) and not _kept_on_device(call, depth, ctx):
         return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "device":
@@ -466,23 +458,13 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     return True
 
 
-def _kept_on_device(call: cst.Call, ctx: FileContext) -> bool:
-    """The tensor a call makes goes to the device at once: moved (`.to(device)`, `.cuda()`), or made
-    state that moves with its owner (`self.register_buffer("b", ...)`, `nn.Parameter(...)`, any of
-    placement.STATE_METHODS, positionally or by keyword)."""
+def _kept_on_device(call: cst.Call, depth: int, ctx: FileContext) -> bool:
+    """The tensor a call (at `stack[depth]`) makes is moved at once by the call around it, as CDL608
+    reads moves (op_coverage.moved_value: `.to(device)`, `.cuda()`, a module's state method,
+    `nn.Parameter`)."""
     stack = ctx.stack
-    depth = next((d for d in range(len(stack) - 1, -1, -1) if stack[d] is call), None)
-    if depth is None or depth < 2:
-        return False
-    holder, outer = stack[depth - 1], stack[depth - 2]
-    if isinstance(holder, cst.Attribute) and holder.value is call and isinstance(outer, cst.Call) and outer.func is holder:
-        return holder.attr.value == "cuda" or (holder.attr.value == "to" and move_target(ctx.model, outer) is not None)
-    if not isinstance(holder, cst.Arg) or not isinstance(outer, cst.Call):
-        return False
-    owner = outer.func
-    if isinstance(owner, cst.Attribute) and owner.attr.value in STATE_METHODS:
-        return True
-    return ctx.model.resolve(owner) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+    outer = stack[depth - 2] if depth >= 2 else None
+    return isinstance(outer, cst.Call) and op_coverage.moved_value(outer, ctx) is call
 
 
 def _follows_call(api, ctx: FileContext) -> bool:

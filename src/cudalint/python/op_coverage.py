@@ -81,6 +81,7 @@ SIZED_FACTORIES = frozenset({"zeros", "ones", "empty", "rand", "randn"})
 TORCH_FACTORIES = SIZED_FACTORIES | {"randint", "full", "tensor", "as_tensor", "asarray", "from_numpy", "arange",
                                      "linspace", "eye", "stack", "cat"}
 FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy"})
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})  # a module moves its parameters
 # NumPy calls that make float64 without a dtype, and how many positional arguments they take before dtype.
 NUMPY_FLOAT_CALLS = {"zeros": 1, "ones": 1, "empty": 1, "eye": 1, "identity": 1, "linspace": 3,
                      "random.rand": None, "random.randn": None, "random.random": None, "random.uniform": None,
@@ -719,10 +720,13 @@ def _is_device(node: cst.BaseExpression, ctx: FileContext) -> bool:
     return fact_of(node, ctx) is None  # x.to(other_tensor) follows another tensor
 
 
-def _moved_value(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression]:
-    """The expression a call moves to a device: `E.cuda()`, `E.to(device)`, or `register_buffer(name, E)`
-    and the other state methods (placement.STATE_METHODS: E moves with its module); None otherwise."""
+def moved_value(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression]:
+    """The expression a call moves to a device: `E.cuda()`, `E.to(device)`, or `register_buffer(name, E)`,
+    the other state methods (placement.STATE_METHODS) and `nn.Parameter(E)`: E moves with its module;
+    None otherwise."""
     func = call.func
+    if ctx.imports.resolve(func) in PARAMETER_CLASSES:
+        return _argument(call, "data", 0)
     if not isinstance(func, cst.Attribute) or ctx.imports.is_module_ref(func.value):
         return None
     if func.attr.value in STATE_METHODS:
@@ -741,7 +745,7 @@ def _created_on_device(call: cst.Call, ctx: FileContext) -> bool:
 
 
 def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
-    moved = _moved_value(call, ctx)
+    moved = moved_value(call, ctx)
     if moved is not None:
         fact = fact_of(moved, ctx)
     elif _created_on_device(call, ctx):
@@ -757,7 +761,8 @@ def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
             "MPS has no float64 and raises; convert with .float() or .astype(np.float32) first",
         )
     else:
-        state = isinstance(call.func, cst.Attribute) and call.func.attr.value in STATE_METHODS
+        state = (isinstance(call.func, cst.Attribute) and call.func.attr.value in STATE_METHODS) or (
+            ctx.imports.resolve(call.func) in PARAMETER_CLASSES)
         ctx.report(
             "CDL608", call,
             f"a {fact.dtype} tensor {'becomes state that moves with its module' if state else 'moves'} to the device: "

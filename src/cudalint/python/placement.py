@@ -74,19 +74,17 @@ def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Cal
     """A list, tuple or number written in the code, or a name every binding of which is one (`A = [[1 / 5],
     ...]` at module level, then `A = torch.tensor(A, dtype=torch.float64)`, whose own rebinding of the
     name does not count): data no device holds."""
-    if isinstance(node, _PYTHON_DATA):
-        return True
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.left, (cst.List, cst.Tuple)):
-        return True  # `[0] * 14`
     if not isinstance(node, cst.Name):
-        return False
+        return _literal_data(node)
     bindings = [binding for binding in model.bindings_of(node) if binding.value is not call]
-    return bool(bindings) and all(
-        binding.kind == "assign" and binding.value is not None and binding.value is not node
-        and (isinstance(binding.value, _PYTHON_DATA) or (isinstance(binding.value, cst.BinaryOperation)
-                                                         and isinstance(binding.value.left, (cst.List, cst.Tuple))))
-        for binding in bindings
-    )
+    return bool(bindings) and all(binding.kind == "assign" and _literal_data(binding.value) for binding in bindings)
+
+
+def _literal_data(node: Optional[cst.BaseExpression]) -> bool:
+    """A list, tuple, comprehension or number as written, or a list repeated (`[0] * 14`)."""
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.left, (cst.List, cst.Tuple))
+    return isinstance(node, _PYTHON_DATA)
 
 
 def same_device_copy(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:
@@ -97,7 +95,7 @@ def same_device_copy(model: "SemanticModel", call: cst.Call, scope: "Scope") -> 
     if func.attr.value == "copy_" and positional:
         source = positional[0]
     elif func.attr.value == "to":
-        source = move_target(model, call, scope)
+        source = _target(model, call, scope)
         if source is None:
             return True  # `.to(torch.float16)`: a cast where the tensor is
     else:
@@ -134,7 +132,7 @@ def _call_place(model, call: cst.Call, scope, depth) -> Optional[Hashable]:
         if func.attr.value in SAME_DEVICE_METHODS:
             return place(model, func.value, scope, depth + 1)
         if func.attr.value == "to":
-            target = move_target(model, call, scope)
+            target = _target(model, call, scope)
             return place(model, func.value if target is None else target, scope, depth + 1)
         return None
     qualified = model.resolve(func, scope)
@@ -145,7 +143,7 @@ def _call_place(model, call: cst.Call, scope, depth) -> Optional[Hashable]:
     return None
 
 
-def move_target(model, call: cst.Call, scope=None) -> Optional[cst.BaseExpression]:
+def _target(model, call: cst.Call, scope) -> Optional[cst.BaseExpression]:
     """Where `.to(...)` moves a tensor: its device (or tensor) argument; None when it only casts."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value in ("device", "other"):

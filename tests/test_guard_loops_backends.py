@@ -266,3 +266,61 @@ def test_a_backend_class_whose_query_comes_from_another_module():
     assert lint(files["pkg/fabric.py"], select={"CDL202"}, project_files=files, path="pkg/fabric.py") == []
     files["pkg/trainer.py"] = files["pkg/trainer.py"].replace("return num_cuda_devices() > 0", "return True")
     assert lint(files["pkg/fabric.py"], select={"CDL202"}, project_files=files, path="pkg/fabric.py") == [("CDL202", 9, 5)]
+
+
+def test_a_comprehension_over_the_device_count_builds_nothing_on_a_mac():
+    # Every part that runs per item is silent when a `for` of the comprehension counts devices;
+    # the iterable of the first `for` runs anyway, and a literal count runs on a Mac.
+    source = """
+    import torch
+
+    devices = [torch.device(f"cuda:{i}") for i in range(torch.cuda.device_count())]
+    names = {i: torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())}
+    best = max(torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count()))
+    pairs = [(n, i) for n in "ab" for i in range(torch.cuda.device_count()) if torch.cuda.get_device_capability(i)[0] > 7]
+    fixed = [torch.cuda.get_device_name(i) for i in range(2)]
+    wide = [i for i in range(torch.cuda.device_count(torch.cuda.current_device()))]
+    """
+    assert lint(source, select={"CDL101", "CDL105", "CDL204"}) == [
+        ("CDL204", 7, 10), ("CDL105", 8, 50),
+    ]
+
+
+def test_torchs_name_for_the_nccl_backend_guards_like_the_string():
+    source = """
+    import torch
+    import torch.distributed as dist
+    from torch.distributed import Backend
+
+
+    def barrier(backend):
+        if backend == dist.Backend.NCCL:
+            dist.barrier(device_ids=[torch.cuda.current_device()])
+        if Backend.NCCL != backend:
+            dist.barrier()
+        else:
+            torch.cuda.synchronize()
+        if backend == dist.Backend.GLOO:
+            torch.cuda.synchronize()
+    """
+    assert lint(source, select={"CDL105", "CDL201"}) == [("CDL201", 14, 9)]
+
+
+def test_torchs_amp_absence_test_is_true_on_a_mac():
+    source = """
+    import torch
+    from torch.cuda.amp.common import amp_definitely_not_available
+
+
+    def scale(x, enabled):
+        if amp_definitely_not_available():
+            return x
+        return x.cuda()
+
+
+    def other(x):
+        if not amp_definitely_not_available():
+            return x.cuda()
+        return x.to("cuda")
+    """
+    assert lint(source, select={"CDL101", "CDL102"}) == [("CDL101", 14, 17)]

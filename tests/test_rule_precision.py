@@ -534,3 +534,35 @@ def test_a_float64_parameter_moves_with_its_module():
                 self.narrow = nn.Parameter(torch.ones(n, dtype=torch.float64).float())
         """
     assert lint(source, select={"CDL601", "CDL608"}) == [("CDL608", 8, 23)]
+
+
+def test_a_float64_tensor_made_on_a_named_cpu_device_stays_on_the_host():
+    source = """
+        import torch
+
+
+        def affine(matrix, device):
+            host = torch.device("cpu")
+            eye = torch.eye(4, device=torch.device("cpu"), dtype=torch.float64)
+            kept = torch.as_tensor(matrix, device=host, dtype=torch.float64)
+            moved = torch.ones(4, device=device, dtype=torch.float64)
+            return eye, kept, moved
+        """
+    assert lint(source, select={"CDL601", "CDL608"}) == [("CDL608", 8, 13)]
+
+
+def test_a_cuda_class_tested_against_with_isinstance_is_not_a_use():
+    # isinstance/issubclass's class argument is a test of what the code has, as a comparison is; a
+    # dict keyed by the class still names it as a value (tests/test_type_positions.py).
+    source = """
+        import torch
+
+        SAVERS = {torch.nn.Module: "module", torch.cuda.amp.GradScaler: "scaler"}
+
+
+        def kind(x):
+            if isinstance(x, (torch.cuda.Event, torch.cuda.amp.GradScaler)):
+                return issubclass(type(x), torch.cuda.Stream)
+            return isinstance(torch.cuda.Stream(), object)
+        """
+    assert lint(source, select={"CDL205", "CDL305", "CDL306"}) == [("CDL205", 3, 38), ("CDL305", 9, 23)]

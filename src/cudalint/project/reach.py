@@ -9,8 +9,9 @@ Two halves. `collect_uses` reads one file's CPython tree in the index's single p
 records, per qualified name, whether a reference lets it escape and where its calls sit
 (under a guard, or in which class or function). `cuda_only` resolves the fixed point over
 the whole project. A name that escapes (listed in `__all__`, passed or stored as a value,
-subclassed, used as a bare decorator, referenced other than by calling it) may be called
-from anywhere and is never CUDA-only. A string that names a module (`"pkg.ops.hpu"` for
+subclassed, used as a bare decorator, referenced other than by calling it or handing it to a
+call) may be called from anywhere and is never CUDA-only. A name handed to a call as an argument
+(a callback registered, a function mapped) counts as called where it is handed over. A string that names a module (`"pkg.ops.hpu"` for
 importlib, or an f-string pattern of names) is a load of it from where the string is written.
 """
 
@@ -327,10 +328,15 @@ class _Uses:
                     self._census(node.func)
             else:
                 push(node.func, guarded, context, function)
-            for arg in node.args:
-                push(arg, guarded, context, function)
-            for keyword in node.keywords:
-                push(keyword.value, guarded, context, function)
+            for value in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                name = _dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+                if name is not None and isinstance(value.ctx, ast.Load):
+                    # `add_event_handler(event, empty_cuda_cache)`: a callback handed over here runs
+                    # only where it was handed over, so it counts as a call from this place.
+                    self._census(value)
+                    self.raw[(name, True, guarded, context)] = None
+                else:
+                    push(value, guarded, context, function)
         elif isinstance(node, (ast.Name, ast.Attribute)):
             name = _dotted(node)
             self._census(node)

@@ -97,6 +97,20 @@ class FileContext:
             holder -= 2
         return holder >= 0 and isinstance(stack[holder], (cst.Comparison, cst.ComparisonTarget))
 
+    def names_class(self, depth: int) -> bool:
+        """The node at `stack[depth]` is the class argument of isinstance/issubclass, alone or in a tuple
+        (`isinstance(s, torch.cuda.Stream)`): a test of what the code has, as a comparison is."""
+        stack = self.stack
+        node, holder = stack[depth], depth - 1
+        if holder >= 2 and isinstance(stack[holder], cst.Element) and isinstance(stack[holder - 1], cst.Tuple):
+            node, holder = stack[holder - 1], holder - 2
+        if holder < 1:
+            return False
+        arg, call = stack[holder], stack[holder - 1]
+        return (isinstance(arg, cst.Arg) and arg.value is node and arg.keyword is None and isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass")
+                and not self.model.lookup(call.func.value) and len(call.args) == 2 and call.args[1] is arg)
+
     def report(
         self,
         code: str,

@@ -167,8 +167,8 @@ def _model(module: cst.Module, path: str, project) -> SemanticModel:
     """The file's semantic model, told its module name (for relative imports) and the project index."""
     name, package = module_and_package(path, project)
     if name is None:
-        return SemanticModel(module, project)
-    return SemanticModel(module, project, name, package, project.siblings_of(path))
+        return SemanticModel(module, project, path=path)
+    return SemanticModel(module, project, name, package, project.siblings_of(path), path=path)
 
 
 def _related(positions, place, message: str) -> Related:

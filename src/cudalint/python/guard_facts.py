@@ -24,7 +24,9 @@ class GuardFacts:
     marker_keywords: FrozenSet[str] = frozenset()  # keywords of a test marker that require CUDA
     marker_reasons: FrozenSet[str] = frozenset()  # functions that read those keywords (a marker forwards to one)
     off_mac_device_types: FrozenSet[str] = frozenset({"cuda"})  # device types no Mac has
+    absence_queries: FrozenSet[str] = frozenset()  # calls: true on every host without CUDA
     off_mac_backends: FrozenSet[str] = frozenset()  # communication backends no Mac has (nccl)
+    off_mac_backend_members: FrozenSet[str] = frozenset()  # torch's names for them (Backend.NCCL)
     cuda_only_results: FrozenSet[str] = frozenset()  # calls that raise off CUDA: their result never exists on a Mac
     off_mac_programs: FrozenSet[str] = frozenset()  # programs no Mac has (nvidia-smi)
     program_runners: FrozenSet[str] = frozenset()  # calls that raise when the program they start is missing

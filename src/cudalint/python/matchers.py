@@ -278,7 +278,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `torch.manual_seed(s)` just before already seeded every device
     if any(isinstance(holder, cst.Annotation) for holder in ctx.stack):
         return  # a type annotation names the API; it makes nothing and runs nothing
-    if _cuda_table_entry(node, ctx) or _in_assert_message(ctx) or ctx.compared(len(ctx.stack) - 1):
+    depth = len(ctx.stack) - 1
+    if _cuda_table_entry(node, ctx) or _in_assert_message(ctx) or ctx.compared(depth) or ctx.names_class(depth):
         return
     before = len(ctx.hits)
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))

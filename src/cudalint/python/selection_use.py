@@ -4,6 +4,9 @@
   profiler sort key), where a device string would end there or go on with `:<index>`.
 - A later binding of the same name adds the Mac's device (`device = "mps" if mps_ok else device`):
   the selection as a whole ends at mps/cuda/cpu.
+- It picks the variant a test exercises: in test code, keyed on a parameter of the enclosing
+  function (`def test_fit(self, cuda=False): device = torch.device("cuda") if cuda else
+  torch.device("cpu")`), which the runner and the test's callers set, not the host.
 - It only says where `torch.load` puts what it reads (`map_location=`), directly or through a name
   every use of which is that: loading onto the CPU of a Mac is right, the code that moves the
   tensors on picks the device.
@@ -17,13 +20,28 @@ import libcst as cst
 
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
+from cudalint.python.semantic.call_sites import test_module
 
 LOADERS = frozenset({"torch.load"})
 MAX_NODES = 20000  # the largest function body scanned for the uses of a name
 
 
 def is_not_a_porting_problem(node: cst.IfExp, ctx: FileContext) -> bool:
-    return _inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx)
+    return _inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx) or _test_variant(node, ctx)
+
+
+def _test_variant(node: cst.IfExp, ctx: FileContext) -> bool:
+    model = ctx.model
+    function = model.scope.node
+    if model.scope.kind != "function" or not (test_module(model.module_name, model.path) or function.name.value.startswith("test")):
+        return False
+    link: cst.BaseExpression = node
+    while isinstance(link, cst.IfExp):
+        bindings = model.lookup(link.test.value) if isinstance(link.test, cst.Name) else []
+        if not bindings or any(binding.kind != "param" or binding.scope is not model.scope for binding in bindings):
+            return False
+        link = link.orelse
+    return True
 
 
 def _inside_longer_string(ctx: FileContext) -> bool:

@@ -23,6 +23,9 @@ Handler = Callable[[cst.CSTNode, FileContext], None]
 
 BRANCHING = (cst.If, cst.IfExp, cst.While)
 SCOPES = (cst.FunctionDef, cst.ClassDef)
+# A comprehension's parts that run once per item, by kind: none runs when a `for` of it loops over
+# nothing, as `range(torch.cuda.device_count())` does on a Mac.
+PER_ITEM = {cst.ListComp: ("elt",), cst.SetComp: ("elt",), cst.GeneratorExp: ("elt",), cst.DictComp: ("key", "value")}
 SCOPE_OPENS = {cst.FunctionDef: "params", cst.ClassDef: "body"}  # parameters bind in the function's scope
 BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
 CALL_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign)  # statements whose value may be a call that raises off CUDA
@@ -35,7 +38,7 @@ TYPE_ALIAS = frozenset({"typing.TypeAlias", "typing_extensions.TypeAlias"})
 # The node kinds whose fields the walk's state depends on (see _shielded_fields, _optional_fields,
 # _type_fields, the tests of BRANCHING and the scopes of SCOPES), and those _enter and _leave act on.
 STATEFUL = frozenset({*BRANCHING, *SCOPES, cst.BooleanOperation, cst.Try, cst.For, cst.Call, cst.Module,
-                      cst.Annotation, cst.Subscript, cst.AnnAssign})
+                      cst.Annotation, cst.Subscript, cst.AnnAssign, *PER_ITEM, cst.CompFor})
 ENTERING = frozenset({cst.Import, cst.ImportFrom, cst.FunctionDef, cst.Lambda, *BLOCKS})
 LEAVING = ENTERING | {cst.If, cst.Assert, *CALL_STATEMENTS, *IMPORTING}
 SEQUENCES = (list, tuple)
@@ -158,6 +161,10 @@ class Walker:
             return ("body",) if _has_fallback(node, model) and not self.availability.cannot_raise(node.body) else ()
         if kind is cst.For:
             return ("body",) if model.guards.loop_off_mac(node.iter, model.scope) else ()
+        if kind in PER_ITEM:
+            return PER_ITEM[kind] if self._loops_off_mac(node.for_in) else ()
+        if kind is cst.CompFor:
+            return ("ifs", "inner_for_in") if model.guards.loop_off_mac(node.iter, model.scope) else ()
         if kind is cst.Call:
             return ("args",) if self._skipped_param(node) else ()
         if kind is cst.FunctionDef and model.guards.method_off_mac(node, model.scope):
@@ -172,6 +179,15 @@ class Walker:
             reached = model.project is not None and bool(model.module_name) and model.project.is_cuda_only(model.module_name)
             return ("body",) if skipped or reached else ()
         return ()
+
+    def _loops_off_mac(self, for_in: Optional[cst.CompFor]) -> bool:
+        """A `for` of the comprehension loops over nothing on a Mac: `[torch.device(f"cuda:{i}") for i in
+        range(torch.cuda.device_count())]` builds nothing there."""
+        while for_in is not None:
+            if self.model.guards.loop_off_mac(for_in.iter, self.model.scope):
+                return True
+            for_in = for_in.inner_for_in
+        return False
 
     def _demo_block(self, node: cst.If) -> bool:
         """`if __name__ == "__main__":` at the top level of a module the project imports: a developer's

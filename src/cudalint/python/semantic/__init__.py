@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from cudalint.python.names import dotted
+from cudalint.python.semantic.call_sites import CallSites
 from cudalint.python.semantic.canonical import canonical
 from cudalint.python.semantic.class_attributes import ClassAttributes
 from cudalint.python.semantic.cuda_imports import CudaImports
@@ -27,9 +28,10 @@ MAX_ALIAS_DEPTH = 6
 
 
 class SemanticModel:
-    def __init__(self, module: cst.Module, project=None, module_name: str = "", package: str = "", siblings=None):
+    def __init__(self, module: cst.Module, project=None, module_name: str = "", package: str = "", siblings=None, path: str = ""):
         self.project = project  # the project index (cudalint.project.ProjectIndex), when the run built one
         self.module_name = module_name
+        self.path = path  # the file as the run names it
         builder = ScopeBuilder(package, siblings)
         self.absolute = builder.absolute
         self.cuda_imports = CudaImports(self)
@@ -44,6 +46,7 @@ class SemanticModel:
         self.evaluator = Evaluator(self)
         self.guards = GuardEvaluator(self)
         self.class_attributes = ClassAttributes(self)
+        self.call_sites = CallSites(self)
         self._availability = None
         self.canonical = canonical
 

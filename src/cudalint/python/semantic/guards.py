@@ -15,7 +15,7 @@ CUDA-only library imports is a CUDA guard (optional_imports' Availability, cuda_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional
+from typing import TYPE_CHECKING, FrozenSet, Iterable, List, Optional
 
 import libcst as cst
 
@@ -326,6 +326,8 @@ class GuardEvaluator:
         qualified = self.model.resolve(call.func, scope)
         if qualified in self.facts.queries:
             return TRUE_OFF_MAC
+        if qualified in self.facts.absence_queries:
+            return TRUE_OFF_MAC.negated()
         func = call.func
         if isinstance(func, cst.Name) and func.value in SAME_TRUTH and not self.model.lookup(func.value, scope):
             if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
@@ -395,19 +397,69 @@ class GuardEvaluator:
             return [UNKNOWN]
         found, informative = [], False
         for binding in bindings:
+            if binding.kind == "param":
+                passed = self._passed(binding, depth)
+                if passed is None:
+                    return [UNKNOWN]
+                found.extend(passed)
+                informative = informative or any(guard.known for guard in passed)
+                continue
+            if binding.kind == "def" and _is_property(binding.node):
+                returned = self._returned(binding, depth)
+                if returned is None:
+                    return [UNKNOWN]
+                found.extend(returned)
+                continue
             if binding.kind != "assign" or binding.value is None:
                 return [UNKNOWN]
-            truth = _constant_truth(binding.value)
             if self.binding_off_mac(binding, depth + 1):
                 found.append(BOTH_OFF_MAC)
                 informative = True
-            elif truth is not None:
-                found.append(Guard(not truth, truth))
-            else:
-                guard = self.guard(binding.value, binding.context, depth + 1)
-                found.append(guard)
-                informative = informative or guard.known
+                continue
+            guard = self._value_guard(binding.value, binding.context, depth)
+            found.append(guard)
+            informative = informative or (guard.known and _constant_truth(binding.value) is None)
         return found if informative else [UNKNOWN]
+
+    def _value_guard(self, value: cst.BaseExpression, scope: "Scope", depth: int) -> Guard:
+        """What holding `value` says: a constant is never true (or never false) anywhere, so it agrees
+        with either answer; anything else guards as it would as a test."""
+        truth = _constant_truth(value)
+        if truth is not None:
+            return Guard(not truth, truth)
+        return self.guard(value, scope, depth + 1)
+
+    def _passed(self, binding: "Binding", depth: int) -> Optional[List[Guard]]:
+        """A parameter's guards from the calls of its function in the file (call_sites): its default,
+        and what each call passes, which holds both ways where the call itself runs only off a Mac;
+        None when a caller may be out of sight."""
+        passed = self.model.call_sites.arguments(binding)
+        if passed is None or any(argument is None for argument in passed):
+            return None
+        found = [] if binding.value is None else [self._value_guard(binding.value, binding.context, depth)]
+        for value, where, tests in passed:
+            if any(self.guard(test, where, depth + 1).when_true if taken else self.guard(test, where, depth + 1).when_false
+                   for test, taken in tests):
+                found.append(BOTH_OFF_MAC)
+            elif value is not None:
+                found.append(self._value_guard(value, where, depth))
+            elif binding.value is None:
+                return None
+        return found
+
+    def _returned(self, binding: "Binding", depth: int) -> Optional[List[Guard]]:
+        """`@property def cuda(self): return False`: what reading the property gives, when every return
+        is a constant."""
+        scope = self.model.scopes.get(id(binding.node))
+        if scope is None or not scope.returns:
+            return None
+        found = []
+        for value, _ in scope.returns:
+            truth = _constant_truth(value)
+            if truth is None:
+                return None
+            found.append(Guard(not truth, truth))
+        return found
 
     def _comparison(self, test: cst.Comparison, scope, depth) -> Guard:
         if len(test.comparisons) != 1:
@@ -445,7 +497,9 @@ class GuardEvaluator:
         if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Name, cst.Attribute)):
             return False
         values = self.model.values(node, scope, depth + 1)
-        return bool(values) and all(v.kind in ("str", "prefix") and self.facts.names_off_mac_device(v.text) for v in values)
+        return bool(values) and all(
+            (v.kind in ("str", "prefix") and self.facts.names_off_mac_device(v.text))
+            or (v.kind == "ref" and v.data in self.facts.off_mac_backend_members) for v in values)
 
     def _container_all_cuda(self, node, scope, depth) -> bool:
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)) and node.elements:
@@ -518,6 +572,11 @@ def _may_return(statement: cst.CSTNode) -> bool:
 
 def _named(node, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
+
+
+def _is_property(function: cst.CSTNode) -> bool:
+    return isinstance(function, cst.FunctionDef) and any(
+        isinstance(decorator.decorator, cst.Name) and decorator.decorator.value == "property" for decorator in function.decorators)
 
 
 def _constant_truth(node) -> Optional[bool]:

@@ -95,7 +95,7 @@ class ScopeBuilder:
     def _block(self, body, scope: Scope, conditions: Tuple[Condition, ...]) -> None:
         for statement in body:
             self._statement(statement, scope, conditions)
-            if isinstance(statement, cst.If) and statement.orelse is None and _leaves(statement.body):
+            if isinstance(statement, cst.If) and statement.orelse is None and leaves(statement.body):
                 conditions = conditions + ((statement.test, False),)  # the rest runs only when the test was false
             elif scope.kind == "function" and self.needs_library is not None and self._imports(statement):
                 conditions = conditions + ((statement, True),)  # the rest runs after it (cuda_imports judges)
@@ -302,7 +302,7 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
-def _leaves(suite: cst.BaseSuite) -> bool:
+def leaves(suite: cst.BaseSuite) -> bool:
     """The suite ends in return/raise/continue/break (calls that exit are the main walk's business)."""
     body = suite.body
     if not body:

@@ -1,0 +1,174 @@
+"""What a parameter holds, read from the calls of its function in the file.
+
+`def _fit(self, cuda=False): if cuda: model = model.cuda()` called as `self._fit(cuda=True)` only
+under `if torch.cuda.is_available():` (and by a test runner with the default) is a CUDA mode flag:
+the branch never runs on a Mac. A parameter's values are its default plus what each call of its
+function passes, each with the guards around that call. That holds only where every caller is in
+sight, so only for a function nobody outside the file is expected to call: a private one
+(`_helper`), a test (`test_*`: a runner calls it with the defaults), one nested in another function,
+or any function of a test module. A call that spreads `*args`/`**kwargs` makes the parameter unknown.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from cudalint.python.children import code_children
+from cudalint.python.semantic.scopes import leaves
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cudalint.python.semantic import SemanticModel
+    from cudalint.python.semantic.scopes import Binding, Scope
+
+# One call of a function: the call, the scope it is in, and the tests around it in that scope as
+# (test, the branch taken) pairs.
+Site = Tuple[cst.Call, "Scope", Tuple[Tuple[cst.BaseExpression, bool], ...]]
+# An argument as a call passes it: the expression (None where the call leaves the default), the
+# scope, the tests around the call. `UNKNOWN_ARGUMENT` where a call spreads arguments.
+Argument = Tuple[Optional[cst.BaseExpression], "Scope", Tuple[Tuple[cst.BaseExpression, bool], ...]]
+UNKNOWN_ARGUMENT = None
+TEST_PARTS = frozenset({"test", "tests", "testing"})
+
+
+def test_module(module_name: str, path: str = "") -> bool:
+    """A module of a test suite, by where it sits or its name (pytest's and unittest's conventions):
+    under a test folder, `test_*.py`, `*_test.py`, or a conftest. The module name says where in the
+    project; without one (a file linted alone) the path as given does, its folders only when relative."""
+    if module_name:
+        parts = module_name.split(".")
+    elif not path.strip("/"):
+        return False
+    else:
+        parts = PurePosixPath(path.replace("\\", "/")).with_suffix("").parts
+        if not parts or path.startswith("/"):
+            parts = parts[-1:]
+    return bool(parts) and (bool(TEST_PARTS.intersection(parts[:-1])) or parts[-1].startswith("test_")
+                            or parts[-1].endswith("_test") or parts[-1] == "conftest")
+
+
+class CallSites:
+    def __init__(self, model: "SemanticModel"):
+        self.model = model
+        self._calls: Optional[Dict[str, List[Site]]] = None  # callee's last name -> its calls in the file
+
+    def arguments(self, binding: "Binding") -> Optional[List[Optional[Argument]]]:
+        """What each call of the parameter's function passes for it (the default aside); None when a
+        caller may be out of sight, or nothing but a test runner calls it and it is no test."""
+        function = binding.scope.node
+        if not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param):
+            return None
+        if not self._callers_in_sight(function, binding.scope):
+            return None
+        sites = [site for site in self._sites().get(function.name.value, ()) if self._calls_it(site, binding.scope)]
+        if not sites and not function.name.value.startswith("test"):
+            return None  # a test with no caller here is still called, by the runner, with its defaults
+        position = self._position(function, binding)
+        return [_argument(site, binding.node.name.value, position) for site in sites]
+
+    # -- whose callers are all here ------------------------------------------------------------------
+    def _callers_in_sight(self, function: cst.FunctionDef, scope: "Scope") -> bool:
+        name = function.name.value
+        if name.startswith("__"):
+            return False
+        parent = scope.parent
+        if name.startswith("_") or name.startswith("test") or (parent is not None and parent.kind == "function"):
+            return True
+        return test_module(self.model.module_name, self.model.path)
+
+    def _calls_it(self, site: Site, function_scope: "Scope") -> bool:
+        call, scope, _ = site
+        parent = function_scope.parent
+        func = call.func
+        if isinstance(func, cst.Name):
+            if parent is None or parent.kind == "class":
+                return False
+            found = self.model.lookup(func.value, scope)
+            return len(found) == 1 and found[0].node is function_scope.node
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) or parent is None or parent.kind != "class":
+            return False
+        owner = self.model.self_class(func.value.value, scope)
+        if owner is None:
+            return False
+        related = self.model.class_attributes.related(parent)
+        return any(klass is owner for klass in related)
+
+    @staticmethod
+    def _position(function: cst.FunctionDef, binding: "Binding") -> Optional[int]:
+        """The parameter's index among the positional arguments a call passes (after `self`)."""
+        ordered = [*function.params.posonly_params, *function.params.params]
+        if binding.node not in ordered:
+            return None
+        index = ordered.index(binding.node)
+        return index - 1 if binding.scope.self_name is not None else index
+
+    # -- the file's calls -----------------------------------------------------------------------------
+    def _sites(self) -> Dict[str, List[Site]]:
+        if self._calls is None:
+            self._calls = {}
+            self._walk(self.model.module_scope.node, self.model.module_scope, ())
+        return self._calls
+
+    def _walk(self, node: cst.CSTNode, scope: "Scope", tests) -> None:
+        """Every call under `node`, with the tests around it: an enclosing if/elif/else or conditional
+        expression, or an `if` before it in its block that leaves (`if not cuda: return`)."""
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope.node:
+            inner = self.model.scopes.get(id(node))
+            if inner is not None:
+                self._walk(node.body, inner, ())
+            return
+        if isinstance(node, cst.IndentedBlock):
+            for statement in node.body:
+                self._walk(statement, scope, tests)
+                if isinstance(statement, cst.If) and statement.orelse is None and leaves(statement.body):
+                    tests = tests + ((statement.test, False),)  # the rest runs only when the test was false
+            return
+        if isinstance(node, cst.If):
+            self._walk(node.test, scope, tests)
+            self._walk(node.body, scope, tests + ((node.test, True),))
+            if node.orelse is not None:
+                self._walk(node.orelse, scope, tests + ((node.test, False),))
+            return
+        if isinstance(node, (cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.Finally, cst.Module)):
+            for child in code_children(node):
+                self._walk(child, scope, tests)
+            return
+        self._expressions(node, scope, tests)
+
+    def _expressions(self, node: cst.CSTNode, scope: "Scope", tests) -> None:
+        stack = [(node, tests)]
+        while stack:
+            current, tests = stack.pop()
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.IndentedBlock)):
+                self._walk(current, scope, tests)  # a suite of a statement on one line's neighbour
+                continue
+            if isinstance(current, cst.Call):
+                func = current.func
+                name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+                if name is not None:
+                    self._calls.setdefault(name, []).append((current, scope, tests))
+            if isinstance(current, cst.IfExp):
+                stack.append((current.test, tests))
+                stack.append((current.body, tests + ((current.test, True),)))
+                stack.append((current.orelse, tests + ((current.test, False),)))
+                continue
+            for child in code_children(current):
+                stack.append((child, tests))
+
+
+def _argument(site: Site, name: str, position: Optional[int]) -> Optional[Argument]:
+    call, scope, tests = site
+    positional = 0
+    for arg in call.args:
+        if arg.star:
+            return UNKNOWN_ARGUMENT
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return (arg.value, scope, tests)
+            continue
+        if position is not None and positional == position:
+            return (arg.value, scope, tests)
+        positional += 1
+    return (None, scope, tests)

@@ -1,0 +1,173 @@
+"""A parameter is what the calls of its function pass (semantic/call_sites.py): a CUDA mode flag
+that every call in the file sets only under a CUDA guard, or to a CUDA query, guards like one —
+where every caller is in sight (a private function, a test, a nested function, any function of a
+test module). In test code a device picked by such a parameter is the variant the test exercises,
+not the host's device (CDL104)."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+
+def lint(source, select=None, path="example.py"):
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), select=select, path=path))
+
+
+LIBRARY = """
+import torch
+
+
+def _fit(model, cuda):
+    if cuda:
+        model = model.cuda()
+    return model
+
+
+def _variant(model, cuda=False):
+    if cuda:
+        model = model.cuda()
+    return model
+
+
+def _forced(model, cuda=False):
+    if cuda:
+        model = model.cuda()
+    return model
+
+
+def _spread(model, cuda=False):
+    if cuda:
+        model = model.cuda()
+    return model
+
+
+def public(model, cuda=False):
+    if cuda:
+        model = model.cuda()
+    return model
+
+
+def run(model, options):
+    _fit(model, torch.cuda.is_available())
+    _variant(model)
+    if torch.cuda.is_available():
+        _variant(model, cuda=True)
+        public(model, cuda=True)
+    _forced(model, True)
+    _spread(model, **options)
+"""
+
+
+def test_a_flag_set_only_where_cuda_is_guards_like_a_query():
+    # _forced is passed True unguarded, _spread's callers spread keywords, and public() may be
+    # called from outside the file: each stays reported.
+    assert lint(LIBRARY, select={"CDL102"}) == [("CDL102", 18, 23), ("CDL102", 24, 23), ("CDL102", 30, 23)]
+
+
+TESTS = """
+import torch
+
+
+class TestKernel:
+    def test_kernel(self, cuda=False):
+        device = torch.device("cuda") if cuda else torch.device("cpu")
+        x = torch.ones(3, device=device)
+        if cuda:
+            x = x.cuda()
+        return x
+
+    def test_kernel_cuda(self):
+        if torch.cuda.is_available():
+            self.test_kernel(cuda=True)
+
+
+def make_data(cuda=False):
+    x = torch.ones(3)
+    return x.cuda() if cuda else x
+
+
+def test_data():
+    return make_data()
+
+
+def test_choice():
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+"""
+
+
+def test_a_test_variant_flag_is_no_device_selection():
+    # In a test module every function's callers are in sight; a host query still selects.
+    assert lint(TESTS, select={"CDL102", "CDL104"}, path="tests/test_kernel.py") == [("CDL104", 27, 14)]
+
+
+def test_outside_test_code_a_public_function_keeps_its_findings():
+    assert lint(TESTS, select={"CDL102"}, path="kernel.py") == [("CDL102", 19, 14)]
+
+
+def test_a_property_that_returns_a_constant_is_no_guard_alone():
+    # A subclass in another file may return True: a constant alone says nothing.
+    source = """
+    import torch
+
+
+    class Case:
+        @property
+        def cuda(self):
+            return False
+
+        def _run(self, x, cuda=False):
+            if cuda:
+                x = x.cuda()
+            return x
+
+        def test_run(self):
+            return self._run(torch.ones(2), cuda=self.cuda)
+    """
+    assert lint(source, select={"CDL102"}) == [("CDL102", 11, 19)]
+
+
+def test_a_call_after_an_early_return_for_hosts_without_cuda_is_guarded():
+    source = """
+    import torch
+
+
+    def _data(cuda=False):
+        x = torch.ones(3)
+        return x.cuda() if cuda else x
+
+
+    def _model(model, cuda=False):
+        data = _data(cuda=cuda)
+        if cuda:
+            model = model.cuda()
+        return model(data)
+
+
+    def check(model):
+        _model(model)
+        if not torch.cuda.is_available():
+            return
+        with torch.no_grad():
+            return _model(model, cuda=True)
+    """
+    assert lint(source, select={"CDL102"}) == []
+
+
+def test_a_test_nobody_else_calls_runs_with_its_defaults():
+    source = """
+    import torch
+
+
+    class TestQuadrature:
+        def test_batch(self, cuda=False):
+            x = torch.ones(3)
+            if cuda:
+                x = x.cuda()
+            return x
+
+        def _helper(self, cuda=False):
+            if cuda:
+                return torch.ones(3).cuda()
+    """
+    assert lint(source, select={"CDL102"}) == [("CDL102", 13, 34)]

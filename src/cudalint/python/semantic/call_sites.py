@@ -4,9 +4,10 @@
 under `if torch.cuda.is_available():` (and by a test runner with the default) is a CUDA mode flag:
 the branch never runs on a Mac. A parameter's values are its default plus what each call of its
 function passes, each with the guards around that call. That holds only where every caller is in
-sight, so only for a function nobody outside the file is expected to call: a private one
-(`_helper`), a test (`test_*`: a runner calls it with the defaults), one nested in another function,
-or any function of a test module. A call that spreads `*args`/`**kwargs` makes the parameter unknown.
+sight, so only for a function nobody outside the file is expected to call: a test (`test_*`: a
+runner calls it with the defaults), one nested in another function, or any function of a test
+module. (A private library helper would qualify too, but finding its calls means walking its
+module, a cost every large library file would pay for a pattern met in test suites.) A call that spreads `*args`/`**kwargs` makes the parameter unknown.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def test_module(module_name: str, path: str = "") -> bool:
 class CallSites:
     def __init__(self, model: "SemanticModel"):
         self.model = model
-        self._calls: Optional[Dict[str, List[Site]]] = None  # callee's last name -> its calls in the file
+        self._calls: Dict[int, Dict[str, List[Site]]] = {}  # id(part walked) -> callee's last name -> its calls
+        self._into: Dict[str, List[Site]] = {}  # the table the walk in progress fills
 
     def arguments(self, binding: "Binding") -> Optional[List[Optional[Argument]]]:
         """What each call of the parameter's function passes for it (the default aside); None when a
@@ -62,7 +64,8 @@ class CallSites:
             return None
         if not self._callers_in_sight(function, binding.scope):
             return None
-        sites = [site for site in self._sites().get(function.name.value, ()) if self._calls_it(site, binding.scope)]
+        found = [site for scope in self._callers(binding.scope) for site in self._sites(scope).get(function.name.value, ())]
+        sites = [site for site in found if self._calls_it(site, binding.scope)]
         if not sites and not function.name.value.startswith("test"):
             return None  # a test with no caller here is still called, by the runner, with its defaults
         position = self._position(function, binding)
@@ -74,7 +77,7 @@ class CallSites:
         if name.startswith("__"):
             return False
         parent = scope.parent
-        if name.startswith("_") or name.startswith("test") or (parent is not None and parent.kind == "function"):
+        if name.startswith("test") or (parent is not None and parent.kind == "function"):
             return True
         return test_module(self.model.module_name, self.model.path)
 
@@ -105,11 +108,22 @@ class CallSites:
         return index - 1 if binding.scope.self_name is not None else index
 
     # -- the file's calls -----------------------------------------------------------------------------
-    def _sites(self) -> Dict[str, List[Site]]:
-        if self._calls is None:
-            self._calls = {}
-            self._walk(self.model.module_scope.node, self.model.module_scope, ())
-        return self._calls
+    def _callers(self, function_scope: "Scope") -> List["Scope"]:
+        """The scopes whose code may call the function: for a method, the classes `self.method()` can
+        be written in (its own, its bases and subclasses); for a nested function, the function around
+        it; else the module."""
+        parent = function_scope.parent
+        if parent is not None and parent.kind == "class":
+            return self.model.class_attributes.related(parent)
+        return [parent if parent is not None else self.model.module_scope]
+
+    def _sites(self, scope: "Scope") -> Dict[str, List[Site]]:
+        found = self._calls.get(id(scope))
+        if found is None:
+            self._into = found = self._calls[id(scope)] = {}
+            node = scope.node
+            self._walk(node.body if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node, scope, ())
+        return found
 
     def _walk(self, node: cst.CSTNode, scope: "Scope", tests) -> None:
         """Every call under `node`, with the tests around it: an enclosing if/elif/else or conditional
@@ -148,7 +162,7 @@ class CallSites:
                 func = current.func
                 name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
                 if name is not None:
-                    self._calls.setdefault(name, []).append((current, scope, tests))
+                    self._into.setdefault(name, []).append((current, scope, tests))
             if isinstance(current, cst.IfExp):
                 stack.append((current.test, tests))
                 stack.append((current.body, tests + ((current.test, True),)))

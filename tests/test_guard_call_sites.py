@@ -176,3 +176,37 @@ def test_a_test_nobody_else_calls_runs_with_its_defaults():
                 return torch.ones(3).cuda()
     """
     assert lint(source, select={"CDL102"}, path="tests/test_quadrature.py") == [("CDL102", 13, 34)]
+
+
+def test_an_attribute_set_by_a_test_class_skipped_off_cuda_is_seen_only_off_a_mac():
+    source = """
+    import unittest
+    import torch
+
+
+    class _Base:
+        device = "cpu"
+        cuda = False
+
+        def test_add(self):
+            x = torch.ones(2, device=self.device)
+            if self.cuda:
+                x = x.cuda()
+            return x + 1
+
+
+    class TestCPU(_Base, unittest.TestCase):
+        pass
+
+
+    @unittest.skipIf(not torch.cuda.is_available(), "no CUDA")
+    class TestCUDA(_Base, unittest.TestCase):
+        device = "cuda"
+        cuda = True
+
+
+    class TestOther(_Base, unittest.TestCase):
+        def setUp(self):
+            self.device = "cuda:1"
+    """
+    assert lint(source, select={"CDL101", "CDL102"}) == [("CDL101", 28, 23)]

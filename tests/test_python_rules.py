@@ -74,7 +74,7 @@ def test_idioms():
         ("CDL704", 58, 49),  # mode="reduce-overhead"
         ("CDL208", 59, 1),  # set_autocast_enabled(True)
         ("CDL103", 60, 5),  # .is_cuda as a value
-        ("CDL602", 60, 25),  # .double()
+        ("CDL602", 60, 24),  # .double() (of data the file does not show: on the device, perhaps)
     ]
 
 

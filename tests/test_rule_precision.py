@@ -566,3 +566,33 @@ def test_a_cuda_class_tested_against_with_isinstance_is_not_a_use():
             return isinstance(torch.cuda.Stream(), object)
         """
     assert lint(source, select={"CDL205", "CDL305", "CDL306"}) == [("CDL205", 3, 38), ("CDL305", 9, 23)]
+
+
+def test_double_on_a_tensor_the_code_shows_on_the_cpu_is_no_finding():
+    source = """
+        import torch
+
+
+        def convert(X, a, device):
+            host = X.cpu().detach().contiguous().double().clone().numpy()
+            shared = torch.from_numpy(a).double()
+            moved = X.to("cpu").double()
+            literal = torch.tensor([1.0, 2.0]).double()
+            kept = X.detach().double()
+            placed = X.to(device).double()
+            return host, shared, moved, literal, kept, placed
+        """
+    assert lint(source, select={"CDL602"}) == [("CDL602", 9, 23), ("CDL602", 10, 27)]
+
+
+def test_a_cast_to_float64_of_a_tensor_on_the_cpu_is_no_finding():
+    source = """
+        import torch
+
+
+        def widen(x):
+            host = x.cpu().detach().to(torch.float64)
+            kept = x.detach().to(torch.float64)
+            return host, kept
+        """
+    assert lint(source, select={"CDL601"}) == [("CDL601", 6, 26)]

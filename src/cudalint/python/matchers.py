@@ -32,7 +32,7 @@ from cudalint.findings import Safety
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.names import dotted, source_of, string_value
-from cudalint.python.placement import made_on_host, same_device_copy
+from cudalint.python.placement import made_on_host, on_host, same_device_copy
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry, ends_flow
 from cudalint.versions import parse_version
@@ -444,6 +444,8 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
         receiver = func.value
         if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in HOST_SIDE:
             return False
+        if on_host(ctx.model, receiver, ctx.model.scope) and _find_argument(call, "device", None) is None:
+            return False  # `x.cpu().detach().to(torch.float64)`: cast where the tensor is, the CPU
     if ctx.model.resolve(call.func) in DTYPE_QUERIES:
         return False  # torch.finfo(torch.float64).eps: a question about the dtype makes no tensor
     if made_on_host(ctx.model, call) and not _kept_on_device(call, depth, ctx):
@@ -590,6 +592,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                 continue
             if not fits(entry.spec, node):
                 continue
+            if entry.spec.get("unless_on_host") and on_host(ctx.model, func.value, ctx.model.scope):
+                continue  # `x.cpu().double()`: converted where no device is involved
             ctx.report(entry.rule.code, func.attr, entry.message(f".{func.attr.value}()"), _method_fix(entry, node, ctx))
     names = None
     for entry in index.arguments:

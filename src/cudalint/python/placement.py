@@ -48,6 +48,8 @@ SIZE_FACTORIES = frozenset({
     "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace", "torch.eye",
 })
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
+# Calls that give a CPU tensor whatever they are given (torch docs: from_numpy shares the array's memory).
+HOST_FACTORIES = frozenset({"torch.from_numpy"})
 # Methods that make a tensor state that moves with its owner: nn.Module.register_buffer and
 # register_parameter (torch/nn/modules/module.py: Module.to moves buffers and parameters), and
 # torchmetrics' Metric.add_state (a metric's states follow metric.to(device)). Their tensor argument:
@@ -85,6 +87,24 @@ def _literal_data(node: Optional[cst.BaseExpression]) -> bool:
     if isinstance(node, cst.BinaryOperation):
         return isinstance(node.left, (cst.List, cst.Tuple))
     return isinstance(node, _PYTHON_DATA)
+
+
+def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope") -> bool:
+    """The tensor an expression gives is on the CPU, as the expression itself shows: `x.cpu()`,
+    `x.to("cpu")`, `torch.from_numpy(a)` or a factory that builds on the host, followed by any methods
+    that keep the device (`x.cpu().detach().contiguous()`)."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not model.is_module_ref(node.func.value):
+        name = node.func.attr.value
+        if name == "cpu":
+            return True
+        if name == "to":
+            target = _target(model, node, scope)
+            if target is not None:
+                return place(model, target, scope) == ("device", "cpu")
+        elif name not in SAME_DEVICE_METHODS:
+            return False
+        node = node.func.value
+    return isinstance(node, cst.Call) and (model.resolve(node.func, scope) in HOST_FACTORIES or made_on_host(model, node))
 
 
 def same_device_copy(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:

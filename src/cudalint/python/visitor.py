@@ -75,6 +75,8 @@ class Walker:
         self.availability = self.model.availability
         self.skip_param_names = self.model.guards.facts.skip_param_names
         self.silenced: List[Tuple[str, ...]] = []  # per open definition: the codes silenced outside it
+        self.skipped_classes: Dict[int, bool] = {}
+        self.model.skipped_class = self._class_skipped  # the guard evaluator asks it of a binding's class
 
     def walk(self, node: cst.CSTNode) -> None:
         ctx = self.ctx
@@ -246,6 +248,12 @@ class Walker:
             marker = inner.bindings.get("pytestmark") if inner is not None else None
             return bool(marker) and self._skips_off_cuda(marker[0].value)
         return False
+
+    def _class_skipped(self, node: cst.ClassDef) -> bool:
+        found = self.skipped_classes.get(id(node))
+        if found is None:
+            found = self.skipped_classes[id(node)] = self._skipped_off_cuda(node)
+        return found
 
     def _skipped_param(self, call: cst.Call) -> bool:
         """`pytest.param(torch.device("cuda"), marks=[<a skip off CUDA>])`: its values are CUDA-only."""

@@ -10,7 +10,7 @@ Mac (`guard`).
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -47,6 +47,9 @@ class SemanticModel:
         self.guards = GuardEvaluator(self)
         self.class_attributes = ClassAttributes(self)
         self.call_sites = CallSites(self)
+        # Whether a class is a test class skipped off CUDA (its decorators or pytestmark): the main walk,
+        # which reads test decorators, answers it; until then no class is.
+        self.skipped_class: Callable[[cst.ClassDef], bool] = _never
         self._availability = None
         self.canonical = canonical
 
@@ -177,3 +180,7 @@ class SemanticModel:
 
     def guard(self, test: cst.BaseExpression, scope: Optional[Scope] = None, depth: int = 0) -> Guard:
         return self.guards.guard(test, scope or self.scope, depth)
+
+
+def _never(node: cst.ClassDef) -> bool:
+    return False

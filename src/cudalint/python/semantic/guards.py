@@ -83,10 +83,18 @@ class GuardEvaluator:
         if key in self.pending:
             return False
         self.pending.add(key)
-        found = self.conditions_off_mac(binding.conditions, binding.context, depth)
+        found = self.conditions_off_mac(binding.conditions, binding.context, depth) or self._in_skipped_class(binding)
         self.pending.discard(key)
         self.binding_memo[key] = (found, depth)
         return found
+
+    def _in_skipped_class(self, binding: "Binding") -> bool:
+        """A binding in the body of a test class skipped off CUDA, or in one of its methods
+        (`@skipIf(not torch.cuda.is_available()) class TestCUDA(Base): device = "cuda"`): an instance
+        that sees it runs its tests only where CUDA is."""
+        scope = binding.scope
+        klass = scope if scope.kind == "class" else scope.enclosing_class if scope.kind == "function" else None
+        return klass is not None and isinstance(klass.node, cst.ClassDef) and self.model.skipped_class(klass.node)
 
     def conditions_off_mac(self, conditions, scope: "Scope", depth: int = 0) -> bool:
         for test, polarity in conditions:

@@ -596,3 +596,33 @@ def test_a_cast_to_float64_of_a_tensor_on_the_cpu_is_no_finding():
             return host, kept
         """
     assert lint(source, select={"CDL601"}) == [("CDL601", 6, 26)]
+
+
+def test_a_device_for_the_tensors_of_a_collective_may_fall_back_to_the_cpu():
+    # gloo, the only backend a Mac has, takes CPU tensors: CPU is the right fallback there.
+    source = """
+        import torch
+        import torch.distributed as dist
+
+
+        def hostnames(name, world_size):
+            device = "cpu"
+            if torch.cuda.is_available():
+                device = f"cuda:{torch.cuda.current_device()}"
+            name = name.to(device)
+            out = [torch.zeros_like(name) for _ in range(world_size)]
+            dist.all_gather(out, name)
+            return out
+
+
+        def total(x):
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            t = torch.tensor([x], device=device)
+            dist.all_reduce(t)
+            return t.item()
+
+
+        def model_device():
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        """
+    assert lint(source, select={"CDL104"}) == [("CDL104", 23, 25)]

@@ -385,6 +385,8 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     other = _other_choices(node, pairs, else_body, cuda_names, ctx)
     if any(mentions_mac_path(value) for value in other) or not any(_is_cpu_arm(v, ctx) for v in other):
         return
+    if selection_use.serves_collectives(ctx):
+        return  # the tensors of a collective: gloo, a Mac's only backend, takes CPU tensors
     ctx.report(
         "CDL104",
         node,

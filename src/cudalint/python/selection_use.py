@@ -7,6 +7,10 @@
 - It picks the variant a test exercises: in test code, keyed on a parameter of the enclosing
   function (`def test_fit(self, cuda=False): device = torch.device("cuda") if cuda else
   torch.device("cpu")`), which the runner and the test's callers set, not the host.
+- It places the tensors of a collective: the function calls a torch.distributed tensor collective
+  (`all_reduce`, `all_gather`, ...). On a Mac the only backend is gloo, which takes CPU tensors, so
+  the CPU is the right fallback there (torch/distributed docs, "Backends": gloo supports CPU tensors;
+  MPS tensors no backend takes).
 - It only says where `torch.load` puts what it reads (`map_location=`), directly or through a name
   every use of which is that: loading onto the CPU of a Mac is right, the code that moves the
   tensors on picks the device.
@@ -23,11 +27,35 @@ from cudalint.python.names import mentions_mac_path, string_value
 from cudalint.python.semantic.call_sites import test_module
 
 LOADERS = frozenset({"torch.load"})
+COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in (
+    "all_reduce", "all_gather", "all_gather_into_tensor", "reduce", "broadcast", "gather", "scatter",
+    "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
+))
 MAX_NODES = 20000  # the largest function body scanned for the uses of a name
 
 
 def is_not_a_porting_problem(node: cst.IfExp, ctx: FileContext) -> bool:
-    return _inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx) or _test_variant(node, ctx)
+    return (_inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx)
+            or _test_variant(node, ctx) or serves_collectives(ctx))
+
+
+def serves_collectives(ctx: FileContext) -> bool:
+    """The function around the selection calls a torch.distributed tensor collective."""
+    function = ctx.model.scope.node
+    if ctx.model.scope.kind != "function":
+        return False
+    stack, seen = [function.body], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            return False
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Call) and ctx.model.resolve(node.func) in COLLECTIVES:
+            return True
+        stack.extend(node.children)
+    return False
 
 
 def _test_variant(node: cst.IfExp, ctx: FileContext) -> bool:

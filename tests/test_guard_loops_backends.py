@@ -324,3 +324,30 @@ def test_torchs_amp_absence_test_is_true_on_a_mac():
         return x.to("cuda")
     """
     assert lint(source, select={"CDL101", "CDL102"}) == [("CDL101", 14, 17)]
+
+
+def test_a_module_constant_never_rebound_decides_its_branch_everywhere():
+    # `DEBUG = False` once: `if DEBUG:` never runs; a `global` assignment elsewhere makes it a variable.
+    source = """
+    import torch
+
+    DEBUG = False
+    VERBOSE = False
+    USE_CUDA = True
+
+
+    def step(x):
+        if DEBUG:
+            torch.cuda.synchronize()
+        if VERBOSE:
+            torch.cuda.synchronize()
+        if USE_CUDA:
+            x = x.cuda()
+        return x
+
+
+    def louder():
+        global VERBOSE
+        VERBOSE = True
+    """
+    assert lint(source, select={"CDL102", "CDL201"}) == [("CDL201", 12, 9), ("CDL102", 14, 15)]

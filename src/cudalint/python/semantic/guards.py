@@ -427,7 +427,16 @@ class GuardEvaluator:
             guard = self._value_guard(binding.value, binding.context, depth)
             found.append(guard)
             informative = informative or (guard.known and _constant_truth(binding.value) is None)
-        return found if informative else [UNKNOWN]
+        return found if informative or self._module_constant(node, bindings) else [UNKNOWN]
+
+    def _module_constant(self, node, bindings) -> bool:
+        """`DEBUG = False` once at module level, never rebound (no `global` assignment elsewhere in the
+        file): `if DEBUG:` never runs, on a Mac or anywhere."""
+        if not isinstance(node, cst.Name) or len(bindings) != 1:
+            return False
+        binding = bindings[0]
+        return (binding.kind == "assign" and binding.scope is self.model.module_scope and not binding.conditions
+                and _constant_truth(binding.value) is not None)
 
     def _value_guard(self, value: cst.BaseExpression, scope: "Scope", depth: int) -> Guard:
         """What holding `value` says: a constant is never true (or never false) anywhere, so it agrees

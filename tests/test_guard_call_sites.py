@@ -5,7 +5,10 @@ not the host's device (CDL104)."""
 
 import textwrap
 
+import pytest
+
 from conftest import findings_of, triples
+from cudalint.python.semantic.call_sites import test_module as is_test_module
 
 
 def lint(source, select=None, path="example.py"):
@@ -210,3 +213,20 @@ def test_an_attribute_set_by_a_test_class_skipped_off_cuda_is_seen_only_off_a_ma
             self.device = "cuda:1"
     """
     assert lint(source, select={"CDL101", "CDL102"}) == [("CDL101", 28, 23)]
+
+
+@pytest.mark.parametrize("module_name, path, expected", [
+    ("pkg.tests.helpers", "", True),
+    ("pkg.test_ops", "", True),
+    ("pkg.ops", "tests/ops.py", False),  # the module name, when there is one, decides
+    ("", "tests/helpers.py", True),
+    ("", "ops_test.py", True),
+    ("", "conftest.py", True),
+    ("", "pkg/ops.py", False),
+    ("", "/home/me/tests/ops.py", False),  # folders above a file given by an absolute path say nothing
+    ("", "C:\\work\\test\\ops.py", False),
+    ("", "/home/me/test_ops.py", True),
+    ("", "", False),
+])
+def test_which_modules_are_test_modules(module_name, path, expected):
+    assert is_test_module(module_name, path) is expected

@@ -91,25 +91,27 @@ class FileContext:
         """The node at `stack[depth]` is a value to compare with, alone or in a tuple, list or set
         (`ProfilerActivity.CUDA in activities`, `d == torch.device("cuda")`): a test of what the code
         has, which makes nothing."""
-        stack = self.stack
-        holder = depth - 1
-        if holder >= 1 and isinstance(stack[holder], cst.Element) and isinstance(stack[holder - 1], (cst.Tuple, cst.List, cst.Set)):
-            holder -= 2
-        return holder >= 0 and isinstance(stack[holder], (cst.Comparison, cst.ComparisonTarget))
+        _, holder = self._unwrapped(depth, (cst.Tuple, cst.List, cst.Set))
+        return holder >= 0 and isinstance(self.stack[holder], (cst.Comparison, cst.ComparisonTarget))
 
     def names_class(self, depth: int) -> bool:
         """The node at `stack[depth]` is the class argument of isinstance/issubclass, alone or in a tuple
         (`isinstance(s, torch.cuda.Stream)`): a test of what the code has, as a comparison is."""
-        stack = self.stack
-        node, holder = stack[depth], depth - 1
-        if holder >= 2 and isinstance(stack[holder], cst.Element) and isinstance(stack[holder - 1], cst.Tuple):
-            node, holder = stack[holder - 1], holder - 2
+        node, holder = self._unwrapped(depth, (cst.Tuple,))
         if holder < 1:
             return False
-        arg, call = stack[holder], stack[holder - 1]
+        arg, call = self.stack[holder], self.stack[holder - 1]
         return (isinstance(arg, cst.Arg) and arg.value is node and arg.keyword is None and isinstance(call, cst.Call)
                 and isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass")
                 and not self.model.lookup(call.func.value) and len(call.args) == 2 and call.args[1] is arg)
+
+    def _unwrapped(self, depth: int, containers) -> Tuple[cst.CSTNode, int]:
+        """The node at `stack[depth]`, or the container literal it is an element of, and the depth of
+        what holds that."""
+        stack, holder = self.stack, depth - 1
+        if holder >= 1 and isinstance(stack[holder], cst.Element) and isinstance(stack[holder - 1], containers):
+            return stack[holder - 1], holder - 2
+        return stack[depth], holder
 
     def report(
         self,

@@ -32,7 +32,7 @@ from cudalint.findings import Safety
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.names import dotted, source_of, string_value
-from cudalint.python.placement import made_on_host, on_host, same_device_copy
+from cudalint.python.placement import made_on_host, names_host, on_host, same_device_copy
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry, ends_flow
 from cudalint.versions import parse_version
@@ -441,20 +441,15 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     call = stack[depth]
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and not ctx.model.is_module_ref(func.value):
-        receiver = func.value
-        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in HOST_SIDE:
-            return False
-        if on_host(ctx.model, receiver, ctx.model.scope) and _find_argument(call, "device", None) is None:
+        if on_host(ctx.model, func.value, ctx.model.scope) and _find_argument(call, "device", None) is None:
             return False  # `x.cpu().detach().to(torch.float64)`: cast where the tensor is, the CPU
     if ctx.model.resolve(call.func) in DTYPE_QUERIES:
         return False  # torch.finfo(torch.float64).eps: a question about the dtype makes no tensor
     if made_on_host(ctx.model, call) and not _kept_on_device(call, depth, ctx):
         return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "device":
-            values = ctx.model.values(arg.value)
-            if values and all(value.kind == "str" and value.data.split(":")[0] in ("cpu", "meta") for value in values):
-                return False
+    device = _find_argument(call, "device", None)
+    if device is not None and names_host(ctx.model, device.value):
+        return False
     after = stack[-4] if len(stack) >= 4 and stack[-3] is call else None
     if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE:
         return False

@@ -35,7 +35,7 @@ from cudalint.coverage.versions import version_tuple
 from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
 from cudalint.python.context import FileContext
 from cudalint.python.names import string_value
-from cudalint.python.placement import STATE_METHODS
+from cudalint.python.placement import STATE_METHODS, names_host
 from cudalint.python.visitor import Registry
 
 CHECK = "op-coverage"
@@ -717,16 +717,9 @@ def _is_device(node: cst.BaseExpression, ctx: FileContext) -> bool:
         return isinstance(value, str) and value.split(":")[0] not in ("cpu", "meta")
     if ctx.imports.resolve(node) is not None:
         return False  # torch.float32 and friends: a conversion, not a move
-    if _names_host(node, ctx):
-        return False
+    if names_host(ctx.model, node):
+        return False  # torch.device("cpu"), a name bound only to "cpu"
     return fact_of(node, ctx) is None  # x.to(other_tensor) follows another tensor
-
-
-def _names_host(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """`torch.device("cpu")`, or a name every binding of which is "cpu" or "meta": the value model knows
-    every value and each is a host device."""
-    values = ctx.model.values(node)
-    return all(value.kind == "str" and value.text.split(":")[0] in ("cpu", "meta") for value in values)
 
 
 def moved_value(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression]:

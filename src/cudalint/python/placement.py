@@ -89,6 +89,13 @@ def _literal_data(node: Optional[cst.BaseExpression]) -> bool:
     return isinstance(node, _PYTHON_DATA)
 
 
+def names_host(model: "SemanticModel", node: cst.BaseExpression, scope: Optional["Scope"] = None) -> bool:
+    """A device expression every value of which the value model knows to be "cpu" or "meta"
+    (`"cpu"`, `torch.device("cpu")`, a name bound only to one): no move to an accelerator."""
+    values = model.values(node, scope)
+    return bool(values) and all(value.kind == "str" and value.text.split(":")[0] in ("cpu", "meta") for value in values)
+
+
 def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope") -> bool:
     """The tensor an expression gives is on the CPU, as the expression itself shows: `x.cpu()`,
     `x.to("cpu")`, `torch.from_numpy(a)` or a factory that builds on the host, followed by any methods

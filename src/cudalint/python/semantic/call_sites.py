@@ -12,6 +12,7 @@ module, a cost every large library file would pay for a pattern met in test suit
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
@@ -32,6 +33,11 @@ Site = Tuple[cst.Call, "Scope", Tuple[Tuple[cst.BaseExpression, bool], ...]]
 Argument = Tuple[Optional[cst.BaseExpression], "Scope", Tuple[Tuple[cst.BaseExpression, bool], ...]]
 UNKNOWN_ARGUMENT = None
 TEST_PARTS = frozenset({"test", "tests", "testing"})
+# Nodes with statements (suites) among their children, walked statement by statement.
+SUITE_HOLDERS = tuple(kind for kind in (
+    cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, getattr(cst, "ExceptStarHandler", None), cst.Finally,
+    cst.Module, getattr(cst, "MatchCase", None)) if kind is not None)
+ABSOLUTE = re.compile(r"^([A-Za-z]:)?[\\/]")  # /x, \x, C:\x, C:/x
 
 
 def test_module(module_name: str, path: str = "") -> bool:
@@ -44,8 +50,8 @@ def test_module(module_name: str, path: str = "") -> bool:
         return False
     else:
         parts = PurePosixPath(path.replace("\\", "/")).with_suffix("").parts
-        if not parts or path.startswith("/"):
-            parts = parts[-1:]
+        if ABSOLUTE.match(path):
+            parts = parts[-1:]  # the folders above the project say nothing about it
     return bool(parts) and (bool(TEST_PARTS.intersection(parts[:-1])) or parts[-1].startswith("test_")
                             or parts[-1].endswith("_test") or parts[-1] == "conftest")
 
@@ -53,8 +59,7 @@ def test_module(module_name: str, path: str = "") -> bool:
 class CallSites:
     def __init__(self, model: "SemanticModel"):
         self.model = model
-        self._calls: Dict[int, Dict[str, List[Site]]] = {}  # id(part walked) -> callee's last name -> its calls
-        self._into: Dict[str, List[Site]] = {}  # the table the walk in progress fills
+        self._calls: Dict[int, Dict[str, List[Site]]] = {}  # id(scope walked) -> callee's last name -> its calls
 
     def arguments(self, binding: "Binding") -> Optional[List[Optional[Argument]]]:
         """What each call of the parameter's function passes for it (the default aside); None when a
@@ -102,9 +107,9 @@ class CallSites:
     def _position(function: cst.FunctionDef, binding: "Binding") -> Optional[int]:
         """The parameter's index among the positional arguments a call passes (after `self`)."""
         ordered = [*function.params.posonly_params, *function.params.params]
-        if binding.node not in ordered:
-            return None
-        index = ordered.index(binding.node)
+        index = next((index for index, param in enumerate(ordered) if param is binding.node), None)
+        if index is None:
+            return None  # keyword-only
         return index - 1 if binding.scope.self_name is not None else index
 
     # -- the file's calls -----------------------------------------------------------------------------
@@ -120,56 +125,56 @@ class CallSites:
     def _sites(self, scope: "Scope") -> Dict[str, List[Site]]:
         found = self._calls.get(id(scope))
         if found is None:
-            self._into = found = self._calls[id(scope)] = {}
+            found = self._calls[id(scope)] = {}
             node = scope.node
-            self._walk(node.body if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node, scope, ())
+            self._walk(node.body if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node, scope, (), found)
         return found
 
-    def _walk(self, node: cst.CSTNode, scope: "Scope", tests) -> None:
+    def _walk(self, node: cst.CSTNode, scope: "Scope", tests, into: Dict[str, List[Site]]) -> None:
         """Every call under `node`, with the tests around it: an enclosing if/elif/else or conditional
         expression, or an `if` before it in its block that leaves (`if not cuda: return`)."""
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope.node:
             inner = self.model.scopes.get(id(node))
             if inner is not None:
-                self._walk(node.body, inner, ())
+                self._walk(node.body, inner, (), into)
             return
         if isinstance(node, cst.IndentedBlock):
             for statement in node.body:
-                self._walk(statement, scope, tests)
+                self._walk(statement, scope, tests, into)
                 if isinstance(statement, cst.If) and statement.orelse is None and leaves(statement.body):
                     tests = tests + ((statement.test, False),)  # the rest runs only when the test was false
             return
         if isinstance(node, cst.If):
-            self._walk(node.test, scope, tests)
-            self._walk(node.body, scope, tests + ((node.test, True),))
+            self._walk(node.test, scope, tests, into)
+            self._walk(node.body, scope, tests + ((node.test, True),), into)
             if node.orelse is not None:
-                self._walk(node.orelse, scope, tests + ((node.test, False),))
+                self._walk(node.orelse, scope, tests + ((node.test, False),), into)
             return
-        if isinstance(node, (cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.Finally, cst.Module)):
+        if isinstance(node, SUITE_HOLDERS):
             for child in code_children(node):
-                self._walk(child, scope, tests)
+                self._walk(child, scope, tests, into)
             return
-        self._expressions(node, scope, tests)
+        _expressions(node, scope, tests, into)
 
-    def _expressions(self, node: cst.CSTNode, scope: "Scope", tests) -> None:
-        stack = [(node, tests)]
-        while stack:
-            current, tests = stack.pop()
-            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.IndentedBlock)):
-                self._walk(current, scope, tests)  # a suite of a statement on one line's neighbour
-                continue
-            if isinstance(current, cst.Call):
-                func = current.func
-                name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
-                if name is not None:
-                    self._into.setdefault(name, []).append((current, scope, tests))
-            if isinstance(current, cst.IfExp):
-                stack.append((current.test, tests))
-                stack.append((current.body, tests + ((current.test, True),)))
-                stack.append((current.orelse, tests + ((current.test, False),)))
-                continue
-            for child in code_children(current):
-                stack.append((child, tests))
+
+def _expressions(node: cst.CSTNode, scope: "Scope", tests, into: Dict[str, List[Site]]) -> None:
+    """The calls of simple statements and expressions (no suite is inside them), with the tests of the
+    conditional expressions around each."""
+    stack = [(node, tests)]
+    while stack:
+        current, tests = stack.pop()
+        if isinstance(current, cst.Call):
+            func = current.func
+            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            if name is not None:
+                into.setdefault(name, []).append((current, scope, tests))
+        if isinstance(current, cst.IfExp):
+            stack.append((current.test, tests))
+            stack.append((current.body, tests + ((current.test, True),)))
+            stack.append((current.orelse, tests + ((current.test, False),)))
+            continue
+        for child in code_children(current):
+            stack.append((child, tests))
 
 
 def _argument(site: Site, name: str, position: Optional[int]) -> Optional[Argument]:

@@ -441,10 +441,7 @@ class GuardEvaluator:
     def _value_guard(self, value: cst.BaseExpression, scope: "Scope", depth: int) -> Guard:
         """What holding `value` says: a constant is never true (or never false) anywhere, so it agrees
         with either answer; anything else guards as it would as a test."""
-        truth = _constant_truth(value)
-        if truth is not None:
-            return Guard(not truth, truth)
-        return self.guard(value, scope, depth + 1)
+        return _constant_guard(value) or self.guard(value, scope, depth + 1)
 
     def _passed(self, binding: "Binding", depth: int) -> Optional[List[Guard]]:
         """A parameter's guards from the calls of its function in the file (call_sites): its default,
@@ -455,8 +452,7 @@ class GuardEvaluator:
             return None
         found = [] if binding.value is None else [self._value_guard(binding.value, binding.context, depth)]
         for value, where, tests in passed:
-            if any(self.guard(test, where, depth + 1).when_true if taken else self.guard(test, where, depth + 1).when_false
-                   for test, taken in tests):
+            if self.conditions_off_mac(tests, where, depth):
                 found.append(BOTH_OFF_MAC)
             elif value is not None:
                 found.append(self._value_guard(value, where, depth))
@@ -470,13 +466,8 @@ class GuardEvaluator:
         scope = self.model.scopes.get(id(binding.node))
         if scope is None or not scope.returns:
             return None
-        found = []
-        for value, _ in scope.returns:
-            truth = _constant_truth(value)
-            if truth is None:
-                return None
-            found.append(Guard(not truth, truth))
-        return found
+        found = [_constant_guard(value) for value, _ in scope.returns]
+        return None if None in found else found
 
     def _comparison(self, test: cst.Comparison, scope, depth) -> Guard:
         if len(test.comparisons) != 1:
@@ -594,6 +585,12 @@ def _named(node, name: str) -> bool:
 def _is_property(function: cst.CSTNode) -> bool:
     return isinstance(function, cst.FunctionDef) and any(
         isinstance(decorator.decorator, cst.Name) and decorator.decorator.value == "property" for decorator in function.decorators)
+
+
+def _constant_guard(node) -> Optional[Guard]:
+    """What holding a True/False/None constant says: it is never true (or never false) anywhere."""
+    truth = _constant_truth(node)
+    return None if truth is None else Guard(not truth, truth)
 
 
 def _constant_truth(node) -> Optional[bool]:

@@ -162,3 +162,49 @@ def test_a_base_in_another_file_is_not_read_so_the_flag_stays_unknown():
         project_files={"pkg/__init__.py": "", "pkg/builder.py": base},
     )
     assert triples(found) == [("CDL403", 12, 30)]
+
+
+CASE = '''
+import torch
+
+
+class VariantCase:
+    @property
+    def cuda(self):
+        return False
+
+    def _fit(self, model, cuda=False):
+        if cuda:
+            model = model.cuda()
+        return model
+
+    def test_fit(self):
+        self._fit(torch.nn.Linear(2, 2), cuda=self.cuda)
+'''
+
+
+def _case_findings(subclass: str):
+    subclass_file = "import unittest\n\nfrom pkg.test.case import VariantCase\n\n\n" + subclass
+    return triples(findings_of(CASE.lstrip("\n"), path="pkg/test/case.py", project_files={
+        "pkg/__init__.py": "", "pkg/test/__init__.py": "", "tests/__init__.py": "", "tests/test_fit.py": subclass_file,
+    }))
+
+
+def test_a_constant_flag_no_subclass_elsewhere_binds_is_a_constant():
+    """The project index sees every class derived from VariantCase: none binds `cuda`, so the
+    property's False is what every instance reads, and `if cuda:` never runs."""
+    assert _case_findings("class TestFit(VariantCase, unittest.TestCase):\n    pass\n") == []
+
+
+def test_a_subclass_in_another_module_that_overrides_the_flag_keeps_it_unknown():
+    overriding = [
+        "class TestFitCUDA(VariantCase, unittest.TestCase):\n    cuda = True\n",
+        "class TestFitCUDA(VariantCase):\n    def setUp(self):\n        self.cuda = True\n",
+        "class Middle(VariantCase):\n    pass\n\n\nclass TestFitCUDA(Middle):\n    @property\n    def cuda(self):\n        return True\n",
+    ]
+    for subclass in overriding:
+        assert _case_findings(subclass) == [("CDL102", 11, 27)], subclass
+
+
+def test_without_a_project_index_a_constant_flag_alone_says_nothing():
+    assert triples(findings_of(CASE.lstrip("\n"), path="pkg/test/case.py")) == [("CDL102", 11, 27)]

@@ -14,6 +14,10 @@ from typing import Optional, Tuple
 
 _VERSION_RE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?")
 FLOOR_MARK = " from "
+# From torch 2.5 an integer device index means the current accelerator's device (an MPS device on a
+# Mac), not cuda:N (PyTorch pull request #129119, "Refine the logic of device construction when only
+# device index is given").
+INT_DEVICE_ACCELERATOR = (2, 5)
 
 
 class TorchTarget(tuple):

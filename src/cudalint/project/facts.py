@@ -62,6 +62,10 @@ class FileFacts:
         self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
         self.star: Optional[list] = None  # what `from module import *` binds (see star_exports.star_facts)
+        # Module-level classes with a base the file can name: class -> [[bases, qualified], [attributes it
+        # binds]]; the attributes are its body's assignments and properties and what its test fixtures
+        # (setUp, setUpClass, setup_method) set on self: where a subclass overrides a flag of its base.
+        self.classes: Dict[str, list] = {}
 
     def to_json(self) -> dict:
         return {
@@ -95,6 +99,7 @@ class FileFacts:
             "guards_via": self.guards_via,
             "skips_via": self.skips_via,
             "guard_constants_via": self.guard_constants_via,
+            "classes": self.classes,
         }
 
     @classmethod
@@ -115,6 +120,7 @@ class FileFacts:
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
         facts.guard_constants_via = dict(data.get("guard_constants_via", {}))
+        facts.classes = dict(data.get("classes", {}))
         facts.definitions = list(data.get("definitions", []))
         facts.uses = dict(data.get("uses", {}))
         facts.decorators = dict(data.get("decorators", {}))
@@ -134,6 +140,33 @@ TEXT_METHODS = {"lower": str.lower, "upper": str.upper, "casefold": str.casefold
 def _with_value(constant: ast.Constant, value) -> ast.Constant:
     """A constant holding `value`, placed where `constant` is written."""
     return ast.copy_location(ast.Constant(value=value), constant)
+
+
+FIXTURES = frozenset({"setUp", "setUpClass", "setup_method", "setup_class"})
+
+
+def _class_attributes(node: ast.ClassDef) -> Set[str]:
+    """What a class binds that a flag of a base could be: its body's assignments and properties, and
+    what its test fixtures set on `self` (or `cls`)."""
+    found: Set[str] = set()
+    for item in node.body:
+        if isinstance(item, ast.Assign):
+            found.update(target.id for target in item.targets if isinstance(target, ast.Name))
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            found.add(item.target.id)
+        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_dotted(decorator) in ("property", "functools.cached_property", "cached_property") for decorator in item.decorator_list):
+                found.add(item.name)
+            elif item.name in FIXTURES and item.args.args:
+                owner = item.args.args[0].arg
+                for statement in ast.walk(item):
+                    targets = statement.targets if isinstance(statement, ast.Assign) else (
+                        [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else [])
+                    found.update(
+                        target.attr for target in targets
+                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == owner
+                    )
+    return found
 
 
 def _is_cuda(value) -> bool:
@@ -192,6 +225,17 @@ class _Reader:
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
+
+    def _class_facts(self, node: ast.ClassDef) -> None:
+        bases = []
+        for base in node.bases:
+            qualified = self.resolve(base)
+            if qualified is None and isinstance(base, ast.Name) and base.id in self.classes:
+                qualified = f"{self.module}.{base.id}"
+            if qualified is not None:
+                bases.append(qualified)
+        if bases:
+            self.facts.classes[node.name] = [bases, sorted(_class_attributes(node))]
 
     def read(self, tree: ast.Module) -> FileFacts:
         self._statements(tree.body, guarded=False)
@@ -333,6 +377,7 @@ class _Reader:
                 self._defaults(prefix + node.name, node.args, method=bool(prefix))
                 self._calls(node)
             elif isinstance(node, ast.ClassDef) and not prefix:
+                self._class_facts(node)
                 self.classes.add(node.name)
                 self.methods.update(
                     f"{node.name}.{item.name}" for item in node.body

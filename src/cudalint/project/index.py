@@ -18,7 +18,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "9"
+INDEX_VERSION = "10"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -64,6 +64,7 @@ class ProjectIndex:
     _reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
     _stars: Dict[str, Dict[str, str]] = field(default_factory=dict)  # module -> star_exports(module)
     _siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
+    _subclasses: Optional[Dict[str, List[Tuple[str, str]]]] = None  # class -> [(subclass, its path)]
 
     # -- queries ------------------------------------------------------------------------
     def siblings_of(self, path: str) -> Dict[str, str]:
@@ -351,6 +352,29 @@ class ProjectIndex:
         """`is_fp8_available()` true only where MS-AMP or Transformer Engine imports: true only off a Mac."""
         parts = libraries_of(facts.availability.get(name, ""))
         return (True, False) if parts and all(self._cuda_library(part) is not None for part in parts) else None
+
+    def subclass_binds(self, qualified: str, name: str) -> bool:
+        """A class of another module than the class `qualified`'s derives (at any remove) from the class `qualified` and
+        binds `name` (facts.FileFacts.classes): an instance may hold that instead of the class's own."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for where, facts in self.facts.items():
+                module = self.paths.get(where)
+                for klass, (bases, _) in facts.classes.items():
+                    for base in bases:
+                        self._subclasses.setdefault(self.follow(base), []).append((f"{module}.{klass}", where))
+        qualified = self.follow(qualified)
+        home, seen, stack = self.modules.get(qualified.rpartition(".")[0]), set(), [qualified]
+        while stack:
+            for klass, where in self._subclasses.get(stack.pop(), ()):
+                if klass in seen:
+                    continue
+                seen.add(klass)
+                stack.append(klass)
+                facts = self.facts.get(where)
+                if where != home and facts is not None and name in facts.classes[klass.rpartition(".")[2]][1]:
+                    return True
+        return False
 
     def guard_constant(self, qualified: str, depth: int = 0) -> Optional[Tuple[bool, bool]]:
         """(true only off a Mac, false only off a Mac) of a module constant bound to a guard."""

@@ -97,6 +97,7 @@ def _analyze(path, text, rules, engine, torch_version, device, unsafe_fixes, pro
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
     model = _model(module, path, project)
+    model.torch_version = torch_version
     try:
         return _findings(path, text, module, model, rules, engine, torch_version, device, unsafe_fixes, statements)
     finally:

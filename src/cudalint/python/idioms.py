@@ -24,6 +24,7 @@ from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
 from cudalint.python.names import dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_value
 from cudalint.python.semantic import guard_facts
 from cudalint.python.visitor import Registry, ends_flow
+from cudalint.versions import INT_DEVICE_ACCELERATOR
 
 DEVICE_POSITIONAL = {"torch.device": 0, "torch.set_default_device": 0, "torch.amp.GradScaler": 0}
 DEVICE_KEY_RE = re.compile(r"(^|_)device$", re.IGNORECASE)  # config keys: "device", "eval_device"
@@ -52,7 +53,7 @@ def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = F
                 message = f"{source_of(origin)} reaches a device argument ({source_of(node)}); CUDA-only"
                 related = ((node, f"{source_of(origin)} reaches this device argument"),)
                 ctx.report("CDL101", origin, message, _literal_fix(origin, as_string=True), related)
-        elif value.kind == "int" and ctx.torch_version < _INT_DEVICE_ACCELERATOR:
+        elif value.kind == "int" and ctx.torch_version < INT_DEVICE_ACCELERATOR:
             ctx.report(
                 "CDL101",
                 node,
@@ -62,9 +63,6 @@ def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = F
             return
 
 
-# From torch 2.5 an integer device index means the current accelerator's device, not cuda:N
-# (PyTorch pull request #129119, "Refine the logic of device construction when only device index is given").
-_INT_DEVICE_ACCELERATOR = (2, 5)
 
 
 def _literal_fix(value: cst.BaseExpression, as_string: bool, whole: Optional[cst.Call] = None) -> Optional[FixPlan]:
@@ -846,7 +844,7 @@ def mps_daemon(registry: Registry) -> None:
 # Checks whose trigger words depend on the target release (the file prefilter adds them).
 def _int_device_words(torch_version: Tuple[int, ...]) -> FrozenSet[str]:
     """Before torch 2.5 any `.to(n)` or `device=n` can be an integer CUDA index: every such file is read."""
-    return frozenset({"to", "device"}) if torch_version < _INT_DEVICE_ACCELERATOR else frozenset()
+    return frozenset({"to", "device"}) if torch_version < INT_DEVICE_ACCELERATOR else frozenset()
 
 
 RELEASE_WORDS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {

@@ -19,6 +19,7 @@ from cudalint.python.semantic.call_sites import CallSites
 from cudalint.python.semantic.canonical import canonical
 from cudalint.python.semantic.class_attributes import ClassAttributes
 from cudalint.python.semantic.cuda_imports import CudaImports
+from cudalint.python.semantic.device_switch import DeviceSwitches
 from cudalint.python.semantic.guards import Guard, GuardEvaluator, guard_facts
 from cudalint.python.semantic.scopes import Binding, Scope, ScopeBuilder
 from cudalint.python.semantic.values import Evaluator, Value
@@ -32,6 +33,7 @@ class SemanticModel:
         self.project = project  # the project index (cudalint.project.ProjectIndex), when the run built one
         self.module_name = module_name
         self.path = path  # the file as the run names it
+        self.torch_version: Optional[Tuple[int, ...]] = None  # the target release, where the engine says
         builder = ScopeBuilder(package, siblings)
         self.absolute = builder.absolute
         self.cuda_imports = CudaImports(self)
@@ -47,6 +49,7 @@ class SemanticModel:
         self.guards = GuardEvaluator(self)
         self.class_attributes = ClassAttributes(self)
         self.call_sites = CallSites(self)
+        self.device_switches = DeviceSwitches(self)
         # Whether a class is a test class skipped off CUDA (its decorators or pytestmark): the main walk,
         # which reads test decorators, answers it; until then no class is.
         self.skipped_class: Callable[[cst.ClassDef], bool] = _never

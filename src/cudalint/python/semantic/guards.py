@@ -23,6 +23,7 @@ from cudalint.python.children import code_children
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
 from cudalint.python.names import dotted, string_value
+from cudalint.python.semantic.call_sites import test_module
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.values import UNSET
 
@@ -295,7 +296,8 @@ class GuardEvaluator:
                 found = self._call(test, scope, depth)
             else:
                 found = self._reference(test, scope, depth)
-            return found if found.known else self._library_guard(test, scope, depth)
+            found = found if found.known else self._library_guard(test, scope, depth)
+            return found if found.known else self._switch(test, scope)
         if isinstance(test, cst.NamedExpr):
             return self.guard(test.value, scope, depth + 1)
         return UNKNOWN
@@ -321,6 +323,15 @@ class GuardEvaluator:
         if isinstance(func, cst.Name) and func.value == "getattr" and len(call.args) == 3 and not self.model.lookup("getattr", scope):
             return call.args[2].value
         return None
+
+    def _switch(self, test, scope) -> Guard:
+        """`if not args.cpu:` where the file picks `torch.device("cpu") if args.cpu else torch.device(rank)`:
+        as written, the code is on CUDA wherever the test picks it (device_switch); the selection is
+        where that is reported."""
+        cuda_when = self.model.device_switches.cuda_when(test, scope)
+        if cuda_when is None:
+            return UNKNOWN
+        return TRUE_OFF_MAC if cuda_when else TRUE_OFF_MAC.negated()
 
     def _library_guard(self, test, scope, depth) -> Guard:
         """`if is_triton_available():`, `find_spec("tensorrt") is None`: a test that is true (or false)
@@ -427,7 +438,7 @@ class GuardEvaluator:
             guard = self._value_guard(binding.value, binding.context, depth)
             found.append(guard)
             informative = informative or (guard.known and _constant_truth(binding.value) is None)
-        return found if informative or self._module_constant(node, bindings) else [UNKNOWN]
+        return found if informative or self._module_constant(node, bindings) or self._class_constant(node, scope) else [UNKNOWN]
 
     def _module_constant(self, node, bindings) -> bool:
         """`DEBUG = False` once at module level, never rebound (no `global` assignment elsewhere in the
@@ -437,6 +448,27 @@ class GuardEvaluator:
         binding = bindings[0]
         return (binding.kind == "assign" and binding.scope is self.model.module_scope and not binding.conditions
                 and _constant_truth(binding.value) is not None)
+
+    def _class_constant(self, node, scope) -> bool:
+        """`self.cuda` where each binding the file's classes make is a constant (`cuda = False`, a
+        property returning False) and no class of another module derived from them binds the name (the
+        project index's class facts): as with a module constant, the test never runs (or always does),
+        on a Mac or anywhere. Without the index a subclass elsewhere may say otherwise. Only in test
+        code, where the test runner makes the instances: a library's users may set the flag on theirs."""
+        project, module = self.model.project, self.model.module_name
+        if project is None or not module or not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
+            return False
+        if not test_module(module, self.model.path):
+            return False
+        owner = self.model.self_class(node.value.value, scope)
+        if owner is None:
+            return False
+        for klass in self.model.class_attributes.related(owner):
+            if klass.parent is not self.model.module_scope:
+                return False  # a class inside a function or class: the index does not name it
+            if project.subclass_binds(f"{module}.{klass.node.name.value}", node.attr.value):
+                return False
+        return True
 
     def _value_guard(self, value: cst.BaseExpression, scope: "Scope", depth: int) -> Guard:
         """What holding `value` says: a constant is never true (or never false) anywhere, so it agrees

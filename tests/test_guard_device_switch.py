@@ -1,0 +1,153 @@
+"""A test the file itself uses to pick a CUDA device or the CPU is a device switch
+(semantic/device_switch.py): as written, code behind the same test runs only where the device is
+CUDA, so only the selection is reported. A selection that offers the Mac's device, a test used both
+ways, or a test with no selection in the file keeps the calls behind it reported."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+
+def lint(source, torch_version="2.15"):
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), torch_version=torch_version))
+
+
+CPU_OPTION = """
+import argparse
+import torch
+
+
+def validate(args, rank):
+    if not args.cpu:
+        torch.cuda.synchronize(rank)
+
+
+def train(rank: int, args):
+    if not args.cpu:
+        torch.cuda.set_device(rank)
+    device = torch.device("cpu") if args.cpu else torch.device(rank)
+    return torch.ones(2).to(device)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cpu", action="store_true")
+"""
+
+
+def test_a_cpu_option_that_picks_a_cuda_ordinal_guards_the_cuda_mode_before_torch_2_5():
+    assert lint(CPU_OPTION, torch_version="2.4") == [("CDL101", 13, 64), ("CDL101", 14, 29)]
+
+
+def test_from_torch_2_5_an_ordinal_is_the_current_accelerator_so_the_option_is_no_switch():
+    assert lint(CPU_OPTION) == [("CDL201", 7, 9), ("CDL105", 12, 9)]
+
+
+def test_a_gpu_flag_as_an_if_statement_with_a_host_default():
+    source = """
+    import torch
+
+
+    def main(opt):
+        device = "cpu"
+        if opt.gpu:
+            device = "cuda"
+        if opt.gpu:
+            torch.cuda.empty_cache()
+        if not opt.gpu:
+            torch.cuda.empty_cache()
+        return torch.zeros(1, device=device)
+    """
+    assert lint(source) == [("CDL101", 7, 18), ("CDL202", 11, 9)]
+
+
+def test_a_parameter_switch_is_matched_by_its_binding_not_its_spelling():
+    source = """
+    import torch
+
+
+    def place(model, cuda):
+        device = torch.device("cuda" if cuda else "cpu")
+        if cuda:
+            torch.cuda.synchronize()
+        return model.to(device)
+
+
+    def other(cuda):
+        if cuda:
+            torch.cuda.synchronize()
+    """
+    assert lint(source) == [("CDL101", 5, 27), ("CDL104", 5, 27), ("CDL201", 13, 9)]
+
+
+def test_a_selection_that_offers_mps_is_no_switch():
+    source = """
+    import torch
+
+
+    def main(args):
+        device = "cpu" if args.cpu else ("mps" if torch.backends.mps.is_available() else "cuda")
+        if not args.cpu:
+            torch.cuda.synchronize()
+        return device
+    """
+    assert lint(source) == [("CDL201", 7, 9)]
+
+
+def test_a_test_used_both_ways_is_no_switch():
+    source = """
+    import torch
+
+
+    def main(args):
+        device = "cuda" if args.flag else "cpu"
+        host = "cpu" if args.flag else "cuda"
+        if args.flag:
+            torch.cuda.synchronize()
+        return device, host
+    """
+    assert lint(source) == [("CDL104", 5, 14), ("CDL104", 6, 12), ("CDL201", 8, 9)]
+
+
+def test_an_option_with_no_selection_in_the_file_is_no_guard():
+    source = """
+    import torch
+
+
+    def main(args):
+        if not args.cpu:
+            torch.cuda.synchronize()
+    """
+    assert lint(source) == [("CDL201", 6, 9)]
+
+
+def test_torch_flags_are_never_switches():
+    source = """
+    import torch
+
+
+    def main():
+        device = "cuda" if torch.backends.mkldnn.enabled else "cpu"
+        if torch.backends.mkldnn.enabled:
+            torch.cuda.synchronize()
+        return device
+    """
+    assert lint(source) == [("CDL104", 5, 14), ("CDL201", 7, 9)]
+
+
+def test_a_flag_imported_from_a_module_is_one_switch_under_any_import_form():
+    source = """
+    import torch
+
+    import settings
+    from settings import USE_GPU
+
+    DEVICE = torch.device("cuda" if settings.USE_GPU else "cpu")
+
+
+    def step():
+        if settings.USE_GPU:
+            torch.cuda.synchronize()
+        if USE_GPU:
+            torch.cuda.synchronize()
+    """
+    assert lint(source) == [("CDL101", 6, 23), ("CDL104", 6, 23)]

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from conftest import findings_of, triples
-from cudalint.python.semantic.call_sites import test_module as is_test_module
+from cudalint.project.paths import test_module as is_test_module
 
 
 def lint(source, select=None, path="example.py"):

@@ -208,3 +208,62 @@ def test_a_subclass_in_another_module_that_overrides_the_flag_keeps_it_unknown()
 
 def test_without_a_project_index_a_constant_flag_alone_says_nothing():
     assert triples(findings_of(CASE.lstrip("\n"), path="pkg/test/case.py")) == [("CDL102", 11, 27)]
+
+
+BASE = '''
+import torch
+
+
+class VariantCase:
+    @property
+    def cuda(self):
+        return False
+
+    def _fit(self, model, cuda=False):
+        return model
+
+    def test_fit(self):
+        self._fit(torch.nn.Linear(2, 2), cuda=self.cuda)
+'''
+
+OVERRIDE = '''
+import unittest
+
+from pkg.test.case import VariantCase
+
+
+class TestFit(VariantCase, unittest.TestCase):
+    def _fit(self, model, cuda=False):
+        if cuda:
+            model = model.cuda()
+        return model
+'''
+
+
+def _override_findings(base=BASE, extra=""):
+    return triples(findings_of((OVERRIDE + extra).lstrip("\n"), path="tests/test_fit.py", project_files={
+        "pkg/__init__.py": "", "pkg/test/__init__.py": "", "pkg/test/case.py": base,
+    }))
+
+
+def test_an_override_called_only_by_a_base_of_another_module_takes_what_the_base_passes():
+    """The base's `self._fit(..., cuda=self.cuda)` passes a property that returns False and nothing
+    derived from it binds again: the override's `if cuda:` never runs."""
+    assert _override_findings() == []
+
+
+def test_what_the_base_passes_must_be_known_everywhere():
+    assert _override_findings(base=BASE.replace("cuda=self.cuda", "cuda=True")) == [("CDL102", 9, 27)]
+    assert _override_findings(base=BASE.replace("cuda=self.cuda", "cuda=torch.cuda.is_available()")) == [("CDL102", 9, 27)]
+    assert _override_findings(base=BASE.replace("cuda=self.cuda", "**{'cuda': True}")) == [("CDL102", 9, 27)]
+    subclass = "\n\nclass TestFitCUDA(TestFit):\n    cuda = True\n"
+    assert _override_findings(extra=subclass) == [("CDL102", 9, 27)]
+
+
+def test_a_flag_a_base_of_another_module_binds_to_a_constant_is_that_constant():
+    reading = OVERRIDE.replace("    def _fit(self, model, cuda=False):\n        if cuda:", "    def _fit(self, model):\n        if self.cuda:")
+    found = triples(findings_of(reading.lstrip("\n"), path="tests/test_fit.py", project_files={
+        "pkg/__init__.py": "", "pkg/test/__init__.py": "", "pkg/test/case.py": BASE,
+    }))
+    assert found == []
+    assert triples(findings_of(reading.lstrip("\n"), path="tests/test_fit.py")) == [("CDL102", 9, 27)]

@@ -15,7 +15,7 @@ import re
 from typing import Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests
-from cudalint.project.paths import as_sibling
+from cudalint.project.paths import as_sibling, test_module
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
 from cudalint.python.guard_facts import guard_facts
@@ -62,10 +62,12 @@ class FileFacts:
         self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
         self.star: Optional[list] = None  # what `from module import *` binds (see star_exports.star_facts)
-        # Module-level classes with a base the file can name: class -> [[bases, qualified], [attributes it
-        # binds]]; the attributes are its body's assignments and properties and what its test fixtures
-        # (setUp, setUpClass, setup_method) set on self: where a subclass overrides a flag of its base.
-        self.classes: Dict[str, list] = {}
+        # Module-level classes with a base the file can name (and, in a test module, every one): class ->
+        # {"bases": qualified bases, "binds": the flags it binds (its body's assignments and properties,
+        # what its test fixtures set on self), and in a test module "constants": {flag: truth} of those
+        # bound to True/False/None, "calls": {method: [[passed, ...] per `self.method(...)`]}} with each
+        # passed argument as [position or keyword, ["c", truth] | ["a", flag of self] | ["?"]], or ["*"].
+        self.classes: Dict[str, dict] = {}
 
     def to_json(self) -> dict:
         return {
@@ -169,6 +171,63 @@ def _class_attributes(node: ast.ClassDef) -> Set[str]:
     return found
 
 
+def _class_constants(node: ast.ClassDef) -> Dict[str, bool]:
+    """`cuda = False` in the class body, `@property def cuda(self): return False`: flag -> truth."""
+    found: Dict[str, bool] = {}
+    for item in node.body:
+        if isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name):
+            truth = _truth(item.value)
+            if truth is not None:
+                found[item.targets[0].id] = truth
+        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(item.body) == 1:
+            returned = item.body[0]
+            if isinstance(returned, ast.Return) and any(_dotted(d) == "property" for d in item.decorator_list):
+                truth = _truth(returned.value)
+                if truth is not None:
+                    found[item.name] = truth
+    return found
+
+
+def _truth(node) -> Optional[bool]:
+    return bool(node.value) if isinstance(node, ast.Constant) and node.value in (True, False, None) else None
+
+
+def _self_calls(node: ast.ClassDef) -> Dict[str, list]:
+    """What each `self.method(...)` in the class's methods passes: method -> [[argument, ...] per call]."""
+    found: Dict[str, list] = {}
+    for item in node.body:
+        if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) or not item.args.args:
+            continue
+        owner = item.args.args[0].arg
+        for call in ast.walk(item):
+            func = call.func if isinstance(call, ast.Call) else None
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == owner:
+                found.setdefault(func.attr, []).append(_passed(call, owner))
+    return found
+
+
+def _passed(call: ast.Call, owner: str) -> list:
+    passed = []
+    for index, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return ["*"]
+        passed.append([index, _summary(arg, owner)])
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return ["*"]
+        passed.append([keyword.arg, _summary(keyword.value, owner)])
+    return passed
+
+
+def _summary(node, owner: str) -> list:
+    truth = _truth(node)
+    if truth is not None:
+        return ["c", truth]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == owner:
+        return ["a", node.attr]
+    return ["?"]
+
+
 def _is_cuda(value) -> bool:
     return isinstance(value, str) and (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit()))
 
@@ -205,6 +264,7 @@ class _Reader:
         self.functions: Dict[str, ast.AST] = {}
         self.classes: Set[str] = set()
         self.methods: Set[str] = set()  # "Class._helper": the private methods of module-level classes
+        self.testing = test_module(module)  # a test suite's module: its classes' calls and constants are read
 
     def sibling(self, module: str) -> str:
         return as_sibling(module, self.siblings)
@@ -234,8 +294,14 @@ class _Reader:
                 qualified = f"{self.module}.{base.id}"
             if qualified is not None:
                 bases.append(qualified)
-        if bases:
-            self.facts.classes[node.name] = [bases, sorted(_class_attributes(node))]
+        testing = self.testing
+        if not bases and not testing:
+            return
+        entry = {"bases": bases, "binds": sorted(_class_attributes(node))}
+        if testing:
+            entry["constants"] = _class_constants(node)
+            entry["calls"] = _self_calls(node)
+        self.facts.classes[node.name] = entry
 
     def read(self, tree: ast.Module) -> FileFacts:
         self._statements(tree.body, guarded=False)

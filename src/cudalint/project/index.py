@@ -353,28 +353,85 @@ class ProjectIndex:
         parts = libraries_of(facts.availability.get(name, ""))
         return (True, False) if parts and all(self._cuda_library(part) is not None for part in parts) else None
 
-    def subclass_binds(self, qualified: str, name: str) -> bool:
-        """A class of another module than the class `qualified`'s derives (at any remove) from the class `qualified` and
-        binds `name` (facts.FileFacts.classes): an instance may hold that instead of the class's own."""
+    def subclass_binds(self, qualified: str, name: str, elsewhere: bool = True) -> bool:
+        """A class derived (at any remove) from the class `qualified` binds `name` (FileFacts.classes):
+        an instance may hold that instead of the class's own. `elsewhere`: only classes of other modules."""
+        qualified = self.follow(qualified)
+        home = self.modules.get(qualified.rpartition(".")[0]) if elsewhere else None
+        for klass, where in self._derived(qualified):
+            if where != home and name in self._class(klass)["binds"]:
+                return True
+        return False
+
+    def self_calls(self, qualified: str, method: str) -> Optional[List[Tuple[str, list]]]:
+        """The `self.method(...)` calls that the classes of other modules related to the class
+        `qualified` (its bases, at any remove, and every class derived from those) make, as
+        (caller class, what the call passes); None where a class between them is not in the index."""
+        qualified = self.follow(qualified)
+        home = self.modules.get(qualified.rpartition(".")[0])
+        tops, stack, seen = [], [qualified], set()
+        while stack:  # up to the bases the index knows
+            klass = stack.pop()
+            if klass in seen:
+                continue
+            seen.add(klass)
+            entry = self._class(klass)
+            if entry is None:
+                if self.is_own(klass):
+                    return None  # a class of the project the index did not read
+                continue
+            tops.append(klass)
+            stack.extend(self.follow(base) for base in entry["bases"])
+        related = set(tops)
+        for top in tops:
+            related.update(klass for klass, _ in self._derived(top))
+        found = []
+        for klass in sorted(related):
+            entry = self._class(klass)
+            if entry is not None and self.modules.get(klass.rpartition(".")[0]) != home:
+                found.extend((klass, passed) for passed in entry.get("calls", {}).get(method, ()))
+        return found
+
+    def class_constant(self, qualified: str, name: str) -> Optional[bool]:
+        """The truth of a flag an instance of the class `qualified` reads: the nearest class among it and
+        its bases that binds the name binds it to a constant (FileFacts.classes), and no class derived
+        from `qualified` binds it again; None when that is not known."""
+        qualified = self.follow(qualified)
+        stack, seen = [qualified], set()
+        while stack:  # the class, then its bases depth first (the method resolution order of single bases)
+            klass = stack.pop()
+            entry = self._class(klass)
+            if klass in seen or entry is None:
+                continue
+            seen.add(klass)
+            if name in entry["binds"]:
+                truth = entry.get("constants", {}).get(name)
+                return None if truth is None or self.subclass_binds(qualified, name, elsewhere=False) else truth
+            stack.extend(reversed([self.follow(base) for base in entry["bases"]]))
+        return None
+
+    def _class(self, qualified: str) -> Optional[dict]:
+        module, _, name = qualified.rpartition(".")
+        facts = self.facts.get(self.modules.get(module, ""))
+        return facts.classes.get(name) if facts is not None else None
+
+    def _derived(self, qualified: str) -> List[Tuple[str, str]]:
+        """Every class derived (at any remove) from the class `qualified`, with its path."""
         if self._subclasses is None:
             self._subclasses = {}
             for where, facts in self.facts.items():
                 module = self.paths.get(where)
-                for klass, (bases, _) in facts.classes.items():
-                    for base in bases:
+                for klass, entry in facts.classes.items():
+                    for base in entry["bases"]:
                         self._subclasses.setdefault(self.follow(base), []).append((f"{module}.{klass}", where))
-        qualified = self.follow(qualified)
-        home, seen, stack = self.modules.get(qualified.rpartition(".")[0]), set(), [qualified]
+        found, seen, stack = [], set(), [qualified]
         while stack:
             for klass, where in self._subclasses.get(stack.pop(), ()):
-                if klass in seen:
-                    continue
-                seen.add(klass)
-                stack.append(klass)
-                facts = self.facts.get(where)
-                if where != home and facts is not None and name in facts.classes[klass.rpartition(".")[2]][1]:
-                    return True
-        return False
+                if klass not in seen:
+                    seen.add(klass)
+                    found.append((klass, where))
+                    stack.append(klass)
+        return found
 
     def guard_constant(self, qualified: str, depth: int = 0) -> Optional[Tuple[bool, bool]]:
         """(true only off a Mac, false only off a Mac) of a module constant bound to a guard."""

@@ -1,10 +1,15 @@
-"""How the project index names a file (its path relative to the project root, with "/") and a module a
-script folder's file imports by its bare name."""
+"""How the project index names a file (its path relative to the project root, with "/"), a module a
+script folder's file imports by its bare name, and whether a module belongs to a test suite."""
 
 from __future__ import annotations
 
 import os
+import re
+from pathlib import PurePosixPath
 from typing import Dict
+
+TEST_PARTS = frozenset({"test", "tests", "testing"})
+ABSOLUTE = re.compile(r"^([A-Za-z]:)?[\\/]")  # /x, \x, C:\x, C:/x
 
 
 def project_key(path: str, root: str) -> str:
@@ -24,3 +29,19 @@ def as_sibling(module: str, siblings: Dict[str, str]) -> str:
     head, dot, rest = module.partition(".")
     found = siblings.get(head)
     return found + dot + rest if found else module
+
+
+def test_module(module_name: str, path: str = "") -> bool:
+    """A module of a test suite, by where it sits or its name (pytest's and unittest's conventions):
+    under a test folder, `test_*.py`, `*_test.py`, or a conftest. The module name says where in the
+    project; without one (a file linted alone) the path as given does, its folders only when relative."""
+    if module_name:
+        parts = module_name.split(".")
+    elif not path.strip("/"):
+        return False
+    else:
+        parts = PurePosixPath(path.replace("\\", "/")).with_suffix("").parts
+        if ABSOLUTE.match(path):
+            parts = parts[-1:]  # the folders above the project say nothing about it
+    return bool(parts) and (bool(TEST_PARTS.intersection(parts[:-1])) or parts[-1].startswith("test_")
+                            or parts[-1].endswith("_test") or parts[-1] == "conftest")

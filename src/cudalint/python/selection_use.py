@@ -22,9 +22,9 @@ from typing import List, Optional
 
 import libcst as cst
 
+from cudalint.project.paths import test_module
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
-from cudalint.python.semantic.call_sites import test_module
 
 LOADERS = frozenset({"torch.load"})
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in (

@@ -12,12 +12,11 @@ module, a cost every large library file would pay for a pattern met in test suit
 
 from __future__ import annotations
 
-import re
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from cudalint.project.paths import test_module
 from cudalint.python.children import code_children
 from cudalint.python.semantic.scopes import leaves
 
@@ -32,28 +31,10 @@ Site = Tuple[cst.Call, "Scope", Tuple[Tuple[cst.BaseExpression, bool], ...]]
 # scope, the tests around the call. `UNKNOWN_ARGUMENT` where a call spreads arguments.
 Argument = Tuple[Optional[cst.BaseExpression], "Scope", Tuple[Tuple[cst.BaseExpression, bool], ...]]
 UNKNOWN_ARGUMENT = None
-TEST_PARTS = frozenset({"test", "tests", "testing"})
 # Nodes with statements (suites) among their children, walked statement by statement.
 SUITE_HOLDERS = tuple(kind for kind in (
     cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, getattr(cst, "ExceptStarHandler", None), cst.Finally,
     cst.Module, getattr(cst, "MatchCase", None)) if kind is not None)
-ABSOLUTE = re.compile(r"^([A-Za-z]:)?[\\/]")  # /x, \x, C:\x, C:/x
-
-
-def test_module(module_name: str, path: str = "") -> bool:
-    """A module of a test suite, by where it sits or its name (pytest's and unittest's conventions):
-    under a test folder, `test_*.py`, `*_test.py`, or a conftest. The module name says where in the
-    project; without one (a file linted alone) the path as given does, its folders only when relative."""
-    if module_name:
-        parts = module_name.split(".")
-    elif not path.strip("/"):
-        return False
-    else:
-        parts = PurePosixPath(path.replace("\\", "/")).with_suffix("").parts
-        if ABSOLUTE.match(path):
-            parts = parts[-1:]  # the folders above the project say nothing about it
-    return bool(parts) and (bool(TEST_PARTS.intersection(parts[:-1])) or parts[-1].startswith("test_")
-                            or parts[-1].endswith("_test") or parts[-1] == "conftest")
 
 
 class CallSites:
@@ -75,6 +56,29 @@ class CallSites:
             return None  # a test with no caller here is still called, by the runner, with its defaults
         position = self._position(function, binding)
         return [_argument(site, binding.node.name.value, position) for site in sites]
+
+    def elsewhere(self, binding: "Binding") -> Optional[List[Tuple[str, list]]]:
+        """What the `self.method(...)` calls in other modules pass for a parameter of a method of a test
+        module's class that nothing in its own file calls (a test base class's helper, overridden in a
+        subclass of another module): [(caller class, ["c", truth] | ["a", flag] | ["?"] | None for the
+        default)], from the project index; None where that is not known, or no call was found."""
+        function, klass, project = binding.scope.node, binding.scope.parent, self.model.project
+        module = self.model.module_name
+        if (project is None or not module or klass is None or klass.kind != "class" or klass.parent is not self.model.module_scope
+                or not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param)
+                or function.name.value.startswith("__") or not test_module(module, self.model.path)):
+            return None
+        calls = project.self_calls(f"{module}.{klass.node.name.value}", function.name.value)
+        if not calls:
+            return None
+        name, position = binding.node.name.value, self._position(function, binding)
+        found = []
+        for caller, passed in calls:
+            if passed == ["*"]:
+                return None
+            given = [summary for key, summary in passed if key == name or key == position]
+            found.append((caller, given[0] if given else None))
+        return found
 
     # -- whose callers are all here ------------------------------------------------------------------
     def _callers_in_sight(self, function: cst.FunctionDef, scope: "Scope") -> bool:

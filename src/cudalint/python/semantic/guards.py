@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, FrozenSet, Iterable, List, Optional
 
 import libcst as cst
 
+from cudalint.project.paths import test_module
 from cudalint.python.children import code_children
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
 from cudalint.python.names import dotted, string_value
-from cudalint.python.semantic.call_sites import test_module
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.values import UNSET
 
@@ -413,7 +413,7 @@ class GuardEvaluator:
         only beside a binding that says something: `self.x = False` alone is no guard."""
         bindings = self.model.bindings_of(node, scope)
         if not bindings:
-            return [UNKNOWN]
+            return [self._inherited_constant(node, scope)]
         found, informative = [], False
         for binding in bindings:
             if binding.kind == "param":
@@ -449,20 +449,36 @@ class GuardEvaluator:
         return (binding.kind == "assign" and binding.scope is self.model.module_scope and not binding.conditions
                 and _constant_truth(binding.value) is not None)
 
+    def _inherited_constant(self, node, scope) -> Guard:
+        """`self.cuda` in a test class whose file binds no `cuda`: a constant a base of another module
+        binds, that no class derived from this one binds again (the project index's class facts)."""
+        owner = self._test_class(node, scope)
+        if owner is None:
+            return UNKNOWN
+        truth = self.model.project.class_constant(f"{self.model.module_name}.{owner.node.name.value}", node.attr.value)
+        return UNKNOWN if truth is None else Guard(not truth, truth)
+
+    def _test_class(self, node, scope) -> Optional["Scope"]:
+        """The module-level class of a test module whose method reads `node` as `self.<flag>`, when the
+        run has a project index."""
+        project, module = self.model.project, self.model.module_name
+        if project is None or not module or not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
+            return None
+        owner = self.model.self_class(node.value.value, scope)
+        if owner is None or owner.parent is not self.model.module_scope or not test_module(module, self.model.path):
+            return None
+        return owner
+
     def _class_constant(self, node, scope) -> bool:
         """`self.cuda` where each binding the file's classes make is a constant (`cuda = False`, a
         property returning False) and no class of another module derived from them binds the name (the
         project index's class facts): as with a module constant, the test never runs (or always does),
         on a Mac or anywhere. Without the index a subclass elsewhere may say otherwise. Only in test
         code, where the test runner makes the instances: a library's users may set the flag on theirs."""
-        project, module = self.model.project, self.model.module_name
-        if project is None or not module or not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
-            return False
-        if not test_module(module, self.model.path):
-            return False
-        owner = self.model.self_class(node.value.value, scope)
+        owner = self._test_class(node, scope)
         if owner is None:
             return False
+        project, module = self.model.project, self.model.module_name
         for klass in self.model.class_attributes.related(owner):
             if klass.parent is not self.model.module_scope:
                 return False  # a class inside a function or class: the index does not name it
@@ -480,7 +496,9 @@ class GuardEvaluator:
         and what each call passes, which holds both ways where the call itself runs only off a Mac;
         None when a caller may be out of sight."""
         passed = self.model.call_sites.arguments(binding)
-        if passed is None or any(argument is None for argument in passed):
+        if passed is None:
+            return self._passed_elsewhere(binding, depth)
+        if any(argument is None for argument in passed):
             return None
         found = [] if binding.value is None else [self._value_guard(binding.value, binding.context, depth)]
         for value, where, tests in passed:
@@ -490,6 +508,30 @@ class GuardEvaluator:
                 found.append(self._value_guard(value, where, depth))
             elif binding.value is None:
                 return None
+        return found
+
+    def _passed_elsewhere(self, binding: "Binding", depth: int) -> Optional[List[Guard]]:
+        """A test helper's parameter that only classes of other modules pass (call_sites.elsewhere): a
+        constant, or a flag of the calling class that the project index knows to be one."""
+        passed = self.model.call_sites.elsewhere(binding)
+        if passed is None:
+            return None
+        found = []
+        for caller, summary in passed:
+            if summary is None:
+                if binding.value is None:
+                    return None
+                summary = ["c", _constant_truth(binding.value)] if _constant_truth(binding.value) is not None else None
+            truth = None
+            if summary is not None and summary[0] == "c":
+                truth = summary[1]
+            elif summary is not None and summary[0] == "a":
+                truth = self.model.project.class_constant(caller, summary[1])
+            if truth is None:
+                return None
+            found.append(Guard(not truth, truth))
+        if binding.value is not None:
+            found.append(self._value_guard(binding.value, binding.context, depth))
         return found
 
     def _returned(self, binding: "Binding", depth: int) -> Optional[List[Guard]]:

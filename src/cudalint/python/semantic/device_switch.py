@@ -23,23 +23,22 @@ the file uses both ways is no switch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Hashable, Optional
+from typing import TYPE_CHECKING, Dict, Hashable, Optional, Set
 
 import libcst as cst
 
 from cudalint.python.names import dotted, string_value
-from cudalint.versions import INT_DEVICE_ACCELERATOR
 from cudalint.python.placement import names_host
 from cudalint.python.semantic.values import UNKNOWN_KIND
+from cudalint.versions import INT_DEVICE_ACCELERATOR
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
-    from cudalint.python.semantic.scopes import Binding, Scope
+    from cudalint.python.semantic.scopes import Scope
 
 # What a device arm can be written as; anything else is not read (a cheap filter before the value model).
 _ARM_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Call, cst.Name, cst.Attribute)
-CONFLICT = object()
-
+CONFLICT = object()  # a test the file uses both ways
 
 
 class DeviceSwitches:
@@ -47,7 +46,7 @@ class DeviceSwitches:
         self.model = model
         self._switches: Optional[Dict[Hashable, object]] = None  # key of a test -> True: true picks CUDA
         self._building = False
-        self._selecting = set()  # ids of the tests the selections themselves are written with
+        self._selecting: Set[int] = set()  # ids of the tests the selections themselves are written with
 
     def cuda_when(self, test: cst.BaseExpression, scope: "Scope") -> Optional[bool]:
         """True when the test being true picks the CUDA device of a selection in this file, False when

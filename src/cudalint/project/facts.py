@@ -145,47 +145,41 @@ def _with_value(constant: ast.Constant, value) -> ast.Constant:
 
 
 FIXTURES = frozenset({"setUp", "setUpClass", "setup_method", "setup_class"})
+PROPERTIES = frozenset({"property", "functools.cached_property", "cached_property"})
 
 
-def _class_attributes(node: ast.ClassDef) -> Set[str]:
-    """What a class binds that a flag of a base could be: its body's assignments and properties, and
-    what its test fixtures set on `self` (or `cls`)."""
-    found: Set[str] = set()
+def _class_flags(node: ast.ClassDef) -> Tuple[Set[str], Dict[str, bool]]:
+    """What a class binds that a flag of a base could be (its body's assignments and properties, what
+    its test fixtures set on `self` or `cls`), and the truth of those bound in the body to True, False
+    or None (`cuda = False`, `@property def cuda(self): return False`)."""
+    binds: Set[str] = set()
+    constants: Dict[str, bool] = {}
     for item in node.body:
-        if isinstance(item, ast.Assign):
-            found.update(target.id for target in item.targets if isinstance(target, ast.Name))
-        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-            found.add(item.target.id)
-        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(_dotted(decorator) in ("property", "functools.cached_property", "cached_property") for decorator in item.decorator_list):
-                found.add(item.name)
-            elif item.name in FIXTURES and item.args.args:
-                owner = item.args.args[0].arg
-                for statement in ast.walk(item):
-                    targets = statement.targets if isinstance(statement, ast.Assign) else (
-                        [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else [])
-                    found.update(
-                        target.attr for target in targets
-                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == owner
-                    )
-    return found
-
-
-def _class_constants(node: ast.ClassDef) -> Dict[str, bool]:
-    """`cuda = False` in the class body, `@property def cuda(self): return False`: flag -> truth."""
-    found: Dict[str, bool] = {}
-    for item in node.body:
-        if isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name):
+        if isinstance(item, (ast.Assign, ast.AnnAssign)):
+            targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+            names = [target.id for target in targets if isinstance(target, ast.Name)]
+            binds.update(names)
             truth = _truth(item.value)
+            if truth is not None and len(names) == len(targets) == 1:
+                constants[names[0]] = truth
+        elif not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        elif any(_dotted(decorator) in PROPERTIES for decorator in item.decorator_list):
+            binds.add(item.name)
+            returned = item.body[0] if len(item.body) == 1 else None
+            truth = _truth(returned.value) if isinstance(returned, ast.Return) else None
             if truth is not None:
-                found[item.targets[0].id] = truth
-        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(item.body) == 1:
-            returned = item.body[0]
-            if isinstance(returned, ast.Return) and any(_dotted(d) == "property" for d in item.decorator_list):
-                truth = _truth(returned.value)
-                if truth is not None:
-                    found[item.name] = truth
-    return found
+                constants[item.name] = truth
+        elif item.name in FIXTURES and item.args.args:
+            owner = item.args.args[0].arg
+            for statement in ast.walk(item):
+                targets = statement.targets if isinstance(statement, ast.Assign) else (
+                    [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else [])
+                binds.update(
+                    target.attr for target in targets
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == owner
+                )
+    return binds, constants
 
 
 def _truth(node) -> Optional[bool]:
@@ -297,9 +291,10 @@ class _Reader:
         testing = self.testing
         if not bases and not testing:
             return
-        entry = {"bases": bases, "binds": sorted(_class_attributes(node))}
+        binds, constants = _class_flags(node)
+        entry = {"bases": bases, "binds": sorted(binds)}
         if testing:
-            entry["constants"] = _class_constants(node)
+            entry["constants"] = constants
             entry["calls"] = _self_calls(node)
         self.facts.classes[node.name] = entry
 

@@ -357,63 +357,61 @@ class ProjectIndex:
         """A class derived (at any remove) from the class `qualified` binds `name` (FileFacts.classes):
         an instance may hold that instead of the class's own. `elsewhere`: only classes of other modules."""
         qualified = self.follow(qualified)
-        home = self.modules.get(qualified.rpartition(".")[0]) if elsewhere else None
-        for klass, where in self._derived(qualified):
-            if where != home and name in self._class(klass)["binds"]:
-                return True
-        return False
+        home = self._home(qualified) if elsewhere else None
+        return any(where != home and name in self._class(klass)["binds"] for klass, where in self._derived(qualified))
 
     def self_calls(self, qualified: str, method: str) -> Optional[List[Tuple[str, list]]]:
         """The `self.method(...)` calls that the classes of other modules related to the class
         `qualified` (its bases, at any remove, and every class derived from those) make, as
-        (caller class, what the call passes); None where a class between them is not in the index."""
+        (caller class, what the call passes); None where one of its bases is a class of the project the
+        index did not read."""
         qualified = self.follow(qualified)
-        home = self.modules.get(qualified.rpartition(".")[0])
-        tops, stack, seen = [], [qualified], set()
-        while stack:  # up to the bases the index knows
-            klass = stack.pop()
-            if klass in seen:
-                continue
-            seen.add(klass)
-            entry = self._class(klass)
+        related = set()
+        for klass, entry in self._lineage(qualified):
             if entry is None:
                 if self.is_own(klass):
-                    return None  # a class of the project the index did not read
+                    return None
                 continue
-            tops.append(klass)
-            stack.extend(self.follow(base) for base in entry["bases"])
-        related = set(tops)
-        for top in tops:
-            related.update(klass for klass, _ in self._derived(top))
-        found = []
-        for klass in sorted(related):
-            entry = self._class(klass)
-            if entry is not None and self.modules.get(klass.rpartition(".")[0]) != home:
-                found.extend((klass, passed) for passed in entry.get("calls", {}).get(method, ()))
-        return found
+            related.add(klass)
+            related.update(derived for derived, _ in self._derived(klass))
+        home = self._home(qualified)
+        return [
+            (klass, passed) for klass in sorted(related) if self._home(klass) != home
+            for passed in self._class(klass).get("calls", {}).get(method, ())
+        ]
 
     def class_constant(self, qualified: str, name: str) -> Optional[bool]:
         """The truth of a flag an instance of the class `qualified` reads: the nearest class among it and
         its bases that binds the name binds it to a constant (FileFacts.classes), and no class derived
         from `qualified` binds it again; None when that is not known."""
         qualified = self.follow(qualified)
-        stack, seen = [qualified], set()
-        while stack:  # the class, then its bases depth first (the method resolution order of single bases)
-            klass = stack.pop()
-            entry = self._class(klass)
-            if klass in seen or entry is None:
-                continue
-            seen.add(klass)
-            if name in entry["binds"]:
+        for _, entry in self._lineage(qualified):
+            if entry is not None and name in entry["binds"]:
                 truth = entry.get("constants", {}).get(name)
                 return None if truth is None or self.subclass_binds(qualified, name, elsewhere=False) else truth
-            stack.extend(reversed([self.follow(base) for base in entry["bases"]]))
         return None
 
     def _class(self, qualified: str) -> Optional[dict]:
-        module, _, name = qualified.rpartition(".")
-        facts = self.facts.get(self.modules.get(module, ""))
-        return facts.classes.get(name) if facts is not None else None
+        facts = self.facts.get(self._home(qualified) or "")
+        return facts.classes.get(qualified.rpartition(".")[2]) if facts is not None else None
+
+    def _home(self, qualified: str) -> Optional[str]:
+        """The path of the module a class (or function) of the project is defined in."""
+        return self.modules.get(qualified.rpartition(".")[0])
+
+    def _lineage(self, qualified: str):
+        """The class and its bases at any remove, depth first (the resolution order of single bases),
+        each with its facts (None: a class the index holds no facts of, whose bases are not followed)."""
+        stack, seen = [qualified], set()
+        while stack:
+            klass = stack.pop()
+            if klass in seen:
+                continue
+            seen.add(klass)
+            entry = self._class(klass)
+            yield klass, entry
+            if entry is not None:
+                stack.extend(reversed([self.follow(base) for base in entry["bases"]]))
 
     def _derived(self, qualified: str) -> List[Tuple[str, str]]:
         """Every class derived (at any remove) from the class `qualified`, with its path."""

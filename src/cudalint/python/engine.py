@@ -96,8 +96,7 @@ def _analyze(path, text, rules, engine, torch_version, device, unsafe_fixes, pro
         return [unreadable(path, f"syntax error: {exc.message}; the file was not checked", exc.raw_line, exc.raw_column + 1)]
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
-    model = _model(module, path, project)
-    model.torch_version = torch_version
+    model = _model(module, path, project, torch_version)
     try:
         return _findings(path, text, module, model, rules, engine, torch_version, device, unsafe_fixes, statements)
     finally:
@@ -164,12 +163,13 @@ def parse_module(text: str) -> cst.Module:
             cst.CSTNode.__post_init__ = _VALIDATE
 
 
-def _model(module: cst.Module, path: str, project) -> SemanticModel:
-    """The file's semantic model, told its module name (for relative imports) and the project index."""
+def _model(module: cst.Module, path: str, project, torch_version) -> SemanticModel:
+    """The file's semantic model, told its module name (for relative imports), the project index and
+    the target release."""
     name, package = module_and_package(path, project)
     if name is None:
-        return SemanticModel(module, project, path=path)
-    return SemanticModel(module, project, name, package, project.siblings_of(path), path=path)
+        return SemanticModel(module, project, path=path, torch_version=torch_version)
+    return SemanticModel(module, project, name, package, project.siblings_of(path), path=path, torch_version=torch_version)
 
 
 def _related(positions, place, message: str) -> Related:

@@ -63,8 +63,6 @@ def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = F
             return
 
 
-
-
 def _literal_fix(value: cst.BaseExpression, as_string: bool, whole: Optional[cst.Call] = None) -> Optional[FixPlan]:
     """"cuda" -> the accelerator in use (safe: CUDA hosts get "cuda"); "cuda:1" names an index (unsafe).
     A string stays a string (`DEVICE.type`) where the code may treat it as one; `torch.device("cuda")`

@@ -29,11 +29,12 @@ MAX_ALIAS_DEPTH = 6
 
 
 class SemanticModel:
-    def __init__(self, module: cst.Module, project=None, module_name: str = "", package: str = "", siblings=None, path: str = ""):
+    def __init__(self, module: cst.Module, project=None, module_name: str = "", package: str = "", siblings=None, path: str = "",
+                 torch_version: Optional[Tuple[int, ...]] = None):
         self.project = project  # the project index (cudalint.project.ProjectIndex), when the run built one
         self.module_name = module_name
         self.path = path  # the file as the run names it
-        self.torch_version: Optional[Tuple[int, ...]] = None  # the target release, where the engine says
+        self.torch_version = torch_version  # the target release (None: not said)
         builder = ScopeBuilder(package, siblings)
         self.absolute = builder.absolute
         self.cuda_imports = CudaImports(self)

@@ -13,7 +13,7 @@ CUDA mode behind the same test. Once the selection offers the Mac's device
 (`"cpu" if args.cpu else "mps" if mps else "cuda"`) the test no longer picks CUDA alone, it
 is no switch, and the calls behind it are reported again.
 
-A switch is read from the file's bindings: one whose value is `A if T else B` (or
+A switch is read from the file's bindings: one whose value is `A if T else B` (or a call of it,
 `torch.device(A if T else B)`), or bindings of one name under `if T:` / its `else:` (a host
 device bound unconditionally beside a CUDA one under `if T:` counts as the other arm). `T` is
 a name (matched by what it is bound to) or a dotted attribute (`args.cpu`, `self.opt.gpu`,
@@ -83,17 +83,16 @@ class DeviceSwitches:
         return switches
 
     def _read_name(self, bindings, switches) -> None:
-        arms = []  # (binding, its arm: "cuda" | "host")
+        arms = []  # (binding, what it binds), then (binding, its arm: "cuda" | "host")
         for binding in bindings:
             value = binding.value if binding.kind == "assign" else None
-            if isinstance(value, (cst.IfExp, cst.Call)):
-                value = _unwrapped(self.model, value, binding.context)
-                if isinstance(value, cst.IfExp):
-                    self._read_conditional(value, binding.context, switches)
+            conditional = _conditional(value)
+            if conditional is not None:
+                self._read_conditional(conditional, binding.context, switches)
             arms.append((binding, value))
         if not any(binding.conditions for binding, _ in arms) or not any(_host_literal(value) for _, value in arms):
             return  # cheap: an if-statement switch binds a name under a test, and writes "cpu" somewhere
-        arms = [(binding, self._arm(value, binding.context) if value is not None else None) for binding, value in arms]
+        arms = [(binding, self._arm(value, binding.context)) for binding, value in arms]
         if any(arm is None for _, arm in arms):
             return  # another device (or something else) is bound to the name too: no if-statement switch
         host_default = any(arm == "host" and not binding.conditions for binding, arm in arms)
@@ -109,13 +108,13 @@ class DeviceSwitches:
     def _read_conditional(self, value: cst.IfExp, scope: "Scope", switches) -> None:
         if not (_host_literal(value.body) or _host_literal(value.orelse)):
             return
-        body = self._arm(_unwrapped(self.model, value.body, scope), scope)
-        orelse = self._arm(_unwrapped(self.model, value.orelse, scope), scope)
+        body, orelse = self._arm(value.body, scope), self._arm(value.orelse, scope)
         if {body, orelse} == {"cuda", "host"}:
             self._selecting.add(id(value.test))
             _record(switches, self._key(value.test, scope), body == "cuda")
 
-    def _arm(self, node: cst.BaseExpression, scope: "Scope") -> Optional[str]:
+    def _arm(self, node: Optional[cst.BaseExpression], scope: "Scope") -> Optional[str]:
+        """"host" or "cuda" for a device expression (`torch.device(x)` is x, through the value model)."""
         if not isinstance(node, _ARM_NODES):
             return None
         if names_host(self.model, node, scope):
@@ -129,12 +128,12 @@ class DeviceSwitches:
         return None
 
 
-def _unwrapped(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope") -> cst.BaseExpression:
-    """`torch.device(<one argument>)` -> the argument."""
+def _conditional(node: Optional[cst.BaseExpression]) -> Optional[cst.IfExp]:
+    """`A if T else B` bound as it is or handed to a call of one argument (`torch.device(...)`,
+    `x.to(...)`): written only, the arms say whether it selects a device."""
     if isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
-        if model.resolve(node.func, scope) == "torch.device":
-            return node.args[0].value
-    return node
+        node = node.args[0].value
+    return node if isinstance(node, cst.IfExp) else None
 
 
 def _host_literal(node) -> bool:

@@ -511,27 +511,21 @@ class GuardEvaluator:
         return found
 
     def _passed_elsewhere(self, binding: "Binding", depth: int) -> Optional[List[Guard]]:
-        """A test helper's parameter that only classes of other modules pass (call_sites.elsewhere): a
-        constant, or a flag of the calling class that the project index knows to be one."""
+        """A test helper's parameter that only classes of other modules pass (call_sites.elsewhere): its
+        default, and each call's constant or flag of the calling class that the project index knows to
+        be one."""
         passed = self.model.call_sites.elsewhere(binding)
-        if passed is None:
+        if passed is None or (binding.value is None and None in (summary for _, summary in passed)):
             return None
-        found = []
+        found = [] if binding.value is None else [self._value_guard(binding.value, binding.context, depth)]
         for caller, summary in passed:
             if summary is None:
-                if binding.value is None:
-                    return None
-                summary = ["c", _constant_truth(binding.value)] if _constant_truth(binding.value) is not None else None
-            truth = None
-            if summary is not None and summary[0] == "c":
-                truth = summary[1]
-            elif summary is not None and summary[0] == "a":
-                truth = self.model.project.class_constant(caller, summary[1])
+                continue  # the default, counted above
+            kind, *data = summary
+            truth = data[0] if kind == "c" else self.model.project.class_constant(caller, data[0]) if kind == "a" else None
             if truth is None:
                 return None
             found.append(Guard(not truth, truth))
-        if binding.value is not None:
-            found.append(self._value_guard(binding.value, binding.context, depth))
         return found
 
     def _returned(self, binding: "Binding", depth: int) -> Optional[List[Guard]]:

@@ -58,7 +58,7 @@ def test_a_file_that_holds_a_finding_in_a_method_shape_still_gets_it(settings, e
 
 def test_the_method_words_are_in_both_maps(settings):
     checks = analyze.checks_for(settings.select, tuple(load_catalog()))
-    names, strings, keywords, rooted, resolved, imports, called = checks.words((2, 15, 0))
+    names, strings, keywords, rooted, resolved, imports, called, _ = checks.words((2, 15, 0))
     assert {"torch", "torchvision"} <= rooted["mode"] and {"torch", "torchvision"} <= resolved["mode"]
     assert "interpolate" in resolved and "interpolate" not in rooted  # a function only: resolved as before
     assert "complex128" in rooted and "complex128" not in resolved  # a dtype word read anywhere: rooted as before
@@ -111,7 +111,7 @@ def test_a_method_word_counts_only_where_it_is_called(settings, engine_calls):
     # not pass the gates. `cuda` and `pin_memory` stay names: other checks read them anywhere (torch.cuda.* for the
     # device-selection checks, the pin_memory keyword).
     checks = analyze.checks_for(settings.select, tuple(load_catalog()))
-    names, strings, keywords, rooted, resolved, imports, called = checks.words((2, 15, 0))
+    names, strings, keywords, rooted, resolved, imports, called, _ = checks.words((2, 15, 0))
     assert called == {"double", "record_stream"} and called.isdisjoint(names)
     assert {"cuda", "pin_memory"} <= names
     assert "torch" in rooted["double"]

@@ -130,7 +130,8 @@ def test_gate_words_are_stored_beside_the_result_cache_and_reused(tmp_path, monk
     stored = json.loads(entries[0].read_text())
     rooted, resolved, imports = ({word: frozenset(roots) for word, roots in stored[part].items()} for part in ("rooted", "resolved", "imports"))
     assert (frozenset(stored["names"]), frozenset(stored["strings"]), frozenset(stored["keywords"]), rooted, resolved, imports,
-            frozenset(stored["called"])) == expected
+            frozenset(stored["called"]), stored["argued"]) == expected
+    assert stored["argued"]["interpolate"]["dtypes"] == ["byte", "uint8"]  # bicubic on uint8 (PyTorch's MPS test list)
     assert stored["called"] == ["double", "record_stream"]
     assert stored["imports"]["triton"] == ["triton"]
     assert stored["resolved"]["init_process_group"] == ["torch"] and "nccl" in stored["strings"]
@@ -150,14 +151,36 @@ def test_a_stale_gate_entry_is_a_miss(tmp_path, monkeypatch):
     catalog = load_catalog()
     codes = frozenset({"CDL201"})
     store = GateCache(tmp_path, catalog)
+    argued = {"interpolate": {"calls": [{"arguments": {"mode": [3, "nearest", False]}, "releases": [[[{"mode": "area"}, [["aten::x", "cpu"]], False]]],
+                                         "needs": {}, "pools": {}}], "dtypes": ["byte"]}}
     words = (frozenset({"synchronize"}), frozenset(), frozenset(), {"float64": frozenset({"torch"})}, {"empty_cache": frozenset({"torch"})},
-             {"triton": frozenset({"triton"})}, frozenset({"record_stream"}))
+             {"triton": frozenset({"triton"})}, frozenset({"record_stream"}), argued)
     store.put(codes, (2, 15, 0), words)
     assert store.get(codes, (2, 15, 0)) == words
     entry = next((tmp_path / ".cudalint_cache").glob("gates-*.data"))
     data = json.loads(entry.read_text())
     entry.write_text(json.dumps({**data, "key": "0" * 64}))  # computed by another cudalint or catalog
     assert GateCache(tmp_path, catalog).get(codes, (2, 15, 0)) is None
+
+
+def test_a_gate_entry_whose_call_tables_are_malformed_or_too_large_is_a_miss(tmp_path):
+    catalog = load_catalog()
+    codes = frozenset({"CDL604"})
+    store = GateCache(tmp_path, catalog)
+    call = {"arguments": {}, "releases": [[[{"mode": "area"}, [["aten::x", "cpu"]], False]]], "needs": {}, "pools": {}}
+    words = (frozenset(), frozenset(), frozenset(), {}, {"interpolate": frozenset({"torch"})}, {}, frozenset(),
+             {"interpolate": {"calls": [call], "dtypes": []}})
+    store.put(codes, (2, 15, 0), words)
+    entry = next((tmp_path / ".cudalint_cache").glob("gates-*.data"))
+    data = json.loads(entry.read_text())
+    assert store.get(codes, (2, 15, 0)) == words
+    # twelve case-choosing arguments with many named values: more combinations than a judge may try
+    cases = [[{f"k{i}": f"v{i}{j}" for i in range(12)}, [["aten::x", "cpu"]], False] for j in range(8)]
+    for argued in ({"interpolate": {"calls": [{**call, "releases": [cases]}], "dtypes": []}},
+                   {"interpolate": {"calls": [{"arguments": {}}], "dtypes": []}},
+                   {"interpolate": {"calls": [call], "dtypes": [3]}}):
+        entry.write_text(json.dumps({**data, "argued": argued}))
+        assert GateCache(tmp_path, catalog).get(codes, (2, 15, 0)) is None, argued
 
 
 def test_no_cache_writes_no_gate_entry_and_a_cache_folder_out_of_the_project_is_not_used(tmp_path, monkeypatch):

@@ -13,12 +13,12 @@ try:
 except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
+from cudalint.op_cases import UNKNOWN
 from .db import CoverageDB, rules_dir
 from .module_table import module_cases
 from .names import op_key, qualified
 from .status import CODE_MISSING_BACKEND, OpStatus, Resolution
 
-UNKNOWN = object()  # an argument value the source does not show (or a required argument's default)
 API_OPS_FILE = "api_ops.json"
 API_CASES_FILE = "api_cases.toml"
 TRACED = "cpu trace"

@@ -17,6 +17,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 from cudalint.catalog import Rule
 from cudalint.findings import Finding, Severity
 from cudalint.python import parts
+from cudalint.python.call_gate import CallGate
 from cudalint.python.device_setting import DeviceSetting
 
 # libcst recurses once per nesting level; deep but valid code needs a deep stack.
@@ -27,9 +28,10 @@ _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refus
 # names, words inside strings, keyword names, names that count only in a file importing one of their
 # modules, names that count only as part of a name that can resolve under one, and the last parts of the
 # modules the import checks read, which count only in an import of one of their libraries that is not the
-# project's own (these three: word -> modules), and methods that count wherever they are called
+# project's own (these three: word -> modules), methods that count wherever they are called, and words
+# whose calls count only with arguments that can reach a finding (word -> how to judge them: call_gate.py)
 Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]],
-              Mapping[str, FrozenSet[str]], FrozenSet[str]]
+              Mapping[str, FrozenSet[str]], FrozenSet[str], Mapping[str, Mapping[str, object]]]
 NO_PROJECT_WORDS: Mapping[str, FrozenSet[str]] = {}  # a run without a project index (one object: _Gates.later keys on it)
 RELATIVE = "."  # in a file's imported modules: a relative import (of the file's own package)
 STAR = "*"  # in a file's imported modules: `from m import *` (it may bring names of any module m imports)
@@ -40,8 +42,9 @@ class _Gates:
 
     def __init__(self, words: Words):
         self.words = words
-        names, strings, keywords, rooted, resolved, imports, called = words
+        names, strings, keywords, rooted, resolved, imports, called, argued = words
         self.names = names
+        self.argued = CallGate(argued) if argued else None
         self.called = called
         self.keywords = keywords
         self.rooted = rooted
@@ -71,7 +74,7 @@ class _Gates:
 
     @functools.cached_property
     def prefilter(self) -> "re.Pattern[str] | None":
-        names, strings, keywords, rooted, resolved, imports, called = self.words
+        names, strings, keywords, rooted, resolved, imports, called, _ = self.words
         return _word_pattern(names | strings | keywords | rooted.keys() | resolved.keys() | imports.keys() | called)
 
 
@@ -183,7 +186,8 @@ def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], p
     if (gates.prefilter is None or not gates.prefilter.search(text)) and not (project is not None and _any_word(project.gate_words, text)):
         return []
     root = package_root(path, project)
-    if _counts(_mentions(tree, gates.names, gates.keywords, gates.strings, None, gates.rooted, gates.resolved, gates.called), root):
+    if _counts(_mentions(tree, gates.names, gates.keywords, gates.strings, None, gates.rooted, gates.resolved, gates.called,
+                            gates.argued), root):
         return tree
     # The import checks' words and the project's (another file's facts) count only as names under some
     # modules, which depend on the project: a pass of their own.
@@ -281,6 +285,7 @@ def _mentions(
     rooted: Mapping[str, FrozenSet[str]] = {},
     resolved: Mapping[str, FrozenSet[str]] = {},
     called: FrozenSet[str] = frozenset(),
+    argued: Optional[CallGate] = None,
 ) -> Union[bool, FrozenSet[str]]:
     """The exact second gate, on the tree CPython already built: a check can fire only if an attribute,
     keyword or import the checks look for is in the code, or a string they read (a device, an
@@ -303,7 +308,9 @@ def _mentions(
     package root decides, see _counts). `seen` collects every word the file offers where `names` are
     looked for (for a False answer, all of them: another set of names can be judged later). A `called`
     word counts as the attribute a call calls (`x.cuda()`, not the `cuda` of `torch.cuda.is_available()`),
-    besides whatever its entries in `rooted` and `resolved` say."""
+    besides whatever its entries in `rooted` and `resolved` say. An `argued` word's call counts only with
+    arguments that can select a case with a gap (call_gate.py); if the file can also make a tensor of a
+    dtype the word's API lacks, every mention counts as usual."""
     docstrings = set()
     # (modules a word needs, where the names at that place can come from; None: any import of the file),
     # for the end: an answer not known yet where the word is met (the import may come later)
@@ -315,6 +322,10 @@ def _mentions(
     methods: Set[int] = set()  # the callee of each call of a both-maps word's method on a call's result
     receivers: List[Tuple[str, str]] = []  # (name, word) of each call of a both-maps word's method on a name
     known: Set[str] = set()  # names the check may know a value of: assigned to a name, or annotated parameters
+    judged: Set[int] = set()  # the callee of each call of an argued word whose arguments reach no gap
+    # of those, (the dtype words that would make it count after all, the expressions its input may be)
+    dtyped: List[Tuple[FrozenSet[str], Tuple[ast.AST, ...]]] = []
+    assigned: Set[str] = set()  # names an assignment binds (op coverage knows a dtype only of such a name)
     stack: list = [tree]  # every node, each before its children (a docstring's holder before the docstring)
     pop, extend = stack.pop, stack.extend
     while stack:
@@ -329,7 +340,9 @@ def _mentions(
                     seen.add(attr)
                 if attr in names:
                     return True
-                if attr in rooted and (attr not in resolved or id(node) in methods):
+                if judged and id(node) in judged:
+                    pass
+                elif attr in rooted and (attr not in resolved or id(node) in methods):
                     if not rooted[attr].isdisjoint(imported):
                         return True
                     pending.append((rooted[attr], None))
@@ -358,18 +371,26 @@ def _mentions(
                     pending.append((rooted[arg], None))
             elif kind is ast.Call:
                 func = node.func
-                if type(func) is ast.Attribute and func.attr in called:
-                    return True  # `model.cuda()`: a method the checks read where it is called
-                if type(func) is ast.Attribute and func.attr in resolved and func.attr in rooted:
-                    if type(func.value) is ast.Call:
-                        methods.add(id(func))
-                    elif type(func.value) is ast.Name:
-                        receivers.append((func.value.id, func.attr))
+                if type(func) is ast.Attribute:
+                    attr = func.attr
+                    if argued is not None and attr in argued and not argued.may_report(attr, node):
+                        judged.add(id(func))
+                        dtypes = argued.dtypes(attr)
+                        if dtypes:
+                            dtyped.append((dtypes, _inputs(node)))
+                    elif attr in called:
+                        return True  # `model.cuda()`: a method the checks read where it is called
+                    elif attr in resolved and attr in rooted:
+                        if type(func.value) is ast.Call:
+                            methods.add(id(func))
+                        elif type(func.value) is ast.Name:
+                            receivers.append((func.value.id, func.attr))
             elif kind is ast.Assign or kind is ast.AnnAssign:
                 for target in node.targets if kind is ast.Assign else (node.target,):
                     _aliases(target, node.value, aliases)
                     if type(target) is ast.Name:
                         known.add(target.id)
+                        assigned.add(target.id)
             elif kind is ast.Import or kind is ast.ImportFrom:
                 if _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound, pending):
                     return True
@@ -389,6 +410,8 @@ def _mentions(
                 extend(reversed(child))
             elif isinstance(child, ast.AST):
                 stack.append(child)
+    if dtyped and _dtype_reachable(tree, dtyped, assigned):
+        return _mentions(tree, names, keywords, strings, seen, rooted, resolved, called)  # every call counts
     for receiver, word in receivers:
         if receiver in known:
             pending.append((rooted[word], None))
@@ -404,6 +427,35 @@ def _mentions(
         if RELATIVE in origins:
             conditional |= modules
     return frozenset(conditional) if conditional else False
+
+
+def _inputs(call: ast.Call) -> Tuple[ast.AST, ...]:
+    """The expressions op coverage may take a call's input tensor from: the receiver of a method, the first
+    positional argument, `input=`."""
+    found = [call.func.value] if type(call.func) is ast.Attribute else []
+    if call.args:
+        found.append(call.args[0])
+    found.extend(keyword.value for keyword in call.keywords if keyword.arg == "input")
+    return tuple(found)
+
+
+def _dtype_reachable(tree: ast.AST, dtyped, assigned: Set[str]) -> bool:
+    """Whether a judged call may still get a dtype finding: op coverage knows the dtype of an input only when
+    it is a call (`x.long()`, `torch.randint(...)`) or a name an assignment binds, and only through one of
+    the dtype words, which a file names as an attribute (`torch.int64`, `.long()`) or an import."""
+    wanted: Set[str] = set()
+    for dtypes, inputs in dtyped:
+        if any(type(node) is ast.Call or type(node) is ast.Name and node.id in assigned for node in inputs):
+            wanted |= dtypes
+    if not wanted:
+        return False
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Attribute and node.attr in wanted:
+            return True
+        if kind is ast.alias and (node.name == "*" or node.name.rsplit(".", 1)[-1] in wanted or node.asname in wanted):
+            return True
+    return False
 
 
 _GATED = frozenset({ast.Attribute, ast.Call, ast.Constant, ast.keyword, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, *DOCUMENTED})
@@ -543,7 +595,8 @@ class Pregates:
             self.prepare = None
         gates = self.checks.gates(release)
         seen: Set[str] = set()
-        mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved, gates.called)
+        mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved, gates.called,
+                             gates.argued)
         # Without a mention the text search cannot change the verdict (see Pregate.verdict): not run.
         prefilter = bool(mentions) and gates.prefilter is not None and gates.prefilter.search(text) is not None
         statements = outline(tree) if mentions and prefilter and whole else None

@@ -7,7 +7,7 @@ never imports libcst.
 from __future__ import annotations
 
 import threading
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -34,23 +34,33 @@ class Engine:
         custom = {rule.match["check"] for rule in python_rules if "check" in rule.match}
         for name in sorted(custom):
             idioms.CHECKS[name].register(self.registry)
-        self.release_words = [(idioms.RELEASE_WORDS[name], idioms.RELEASE_METHODS.get(name), idioms.CHECKS[name])
-                              for name in sorted(custom) if name in idioms.RELEASE_WORDS]
+        self.release_words = [(idioms.RELEASE_WORDS[name], idioms.RELEASE_METHODS.get(name), idioms.CHECKS[name],
+                               idioms.RELEASE_ARGUED.get(name)) for name in sorted(custom) if name in idioms.RELEASE_WORDS]
 
     def words(self, torch_version: Tuple[int, ...]) -> Words:
         """The words a check can fire on at a release: names, words inside strings, keyword names, the
         names that count only in a file importing one of their modules, those that count only as
         part of a name that can resolve under one, the modules the import checks read (these three:
-        word -> those modules), and the methods that count only where they are called (`x.cuda()`,
-        not `torch.cuda.is_available()`)."""
+        word -> those modules), the methods that count only where they are called (`x.cuda()`, not
+        `torch.cuda.is_available()`), and the words whose calls count only with arguments that can reach a
+        finding (word -> what the gates judge those by, see python/call_gate.py)."""
         names = set(self.index.words)
         rooted = {word: set(roots) for word, roots in self.index.rooted.items()}
         resolved = {word: set(roots) for word, roots in self.index.resolved.items()}
         methods_only = set()  # rooted only as a method that a check reads only where it is called (see analyze._mentions)
         anywhere_else = set(rooted)  # rooted for a check that reads the word anywhere
-        for release_words, methods, check in self.release_words:
+        argued: Dict[str, Mapping[str, object]] = {}
+        # A word another check reads too counts as that check reads it: judged by no call's arguments.
+        read_elsewhere = (set(names) | set(rooted) | set(resolved) | set(self.index.import_words) | set(self.index.called)
+                          | set(self.index.keyword_words))
+        for release_words, methods, check, argued_words in self.release_words:
             anywhere = methods(torch_version) if methods is not None else frozenset()
-            for word in release_words(torch_version):
+            words = release_words(torch_version)
+            if argued_words is None:
+                read_elsewhere |= words
+            else:
+                argued.update(argued_words(torch_version))
+            for word in words:
                 if not check.roots:
                     names.add(word)
                 elif word in anywhere or (methods is None and not check.names):
@@ -68,8 +78,9 @@ class Engine:
         resolved.update({word: frozenset(rooted[word]) for word in called if word not in resolved})
         rooted_words = {word: frozenset(roots) for word, roots in rooted.items() if word not in names}
         imports = {word: frozenset(roots) for word, roots in self.index.import_words.items() if word not in names}
+        argued = {word: spec for word, spec in argued.items() if word not in read_elsewhere and word not in names}
         return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.keyword_words), rooted_words,
-                resolved, imports, frozenset(self.index.called - names))
+                resolved, imports, frozenset(self.index.called - names), argued)
 
 
 def analyze_module(

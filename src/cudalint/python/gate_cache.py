@@ -24,9 +24,10 @@ from cudalint.cache import CACHE_DIR, _code_fingerprint, _data_fingerprint, prep
 from cudalint.catalog import Catalog, CatalogError, rules_dir
 from cudalint.fileio import inside, read_regular, replace_file
 from cudalint.python.analyze import Words
+from cudalint.python.call_gate import CallGate
 
-FORMAT = 5  # 3: a method word read only where it is called is in both the rooted and resolved maps; 4: import words;
-# 5: methods any call of which counts (`called`)
+FORMAT = 6  # 3: a method word read only where it is called is in both the rooted and resolved maps; 4: import words;
+# 5: methods any call of which counts (`called`); 6: words whose calls are judged by their arguments (`argued`)
 ENTRY_MAX_BYTES = 4 * 1024 * 1024
 
 
@@ -68,18 +69,21 @@ class GateCache:
             if not all(isinstance(word, str) for part in (*words, *rooted.values(), *resolved.values(), *imports.values(), called)
                        for word in part):
                 return None
-            return (*words, rooted, resolved, imports, called)  # type: ignore[return-value]
+            argued = entry["argued"]
+            CallGate(argued).check()  # an entry whose judges cannot be built, or would take too long, is a miss
+            return (*words, rooted, resolved, imports, called, argued)  # type: ignore[return-value]
         except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is a miss
             return None
 
     def put(self, codes: FrozenSet[str], release: Tuple[int, ...], words: Words) -> None:
         if not self.usable:
             return
-        names, strings, keywords, rooted, resolved, imports, called = words
+        names, strings, keywords, rooted, resolved, imports, called, argued = words
         entry = {"key": self._key(codes, release), "names": sorted(names), "strings": sorted(strings), "keywords": sorted(keywords),
                  "rooted": {word: sorted(roots) for word, roots in sorted(rooted.items())},
                  "resolved": {word: sorted(roots) for word, roots in sorted(resolved.items())},
-                 "imports": {word: sorted(roots) for word, roots in sorted(imports.items())}, "called": sorted(called)}
+                 "imports": {word: sorted(roots) for word, roots in sorted(imports.items())}, "called": sorted(called),
+                 "argued": {word: argued[word] for word in sorted(argued)}}
         try:
             prepare_folder(self.folder)
             replace_file(self._entry(codes, release), json.dumps(entry).encode(), self.root, follow_links=False)

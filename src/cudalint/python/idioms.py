@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -852,6 +852,9 @@ RELEASE_WORDS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {
 # Of a check's release words, those that are methods of any value (a tensor's): with the check's `roots`,
 # these count anywhere in a file importing one, the others only as part of a name resolving under one.
 RELEASE_METHODS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {"op-coverage": op_coverage.method_words}
+# Of a check's release words, those whose calls the gates judge by their arguments (op_cases.py).
+RELEASE_ARGUED: Dict[str, Callable[[Tuple[int, ...]], Mapping[str, Mapping[str, object]]]] = {
+    "op-coverage": op_coverage.argued_words}
 
 @dataclass(frozen=True)
 class Check:

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from cudalint.coverage import CoverageDB
 from cudalint.coverage.api_ops import UNKNOWN, api_arguments, load_api_ops
+from cudalint.op_cases import TENSOR, Case, call_spec, case_gaps, possible_cases, visible_sizes
 from cudalint.coverage.module_table import load_module_table
 from cudalint.coverage.names import op_key, qualified
 from cudalint.coverage.status import RUNS_ON_MPS
@@ -46,13 +47,6 @@ PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "tor
 WIDE_DTYPES = frozenset({"float64", "complex128"})
 ROOTS = frozenset({"torch", "torchvision"})  # the modules of every API checked here (and of every tensor's maker)
 
-
-class _Tensor:
-    def __repr__(self) -> str:
-        return "<tensor>"
-
-
-TENSOR = _Tensor()  # an argument known to be a tensor (not a literal)
 
 # Operators an API ("*": any) reaches only when an argument is visibly given (keyword, position,
 # the values that bring the operator in; None: any value but None). The OpInfo samples that
@@ -90,13 +84,6 @@ ARRAY_KEEPS_DTYPE = frozenset({"reshape", "copy", "ravel", "flatten", "squeeze",
 
 
 # -- what the database says, once per API and release --------------------------------
-@dataclass(frozen=True)
-class Case:
-    when: Mapping[str, object]  # argument values / input rank this case stands for
-    gaps: Tuple[Tuple[str, str], ...]  # (operator, RAISES or ON_CPU)
-    otherwise: bool = False  # the default case: holds when no other case does
-
-
 @functools.lru_cache(maxsize=16)
 def release_for(version: Tuple[int, ...]) -> Optional[str]:
     return CoverageDB.load().nearest_release(".".join(str(part) for part in version[:2]))
@@ -143,6 +130,60 @@ def method_words(version: Tuple[int, ...]) -> FrozenSet[str]:
         api.rsplit(".", 1)[-1] for api in load_api_ops()["apis"]
         if api.startswith("torch.Tensor.") and is_public(api) and _has_gap(api, release, older_allowed(version))
     )
+
+
+@functools.lru_cache(maxsize=16)
+def argued_words(version: Tuple[int, ...]) -> Mapping[str, Mapping[str, object]]:
+    """The trigger words whose calls the file gates can judge by their arguments (op_cases.py):
+    word -> {"calls": a call_spec per API of that last name, "dtypes": the words that can make a tensor
+    of a dtype CDL606 reports for one of them}. A word of an API that every call reaches a gap with
+    (`torch.linalg.svd`, whatever its arguments) is left out: any mention counts."""
+    release = release_for(version)
+    if release is None:
+        return {}
+    older = older_allowed(version)
+    releases = (release, *older)
+    by_word: Dict[str, List[str]] = {}
+    for api in (*load_api_ops()["apis"], *_module_names()):
+        if is_public(api) and _has_gap(api, release, older):
+            by_word.setdefault(api.rsplit(".", 1)[-1], []).append(api)
+    argued = {}
+    for word, apis in by_word.items():
+        if all(_always_reached(api, releases) for api in apis):
+            continue
+        dtypes = {dtype for api in apis for variant in opinfo_variants(api) for dtype in dtype_gaps(api, release, variant)}
+        argued[word] = {
+            "calls": [call_spec(api_arguments(api), [api_cases(api, r) for r in releases], _needs(api, releases),
+                                _pools(api, releases)) for api in sorted(apis)],
+            "dtypes": sorted(_dtype_words(dtypes)),
+        }
+    return argued
+
+
+def _always_reached(api: str, releases: Sequence[str]) -> bool:
+    """Every call of the API reaches a gap at the target release: one case, for any arguments, and no
+    operator that only an argument brings in."""
+    cases = api_cases(api, releases[0])
+    return (len(cases) == 1 and not cases[0].when and bool(cases[0].gaps)
+            and not any(_needed_argument(api, op) or op in GLOBAL_POOL_OPS for op, _ in cases[0].gaps))
+
+
+def _needs(api: str, releases: Sequence[str]) -> Dict[str, Tuple[str, Optional[int], Optional[FrozenSet[object]]]]:
+    ops = {op for r in releases for case in api_cases(api, r) for op, _ in case.gaps}
+    return {op: needed for op in sorted(ops) if (needed := _needed_argument(api, op)) is not None}
+
+
+def _pools(api: str, releases: Sequence[str]) -> Dict[str, Tuple[str, Optional[int]]]:
+    ops = {op for r in releases for case in api_cases(api, r) for op, _ in case.gaps}
+    return {op: (GLOBAL_POOL_OPS[op][0], 0 if api in _module_names() else GLOBAL_POOL_OPS[op][1])
+            for op in sorted(ops) if op in GLOBAL_POOL_OPS}
+
+
+def _dtype_words(dtypes: Set[str]) -> Set[str]:
+    """The names by which a file can give a tensor one of these dtypes (fact_of: `torch.int64`, `.long()`,
+    a NumPy dtype, `torch.randint`)."""
+    words = {name for table in (TORCH_DTYPES, NUMPY_DTYPES, CONVERSIONS) for name, dtype in table.items() if dtype in dtypes}
+    return words | ({"randint"} if "int64" in dtypes else set())
 
 
 def _has_gap(api: str, release: str, older: Sequence[str]) -> bool:
@@ -508,50 +549,6 @@ def _argument_values(api: str, call: cst.Call, keys: FrozenSet[str], ctx: FileCo
     return values
 
 
-def _same(expected: object, given: object) -> bool:
-    """``true`` in the tables means "set to anything but None/False" (Embedding's max_norm);
-    ``{kind = "number"}`` a number literal (isin's scalar)."""
-    if expected is True:
-        return given is not None and given is not False
-    if isinstance(expected, dict):
-        return expected.get("kind") == "number" and isinstance(given, (int, float)) and not isinstance(given, bool)
-    return expected == given
-
-
-def _possible(case: Case, values: Mapping[str, object], ndim: Optional[int], defaults: Mapping) -> bool:
-    """Whether a call with these visible values can be in ``case``; a key the case lacks holds its default."""
-    for key, given in values.items():
-        if given is UNKNOWN:
-            continue
-        if key not in case.when:
-            default = defaults.get(key, (None, UNKNOWN))[1]
-            if default is not UNKNOWN and not _same(default, given):
-                return False
-        elif not _same(case.when[key], given):
-            return False
-    wanted = case.when.get("ndim")
-    return ndim is None or wanted is None or wanted == ndim
-
-
-def _certain(case: Case, values: Mapping[str, object], ndim: Optional[int]) -> bool:
-    """Whether the visible values put the call in ``case`` for sure."""
-    for key, expected in case.when.items():
-        given = ndim if key == "ndim" else values.get(key, UNKNOWN)
-        if given is UNKNOWN or given is None and key == "ndim" or not _same(expected, given):
-            return False
-    return True
-
-
-def _possible_cases(cases: Sequence[Case], values: Mapping[str, object], ndim: Optional[int],
-                    defaults: Mapping) -> List[Case]:
-    """The cases a call can be in; the default case holds unless another case certainly does."""
-    specific = [case for case in cases if not case.otherwise]
-    possible = [case for case in specific if _possible(case, values, ndim, defaults)]
-    if any(case.otherwise for case in cases) and not any(_certain(case, values, ndim) for case in specific):
-        possible += [case for case in cases if case.otherwise]
-    return possible
-
-
 def _needed_argument(api: str, op: str):
     return NEEDS_ARGUMENT.get((api, op)) or NEEDS_ARGUMENT.get(("*", op))
 
@@ -565,14 +562,8 @@ def _reached(op: str, api: str, call: cst.Call, ctx: FileContext) -> bool:
     if op in GLOBAL_POOL_OPS:
         keyword, position = GLOBAL_POOL_OPS[op]
         size = _argument_value(call, keyword, 0 if api in _module_names() else position, ctx, default=None)
-        return size is not None and _visible_sizes(size) not in (None, {1})
+        return size is not None and visible_sizes(size) not in (None, {1})
     return True
-
-
-def _visible_sizes(value: object) -> Optional[set]:
-    """The set of sizes in an int or tuple of ints; None when not all visible."""
-    sizes = set(value) if isinstance(value, tuple) else {value}
-    return None if not sizes or any(not isinstance(size, int) or isinstance(size, bool) for size in sizes) else sizes
 
 
 def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int], ctx: FileContext
@@ -583,13 +574,13 @@ def _gaps(api: str, release: str, call: cst.Call, ndim: Optional[int], ctx: File
         return None
     keys = frozenset(key for case in cases for key in case.when if key != "ndim")
     values = _argument_values(api, call, keys, ctx)
-    possible = _possible_cases(cases, values, ndim, api_arguments(api))
     # an operator that an argument brings in is reached whatever the case (`x.round(decimals=1)`)
     reached = {gap for case in cases for gap in case.gaps if _reached(gap[0], api, call, ctx)}
     forced = {gap for gap in reached if _needed_argument(api, gap[0])}
-    gaps = [(set(case.gaps) & reached) | forced for case in possible]
-    if not gaps or not all(gaps):
+    gaps = case_gaps(cases, values, ndim, api_arguments(api), reached, forced)
+    if gaps is None:
         return None
+    possible = possible_cases(cases, values, ndim, api_arguments(api))
     kind = RAISES if all(any(k == RAISES for _, k in case) for case in gaps) else ON_CPU
     ops = tuple(sorted({op for case in gaps for op, k in case if k == kind}))
     known = api_arguments(api)

@@ -74,7 +74,7 @@ def main() -> int:
     analyze._deep_stack = lambda function, *rest: function(*rest)
     runner._lint_parallel = in_process
     timed(runner, "project_index", "project index (all)")
-    timed(analyze, "_cpython_tree", "CPython parse (index + gates)")
+    timed(analyze, "cpython_tree", "CPython parse (index + gates)")
     timed(facts, "collect_uses", "index: reachability pass")
     timed(analyze, "_mentions", "gates: tree search")
     timed(analyze.Checks, "gates", "gate words")

@@ -52,7 +52,7 @@ def test_no_collection_while_a_parser_builds_a_tree_and_the_collector_is_back_af
     with pytest.raises(cst.ParserSyntaxError):
         engine.parse_module("def f(:\n")
     assert during == [False, False] and gc.isenabled()
-    assert analyze._cpython_tree("m.py", "x = (\n").code == "CDL000" and gc.isenabled()
+    assert analyze.cpython_tree("m.py", "x = (\n").code == "CDL000" and gc.isenabled()
     gc.disable()
     try:  # a caller that turned the collector off keeps it off
         engine.parse_module("y = 2\n")

@@ -96,8 +96,8 @@ def test_each_file_is_parsed_by_cpython_once_for_the_index_and_both_gates(tmp_pa
     """The project index's parse is the gates' parse; a file that passes them is parsed by libcst
     only (its outline travels with it to the worker). Here the worker's share runs in this process."""
     parsed = []
-    real_tree, real_parse = analyze._cpython_tree, index_module._parse
-    monkeypatch.setattr(analyze, "_cpython_tree", lambda path, *args, **kw: parsed.append(path) or real_tree(path, *args, **kw))
+    real_tree, real_parse = analyze.cpython_tree, index_module._parse
+    monkeypatch.setattr(analyze, "cpython_tree", lambda path, *args, **kw: parsed.append(path) or real_tree(path, *args, **kw))
     monkeypatch.setattr(index_module, "_parse", lambda data, path: parsed.append(path) or real_parse(data, path))
 
     def in_process(todo, settings, jobs, finished, tick, passed=None):

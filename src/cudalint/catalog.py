@@ -68,6 +68,8 @@ class Rule(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py on sta
     silenced_by_guard: bool = True  # code that never runs on a Mac (a CUDA guard) gets no finding
     supersedes: tuple = ()  # codes whose finding on the same node this rule's finding replaces
     silenced_in_tests: bool = False  # a reference inside an if/while test is a decision, not a use
+    # none in a test module that places no tensor on a device: its tensors stay on the CPU (host_tests.py)
+    silenced_in_host_tests: bool = False
     example_files: Mapping = EMPTY  # other files of the examples' project (path -> text)
     provenance: str = ""  # the PyTorch source or docs a policy (leaving the default set, say) rests on
 
@@ -176,7 +178,8 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         raise CatalogError(f"{source}: {code}: checklist must be one of {CHECKLIST_ITEMS}")
     if table.get("fix", "none") not in FIX_KINDS:
         raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
-    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests", "example_files", "provenance"}
+    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests", "silenced_in_host_tests", "example_files",
+                             "provenance"}
     extra = set(table) - known
     if extra:
         raise CatalogError(f"{source}: {code}: unknown keys {sorted(extra)}")
@@ -199,6 +202,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         silenced_by_guard=bool(table.get("silenced_by_guard", True)),
         supersedes=tuple(table.get("supersedes", ())),
         silenced_in_tests=bool(table.get("silenced_in_tests", False)),
+        silenced_in_host_tests=bool(table.get("silenced_in_host_tests", False)),
         example_files=dict(table.get("example_files", {})),
         provenance=" ".join(table.get("provenance", "").split()),
     )

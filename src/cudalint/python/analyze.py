@@ -178,7 +178,7 @@ def check_python(
 def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], project=None) -> Union[List[Finding], ast.AST]:
     """CPython's parse and both gates, without libcst: the findings when they settle the file (its CDL000,
     or none because no selected check can fire in it), else CPython's tree of a file for the engine."""
-    tree = _cpython_tree(path, text)  # every file: one that does not parse always gets its CDL000
+    tree = cpython_tree(path, text)  # every file: one that does not parse always gets its CDL000
     if isinstance(tree, Finding):
         return [tree]
     gates = checks.gates(torch_version)
@@ -255,7 +255,7 @@ def _recursion_limit(limit: int):
             sys.setrecursionlimit(previous)
 
 
-def _cpython_tree(path: str, text: str, top_level_await: bool = True) -> Union[ast.AST, Finding]:
+def cpython_tree(path: str, text: str, top_level_await: bool = True) -> Union[ast.AST, Finding]:
     """CPython's own parser first: fast, exact messages, and it refuses nesting that would blow libcst's stack.
     Without `top_level_await`, a module-level `await` is a syntax error (the project index reads modules
     as they are imported); where both parse, the tree is the same."""
@@ -581,7 +581,7 @@ class Pregates:
         text = decode_python(data).text
         if text is None:
             return None
-        tree = _cpython_tree(key, text, top_level_await=False)
+        tree = cpython_tree(key, text, top_level_await=False)
         if isinstance(tree, Finding):
             return None
         release = self.releases.get(key)

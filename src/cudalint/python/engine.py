@@ -13,14 +13,20 @@ import libcst as cst
 
 from cudalint.findings import Finding, Related, Safety
 from cudalint.python import idioms, matchers
-from cudalint.python.analyze import Words, module_and_package, unreadable, without_collections
+from cudalint.project.paths import test_module
+from cudalint.python.analyze import Words, cpython_tree, module_and_package, unreadable, without_collections
 from cudalint.python.context import FileContext
 from cudalint.python.device_setting import DeviceSetting
 from cudalint.python.fixplan import FileFixer
+from cudalint.python.host_tests import places_on_device
+from cudalint.python.op_coverage import TORCH_DTYPES
 from cudalint.python.outline import Statement
 from cudalint.python.positions import Positions, statement_chain, whole_module
 from cudalint.python.semantic import SemanticModel
 from cudalint.python.visitor import Registry, Walker
+
+DTYPE_NAMES = frozenset(TORCH_DTYPES)
+
 
 class Engine:
     """The handlers of one selection of rules, and the words they can fire on."""
@@ -120,6 +126,8 @@ def _findings(path, text, module, model, rules, engine, torch_version, device, u
         Walker(ctx, engine.registry.visit, engine.registry.leave).walk(module)
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
+    if any(rules[hit.code].silenced_in_host_tests for hit in ctx.hits) and _host_test(model, path, text):
+        ctx.hits = [hit for hit in ctx.hits if not rules[hit.code].silenced_in_host_tests]
     if not ctx.hits:
         return []
     fixer = None
@@ -150,6 +158,14 @@ def _findings(path, text, module, model, rules, engine, torch_version, device, u
             )
         )
     return findings
+
+
+def _host_test(model: SemanticModel, path: str, text: str) -> bool:
+    """A test module that places no tensor on a device (host_tests.py)."""
+    if not test_module(model.module_name or "", path):
+        return False
+    tree = cpython_tree(path, text)
+    return not isinstance(tree, Finding) and not places_on_device(tree, DTYPE_NAMES)
 
 
 _VALIDATE = getattr(cst.CSTNode, "__post_init__", None)

@@ -1,0 +1,63 @@
+"""A test module that places no tensor on a device runs on the CPU: the dtype and op-coverage rules
+(`silenced_in_host_tests` in the catalog) report nothing there (python/host_tests.py)."""
+
+import pytest
+
+from conftest import findings_of, triples
+
+HOST_TEST = """\
+import unittest
+
+import torch
+
+
+class TestSettings(unittest.TestCase):
+    def test_dtype_lookup(self):
+        x = torch.zeros(1, dtype=torch.float)
+        self.assertEqual(lookup(x.double()), 0.2)
+
+    def test_spectrum(self):
+        m = torch.randn(4, 4)
+        self.assertTrue((torch.linalg.eigvalsh(m @ m.T) > 0).all())
+
+    def test_sync(self):
+        torch.cuda.synchronize()
+"""
+EXPECTED = [("CDL602", 9, 35), ("CDL604", 13, 26), ("CDL201", 16, 9)]
+
+
+def test_the_same_code_outside_a_test_suite_is_reported():
+    assert triples(findings_of(HOST_TEST, path="pkg/settings.py", torch_version="2.9")) == EXPECTED
+
+
+@pytest.mark.parametrize("path", ["tests/test_settings.py", "test_settings.py", "pkg/tests/helpers.py", "settings_test.py"])
+def test_a_test_module_that_places_nothing_keeps_only_the_other_rules(path):
+    assert triples(findings_of(HOST_TEST, path=path, torch_version="2.9")) == [("CDL201", 16, 9)]
+
+
+@pytest.mark.parametrize("placing", [
+    "        y = x.to(device)\n",
+    "        y = x.cuda()\n",
+    "        y = x.to('mps')\n",
+    "        y = torch.ones(2, device='cuda:0')\n",
+    "        y = torch.ones(2, device=self.device)\n",
+    "        y = x.to(other)\n",  # another tensor's device, perhaps an accelerator's
+    "        y = x.pin_memory()\n",
+    "        torch.set_default_device(place)\n",
+])
+def test_any_placement_in_the_module_brings_the_findings_back(placing):
+    text = HOST_TEST + "\n    def test_place(self):\n        x = torch.zeros(2)\n" + placing
+    found = triples(findings_of(text, path="tests/test_settings.py", torch_version="2.9"))
+    assert [triple for triple in found if triple[1] < 17] == EXPECTED  # the placing line may have its own
+
+
+@pytest.mark.parametrize("staying", [
+    "        y = x.to(torch.double)\n",
+    "        y = x.to(dtype=torch.float64, copy=True)\n",
+    "        y = x.to('cpu')\n",
+    "        y = torch.ones(2, device='cpu')\n",
+])
+def test_a_conversion_or_the_cpu_places_nothing(staying):
+    text = HOST_TEST + "\n    def test_stay(self):\n        x = torch.zeros(2)\n" + staying
+    found = [code for code, _, _ in triples(findings_of(text, path="tests/test_settings.py", torch_version="2.9"))]
+    assert "CDL602" not in found and "CDL604" not in found and "CDL201" in found

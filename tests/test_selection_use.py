@@ -66,3 +66,47 @@ def test_only_a_map_location_of_torch_load():
             return model.to(device)
         """
     ) == [("CDL104", 18, 14)]
+
+
+def test_a_selection_nothing_reads_changes_nothing():
+    assert lint(
+        """
+        import torch
+
+
+        def train(model, batches):
+            device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+            for batch in batches:
+                model(batch.cuda())
+
+
+        def closure(model):
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            return lambda x: x.to(device)
+
+
+        def loop(batches):
+            for batch in batches:
+                if batch is not None:
+                    batch.to(device)
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+        def introspected():
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            return locals()
+
+
+        def declared():
+            global device
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+        def keyword_only(model):
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            return model.to(device=None), model.device
+
+
+        module_level = "cuda" if torch.cuda.is_available() else "cpu"
+        """
+    ) == [("CDL104", 11, 14), ("CDL104", 19, 18), ("CDL104", 23, 14), ("CDL104", 29, 14), ("CDL104", 37, 16)]

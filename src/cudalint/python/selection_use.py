@@ -14,6 +14,9 @@
 - It only says where `torch.load` puts what it reads (`map_location=`), directly or through a name
   every use of which is that: loading onto the CPU of a Mac is right, the code that moves the
   tensors on picks the device.
+- It is never used: a function's local name the selection is bound to and that nothing in the
+  function reads (nor a function, class or lambda inside it; no `locals()`, `vars()`, `eval` or
+  `exec` there): changing it changes nothing.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ MAX_NODES = 20000  # the largest function body scanned for the uses of a name
 
 def is_not_a_porting_problem(node: cst.IfExp, ctx: FileContext) -> bool:
     return (_inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx)
-            or _test_variant(node, ctx) or serves_collectives(ctx))
+            or _test_variant(node, ctx) or serves_collectives(ctx) or _never_read(ctx))
 
 
 def serves_collectives(ctx: FileContext) -> bool:
@@ -131,6 +134,47 @@ def _is_map_location(arg, call, ctx: FileContext) -> bool:
         and isinstance(call, cst.Call)
         and ctx.model.resolve(call.func) in LOADERS
     )
+
+
+SCOPE_READERS = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def _never_read(ctx: FileContext) -> bool:
+    """The selection is bound to a local name of a function that nothing in the function reads."""
+    name = _bound_name(ctx)
+    model = ctx.model
+    if name is None or model.scope.kind != "function" or name in _declared(model.scope.node):
+        return False
+    stack, seen = [model.scope.node.body], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            return False
+        if isinstance(node, cst.Name) and (node.value == name or node.value in SCOPE_READERS):
+            return False
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
+            continue  # `name = ...` binds; any other target (`x[name] = ...`, `a, name = ...`) is read through
+        if isinstance(node, cst.Attribute):
+            stack.append(node.value)  # `x.name`: an attribute, not the local
+        elif isinstance(node, cst.Arg):
+            stack.append(node.value)  # `f(name=...)`: a keyword, not the local
+        else:
+            stack.extend(node.children)
+    return True
+
+
+def _declared(function: cst.FunctionDef) -> set:
+    """Names a function declares global or nonlocal: a binding of one is not the function's own."""
+    found = set()
+    stack = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            found.update(item.name.value for item in node.names)
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(node.children)
+    return found
 
 
 def _uses(scope_node: cst.CSTNode, name: str, after: cst.CSTNode) -> List[tuple]:

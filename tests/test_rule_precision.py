@@ -431,6 +431,9 @@ def test_float64_made_on_the_default_device_is_reported_only_as_module_state():
         MID = [0] * 4
         MID = torch.tensor(MID, dtype=torch.float64)
         EPSILON = torch.finfo(torch.float64).eps
+        TABLEAU = [[0.5], [0.25, 0.25]]
+        ROWS = [torch.tensor(row, dtype=torch.float64) for row in TABLEAU] + [torch.tensor(r, dtype=torch.float64) for r in [[0.5]]]
+        LOADED = [torch.tensor(row, dtype=torch.float64) for row in load()]
 
 
         class Model(nn.Module):
@@ -450,7 +453,8 @@ def test_float64_made_on_the_default_device_is_reported_only_as_module_state():
                 self.add_state("iou_sum", default=torch.zeros(n, dtype=torch.double), dist_reduce_fx="sum")
         """
     assert lint(source, select={"CDL601"}) == [
-        ("CDL601", 20, 69), ("CDL601", 21, 57), ("CDL601", 24, 43), ("CDL601", 25, 21), ("CDL601", 31, 64),
+        ("CDL601", 17, 35), ("CDL601", 23, 69), ("CDL601", 24, 57), ("CDL601", 27, 43), ("CDL601", 28, 21),
+        ("CDL601", 34, 64),
     ]
 
 

@@ -445,7 +445,7 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
             return False  # `x.cpu().detach().to(torch.float64)`: cast where the tensor is, the CPU
     if ctx.model.resolve(call.func) in DTYPE_QUERIES:
         return False  # torch.finfo(torch.float64).eps: a question about the dtype makes no tensor
-    if made_on_host(ctx.model, call) and not _kept_on_device(call, depth, ctx):
+    if made_on_host(ctx.model, call, stack[:depth]) and not _kept_on_device(call, depth, ctx):
         return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
     device = _find_argument(call, "device", None)
     if device is not None and names_host(ctx.model, device.value):

@@ -14,7 +14,7 @@ pageable host memory and, on MPS, is ordered on the one command queue with what 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Hashable, Optional
+from typing import TYPE_CHECKING, Hashable, Optional, Sequence
 
 import libcst as cst
 
@@ -58,9 +58,10 @@ STATE_METHODS = {"register_buffer": "tensor", "register_parameter": "param", "ad
 _PYTHON_DATA = (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float, cst.UnaryOperation)
 
 
-def made_on_host(model: "SemanticModel", call: cst.Call) -> bool:
+def made_on_host(model: "SemanticModel", call: cst.Call, around: Sequence[cst.CSTNode] = ()) -> bool:
     """A factory call with no `device=` that builds its tensor on the default device, the CPU:
-    `torch.linspace(0, 1, n, dtype=torch.float64)`, `torch.tensor([0.5, 0.25], dtype=torch.float64)`."""
+    `torch.linspace(0, 1, n, dtype=torch.float64)`, `torch.tensor([0.5, 0.25], dtype=torch.float64)`.
+    `around`: the nodes that hold the call (the walk's stack), for the comprehensions it may sit in."""
     if any(arg.keyword is not None and arg.keyword.value == "device" for arg in call.args):
         return False
     qualified = model.resolve(call.func)
@@ -68,18 +69,39 @@ def made_on_host(model: "SemanticModel", call: cst.Call) -> bool:
         return True
     if qualified in DATA_FACTORIES:
         data = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None)
-        return data is not None and _python_data(model, data, call)
+        return data is not None and _python_data(model, data, call, around)
     return False
 
 
-def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call) -> bool:
+def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode] = ()) -> bool:
     """A list, tuple or number written in the code, or a name every binding of which is one (`A = [[1 / 5],
     ...]` at module level, then `A = torch.tensor(A, dtype=torch.float64)`, whose own rebinding of the
-    name does not count): data no device holds."""
+    name does not count), or a comprehension's name over such data (`[torch.tensor(b, dtype=torch.float64)
+    for b in B]`): data no device holds."""
     if not isinstance(node, cst.Name):
         return _literal_data(node)
+    source = _comprehension_source(node.value, around)
+    if source is not None:
+        return _python_data(model, source, call)
     bindings = [binding for binding in model.bindings_of(node) if binding.value is not call]
     return bool(bindings) and all(binding.kind == "assign" and _literal_data(binding.value) for binding in bindings)
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def _comprehension_source(name: str, around: Sequence[cst.CSTNode]) -> Optional[cst.BaseExpression]:
+    """What the innermost comprehension holding the call iterates over to bind `name` (None: none binds it)."""
+    for node in reversed(around):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(node, _COMPREHENSIONS):
+            clause = node.for_in
+            while clause is not None:
+                if isinstance(clause.target, cst.Name) and clause.target.value == name:
+                    return clause.iter
+                clause = clause.inner_for_in
+    return None
 
 
 def _literal_data(node: Optional[cst.BaseExpression]) -> bool:

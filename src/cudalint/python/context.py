@@ -38,6 +38,10 @@ class FileContext:
         self.reported: Dict[int, Hit] = {}
         # Depth counters maintained by the visitor.
         self.guard_depth = 0  # inside code that never runs on a Mac (the guard evaluator says so)
+        # The branches around the current node whose guard is not worked out yet: (test, the scope it is
+        # read in, the test's value that runs the branch). A branch is judged only when something in it
+        # would be reported (`guarded`): most branches hold nothing to report.
+        self.branches: List[Tuple[cst.BaseExpression, object, bool]] = []
         self.fallback_depth = 0  # of those, the bodies of a `try:` whose handler falls back
         self.test_depth = 0  # inside the test of an if/while/ternary
         self.optional_import_depth = 0  # inside `try:` whose handler catches ImportError
@@ -113,6 +117,18 @@ class FileContext:
             return stack[holder - 1], holder - 2
         return stack[depth], holder
 
+    def guarded(self) -> bool:
+        """The current node runs only where the host is not a Mac."""
+        return bool(self.guard_depth) or self._branch_off_mac()
+
+    def _branch_off_mac(self) -> bool:
+        guard = self.model.guard
+        for test, scope, polarity in self.branches:
+            found = guard(test, scope)
+            if found.when_true if polarity else found.when_false:
+                return True
+        return False
+
     def report(
         self,
         code: str,
@@ -124,8 +140,10 @@ class FileContext:
         rule = self.rules.get(code)
         if rule is None:
             return
-        if self.guard_depth and rule.silenced_by_guard and not (self.guard_depth == self.fallback_depth and self._never_raises(node)):
-            return  # code that never runs on a Mac is not a portability problem
+        if rule.silenced_by_guard and (self.guard_depth or self.branches):
+            in_branch = self._branch_off_mac()
+            if in_branch or (self.guard_depth and not (self.guard_depth == self.fallback_depth and self._never_raises(node))):
+                return  # code that never runs on a Mac is not a portability problem
         if self.type_depth:
             return  # a type expression names an API; it makes nothing and runs nothing
         if self.silenced and code.startswith(self.silenced):

@@ -154,7 +154,7 @@ def _import_chain(node, ctx: FileContext) -> None:
     if here is not None and project.imports_cuda_library(here):
         return  # this module imports the library itself (CDL404 says so there): the chain adds nothing
     if _imports_library_here(node, project, ctx):
-        if not ctx.guard_depth:
+        if not ctx.guarded():
             ctx.check_state["imports a CUDA library"] = True
         return
     if ctx.check_state.get("imports a CUDA library"):

@@ -72,6 +72,7 @@ class Walker:
         self.leave_handlers = leave
         self.block_guards: List[int] = []  # per open block: guards added by early exits
         self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
+        self.block_branches: List[int] = []  # per open block: early exits whose guard is judged when needed
         self.availability = self.model.availability
         self.skip_param_names = self.model.guards.facts.skip_param_names
         self.silenced: List[Tuple[str, ...]] = []  # per open definition: the codes silenced outside it
@@ -116,6 +117,7 @@ class Walker:
         runs on a Mac, an optional import's body, a type expression, a scope's parameters and body."""
         ctx = self.ctx
         shielded = self._shielded_fields(node, kind)
+        branches = self._branch_fields(node, kind) if not shielded else {}
         optional = self._optional_fields(node, kind)
         typed = self._type_fields(node, kind)
         for name in child_fields(kind):
@@ -126,6 +128,7 @@ class Walker:
             test = kind in BRANCHING and name == "test"
             guarded = name in shielded
             fallback = guarded and kind is cst.Try
+            branch = branches.get(name)
             if kind in SCOPES and name == SCOPE_OPENS[kind]:
                 self.model.enter(node)
             ctx.test_depth += test
@@ -133,12 +136,16 @@ class Walker:
             ctx.fallback_depth += fallback
             ctx.optional_import_depth += name in optional
             ctx.type_depth += name in typed
+            if branch is not None:
+                ctx.branches.append(branch)
             if value_kind in NODE_KINDS or (value_kind not in SEQUENCES and is_node(value)):
                 self.walk(value)
             elif value_kind in SEQUENCES:
                 for item in value:
                     if type(item) in NODE_KINDS or is_node(item):
                         self.walk(item)
+            if branch is not None:
+                ctx.branches.pop()
             ctx.test_depth -= test
             ctx.guard_depth -= guarded
             ctx.fallback_depth -= fallback
@@ -151,14 +158,7 @@ class Walker:
         """The fields of a node that only run where the host is not a Mac."""
         model = self.model
         if kind in BRANCHING:
-            if kind is cst.If and self._demo_block(node):
-                return ("body",)
-            guard = model.guard(node.test)
-            return (("body",) if guard.when_true else ()) + (("orelse",) if guard.when_false else ())
-        if kind is cst.BooleanOperation:
-            guard = model.guard(node.left)
-            shielded = guard.when_true if isinstance(node.operator, cst.And) else guard.when_false
-            return ("right",) if shielded else ()
+            return ("body",) if kind is cst.If and self._demo_block(node) else ()  # the test: _branch_fields
         if kind is cst.Try:
             return ("body",) if _has_fallback(node, model) and not self.availability.cannot_raise(node.body) else ()
         if kind is cst.For:
@@ -181,6 +181,16 @@ class Walker:
             reached = model.project is not None and bool(model.module_name) and model.project.is_cuda_only(model.module_name)
             return ("body",) if skipped or reached else ()
         return ()
+
+    def _branch_fields(self, node: cst.CSTNode, kind: Type) -> Dict[str, Tuple[cst.BaseExpression, object, bool]]:
+        """The fields of a branch that run only when its test has a value, with that test and value: the
+        guard evaluator judges them only when something inside would be reported (FileContext.guarded)."""
+        scope = self.model.scope
+        if kind in BRANCHING:
+            return {"body": (node.test, scope, True), "orelse": (node.test, scope, False)}
+        if kind is cst.BooleanOperation:
+            return {"right": (node.left, scope, isinstance(node.operator, cst.And))}
+        return {}
 
     def _loops_off_mac(self, for_in: Optional[cst.CompFor]) -> bool:
         """A `for` of the comprehension loops over nothing on a Mac: `[torch.device(f"cuda:{i}") for i in
@@ -349,6 +359,7 @@ class Walker:
         elif kind in BLOCKS:
             self.block_guards.append(0)
             self.block_optional.append(0)
+            self.block_branches.append(0)
         elif kind is cst.Lambda:
             self.model.enter(node)
 
@@ -361,6 +372,7 @@ class Walker:
         elif kind in BLOCKS:
             ctx.guard_depth -= self.block_guards.pop()
             ctx.optional_import_depth -= self.block_optional.pop()
+            del ctx.branches[len(ctx.branches) - self.block_branches.pop():]
         elif kind is cst.Lambda:
             self.model.leave(node)
         elif kind is cst.If and self.block_guards:
@@ -381,15 +393,14 @@ class Walker:
 
     def _early_exit_guard(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;
-        so does an `else:` that leaves when the test is false."""
-        guard = self.model.guard(node.test)
-        if not guard.known:
-            return
+        so does an `else:` that leaves when the test is false. The rest of the block runs only when
+        the test has the other value: a branch like any other, judged when needed (FileContext.guarded)."""
         body_exits = ends_flow(node.body, self.model) is not None
         orelse = node.orelse
         else_exits = isinstance(orelse, cst.Else) and ends_flow(orelse.body, self.model) is not None
-        if (guard.when_false and body_exits and not else_exits) or (guard.when_true and else_exits and not body_exits):
-            self._guard_rest_of_block()
+        if body_exits != else_exits:
+            self.block_branches[-1] += 1
+            self.ctx.branches.append((node.test, self.model.scope, not body_exits))
 
     def _guard_rest_of_block(self) -> None:
         self.block_guards[-1] += 1

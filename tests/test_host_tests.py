@@ -20,10 +20,10 @@ class TestSettings(unittest.TestCase):
         m = torch.randn(4, 4)
         self.assertTrue((torch.linalg.eigvalsh(m @ m.T) > 0).all())
 
-    def test_sync(self):
-        torch.cuda.synchronize()
+    def test_restore(self):
+        state = torch.load("weights.pt")
 """
-EXPECTED = [("CDL602", 9, 35), ("CDL604", 13, 26), ("CDL201", 16, 9)]
+EXPECTED = [("CDL602", 9, 35), ("CDL604", 13, 26), ("CDL109", 16, 17)]
 
 
 def test_the_same_code_outside_a_test_suite_is_reported():
@@ -32,7 +32,7 @@ def test_the_same_code_outside_a_test_suite_is_reported():
 
 @pytest.mark.parametrize("path", ["tests/test_settings.py", "test_settings.py", "pkg/tests/helpers.py", "settings_test.py"])
 def test_a_test_module_that_places_nothing_keeps_only_the_other_rules(path):
-    assert triples(findings_of(HOST_TEST, path=path, torch_version="2.9")) == [("CDL201", 16, 9)]
+    assert triples(findings_of(HOST_TEST, path=path, torch_version="2.9")) == [("CDL109", 16, 17)]
 
 
 @pytest.mark.parametrize("placing", [
@@ -44,6 +44,9 @@ def test_a_test_module_that_places_nothing_keeps_only_the_other_rules(path):
     "        y = x.to(other)\n",  # another tensor's device, perhaps an accelerator's
     "        y = x.pin_memory()\n",
     "        torch.set_default_device(place)\n",
+    "        torch.cuda.synchronize()\n",
+    "        y = to_gpu(x)\n",  # a helper of the project's own, named for what it does
+    "        y = x.to_mps()\n",
 ])
 def test_any_placement_in_the_module_brings_the_findings_back(placing):
     text = HOST_TEST + "\n    def test_place(self):\n        x = torch.zeros(2)\n" + placing
@@ -56,8 +59,9 @@ def test_any_placement_in_the_module_brings_the_findings_back(placing):
     "        y = x.to(dtype=torch.float64, copy=True)\n",
     "        y = x.to('cpu')\n",
     "        y = torch.ones(2, device='cpu')\n",
+    "        payload = json.dumps(timestamps)\n",  # names with "mps" inside a word speak of no device
 ])
 def test_a_conversion_or_the_cpu_places_nothing(staying):
     text = HOST_TEST + "\n    def test_stay(self):\n        x = torch.zeros(2)\n" + staying
     found = [code for code, _, _ in triples(findings_of(text, path="tests/test_settings.py", torch_version="2.9"))]
-    assert "CDL602" not in found and "CDL604" not in found and "CDL201" in found
+    assert "CDL602" not in found and "CDL604" not in found and "CDL109" in found

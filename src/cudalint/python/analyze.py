@@ -309,8 +309,9 @@ def _mentions(
     looked for (for a False answer, all of them: another set of names can be judged later). A `called`
     word counts as the attribute a call calls (`x.cuda()`, not the `cuda` of `torch.cuda.is_available()`),
     besides whatever its entries in `rooted` and `resolved` say. An `argued` word's call counts only with
-    arguments that can select a case with a gap (call_gate.py); if the file can also make a tensor of a
-    dtype the word's API lacks, every mention counts as usual."""
+    arguments that can select a case with a gap (call_gate.py); when such a call's input is a call or an
+    assigned name and the file spells a dtype the word's API lacks (`_dtype_reachable`), every mention
+    counts as usual."""
     docstrings = set()
     # (modules a word needs, where the names at that place can come from; None: any import of the file),
     # for the end: an answer not known yet where the word is met (the import may come later)

@@ -80,6 +80,16 @@ def test_a_dtype_gap_counts_only_for_an_input_whose_dtype_the_file_can_spell():
     assert passes('    from torch import *\n    y = ones(3)\n    return F.linear(y, w)\n')
 
 
+def test_a_hostile_argument_is_read_as_any_value_without_exhausting_the_stack():
+    negated = "-" * 990 + "1"
+    nested = "1"
+    for _ in range(150):
+        nested = f"({nested},)"  # a tuple in a tuple, 150 deep
+    for argument in (negated, nested):
+        assert passes(f"    n = torch.ones(3, 3)\n    return n.norm(p={argument})\n") is (argument is nested)
+    assert passes("    n = torch.ones(3, 3)\n    return n.norm(p=" + "-" * 3 + "1)\n") is False
+
+
 def test_findings_of_argued_calls_are_what_they_were():
     text = HEAD + (
         '    a = F.interpolate(x, scale_factor=2, mode="bilinear")\n'

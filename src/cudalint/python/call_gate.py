@@ -62,18 +62,25 @@ class CallGate:
         return verdict
 
 
-def literal(node: ast.AST) -> object:
+MAX_NESTING = 32  # tuples inside tuples read as a literal; deeper is NOT_LITERAL (any value)
+
+
+def literal(node: ast.AST, depth: int = 0) -> object:
     """The value of an argument as op_coverage._literal reads it from libcst: a str, int, float, bool or None
-    constant, a negated number, a tuple of those; NOT_LITERAL for anything else."""
+    constant, a negated number, a tuple of those; NOT_LITERAL for anything else, and for a tuple nested
+    deeper than MAX_NESTING (a hostile file's `((((...))))` or `- - - 1` cannot exhaust the stack here)."""
+    negations = 0
+    while type(node) is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
+        negations += 1
+        node = node.operand  # type: ignore[attr-defined]
     kind = type(node)
     if kind is ast.Constant:
         value = node.value  # type: ignore[attr-defined]
-        return value if value is None or type(value) in (str, int, float, bool) else NOT_LITERAL
-    if kind is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
-        value = literal(node.operand)  # type: ignore[attr-defined]
-        return -value if type(value) in (int, float) else NOT_LITERAL  # type: ignore[operator]
-    if kind is ast.Tuple:
-        items = tuple(literal(item) for item in node.elts)  # type: ignore[attr-defined]
+        if not negations:
+            return value if value is None or type(value) in (str, int, float, bool) else NOT_LITERAL
+        return value * (-1) ** negations if type(value) in (int, float) else NOT_LITERAL
+    if kind is ast.Tuple and not negations and depth < MAX_NESTING:
+        items = tuple(literal(item, depth + 1) for item in node.elts)  # type: ignore[attr-defined]
         return NOT_LITERAL if any(item is NOT_LITERAL for item in items) else items
     return NOT_LITERAL
 

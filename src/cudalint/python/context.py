@@ -141,8 +141,8 @@ class FileContext:
         if rule is None:
             return
         if rule.silenced_by_guard and (self.guard_depth or self.branches):
-            in_branch = self._branch_off_mac()
-            if in_branch or (self.guard_depth and not (self.guard_depth == self.fallback_depth and self._never_raises(node))):
+            shielded = self.guard_depth and not (self.guard_depth == self.fallback_depth and self._never_raises(node))
+            if shielded or self._branch_off_mac():  # the branches' guards only when the shields do not settle it
                 return  # code that never runs on a Mac is not a portability problem
         if self.type_depth:
             return  # a type expression names an API; it makes nothing and runs nothing

@@ -168,15 +168,19 @@ def _always_reached(api: str, releases: Sequence[str]) -> bool:
             and not any(_needed_argument(api, op) or op in GLOBAL_POOL_OPS for op, _ in cases[0].gaps))
 
 
+def _gap_ops(api: str, releases: Sequence[str]) -> List[str]:
+    return sorted({op for r in releases for case in api_cases(api, r) for op, _ in case.gaps})
+
+
 def _needs(api: str, releases: Sequence[str]) -> Dict[str, Tuple[str, Optional[int], Optional[FrozenSet[object]]]]:
-    ops = {op for r in releases for case in api_cases(api, r) for op, _ in case.gaps}
-    return {op: needed for op in sorted(ops) if (needed := _needed_argument(api, op)) is not None}
+    """The API's gap operators that only an argument brings in (see _reached)."""
+    return {op: needed for op in _gap_ops(api, releases) if (needed := _needed_argument(api, op)) is not None}
 
 
 def _pools(api: str, releases: Sequence[str]) -> Dict[str, Tuple[str, Optional[int]]]:
-    ops = {op for r in releases for case in api_cases(api, r) for op, _ in case.gaps}
+    """The API's adaptive-pool gap operators, reached only with a visible size other than 1 (see _reached)."""
     return {op: (GLOBAL_POOL_OPS[op][0], 0 if api in _module_names() else GLOBAL_POOL_OPS[op][1])
-            for op in sorted(ops) if op in GLOBAL_POOL_OPS}
+            for op in _gap_ops(api, releases) if op in GLOBAL_POOL_OPS}
 
 
 def _dtype_words(dtypes: Set[str]) -> Set[str]:

@@ -5,8 +5,11 @@
 
 Each run is a fresh process in a scratch folder (CPU = user + system of the process and its
 children, best of --repeat, median beside it). The runs are interleaved, one of each row per round,
-so a change in the machine's load falls on every row alike. For cudalint, two rows per checkout:
-`check FILE` with the project's cache folder in place (the gate words stored by an earlier run; the
+so a change in the machine's load falls on every row alike. Every tool starts the way its
+installed command does: flake8, TorchFix and ruff by their console scripts, and a cudalint checkout
+by the same four-line launcher pip writes for the `cudalint` command (`from cudalint.cli import
+main; sys.exit(main())`), not by `python -m cudalint`, whose runpy start-up no user's command pays.
+For cudalint, two rows per checkout: `check FILE` with the project's cache folder in place (the gate words stored by an earlier run; the
 file's text differs every run, so its result is never answered from the result cache) and
 `check --no-cache FILE`. flake8 runs as
 `flake8 --isolated --select=E9 FILE`; pass an executable from an environment with no plugins.
@@ -48,12 +51,17 @@ def main() -> int:
         base = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
         base["PYTHONPYCACHEPREFIX"] = str(Path(scratch, "pycache"))
         rows = []  # (name, command, folder, env)
+        launcher = Path(scratch, "cudalint-command.py")  # what pip writes as the `cudalint` console script
+        launcher.write_text("import re\nimport sys\nfrom cudalint.cli import main\n"
+                            "if __name__ == '__main__':\n"
+                            "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                            "    sys.exit(main())\n")
         for index, src in enumerate(args.src):
             env = dict(base, PYTHONPATH=str(src.resolve()))
             for flags in ([], ["--no-cache"]):
                 folder = Path(scratch, f"{index}{''.join(flags)}")
                 folder.mkdir()
-                command = [sys.executable, "-m", "cudalint", "check", "-q", *flags, "clean.py"]
+                command = [sys.executable, str(launcher), "check", "-q", *flags, "clean.py"]
                 rows.append((f"cudalint {src.resolve().parent.name} {' '.join(['check', *flags])}", command, folder, env))
             if args.plugin:  # the plugin keeps its gate words in the folder's cache, as `check` does
                 folder = Path(scratch, f"{index}-plugin")

@@ -110,3 +110,19 @@ def test_a_nested_requirements_file_is_checked_in_a_tree(tmp_path, cli):
 def test_the_pre_commit_files_pattern_follows_nested_requirements(name):
     hooks = yaml.safe_load((Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert bool(re.search(hooks[0]["files"], name)) == (manifest_kind(name) is not None)
+
+
+def test_name_globs_match_as_fnmatch_does():
+    """manifest_kind matches its `*` globs without compiling them; every name built from the globs'
+    own pieces (and near misses) gets the verdict fnmatchcase gives."""
+    from fnmatch import fnmatchcase
+
+    from cudalint.manifests import _NAMES, DOCS, _glob
+
+    patterns = [pattern for _, globs in _NAMES for pattern in globs] + list(DOCS)
+    pieces = sorted({piece for pattern in patterns for piece in pattern.split("*")} | {"", "x", "requirements.txt.bak", ".txt"})
+    names = {a + b for a in pieces for b in pieces} | {a + "-" + b for a in pieces for b in pieces}
+    assert all("?" not in pattern and "[" not in pattern for pattern in patterns)
+    disagreements = [(name, pattern) for pattern in patterns for name in names if _glob(name, pattern) != fnmatchcase(name, pattern)]
+    assert disagreements == []
+    assert sum(_glob(name, pattern) for pattern in patterns for name in names) > 100  # the names do reach the globs

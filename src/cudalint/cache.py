@@ -17,17 +17,16 @@ is not used at all; writes never follow a link.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 from pathlib import Path
-from stat import S_ISREG
 from typing import Any, Dict, List, Optional, Sequence
 
 import cudalint
 from cudalint.catalog import Catalog, CatalogError, rules_dir
 from cudalint.config import Settings
-from cudalint.fileio import inside, read_regular, replace_file, sweep_temporaries
+from cudalint.digests import sha256
+from cudalint.fileio import files_fingerprint, inside, read_regular, replace_file, sweep_temporaries
 from cudalint.findings import Edit, Finding, Fix, Related, Safety, Severity
 
 CACHE_DIR = ".cudalint_cache"
@@ -36,7 +35,7 @@ ENTRY_MAX_BYTES = 64 * 1024 * 1024
 
 
 def content_digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256(data).hexdigest()
 
 
 def _data_fingerprint(folder: Optional[str]) -> str:
@@ -45,33 +44,13 @@ def _data_fingerprint(folder: Optional[str]) -> str:
     hashes the whole coverage database only to learn it is the one it was."""
     if folder is None:
         return "no-rules-folder"
-    return _files_fingerprint(folder, lambda name: True, recurse=False)
+    return files_fingerprint(folder, lambda name: True, recurse=False)
 
 
 @functools.lru_cache(maxsize=None)  # once per process: the code that runs is the code that was loaded
 def _code_fingerprint() -> str:
     """cudalint's own modules by size and mtime: an edited check must not be answered from the cache."""
-    return _files_fingerprint(os.path.dirname(os.path.realpath(cudalint.__file__)), lambda name: name.endswith(".py"))
-
-
-def _files_fingerprint(top: str, wanted, recurse: bool = True) -> str:
-    """A digest of the regular files under `top` that `wanted(name)`: each one's path below `top`,
-    size and mtime (symlinked folders are not followed, as rglob does not)."""
-    rows = []
-    for folder, dirs, names in os.walk(top):
-        if not recurse:
-            dirs[:] = []
-        relative = os.path.relpath(folder, top).replace(os.sep, "/")
-        for name in names:
-            if not wanted(name):
-                continue
-            try:
-                stat = os.stat(os.path.join(folder, name))
-            except OSError:
-                continue
-            if S_ISREG(stat.st_mode):
-                rows.append(f"{name if relative == '.' else relative + '/' + name}:{stat.st_size}:{stat.st_mtime_ns}\n")
-    return hashlib.sha256("".join(sorted(rows)).encode("utf-8", "surrogatepass")).hexdigest()
+    return files_fingerprint(os.path.dirname(os.path.realpath(cudalint.__file__)), lambda name: name.endswith(".py"))
 
 
 def _schema() -> str:
@@ -104,7 +83,7 @@ def run_fingerprint(catalog: Catalog, settings: Settings, torch_version: str) ->
         # extension): when any such fact changes, every cached result is stale.
         "index": getattr(settings.project, "facts_digest", None),
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
 # Settings fields that choose which files are linted, not what a file's findings are. Every other
@@ -150,11 +129,11 @@ class ResultCache:
             sweep_temporaries(self.folder)
 
     def _entry(self, display: str, kind: str) -> Path:
-        name = hashlib.sha256(f"{display}\0{kind}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
+        name = sha256(f"{display}\0{kind}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
         return self.folder / f"{name}.json"
 
     def _key(self, digest: str) -> str:
-        return hashlib.sha256(f"{self.fingerprint}:{digest}".encode()).hexdigest()
+        return sha256(f"{self.fingerprint}:{digest}".encode()).hexdigest()
 
     def get(self, display: str, kind: str, digest: str) -> Optional[List[Finding]]:
         if self.refused:

@@ -4,10 +4,7 @@ A rule is data. Its documentation (summary, why, bad and good examples, fix
 safety) and what it matches live in one TOML table; the checks read `match`.
 """
 
-from __future__ import annotations
-
 import functools
-import hashlib
 import json
 import re
 import sys
@@ -15,6 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
+from cudalint.digests import sha256
 from cudalint.findings import Severity
 
 CODE_RE = re.compile(r"^CDL\d{3}$")
@@ -211,18 +209,31 @@ def _rule_from_table(table: dict, source: str) -> Rule:
 @functools.lru_cache(maxsize=None)
 def load_catalog(directory: Optional[str] = None) -> Catalog:
     folder = Path(directory) if directory else rules_dir()
-    sources = [(path.name, path.read_bytes()) for path in sorted(folder.glob("cdl*.toml")) + [folder / "packages.toml"]]
-    digest = hashlib.sha256()
-    for _, data in sources:
-        digest.update(data)
-    key = hashlib.sha256(json.dumps([COMPACT_FORMAT, _package_version(), digest.hexdigest()]).encode()).hexdigest()
-    tables = _read_compact(key)
-    if tables is None:
+    from cudalint.fileio import files_fingerprint
+
+    # The compact copy is found by the catalog files' names, sizes and mtimes (as the result cache
+    # knows its data files), so a run that finds it reads none of them; the version stays a digest
+    # of their bytes, made when they are parsed and kept in the copy.
+    stamp = files_fingerprint(str(folder), _is_catalog_file, recurse=False)
+    key = sha256(json.dumps([COMPACT_FORMAT, _package_version(), str(folder), stamp]).encode()).hexdigest()
+    stored = _read_compact(key)
+    if stored is None:
+        sources = [(path.name, path.read_bytes()) for path in sorted(folder.glob("cdl*.toml")) + [folder / "packages.toml"]]
+        digest = sha256()
+        for _, data in sources:
+            digest.update(data)
+        version = digest.hexdigest()[:16]
         tables = [(name, _tables(data, directory)) for name, data in sources]
-        _write_compact(key, tables)
+        _write_compact(key, version, tables)
+    else:
+        version, tables = stored
     rules = [_rule_from_table(table, name) for name, group in tables for table in group]
     rules.append(UNREADABLE)
-    return Catalog(rules, version=digest.hexdigest()[:16])
+    return Catalog(rules, version=version)
+
+
+def _is_catalog_file(name: str) -> bool:
+    return (name.startswith("cdl") and name.endswith(".toml")) or name == "packages.toml"
 
 
 def toml_parser():
@@ -256,10 +267,10 @@ def _tables(data: bytes, directory: Optional[str]) -> List[dict]:
 
 
 # A compact copy of the parsed catalog: JSON in the project's cache folder, read instead of the TOML
-# (parsing it costs more than linting a small clean file). Keyed by cudalint's version and the bytes
-# of the catalog files, under the result cache's rules: never used through a folder that leads out of
+# (parsing it costs more than linting a small clean file). Keyed by cudalint's version, the catalog
+# folder and its files' names, sizes and mtimes, under the result cache's rules: never used through a folder that leads out of
 # the project, read only as a bounded regular file, any failure a miss, written atomically.
-COMPACT_FORMAT = 1
+COMPACT_FORMAT = 2  # 2: keyed by the files' stamps, the version kept beside the tables
 COMPACT_NAME = "catalog.data"
 COMPACT_MAX_BYTES = 8 * 1024 * 1024
 _compact_root: Optional[Path] = None
@@ -289,7 +300,7 @@ def _compact_folder() -> Optional[Path]:
     return None if os.path.lexists(folder) and not inside(_compact_root, folder) else folder
 
 
-def _read_compact(key: str) -> Optional[List[Tuple[str, List[dict]]]]:
+def _read_compact(key: str) -> Optional[Tuple[str, List[Tuple[str, List[dict]]]]]:
     folder = _compact_folder()
     if folder is None:
         return None
@@ -302,12 +313,13 @@ def _read_compact(key: str) -> Optional[List[Tuple[str, List[dict]]]]:
         tables = [(name, group) for name, group in entry["tables"]]
         if not all(isinstance(name, str) and all(isinstance(table, dict) for table in group) for name, group in tables):
             return None
-        return tables
+        version = entry["version"]
+        return (version, tables) if isinstance(version, str) else None
     except Exception:  # noqa: BLE001 - whatever is wrong with the copy, it is a miss
         return None
 
 
-def _write_compact(key: str, tables: List[Tuple[str, List[dict]]]) -> None:
+def _write_compact(key: str, version: str, tables: List[Tuple[str, List[dict]]]) -> None:
     folder = _compact_folder()
     if folder is None:
         return
@@ -315,7 +327,7 @@ def _write_compact(key: str, tables: List[Tuple[str, List[dict]]]) -> None:
     from cudalint.fileio import replace_file
 
     try:
-        data = json.dumps({"key": key, "tables": tables}).encode("utf-8")
+        data = json.dumps({"key": key, "version": version, "tables": tables}).encode("utf-8")
         prepare_folder(folder)
         replace_file(folder / COMPACT_NAME, data, folder.parent, follow_links=False)
     except (OSError, ValueError, TypeError):

@@ -1,7 +1,5 @@
 """Paths on the command line -> the files to lint, each with its kind."""
 
-from __future__ import annotations
-
 import fnmatch
 import os
 import re

@@ -12,12 +12,12 @@ still that file with those bytes (an edit saved meanwhile is never overwritten).
 left by a killed run are swept by `sweep_temporaries`.
 """
 
-from __future__ import annotations
-
 import os
 import stat
 import time
 from typing import NamedTuple, Optional, Union
+
+from cudalint.digests import sha256
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # well above any real source or manifest file
 TEMP_PREFIX = ".cudalint-"
@@ -263,3 +263,31 @@ def sweep_temporaries(folder: PathLike) -> int:
         except OSError:
             continue
     return removed
+
+
+def files_fingerprint(top: str, wanted, recurse: bool = True) -> str:
+    """A digest of the regular files under `top` that `wanted(name)`: each one's path below `top`,
+    size and mtime (symlinked folders are not followed, as rglob does not; __pycache__ folders, which
+    hold only what the interpreter derived from the files here, are not entered)."""
+    rows = []
+    folders = [("", top)]
+    while folders:
+        relative, folder = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if recurse and entry.name != "__pycache__":
+                        folders.append((relative + entry.name + "/", entry.path))
+                    continue
+                if not wanted(entry.name):
+                    continue
+                info = entry.stat()  # follows a link to its file, as os.stat did
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                rows.append(f"{relative}{entry.name}:{info.st_size}:{info.st_mtime_ns}\n")
+    return sha256("".join(sorted(rows)).encode("utf-8", "surrogatepass")).hexdigest()

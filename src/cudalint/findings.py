@@ -1,9 +1,10 @@
 """The values every check produces and every front end consumes.
 
 NamedTuples, not dataclasses: every run makes these classes at start-up, and a clean file's run
-should not pay for importing dataclasses (and inspect) to do so."""
-
-from __future__ import annotations
+should not pay for importing dataclasses (and inspect) to do so. No `from __future__ import
+annotations` here nor in the other modules that make NamedTuples at start-up (catalog, source,
+fileio, discover, noqa, op_cases, device_setting, parts): with it, typing.NamedTuple compiles every
+field's annotation string into a ForwardRef."""
 
 import enum
 from typing import NamedTuple, Optional, Tuple

@@ -8,8 +8,9 @@ Identical lines in one file are told apart by their order (the n-th occurrence).
 
 from __future__ import annotations
 
-import hashlib
 from typing import Dict, Iterable, List, Sequence, Tuple
+
+from cudalint.digests import sha256
 
 CONTEXT = 1  # non-blank lines taken on each side
 
@@ -37,7 +38,7 @@ def line_fingerprint(code: str, lines: Sequence[str], line: int) -> str:
     before = _neighbours(lines, index, -1)
     after = _neighbours(lines, index, +1)
     material = "\x1f".join([code, own, "\x1e".join(reversed(before)), "\x1e".join(after)])
-    return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return sha256(material.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def fingerprints(findings: Iterable[Tuple[str, int]], lines: Sequence[str]) -> List[str]:

@@ -12,8 +12,6 @@ the reported line when it can hold a comment, else to that last line. Other file
 line by line.
 """
 
-from __future__ import annotations
-
 import io
 import re
 from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple

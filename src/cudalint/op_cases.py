@@ -8,8 +8,6 @@ gate's side (`CallJudge`) assumes the worst of every value it cannot see, so it 
 the engine would report.
 """
 
-from __future__ import annotations
-
 from itertools import product
 from typing import Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 

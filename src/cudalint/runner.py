@@ -6,6 +6,7 @@ import faulthandler
 import fnmatch
 import functools
 import os
+import re
 from pathlib import Path
 from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
@@ -15,7 +16,6 @@ from cudalint.config import Settings
 from cudalint.discover import SourceFile, discover, kind_of
 from cudalint.fileio import UnreadableFile, read_regular, read_regular_text
 from cudalint.findings import Finding, Severity
-from cudalint.noqa import apply as apply_noqa
 from cudalint.python import parts
 from cudalint.python.analyze import PASSES, SETTLED, Pregates, checks_for, check_python, gate, package_root, unreadable
 from cudalint.source import decode_python, decode_text
@@ -241,7 +241,9 @@ def _filter(findings: List[Finding], text: str, display: str, settings: Settings
             ignored |= codes
     enabled = frozenset(settings.select - ignored)
     kept = [finding for finding in findings if finding.code in enabled]
-    if use_noqa:
+    if use_noqa and re.search("noqa", text, re.IGNORECASE):  # no directive without the word: noqa.py not loaded
+        from cudalint.noqa import apply as apply_noqa
+
         kept = apply_noqa(kept, text, kind, display, enabled=enabled, catalog=catalog)
     if settings.unfixable:
         kept = [f._replace(fix=None) if f.fix is not None and f.code in settings.unfixable else f for f in kept]

@@ -1,9 +1,5 @@
 """Reading a source file into text the way CPython would, or saying exactly why not."""
 
-from __future__ import annotations
-
-import io
-import tokenize
 from typing import NamedTuple, Optional
 
 
@@ -20,6 +16,18 @@ def decode_python(data: bytes) -> SourceText:
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         return SourceText(None, "binary content (NUL byte); not a Python source file", line)
+    first = data.find(b"\n")
+    second = -1 if first < 0 else data.find(b"\n", first + 1)
+    if b"coding" not in (data if second < 0 else data[:second]):
+        # No cookie can be declared (PEP 263 looks at the first two lines only): UTF-8, as the
+        # interpreter reads it. Only a file that does not decode takes tokenize's path below, for
+        # the interpreter's own message.
+        plain = decode_text(data)
+        if plain.text is not None:
+            return plain
+    import io
+    import tokenize  # its import compiles a dozen patterns: paid only for a file with a cookie
+
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from fnmatch import fnmatchcase
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Tuple
 
@@ -28,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: the records are import
 
 __all__ = ["Dependency", "check_manifest", "dependencies", "manifest_kind", "sniff_kind", "torch_requirement", "torch_version_from"]
 
-# (kind, globs on the lower-cased file name); the first match wins
+# (kind, globs on the lower-cased file name, `*` their only wildcard); the first match wins
 _NAMES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("requirements", ("*requirements*.txt", "*requirements*.in", "constraints*.txt")),
     ("pyproject", ("pyproject.toml",)),
@@ -92,6 +91,23 @@ def _reader(where: Tuple[str, str]) -> Callable:
 _TORCH_NAMES = ("torch", "pytorch")
 
 
+def _glob(name: str, pattern: str) -> bool:
+    """fnmatchcase for a pattern whose only wildcard is `*`, without compiling a regular expression:
+    every start looks at the top of the project, and compiling these globs cost more than the look."""
+    if "*" not in pattern:
+        return name == pattern
+    first, *middle, last = pattern.split("*")
+    if len(name) < len(first) + len(last) or not name.startswith(first) or not name.endswith(last):
+        return False
+    at, end = len(first), len(name) - len(last)
+    for piece in middle:
+        found = name.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
 def manifest_kind(path: str, include_docs: bool = False) -> Optional[str]:
     """The reader for a file, chosen by its name (and a requirements*/ folder above it); None if none."""
     pure = PurePath(path)
@@ -99,9 +115,9 @@ def manifest_kind(path: str, include_docs: bool = False) -> Optional[str]:
     if in_requirements_folder(path):
         return "requirements"
     for kind, patterns in _NAMES:
-        if any(fnmatchcase(name, pattern) for pattern in patterns):
+        if any(_glob(name, pattern) for pattern in patterns):
             return kind
-    if include_docs and any(fnmatchcase(name, pattern) for pattern in DOCS):
+    if include_docs and any(_glob(name, pattern) for pattern in DOCS):
         return "docs"
     return None
 
@@ -110,10 +126,10 @@ def in_requirements_folder(path: str) -> bool:
     """A .txt/.in file at most REQUIREMENTS_FOLDER_DEPTH folders below one named requirements*
     (`requirements/base.txt`, `requirements/pytorch/extra.txt`, `requirements-ci/gpu/test.in`)."""
     pure = PurePath(path)
-    if not re.search(r"\.(txt|in)$", pure.name.lower()):
+    if not pure.name.lower().endswith((".txt", ".in")):
         return False
     folders = list(pure.parents)[:REQUIREMENTS_FOLDER_DEPTH]
-    return any(fnmatchcase(folder.name.lower(), "requirements*") for folder in folders)
+    return any(folder.name.lower().startswith("requirements") for folder in folders)
 
 
 def _parse(path: str, text: str, kind: str) -> Tuple[Parsed, ...]:

@@ -4,7 +4,6 @@ root, before any file is linted, and cached by content hash in `.cudalint_cache/
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import os
 import re
@@ -13,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from cudalint.digests import sha256
 from cudalint.project.availability import libraries_of
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
@@ -606,7 +606,7 @@ def build_index(
     # Facts depend on the catalog's guard table and library list too: a cached entry is for both.
     inputs = [sorted(queries), sorted(flags), sorted(skip_if), sorted(skip_unless), sorted(cuda_modules),
               _stable_table(guards), _stable_table(optional_facts())]
-    salt = hashlib.sha256(json.dumps(inputs).encode()).digest()
+    salt = sha256(json.dumps(inputs).encode()).digest()
     cached = _load_cache(cache_dir)
     fresh: Dict[str, Tuple[str, dict]] = {}
     changed = False  # a module whose facts were read again (not taken from the stored index)
@@ -628,7 +628,7 @@ def build_index(
             if data is None:
                 continue
             folder = relative.rpartition("/")[0]
-            content = hashlib.sha256(salt + data + beside.get(folder, b"")).hexdigest()
+            content = sha256(salt + data + beside.get(folder, b"")).hexdigest()
             index.modules.setdefault(module, relative)
             index.paths[relative] = module
             index.packages.add(module.split(".")[0])
@@ -674,7 +674,7 @@ def build_index(
         "extensions": {name: [p.path, p.line, p.column] for name, p in index.extensions.items()},
         "cuda_only": sorted(index.cuda_only),
     }
-    index.facts_digest = hashlib.sha256(json.dumps(material, sort_keys=True, default=list).encode()).hexdigest()[:16]
+    index.facts_digest = sha256(json.dumps(material, sort_keys=True, default=list).encode()).hexdigest()[:16]
     if changed or fresh.keys() != cached.keys():  # a warm run of a large tree need not write it all again
         _save_cache(cache_dir, fresh)
     return index

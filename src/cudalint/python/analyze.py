@@ -9,8 +9,8 @@ import functools
 import gc
 import os
 import re
+import _thread  # the lock without importing threading (a run that needs no deep stack never does)
 import sys
-import threading
 import warnings
 from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
@@ -611,7 +611,7 @@ class Pregates:
 
 
 _executor = None
-_executor_lock = threading.Lock()
+_executor_lock = _thread.allocate_lock()
 
 
 def _forget_executor_in_child() -> None:
@@ -619,7 +619,7 @@ def _forget_executor_in_child() -> None:
     work submitted to it would wait forever. Start afresh in the child."""
     global _executor, _executor_lock
     _executor = None
-    _executor_lock = threading.Lock()
+    _executor_lock = _thread.allocate_lock()
 
 
 if hasattr(os, "register_at_fork"):
@@ -632,6 +632,7 @@ def _deep_stack(function, *args):
     with _executor_lock:
         if _executor is None:
             import concurrent.futures
+            import threading
 
             previous = threading.stack_size(_STACK_BYTES)
             try:

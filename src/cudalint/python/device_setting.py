@@ -1,7 +1,5 @@
 """The configured device for fixes: read by config (which needs no libcst), used by fix planning."""
 
-from __future__ import annotations
-
 from typing import NamedTuple, Optional, Tuple
 
 DEFAULT_LINE_LENGTH = 88

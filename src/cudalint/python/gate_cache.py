@@ -13,7 +13,6 @@ not used, an entry is read only if it is a regular file of bounded size, any fai
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import FrozenSet, Optional, Tuple
 import cudalint
 from cudalint.cache import CACHE_DIR, _code_fingerprint, _data_fingerprint, prepare_folder
 from cudalint.catalog import Catalog, CatalogError, rules_dir
+from cudalint.digests import sha256
 from cudalint.fileio import inside, read_regular, replace_file
 from cudalint.python.analyze import Words
 from cudalint.python.call_gate import CallGate
@@ -42,7 +42,7 @@ class GateCache:
         self.catalog = catalog
 
     def _entry(self, codes: FrozenSet[str], release: Tuple[int, ...]) -> Path:
-        name = hashlib.sha256(json.dumps([sorted(codes), list(release)]).encode()).hexdigest()[:32]
+        name = sha256(json.dumps([sorted(codes), list(release)]).encode()).hexdigest()[:32]
         return self.folder / f"gates-{name}.data"  # JSON; not *.json, the result entries
 
     def _key(self, codes: FrozenSet[str], release: Tuple[int, ...]) -> str:
@@ -53,7 +53,7 @@ class GateCache:
                 folder = None
             parts = [FORMAT, cudalint.__version__, _code_fingerprint(), _data_fingerprint(folder), self.catalog.version]
             self._inputs = json.dumps(parts)
-        return hashlib.sha256(json.dumps([self._inputs, sorted(codes), list(release)]).encode()).hexdigest()
+        return sha256(json.dumps([self._inputs, sorted(codes), list(release)]).encode()).hexdigest()
 
     def get(self, codes: FrozenSet[str], release: Tuple[int, ...]) -> Optional[Words]:
         if not self.usable:

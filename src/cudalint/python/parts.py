@@ -11,14 +11,11 @@ Module-level values defined in one part are not seen from another: a large file 
 checked statement group by statement group.
 """
 
-from __future__ import annotations
-
 import ast
 import bisect
 import gc
 import io
 import re
-import tokenize
 from typing import Callable, List, NamedTuple, Optional, Sequence
 
 from cudalint.findings import Finding
@@ -40,6 +37,8 @@ def line_starts(text: str) -> List[int]:
 def top_level_starts(text: str) -> Optional[List[int]]:
     """Lines where a top-level statement begins (not a decorated def's def, not an else/except);
     None when the tokenizer cannot read the file (CPython's parser then says why, on the whole file)."""
+    import tokenize  # only for a file large enough to be cut into parts
+
     starts: List[int] = []
     depth, at_line_start, previous_first = 0, True, ""
     try:

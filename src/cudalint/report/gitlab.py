@@ -10,11 +10,11 @@ does not change when unrelated lines move.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path, PurePath
 
+from cudalint.digests import sha256
 from cudalint.findings import Severity
 from cudalint.report.code_scanning import finding_fingerprints, relative_path, repository_root
 from cudalint.runner import RunResult
@@ -28,7 +28,7 @@ def gitlab_issues(result: RunResult, cwd: Path = None) -> list:
     issues = []
     for finding, line_hash in zip(result.findings, finding_fingerprints(result.findings, cwd, result.texts)):
         path = relative_path(finding.path, cwd, root) or PurePath(finding.path).as_posix()
-        digest = hashlib.sha256(f"{path}\x1f{line_hash}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        digest = sha256(f"{path}\x1f{line_hash}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
         issues.append(
             {
                 "description": f"{finding.code} {finding.message}",

@@ -118,6 +118,31 @@ def test_cuda_seed_after_the_global_seed_in_the_same_function_is_no_finding():
     ) == [("CDL203", 15, 5), ("CDL203", 20, 5), ("CDL203", 24, 9)]
 
 
+def test_cuda_seed_after_a_global_seed_in_a_try_body_is_no_finding():
+    # The body of a `try:` or `with` runs as a bare statement does (unless it raises); a handler does not.
+    assert lint(
+        """
+        import torch
+        def set_seed(s):
+            try: torch.manual_seed(s)
+            except NameError: pass
+            try: torch.cuda.manual_seed_all(s)
+            except NameError: pass
+        def in_with(s, lock):
+            with lock:
+                torch.manual_seed(s)
+            torch.cuda.manual_seed_all(s)
+        def in_handler(s):
+            try:
+                pass
+            except ValueError:
+                torch.manual_seed(s)
+            torch.cuda.manual_seed_all(s)
+        """,
+        select=["CDL203"],
+    ) == [("CDL203", 16, 5)]
+
+
 def test_cuda_seed_after_the_global_seed_at_module_level_is_no_finding():
     assert lint(
         """
@@ -600,6 +625,26 @@ def test_a_cast_to_float64_of_a_tensor_on_the_cpu_is_no_finding():
             return host, kept
         """
     assert lint(source, select={"CDL601"}) == [("CDL601", 6, 26)]
+
+
+def test_float64_data_from_numpy_is_made_on_the_host():
+    # NumPy arrays live in host memory: torch.tensor of one, with no device, builds on the CPU.
+    source = """
+        import numpy as np
+        import torch
+
+
+        def matrices(image, centre, moved, device):
+            offset = np.asarray(image.center) - np.asarray(centre)
+            host = torch.tensor(offset, dtype=torch.float64)
+            grid = torch.as_tensor(np.linspace(0, 1, 5) * 2, dtype=torch.float64)
+            back = torch.tensor(moved.cpu().numpy(), dtype=torch.float64)
+            mixed = torch.tensor(offset * moved, dtype=torch.float64)
+            given = torch.tensor(moved, dtype=torch.float64)
+            placed = torch.tensor(offset, dtype=torch.float64, device=device)
+            return host, grid, back, mixed, given, placed
+        """
+    assert lint(source, select={"CDL601"}) == [("CDL601", 10, 48), ("CDL601", 11, 39), ("CDL601", 12, 41)]
 
 
 def test_a_device_for_the_tensors_of_a_collective_may_fall_back_to_the_cpu():

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -480,12 +480,23 @@ def _follows_call(api, ctx: FileContext) -> bool:
         for earlier in block.body:
             if earlier is line:
                 break
-            if isinstance(earlier, cst.SimpleStatementLine):
-                for small in earlier.body:
-                    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                        if ctx.model.resolve(small.value.func) in apis:
-                            return True
+            if any(ctx.model.resolve(call.func) in apis for call in _statement_calls(earlier)):
+                return True
     return False
+
+
+def _statement_calls(statement: cst.CSTNode, depth: int = 0) -> Iterator[cst.Call]:
+    """The calls a statement makes as whole expression statements whenever it runs: its own, or those
+    of the body of a `try:` or `with` (`try: torch.manual_seed(s)` / `except NameError: pass` seeds as
+    the bare call does, unless it raises); not those of an `if`, a loop or a handler."""
+    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        for small in statement.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                yield small.value
+    elif isinstance(statement, (cst.Try, cst.With)) and depth < 4:
+        body = statement.body
+        for inner in body.body if isinstance(body, cst.IndentedBlock) else (body,):
+            yield from _statement_calls(inner, depth + 1)
 
 
 def _imported_entry(index: MatchIndex, module: str) -> Optional[Entry]:

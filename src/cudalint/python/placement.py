@@ -73,18 +73,43 @@ def made_on_host(model: "SemanticModel", call: cst.Call, around: Sequence[cst.CS
     return False
 
 
-def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode] = ()) -> bool:
-    """A list, tuple or number written in the code, or a name every binding of which is one (`A = [[1 / 5],
-    ...]` at module level, then `A = torch.tensor(A, dtype=torch.float64)`, whose own rebinding of the
-    name does not count), or a comprehension's name over such data (`[torch.tensor(b, dtype=torch.float64)
-    for b in B]`): data no device holds."""
+def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode] = (),
+                 depth: int = 0) -> bool:
+    """A list, tuple or number written in the code, a NumPy array (`np.asarray(offset)`, `np.linspace(0,
+    1, n) * 2`, `x.cpu().numpy()`), or a name every binding of which is one (`A = [[1 / 5], ...]` at module
+    level, then `A = torch.tensor(A, dtype=torch.float64)`, whose own rebinding of the name does not count),
+    or a comprehension's name over such data (`[torch.tensor(b, dtype=torch.float64) for b in B]`): data
+    no device holds."""
+    if depth > MAX_DEPTH:
+        return False
     if not isinstance(node, cst.Name):
-        return _literal_data(node)
+        return _literal_data(node) or _numpy_data(model, node, call, around, depth)
     source = _comprehension_source(node.value, around)
     if source is not None:
-        return _python_data(model, source, call)
+        return _python_data(model, source, call, depth=depth + 1)
     bindings = [binding for binding in model.bindings_of(node) if binding.value is not call]
-    return bool(bindings) and all(binding.kind == "assign" and _literal_data(binding.value) for binding in bindings)
+    return bool(bindings) and all(
+        binding.kind == "assign" and binding.value is not None
+        and (_literal_data(binding.value) or _numpy_data(model, binding.value, call, (), depth + 1))
+        for binding in bindings)
+
+
+def _numpy_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode],
+                depth: int) -> bool:
+    """A NumPy array, which lives in host memory: a call of a `numpy` function (they return arrays or
+    NumPy scalars), a tensor's `.numpy()`, or arithmetic every operand of which is host data (an array
+    times a tensor would be the tensor's, so one operand that is not host data is not enough)."""
+    if isinstance(node, cst.Call):
+        qualified = model.resolve(node.func)
+        if qualified is not None and qualified.split(".")[0] == "numpy":
+            return True
+        func = node.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not node.args
+    if isinstance(node, cst.BinaryOperation):
+        return all(_python_data(model, side, call, around, depth + 1) for side in (node.left, node.right))
+    if isinstance(node, cst.UnaryOperation):
+        return _python_data(model, node.expression, call, around, depth + 1)
+    return False
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)

@@ -647,6 +647,25 @@ def test_float64_data_from_numpy_is_made_on_the_host():
     assert lint(source, select={"CDL601"}) == [("CDL601", 10, 48), ("CDL601", 11, 39), ("CDL601", 12, 41)]
 
 
+def test_legacy_cpu_tensor_types_and_python_numbers_build_on_the_host():
+    # torch.DoubleTensor is the CPU type of float64; time.time() and math.pi are Python numbers.
+    source = """
+        import math
+        import time
+        import torch
+
+
+        def state(weights, device):
+            sampled = torch.DoubleTensor(weights)
+            stamp = torch.tensor(time.time(), dtype=torch.float64)
+            angle = torch.tensor(math.pi / 2, dtype=torch.float64)
+            moved = torch.DoubleTensor(weights).cuda()
+            cast = weights.type(torch.DoubleTensor)
+            return sampled, stamp, angle, moved, cast
+        """
+    assert lint(source, select={"CDL601"}) == [("CDL601", 10, 13), ("CDL601", 11, 25)]
+
+
 def test_a_device_for_the_tensors_of_a_collective_may_fall_back_to_the_cpu():
     # gloo, the only backend a Mac has, takes CPU tensors: CPU is the right fallback there.
     source = """

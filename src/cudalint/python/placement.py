@@ -48,6 +48,14 @@ SIZE_FACTORIES = frozenset({
     "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace", "torch.eye",
 })
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
+# The legacy CPU tensor types, whose constructors build on the CPU whatever they are given (torch docs,
+# torch.Tensor: torch.DoubleTensor is the CPU type of float64, torch.cuda.DoubleTensor the CUDA one).
+CPU_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BFloat16Tensor",
+                              "torch.LongTensor", "torch.IntTensor", "torch.ShortTensor", "torch.CharTensor",
+                              "torch.ByteTensor", "torch.BoolTensor"})
+# Standard-library modules whose functions return Python numbers (or sequences of them), never a tensor:
+# `torch.tensor(time.time(), dtype=torch.float64)` is Python data.
+NUMBER_MODULES = frozenset({"time", "math", "random"})
 # Calls that give a CPU tensor whatever they are given (torch docs: from_numpy shares the array's memory).
 HOST_FACTORIES = frozenset({"torch.from_numpy"})
 # Methods that make a tensor state that moves with its owner: nn.Module.register_buffer and
@@ -65,7 +73,7 @@ def made_on_host(model: "SemanticModel", call: cst.Call, around: Sequence[cst.CS
     if any(arg.keyword is not None and arg.keyword.value == "device" for arg in call.args):
         return False
     qualified = model.resolve(call.func)
-    if qualified in SIZE_FACTORIES:
+    if qualified in SIZE_FACTORIES or qualified in CPU_TENSOR_TYPES:
         return True
     if qualified in DATA_FACTORIES:
         data = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None)
@@ -97,14 +105,18 @@ def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Cal
 def _numpy_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode],
                 depth: int) -> bool:
     """A NumPy array, which lives in host memory: a call of a `numpy` function (they return arrays or
-    NumPy scalars), a tensor's `.numpy()`, or arithmetic every operand of which is host data (an array
-    times a tensor would be the tensor's, so one operand that is not host data is not enough)."""
+    NumPy scalars) or of a NUMBER_MODULES function (`time.time()`), a tensor's `.numpy()`, or arithmetic
+    every operand of which is host data (an array times a tensor would be the tensor's, so one operand
+    that is not host data is not enough)."""
     if isinstance(node, cst.Call):
         qualified = model.resolve(node.func)
-        if qualified is not None and qualified.split(".")[0] == "numpy":
+        if qualified is not None and qualified.split(".")[0] in ("numpy", *NUMBER_MODULES):
             return True
         func = node.func
         return isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not node.args
+    if isinstance(node, cst.Attribute):  # math.pi
+        qualified = model.resolve(node)
+        return qualified is not None and qualified.split(".")[0] in NUMBER_MODULES
     if isinstance(node, cst.BinaryOperation):
         return all(_python_data(model, side, call, around, depth + 1) for side in (node.left, node.right))
     if isinstance(node, cst.UnaryOperation):

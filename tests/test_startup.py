@@ -92,6 +92,52 @@ def test_a_large_run_with_an_index_built_before_sends_every_file_to_the_pool(tmp
     assert len(pools) == 1 and len(pools[0]) == runner.GATE_HERE_FILES
 
 
+@pytest.fixture
+def sent_settings(monkeypatch):
+    """The settings each batch handed to a worker pool carries."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    sent = []
+    real = ProcessPoolExecutor.submit
+
+    def recording(self, function, *args, **kwargs):
+        if function is runner._lint_many:
+            sent.append(args[1])
+        return real(self, function, *args, **kwargs)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", recording)
+    return sent
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_forked_workers_inherit_the_settings_and_project_index_instead_of_a_copy_per_batch(tmp_path, monkeypatch, sent_settings, method):
+    """Where workers are forked, a batch carries no settings: the workers inherit the run's (and its
+    project index, megabytes pickled for a large project) from the parent. Where they start afresh,
+    each batch carries a copy. The findings are the same, those that need the index among them."""
+    import multiprocessing
+
+    from cudalint.config import Settings
+
+    monkeypatch.setattr(multiprocessing, "get_start_method", lambda *args, **kwargs: method)
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(ext_modules=[CUDAExtension('fused_ops_cuda', ['fused.cu'])])\n")
+    for index in range(runner.PARALLEL_THRESHOLD):
+        (tmp_path / f"uses{index:02}.py").write_text(CUDA)
+    (tmp_path / "solo.py").write_text("import fused_ops_cuda\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.run(["."], settings_for(tmp_path), jobs=2)
+    codes = Counter(f.code for f in result.findings if f.path.endswith(".py") and f.path != "setup.py")
+    assert codes == {"CDL201": runner.PARALLEL_THRESHOLD, "CDL406": 1}
+    assert [f.line for f in result.findings if f.path == "solo.py"] == [1]
+    assert len(sent_settings) > 1
+    if method == "fork":
+        assert sent_settings == [None] * len(sent_settings)
+    else:
+        assert all(isinstance(settings, Settings) for settings in sent_settings)
+    assert runner._forked_settings is None  # only for the time of the pool
+
+
 def test_each_file_is_parsed_by_cpython_once_for_the_index_and_both_gates(tmp_path, monkeypatch):
     """The project index's parse is the gates' parse; a file that passes them is parsed by libcst
     only (its outline travels with it to the worker). Here the worker's share runs in this process."""

@@ -267,11 +267,30 @@ Passed = Tuple[str, list]  # (digest of bytes that pass both gates, the outline 
 TIMEOUT_MARK = "Timeout ("  # how faulthandler's watchdog starts what it writes when it fires
 
 
-def _lint_many(batch: "Batch", settings: Settings, journals: str, passed: Optional[Dict[int, Passed]] = None) -> List[Outcome]:
+# The run's settings, project index included, as the workers inherit them when they are forked: a batch
+# then carries None instead of a pickled copy (megabytes for a large project, unpickled again by the
+# worker for every batch). Set only for the time of a pool, and only where workers are forked.
+_forked_settings: Optional[Settings] = None
+
+
+def _sent_settings(settings: Settings) -> Optional[Settings]:
+    """What a batch carries for its settings: None where the workers are forked and inherit them."""
+    import multiprocessing
+
+    global _forked_settings
+    if multiprocessing.get_start_method() != "fork":
+        return settings  # spawn (macOS, Windows) or forkserver: a worker starts afresh and needs a copy
+    _forked_settings = settings
+    return None
+
+
+def _lint_many(batch: "Batch", settings: Optional[Settings], journals: str, passed: Optional[Dict[int, Passed]] = None) -> List[Outcome]:
     """One worker's share, each file under the per-file time limit. The worker notes in its own journal
     which file it starts; when a file runs past the limit, faulthandler's watchdog (a C thread: it fires
     even while a parser holds the GIL) adds its timeout dump to that journal and ends the process, and
     the runner reads from the journal which file it was."""
+    if settings is None:
+        settings = _forked_settings
     outcomes = []
     with open(os.path.join(journals, str(os.getpid())), "a", encoding="utf-8") as journal:
         try:
@@ -658,19 +677,24 @@ def _lint_parallel(
     import tempfile
     from concurrent.futures import ProcessPoolExecutor
 
+    global _forked_settings
     size = max(1, len(todo) // (jobs * 8))
     batches = [todo[i : i + size] for i in range(0, len(todo), size)]
     suspects: List[Batch] = []
-    with tempfile.TemporaryDirectory(prefix="cudalint-journals-") as journals:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [(batch, pool.submit(_lint_many, batch, settings, journals, _passed_in(batch, passed))) for batch in batches]
-            for batch, future in futures:
-                if _collect(batch, future, finished):
-                    tick()
-                else:
-                    suspects.append(batch)
-        if suspects:
-            _isolate(suspects, settings, jobs, finished, tick, journals)
+    sent = _sent_settings(settings)
+    try:
+        with tempfile.TemporaryDirectory(prefix="cudalint-journals-") as journals:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futures = [(batch, pool.submit(_lint_many, batch, sent, journals, _passed_in(batch, passed))) for batch in batches]
+                for batch, future in futures:
+                    if _collect(batch, future, finished):
+                        tick()
+                    else:
+                        suspects.append(batch)
+            if suspects:
+                _isolate(suspects, settings, sent, jobs, finished, tick, journals)
+    finally:
+        _forked_settings = None
 
 
 def _passed_in(batch: Batch, passed: Optional[Dict[int, Passed]]) -> Optional[Dict[int, Passed]]:
@@ -713,11 +737,14 @@ def _too_slow(batch: Batch, settings: Settings, journals: str, finished: Callabl
 def _isolate(
     suspects: List[Batch],
     settings: Settings,
+    sent: Optional[Settings],
     jobs: int,
     finished: Callable[..., None],
     tick: Callable[[], None],
     journals: str,
 ) -> None:
+    """The batches a broken pool took down, each run again in a process of its own (see _lint_parallel);
+    `sent` is what each batch carries for its settings (see _sent_settings)."""
     from collections import deque
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -728,7 +755,7 @@ def _isolate(
             while queue and len(running) < jobs:
                 batch = queue.popleft()
                 executor = ProcessPoolExecutor(max_workers=1)
-                future = executor.submit(_lint_many, batch, settings, journals)
+                future = executor.submit(_lint_many, batch, sent, journals)
                 running[future] = (batch, executor)
             completed, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for future in completed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import faulthandler
 import fnmatch
 import functools
@@ -269,8 +270,10 @@ TIMEOUT_MARK = "Timeout ("  # how faulthandler's watchdog starts what it writes 
 
 # The run's settings, project index included, as the workers inherit them when they are forked: a batch
 # then carries None instead of a pickled copy (megabytes for a large project, unpickled again by the
-# worker for every batch). Set only for the time of a pool, and only where workers are forked.
+# worker for every batch). Set only for the time of a pool, and only where workers are forked; pools
+# of runs on several threads of one process take turns (_pool_turn), so none forks with another's.
 _forked_settings: Optional[Settings] = None
+_pool_turn = _thread.allocate_lock()
 
 
 def _sent_settings(settings: Settings) -> Optional[Settings]:
@@ -674,6 +677,12 @@ def _lint_parallel(
     took down are run again, each in a process of its own, and a batch that still kills its process is
     split until the file that does it is alone: that file gets a CDL000 and every other file is checked
     as usual."""
+    with _pool_turn:
+        _lint_in_pool(todo, settings, jobs, finished, tick, passed)
+
+
+def _lint_in_pool(todo: Batch, settings: Settings, jobs: int, finished: Callable[..., None], tick: Callable[[], None],
+                  passed: Optional[Dict[int, Passed]]) -> None:
     import tempfile
     from concurrent.futures import ProcessPoolExecutor
 

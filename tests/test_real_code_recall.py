@@ -101,6 +101,32 @@ def test_is_cuda_test_that_raises_for_other_tensors_is_reported():
     ) == [("CDL103", 2, 12), ("CDL103", 7, 8)]
 
 
+def test_is_cuda_test_that_leaves_its_block_with_a_raise_right_after_is_reported():
+    # `if x.is_cuda: return x` and then `raise`: the way taken when it is False raises. A statement
+    # between them that does work makes it a fallback like any other (not reported).
+    assert lint(
+        """
+        def forward(x):
+            if x.is_cuda:
+                return x
+            raise ValueError("CUDA tensors only")
+
+        def each(items):
+            for item in items:
+                if item.is_cuda:
+                    continue
+                raise ValueError(item)
+
+        def fallback(x):
+            if x.is_cuda:
+                return x
+            y = x.cpu()
+            raise ValueError(y)
+        """,
+        select=["CDL103"],
+    ) == [("CDL103", 2, 8), ("CDL103", 8, 12)]
+
+
 def test_is_cuda_test_with_a_working_other_branch_is_no_finding():
     assert lint(
         """

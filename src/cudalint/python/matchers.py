@@ -805,19 +805,27 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
 
 
 def _raises_when_false(node: cst.Attribute, ctx: FileContext) -> bool:
-    """`if not x.is_cuda: raise ...` or `if x.is_cuda: ... else: raise ...`: the attribute is the whole
-    test (or its negation) and the branch taken when it is False ends in a raise, so it is a demand,
-    not a guard with a working other branch."""
+    """`if not x.is_cuda: raise ...`, `if x.is_cuda: ... else: raise ...`, or `if x.is_cuda: return ...`
+    followed by a raise: the attribute is the whole test (or its negation) and the way taken when it is
+    False ends in a raise, so it is a demand, not a guard with a working other branch."""
     stack = ctx.stack
     holder = stack[-2] if len(stack) >= 2 else None
     negated = isinstance(holder, cst.UnaryOperation) and isinstance(holder.operator, cst.Not)
     test = holder if negated else node
-    branch = stack[-3] if negated and len(stack) >= 3 else holder
+    depth = -3 if negated else -2
+    branch = stack[depth] if len(stack) >= -depth else None
     if not isinstance(branch, cst.If) or branch.test is not test:
         return False
     if negated:
         return ends_flow(branch.body, ctx.model) == "raise"
-    return isinstance(branch.orelse, cst.Else) and ends_flow(branch.orelse.body, ctx.model) == "raise"
+    if isinstance(branch.orelse, cst.Else):
+        return ends_flow(branch.orelse.body, ctx.model) == "raise"
+    if branch.orelse is not None or ends_flow(branch.body, ctx.model) != "return" or len(stack) < 1 - depth:
+        return False
+    block = stack[depth - 1]  # the If's own block: what runs next when the test is False
+    statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+    after = next((index + 1 for index, statement in enumerate(statements) if statement is branch), len(statements))
+    return after < len(statements) and ends_flow(cst.IndentedBlock(body=statements[after:after + 1]), ctx.model) == "raise"
 
 
 def _check_env(index: MatchIndex, node: cst.SimpleString, ctx: FileContext) -> None:

@@ -6,6 +6,7 @@ safety) and what it matches live in one TOML table; the checks read `match`.
 
 import functools
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -218,7 +219,8 @@ def load_catalog(directory: Optional[str] = None) -> Catalog:
     key = sha256(json.dumps([COMPACT_FORMAT, _package_version(), str(folder), stamp]).encode()).hexdigest()
     stored = _read_compact(key)
     if stored is None:
-        sources = [(path.name, path.read_bytes()) for path in sorted(folder.glob("cdl*.toml")) + [folder / "packages.toml"]]
+        names = sorted((name for name in os.listdir(folder) if _is_catalog_file(name)), key=lambda name: (name == "packages.toml", name))
+        sources = [(name, (folder / name).read_bytes()) for name in names]
         digest = sha256()
         for _, data in sources:
             digest.update(data)
@@ -233,6 +235,7 @@ def load_catalog(directory: Optional[str] = None) -> Catalog:
 
 
 def _is_catalog_file(name: str) -> bool:
+    """The files the catalog is read from: the rule tables (cdl*.toml) and packages.toml, read last."""
     return (name.startswith("cdl") and name.endswith(".toml")) or name == "packages.toml"
 
 
@@ -290,8 +293,6 @@ def _package_version() -> str:
 
 
 def _compact_folder() -> Optional[Path]:
-    import os
-
     from cudalint.fileio import inside
 
     if _compact_root is None:

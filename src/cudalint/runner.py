@@ -277,7 +277,8 @@ _pool_turn = _thread.allocate_lock()
 
 
 def _sent_settings(settings: Settings) -> Optional[Settings]:
-    """What a batch carries for its settings: None where the workers are forked and inherit them."""
+    """What a batch carries for its settings: None where the workers are forked, after leaving the
+    settings in _forked_settings for them to inherit; the settings themselves elsewhere."""
     import multiprocessing
 
     global _forked_settings

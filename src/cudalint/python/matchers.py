@@ -34,7 +34,7 @@ from cudalint.python import op_coverage
 from cudalint.python.names import dotted, source_of, string_value
 from cudalint.python.placement import made_on_host, names_host, on_host, same_device_copy
 from cudalint.python.semantic import Value
-from cudalint.python.visitor import Registry, ends_flow
+from cudalint.python.visitor import Registry, ends_flow, statement_flow
 from cudalint.versions import parse_version
 
 ENV_READERS = {"os.getenv", "os.putenv", "os.environ.get", "os.environ.setdefault", "os.environ.pop", "os.unsetenv"}
@@ -825,7 +825,7 @@ def _raises_when_false(node: cst.Attribute, ctx: FileContext) -> bool:
     block = stack[depth - 1]  # the If's own block: what runs next when the test is False
     statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
     after = next((index + 1 for index, statement in enumerate(statements) if statement is branch), len(statements))
-    return after < len(statements) and ends_flow(cst.IndentedBlock(body=statements[after:after + 1]), ctx.model) == "raise"
+    return after < len(statements) and statement_flow(statements[after], ctx.model) == "raise"
 
 
 def _check_env(index: MatchIndex, node: cst.SimpleString, ctx: FileContext) -> None:

@@ -91,23 +91,21 @@ def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Cal
     if depth > MAX_DEPTH:
         return False
     if not isinstance(node, cst.Name):
-        return _literal_data(node) or _numpy_data(model, node, call, around, depth)
+        return _literal_data(node) or _host_value(model, node, call, around, depth)
     source = _comprehension_source(node.value, around)
     if source is not None:
         return _python_data(model, source, call, depth=depth + 1)
     bindings = [binding for binding in model.bindings_of(node) if binding.value is not call]
-    return bool(bindings) and all(
-        binding.kind == "assign" and binding.value is not None
-        and (_literal_data(binding.value) or _numpy_data(model, binding.value, call, (), depth + 1))
-        for binding in bindings)
+    return bool(bindings) and all(binding.kind == "assign" and binding.value is not None
+                                  and _python_data(model, binding.value, call, (), depth + 1) for binding in bindings)
 
 
-def _numpy_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode],
+def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode],
                 depth: int) -> bool:
-    """A NumPy array, which lives in host memory: a call of a `numpy` function (they return arrays or
-    NumPy scalars) or of a NUMBER_MODULES function (`time.time()`), a tensor's `.numpy()`, or arithmetic
-    every operand of which is host data (an array times a tensor would be the tensor's, so one operand
-    that is not host data is not enough)."""
+    """A value computed in host memory: a call of a `numpy` function (they return arrays or NumPy
+    scalars) or of a NUMBER_MODULES function (`time.time()`), a NUMBER_MODULES constant (`math.pi`), a
+    tensor's `.numpy()`, or arithmetic every operand of which is host data (an array times a tensor
+    would be the tensor's, so one operand that is not host data is not enough)."""
     if isinstance(node, cst.Call):
         qualified = model.resolve(node.func)
         if qualified is not None and qualified.split(".")[0] in ("numpy", *NUMBER_MODULES):

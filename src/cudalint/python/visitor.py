@@ -415,11 +415,13 @@ BUILTIN_EXITS = {"exit", "quit"}
 def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:
     """How the suite's last statement leaves the block: "raise" (raise, sys.exit()), "skip" (a test
     skipped: pytest.skip(), raise unittest.SkipTest), "return" (return, continue, break), else None."""
-    body = block.body
-    if not body:
-        return None
-    last = body[-1]
-    statements = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
+    return statement_flow(block.body[-1], model) if block.body else None
+
+
+def statement_flow(statement: cst.CSTNode, model=None) -> Optional[str]:
+    """How a statement (or a small statement of a one-line suite) leaves its block, as ends_flow reads a
+    suite's last one."""
+    statements = statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]
     final = statements[-1] if statements else None
     if isinstance(final, cst.Raise):
         raised = final.exc.func if isinstance(final.exc, cst.Call) else final.exc

@@ -30,6 +30,10 @@ MAX_ROUNDS = 32  # the fixed point grows one call depth per round; deeper chains
 EXITS = {"sys.exit", "os._exit", "pytest.skip", "pytest.exit", "pytest.fail", "unittest.SkipTest"}
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 TRIES = tuple(kind for kind in (ast.Try, getattr(ast, "TryStar", None)) if kind is not None)
+DEFINITIONS = (*FUNCTIONS, ast.ClassDef)
+# Statements whose parts are all expressions that sit where the statement does: their children, as is.
+PLAIN = frozenset({ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass, ast.Break, ast.Continue,
+                   ast.Global, ast.Nonlocal})
 
 # Where a use sits: True (under a CUDA guard), or the tests of other modules' names it sits under,
 # as (test, polarity) pairs (a guard once the index knows those names); () for neither.
@@ -184,8 +188,11 @@ class _Uses:
         return False
 
     def _statement(self, node: ast.stmt, guarded: bool, context: str, function) -> None:
+        if type(node) in PLAIN:
+            self._children(node, guarded, context, function)
+            return
         push = self._push
-        if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+        if isinstance(node, DEFINITIONS):
             inner = f"{context}.{node.name}" if context else node.name
             for decorator in node.decorator_list:
                 push(decorator, guarded, context, function)
@@ -318,51 +325,74 @@ class _Uses:
 
     # -- expressions ---------------------------------------------------------------------
     def _expression(self, node: ast.AST, guarded: bool, context: str, function) -> None:
-        push = self._push
-        if isinstance(node, ast.Call):
-            method = self._own_method(node.func, context, function)
-            name = method or _dotted(node.func)
-            if name is not None:
-                self.raw[(name, True, guarded, context)] = None
-                if method is None:
-                    self._census(node.func)
-            else:
-                push(node.func, guarded, context, function)
-            for value in [*node.args, *(keyword.value for keyword in node.keywords)]:
-                name = _dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
-                if name is not None and isinstance(value.ctx, ast.Load):
-                    # `add_event_handler(event, empty_cuda_cache)`: a callback handed over here runs
-                    # only where it was handed over, so it counts as a call from this place.
-                    self._census(value)
-                    self.raw[(name, True, guarded, context)] = None
-                else:
-                    push(value, guarded, context, function)
-        elif isinstance(node, (ast.Name, ast.Attribute)):
-            name = _dotted(node)
-            self._census(node)
+        kind = type(node)  # CPython's parser makes no subclasses of its node types: `is` tells the kind
+        if kind is ast.Name:
+            if type(node.ctx) is ast.Load:
+                self.raw[(node.id, False, (), "")] = None
+        elif kind is ast.Attribute:
+            name = self._chain(node)
             if name is None:
-                push(node.value, guarded, context, function)
-            elif isinstance(node.ctx, ast.Load):
+                self.stack.append((node.value, guarded, context, function))
+            elif type(node.ctx) is ast.Load:
                 self.raw[(name, False, (), "")] = None
-        elif isinstance(node, ast.BoolOp):
+        elif kind is ast.Call:
+            self._call(node, guarded, context, function)
+        elif kind is ast.Constant:
+            value = node.value
+            if type(value) is str and "." in value and MODULE_RE.fullmatch(value):
+                self.mentions[(value, guarded, context)] = None  # import_module("pkg.mod") loads what no import shows
+        elif kind is ast.BoolOp:
+            push = self._push
             current = guarded
             for value in node.values:  # `a and b`: b runs only when a is true
                 push(value, current, context, function)
                 current = self._under(current, value, isinstance(node.op, ast.And), function)
-        elif isinstance(node, ast.IfExp):
+        elif kind is ast.IfExp:
+            push = self._push
             push(node.test, guarded, context, function)
             push(node.body, self._under(guarded, node.test, True, function), context, function)
             push(node.orelse, self._under(guarded, node.test, False, function), context, function)
-        elif isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and "." in node.value and MODULE_RE.fullmatch(node.value):
-                self.mentions[(node.value, guarded, context)] = None  # import_module("pkg.mod") loads what no import shows
         else:
-            if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
-                parts = [part.value if isinstance(part, ast.Constant) else "*" for part in node.values]
+            if kind is ast.JoinedStr and node.values and type(node.values[0]) is ast.Constant:
+                parts = [part.value if type(part) is ast.Constant else "*" for part in node.values]
                 pattern = "".join(part for part in parts if isinstance(part, str))
                 if "." in pattern and MODULE_RE.fullmatch(pattern.replace("*", "x")):
                     self.mentions[(pattern, guarded, context)] = None  # f"pkg.ops.{name}_op": any module that fits
             self._children(node, guarded, context, function)
+
+    def _call(self, node: ast.Call, guarded: Guarded, context: str, function) -> None:
+        raw, stack = self.raw, self.stack
+        func = node.func
+        method = self._own_method(func, context, function) if type(func) is ast.Attribute else None
+        name = method or self._chain(func)
+        if name is not None:
+            raw[(name, True, guarded, context)] = None
+        else:
+            stack.append((func, guarded, context, function))
+        for value in (*node.args, *(keyword.value for keyword in node.keywords)):
+            kind = type(value)
+            name = value.id if kind is ast.Name else self._chain(value) if kind is ast.Attribute else None
+            if name is not None:
+                # `add_event_handler(event, empty_cuda_cache)`: a callback handed over here runs
+                # only where it was handed over, so it counts as a call from this place.
+                raw[(name, True, guarded, context)] = None
+            else:
+                stack.append((value, guarded, context, function))
+
+    def _chain(self, node: ast.AST) -> Optional[str]:
+        """`a.b.c` for a Name/Attribute chain, else None (as _dotted), noting on the way every private
+        attribute the chain reads (`x._cache.clear`: `_cache`)."""
+        parts = []
+        while type(node) is ast.Attribute:
+            attr = node.attr
+            if attr[0] == "_" and not attr.startswith("__"):  # _private
+                self.private.add(attr)
+            parts.append(attr)
+            node = node.value
+        if type(node) is not ast.Name:
+            return None
+        parts.append(node.id)
+        return ".".join(reversed(parts))
 
     def _own_method(self, func: ast.AST, context: str, function) -> Optional[str]:
         """`self._helper()`, `cls._helper()`, `__class__._helper()` or `Class._helper()` in a method of
@@ -378,12 +408,6 @@ class _Uses:
             receivers.add((arguments.posonlyargs or arguments.args)[0].arg)
         path = f"{owner}.{func.attr}"
         return path if func.value.id in receivers and path in self.reader.methods else None
-
-    def _census(self, node: ast.AST) -> None:
-        while isinstance(node, ast.Attribute):
-            if _private(node.attr):
-                self.private.add(node.attr)
-            node = node.value
 
     # -- the file's facts ------------------------------------------------------------------
     def _resolve(self, name: str) -> Iterator[str]:

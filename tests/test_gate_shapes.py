@@ -58,7 +58,7 @@ def test_a_file_that_holds_a_finding_in_a_method_shape_still_gets_it(settings, e
 
 def test_the_method_words_are_in_both_maps(settings):
     checks = analyze.checks_for(settings.select, tuple(load_catalog()))
-    names, strings, keywords, rooted, resolved, imports, called, _ = checks.words((2, 15, 0))
+    names, strings, texts, keywords, rooted, resolved, imports, called, _ = checks.words((2, 15, 0))
     assert {"torch", "torchvision"} <= rooted["mode"] and {"torch", "torchvision"} <= resolved["mode"]
     assert "interpolate" in resolved and "interpolate" not in rooted  # a function only: resolved as before
     assert "complex128" in rooted and "complex128" not in resolved  # a dtype word read anywhere: rooted as before
@@ -111,7 +111,7 @@ def test_a_method_word_counts_only_where_it_is_called(settings, engine_calls):
     # not pass the gates. `cuda` and `pin_memory` stay names: other checks read them anywhere (torch.cuda.* for the
     # device-selection checks, the pin_memory keyword).
     checks = analyze.checks_for(settings.select, tuple(load_catalog()))
-    names, strings, keywords, rooted, resolved, imports, called, _ = checks.words((2, 15, 0))
+    names, strings, texts, keywords, rooted, resolved, imports, called, _ = checks.words((2, 15, 0))
     assert called == {"double", "record_stream"} and called.isdisjoint(names)
     assert {"cuda", "pin_memory"} <= names
     assert "torch" in rooted["double"]
@@ -138,3 +138,31 @@ def test_mentions_answers_for_a_called_word(text, answer):
     found = analyze._mentions(ast.parse(text), frozenset(), set(), None, rooted={}, resolved={"double": frozenset({"torch"})},
                               called=frozenset({"cuda", "double"}))
     assert found == answer
+
+
+# A string a check reads as a value (a device, a variable's name, an argument's value) begins with the word;
+# a text word (an error message, a command line) counts anywhere in a string.
+EXAMPLE_CONSTANT = 'import torch\n\nEXAMPLES = """\n    >>> pipe = Pipeline.from_pretrained(name)\n    >>> pipe.to("cuda")\n"""\n'
+HELP_TEXT = 'import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument("--device", help="run on cuda or cpu")\n'
+
+
+@pytest.mark.parametrize("text", [EXAMPLE_CONSTANT, HELP_TEXT], ids=["example-constant", "help-text"])
+def test_a_string_that_only_mentions_cuda_in_a_sentence_needs_no_libcst(settings, engine_calls, text):
+    assert lint(text, settings) == []
+    assert engine_calls == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('import torch\n\nDEVICE = "cuda:0"\nx = torch.zeros(3, device=DEVICE)\n', [("CDL101", 3, 10)]),
+        ('import torch\n\ndef place(x, rank):\n    return x.to(f"cuda:{rank}")\n', [("CDL101", 4, 17)]),
+        ('def step(model, x):\n    try:\n        return model(x)\n    except RuntimeError as e:\n'
+         '        if "CUDA out of memory. Tried" in str(e):\n            return None\n        raise\n', [("CDL218", 5, 12)]),
+        ('import subprocess\n\nsubprocess.run("echo quit | nvidia-cuda-mps-control", shell=True)\n', [("CDL217", 3, 16)]),
+    ],
+    ids=["device-constant", "f-string-prefix", "message-anywhere", "command-anywhere"],
+)
+def test_strings_a_check_reads_still_reach_the_engine(settings, engine_calls, text, expected):
+    assert lint(text, settings) == expected
+    assert engine_calls == ["m.py"]

@@ -25,12 +25,12 @@ _STACK_BYTES = 512 * 1024 * 1024
 _RECURSION_LIMIT = 30000  # on the deep-stack thread only, for the libcst stage, restored after each file
 _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refuses deeper nesting under it
 
-# names, words inside strings, keyword names, names that count only in a file importing one of their
+# names, words that begin a string a check reads as a value, words a check looks for anywhere in a string, keyword names, names that count only in a file importing one of their
 # modules, names that count only as part of a name that can resolve under one, and the last parts of the
 # modules the import checks read, which count only in an import of one of their libraries that is not the
 # project's own (these three: word -> modules), methods that count wherever they are called, and words
 # whose calls count only with arguments that can reach a finding (word -> how to judge them: call_gate.py)
-Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]],
+Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]],
               Mapping[str, FrozenSet[str]], FrozenSet[str], Mapping[str, Mapping[str, object]]]
 NO_PROJECT_WORDS: Mapping[str, FrozenSet[str]] = {}  # a run without a project index (one object: _Gates.later keys on it)
 RELATIVE = "."  # in a file's imported modules: a relative import (of the file's own package)
@@ -42,7 +42,7 @@ class _Gates:
 
     def __init__(self, words: Words):
         self.words = words
-        names, strings, keywords, rooted, resolved, imports, called, argued = words
+        names, strings, texts, keywords, rooted, resolved, imports, called, argued = words
         self.names = names
         self.argued = CallGate(argued) if argued else None
         self.called = called
@@ -70,12 +70,12 @@ class _Gates:
     # Compiled on first use (a file with no string, or that mentions no word, never needs them).
     @functools.cached_property
     def strings(self) -> "re.Pattern[str] | None":
-        return _word_pattern(self.words[1])
+        return _string_pattern(self.words[1], self.words[2])
 
     @functools.cached_property
     def prefilter(self) -> "re.Pattern[str] | None":
-        names, strings, keywords, rooted, resolved, imports, called, _ = self.words
-        return _word_pattern(names | strings | keywords | rooted.keys() | resolved.keys() | imports.keys() | called)
+        names, strings, texts, keywords, rooted, resolved, imports, called, _ = self.words
+        return _word_pattern(names | strings | texts | keywords | rooted.keys() | resolved.keys() | imports.keys() | called)
 
 
 class Checks:
@@ -127,6 +127,15 @@ def _word_pattern(words) -> "re.Pattern[str] | None":
         return None
     ordered = sorted(words, key=len, reverse=True)
     return re.compile("|".join(r"\b" + re.escape(w) + ("" if w.endswith("_") else r"\b") for w in ordered))
+
+
+def _string_pattern(values, texts) -> "re.Pattern[str] | None":
+    """A string a check may read: one that begins with a value word (a device, a variable's name: a
+    docstring-like constant that only mentions `.to("cuda")` is none), or that holds a text word anywhere."""
+    begins, anywhere = _word_pattern(values), _word_pattern(texts)
+    if begins is None or anywhere is None:
+        return anywhere if begins is None else re.compile(r"\A(?:" + begins.pattern + ")")
+    return re.compile(r"\A(?:" + begins.pattern + ")|" + anywhere.pattern)
 
 
 @functools.lru_cache(maxsize=8)

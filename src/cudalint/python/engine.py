@@ -44,7 +44,8 @@ class Engine:
                                idioms.RELEASE_ARGUED.get(name)) for name in sorted(custom) if name in idioms.RELEASE_WORDS]
 
     def words(self, torch_version: Tuple[int, ...]) -> Words:
-        """The words a check can fire on at a release: names, words inside strings, keyword names, the
+        """The words a check can fire on at a release: names, words that begin a string's value, words
+        anywhere in a string, keyword names, the
         names that count only in a file importing one of their modules, those that count only as
         part of a name that can resolve under one, the modules the import checks read (these three:
         word -> those modules), the methods that count only where they are called (`x.cuda()`, not
@@ -85,8 +86,8 @@ class Engine:
         rooted_words = {word: frozenset(roots) for word, roots in rooted.items() if word not in names}
         imports = {word: frozenset(roots) for word, roots in self.index.import_words.items() if word not in names}
         argued = {word: spec for word, spec in argued.items() if word not in read_elsewhere and word not in names}
-        return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.keyword_words), rooted_words,
-                resolved, imports, frozenset(self.index.called - names), argued)
+        return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.text_words),
+                frozenset(self.index.keyword_words), rooted_words, resolved, imports, frozenset(self.index.called - names), argued)
 
 
 def analyze_module(

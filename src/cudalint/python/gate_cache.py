@@ -26,8 +26,9 @@ from cudalint.fileio import inside, read_regular, replace_file
 from cudalint.python.analyze import Words
 from cudalint.python.call_gate import CallGate
 
-FORMAT = 6  # 3: a method word read only where it is called is in both the rooted and resolved maps; 4: import words;
-# 5: methods any call of which counts (`called`); 6: words whose calls are judged by their arguments (`argued`)
+FORMAT = 7  # 3: a method word read only where it is called is in both the rooted and resolved maps; 4: import words;
+# 5: methods any call of which counts (`called`); 6: words whose calls are judged by their arguments (`argued`);
+# 7: words that begin a string apart from words anywhere in one (`texts`)
 ENTRY_MAX_BYTES = 4 * 1024 * 1024
 
 
@@ -62,7 +63,7 @@ class GateCache:
             entry = json.loads(read_regular(self._entry(codes, release), ENTRY_MAX_BYTES).decode("utf-8"))
             if entry["key"] != self._key(codes, release):
                 return None
-            words = tuple(frozenset(entry[part]) for part in ("names", "strings", "keywords"))
+            words = tuple(frozenset(entry[part]) for part in ("names", "strings", "texts", "keywords"))
             rooted, resolved, imports = ({word: frozenset(roots) for word, roots in entry[part].items()}
                                          for part in ("rooted", "resolved", "imports"))
             called = frozenset(entry["called"])
@@ -78,8 +79,9 @@ class GateCache:
     def put(self, codes: FrozenSet[str], release: Tuple[int, ...], words: Words) -> None:
         if not self.usable:
             return
-        names, strings, keywords, rooted, resolved, imports, called, argued = words
-        entry = {"key": self._key(codes, release), "names": sorted(names), "strings": sorted(strings), "keywords": sorted(keywords),
+        names, strings, texts, keywords, rooted, resolved, imports, called, argued = words
+        entry = {"key": self._key(codes, release), "names": sorted(names), "strings": sorted(strings), "texts": sorted(texts),
+                 "keywords": sorted(keywords),
                  "rooted": {word: sorted(roots) for word, roots in sorted(rooted.items())},
                  "resolved": {word: sorted(roots) for word, roots in sorted(resolved.items())},
                  "imports": {word: sorted(roots) for word, roots in sorted(imports.items())}, "called": sorted(called),

@@ -99,7 +99,10 @@ class MatchIndex:
         # Words that matter only as part of a name that resolves under one of some modules (a ref's, a
         # named callee's: word -> those modules); see analyze._mentions.
         self.resolved: Dict[str, set] = {}
-        self.string_words: set = {"cuda"}  # words a check reads inside strings (device, env, values)
+        # Words a check reads as a string's value (a device, an environment variable's name, an argument's
+        # value): such a string begins with one (`"cuda:0"`, `"NCCL_DEBUG"`, `f"cuda:{rank}"`'s first part).
+        self.string_words: set = {"cuda"}
+        self.text_words: set = set()  # words a check searches for anywhere in a string (a message, a command line)
         self.keyword_words: set = set()  # keyword-argument names a check reads (`pin_memory=`)
         # The last part of each module an import check reads -> the libraries' top-level names: they count
         # only as part of an import of one (or a name under one), and never for a project's own package.
@@ -150,7 +153,7 @@ class MatchIndex:
             roots, names = check_roots.get(match.get("check"), (frozenset(), False))
             for word in match.get("words", ()):
                 if not word.isidentifier():
-                    self.string_words.add(word)
+                    self.text_words.add(word)
                 else:
                     for root in roots or (None,):
                         self._under(word, root, self.resolved if names else self.rooted)

@@ -175,12 +175,13 @@ def test_gate_words_are_stored_beside_the_result_cache_and_reused(tmp_path, monk
     expected = analyze.Checks({r.code: r for r in catalog if r.code in settings.select}, tuple(catalog)).words((2, 15, 0))
     stored = json.loads(entries[0].read_text())
     rooted, resolved, imports = ({word: frozenset(roots) for word, roots in stored[part].items()} for part in ("rooted", "resolved", "imports"))
-    assert (frozenset(stored["names"]), frozenset(stored["strings"]), frozenset(stored["keywords"]), rooted, resolved, imports,
-            frozenset(stored["called"]), stored["argued"]) == expected
+    assert (frozenset(stored["names"]), frozenset(stored["strings"]), frozenset(stored["texts"]), frozenset(stored["keywords"]),
+            rooted, resolved, imports, frozenset(stored["called"]), stored["argued"]) == expected
     assert stored["argued"]["interpolate"]["dtypes"] == ["byte", "uint8"]  # bicubic on uint8 (PyTorch's MPS test list)
     assert stored["called"] == ["double", "record_stream"]
     assert stored["imports"]["triton"] == ["triton"]
     assert stored["resolved"]["init_process_group"] == ["torch"] and "nccl" in stored["strings"]
+    assert stored["texts"] == ["nvidia-cuda-mps-control", "out of memory"]  # read anywhere in a string
 
     store = GateCache(tmp_path, catalog)
     assert store.get(settings.select, (2, 15, 0)) == expected
@@ -199,7 +200,7 @@ def test_a_stale_gate_entry_is_a_miss(tmp_path, monkeypatch):
     store = GateCache(tmp_path, catalog)
     argued = {"interpolate": {"calls": [{"arguments": {"mode": [3, "nearest", False]}, "releases": [[[{"mode": "area"}, [["aten::x", "cpu"]], False]]],
                                          "needs": {}, "pools": {}}], "dtypes": ["byte"]}}
-    words = (frozenset({"synchronize"}), frozenset(), frozenset(), {"float64": frozenset({"torch"})}, {"empty_cache": frozenset({"torch"})},
+    words = (frozenset({"synchronize"}), frozenset(), frozenset(), frozenset(), {"float64": frozenset({"torch"})}, {"empty_cache": frozenset({"torch"})},
              {"triton": frozenset({"triton"})}, frozenset({"record_stream"}), argued)
     store.put(codes, (2, 15, 0), words)
     assert store.get(codes, (2, 15, 0)) == words
@@ -214,7 +215,7 @@ def test_a_gate_entry_whose_call_tables_are_malformed_or_too_large_is_a_miss(tmp
     codes = frozenset({"CDL604"})
     store = GateCache(tmp_path, catalog)
     call = {"arguments": {}, "releases": [[[{"mode": "area"}, [["aten::x", "cpu"]], False]]], "needs": {}, "pools": {}}
-    words = (frozenset(), frozenset(), frozenset(), {}, {"interpolate": frozenset({"torch"})}, {}, frozenset(),
+    words = (frozenset(), frozenset(), frozenset(), frozenset(), {}, {"interpolate": frozenset({"torch"})}, {}, frozenset(),
              {"interpolate": {"calls": [call], "dtypes": []}})
     store.put(codes, (2, 15, 0), words)
     entry = next((tmp_path / ".cudalint_cache").glob("gates-*.data"))

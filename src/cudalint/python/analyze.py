@@ -123,19 +123,23 @@ class Checks:
 
 def _word_pattern(words) -> "re.Pattern[str] | None":
     """Whole words (`load` is not `download`); a word ending in `_` is a prefix (`NCCL_`)."""
+    source = _word_source(words)
+    return re.compile(source) if source is not None else None
+
+
+def _word_source(words) -> Optional[str]:
     if not words:
         return None
     ordered = sorted(words, key=len, reverse=True)
-    return re.compile("|".join(r"\b" + re.escape(w) + ("" if w.endswith("_") else r"\b") for w in ordered))
+    return "|".join(r"\b" + re.escape(w) + ("" if w.endswith("_") else r"\b") for w in ordered)
 
 
 def _string_pattern(values, texts) -> "re.Pattern[str] | None":
     """A string a check may read: one that begins with a value word (a device, a variable's name: a
     docstring-like constant that only mentions `.to("cuda")` is none), or that holds a text word anywhere."""
-    begins, anywhere = _word_pattern(values), _word_pattern(texts)
-    if begins is None or anywhere is None:
-        return anywhere if begins is None else re.compile(r"\A(?:" + begins.pattern + ")")
-    return re.compile(r"\A(?:" + begins.pattern + ")|" + anywhere.pattern)
+    begins, anywhere = _word_source(values), _word_source(texts)
+    parts = ([r"\A(?:" + begins + ")"] if begins is not None else []) + ([anywhere] if anywhere is not None else [])
+    return re.compile("|".join(parts)) if parts else None
 
 
 @functools.lru_cache(maxsize=8)

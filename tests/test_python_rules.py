@@ -155,7 +155,9 @@ def test_every_file_is_walked_once(monkeypatch):
     assert findings_of('import torch\nx = 1  # cuda in a comment only\n"""and in a string"""\n') == []
     assert (len(walkers), visits) == (0, [])  # the CPython tree shows nothing to check: no libcst parse
     assert findings_of('import torch\nx = torch.ones(1)\nprint("on cuda")\n') == []
-    assert (len(walkers), visits) == (1, [])  # "cuda" in a string could be a device: parsed and checked
+    assert (len(walkers), visits) == (0, [])  # "cuda" inside a sentence is no device: no libcst parse
+    assert findings_of('import torch\nx = torch.ones(1)\nname = "cuda"\nprint(name)\n') == []
+    assert (len(walkers), visits) == (1, [])  # a string that is "cuda" could be a device: parsed and checked
 
 
 def test_selection_with_nested_blocks_and_one_line_suites():

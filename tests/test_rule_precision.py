@@ -694,3 +694,76 @@ def test_a_device_for_the_tensors_of_a_collective_may_fall_back_to_the_cpu():
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
         """
     assert lint(source, select={"CDL104"}) == [("CDL104", 23, 25)]
+
+
+# -- code that runs only where the package of a device type no Mac has imports (torch_xla) ---------
+XLA_STRATEGY = """
+import torch
+from lightning_utilities.core.imports import RequirementCache
+
+_XLA_AVAILABLE = RequirementCache("torch_xla>=1.13", "torch_xla")
+_RICH_AVAILABLE = RequirementCache("rich>=10.2.2")
+
+
+class XLAStrategy:
+    def __init__(self):
+        if not _XLA_AVAILABLE:
+            raise ModuleNotFoundError(str(_XLA_AVAILABLE))
+
+    def load_checkpoint(self, path):
+        return torch.load(path)
+
+
+class RichStrategy:
+    def __init__(self):
+        if not _RICH_AVAILABLE:
+            raise ModuleNotFoundError(str(_RICH_AVAILABLE))
+
+    def load_checkpoint(self, path):
+        return torch.load(path)
+
+
+def reduce(tensor):
+    import torch_xla.core.xla_model as xm
+
+    torch.cuda.synchronize()
+    return xm.mesh_reduce("loss", tensor, sum)
+
+
+def step(model, batch):
+    if _XLA_AVAILABLE:
+        torch.cuda.empty_cache()
+    return model(batch.cuda())
+"""
+
+
+def test_code_that_needs_torch_xla_never_runs_on_a_mac():
+    # The XLA strategy's constructor raises without torch_xla, the rest of reduce() runs only after its
+    # import, the branch only where it imports: none runs on a Mac. The same shapes around another
+    # package (rich installs on a Mac) and the unguarded .cuda() are still reported.
+    assert lint(XLA_STRATEGY) == [("CDL109", 23, 16), ("CDL102", 36, 24)]
+
+
+def test_torch_xla_availability_from_another_module_of_the_project(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "avail.py").write_text(
+        "from lightning_utilities.core.imports import RequirementCache\n\n"
+        '_XLA_AVAILABLE = RequirementCache("torch_xla>=1.13", "torch_xla")\n'
+        '_RICH_AVAILABLE = RequirementCache("rich>=10.2.2")\n'
+    )
+    (package / "strategy.py").write_text(
+        "import torch\n\nfrom pkg.avail import _RICH_AVAILABLE, _XLA_AVAILABLE\n\n\n"
+        "class XLAStrategy:\n    def __init__(self):\n        if not _XLA_AVAILABLE:\n            raise ModuleNotFoundError()\n\n"
+        "    def load_checkpoint(self, path):\n        return torch.load(path)\n\n\n"
+        "class RichStrategy:\n    def __init__(self):\n        if not _RICH_AVAILABLE:\n            raise ModuleNotFoundError()\n\n"
+        "    def load_checkpoint(self, path):\n        return torch.load(path)\n"
+    )
+    result = run_cli("check", "--no-cache", "--format", "json", ".", cwd=tmp_path)
+    found = [(f["path"], f["code"], f["line"], f["column"]) for f in json.loads(result.stdout)]
+    assert found == [("pkg/strategy.py", "CDL109", 21, 16)]
+
+
+def test_importing_torch_xla_is_no_finding_itself():
+    assert lint("import torch_xla\nimport torch_xla.core.xla_model as xm\n\nDEVICE = xm.xla_device()\n") == []

@@ -244,7 +244,7 @@ class _Reader:
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
         self._dead_memo: Dict[int, Set[int]] = {}  # function -> its returns that never run on a Mac
-        self.libraries: Tuple[str, ...] = ()  # the CUDA-only libraries (packages.toml, through CDL404)
+        self.libraries: Tuple[str, ...] = ()  # the libraries that never import on a Mac (CDL404's, off_mac_libraries)
         self.import_flags: Dict[str, List[Tuple[object, bool]]] = {}  # NAME -> (constant, after a CUDA-only import)
         self.leaves: Optional[List[Tuple[str, str]]] = None  # while tabulating: the other modules' names met
         self.assumed: Dict[Tuple[str, str], Tuple[bool, bool]] = {}  # while tabulating: their assumed guards

@@ -48,7 +48,8 @@ class ProjectIndex:
     facts: Dict[str, FileFacts] = field(default_factory=dict)  # path -> facts
     packages: Set[str] = field(default_factory=set)  # the project's own top-level packages/modules
     extensions: Dict[str, Place] = field(default_factory=dict)  # extension module -> where it is built
-    cuda_modules: Tuple[str, ...] = ()
+    cuda_modules: Tuple[str, ...] = ()  # CDL404's libraries: an unguarded import of one is a finding
+    off_mac_modules: Tuple[str, ...] = ()  # those and the packages of device types no Mac has: never on a Mac
     facts_digest: str = ""  # changes only when a fact another file can read changes
     cuda_only: Set[str] = field(default_factory=set)  # classes and functions the project reaches only off a Mac
 
@@ -351,7 +352,10 @@ class ProjectIndex:
     def _tests_cuda_library(self, facts: FileFacts, name: str) -> Optional[Tuple[bool, bool]]:
         """`is_fp8_available()` true only where MS-AMP or Transformer Engine imports: true only off a Mac."""
         parts = libraries_of(facts.availability.get(name, ""))
-        return (True, False) if parts and all(self._cuda_library(part) is not None for part in parts) else None
+        return (True, False) if parts and all(self._off_mac_library(part) for part in parts) else None
+
+    def _off_mac_library(self, module: str) -> bool:
+        return any(module == library or module.startswith(library + ".") for library in self.off_mac_modules)
 
     def subclass_binds(self, qualified: str, name: str, elsewhere: bool = True) -> bool:
         """A class derived (at any remove) from the class `qualified` binds `name` (FileFacts.classes):
@@ -611,6 +615,7 @@ def build_index(
     fresh: Dict[str, Tuple[str, dict]] = {}
     changed = False  # a module whose facts were read again (not taken from the stored index)
     index = ProjectIndex(root=root_text, cuda_modules=tuple(sorted(cuda_modules)))
+    index.off_mac_modules = tuple(sorted({*index.cuda_modules, *guards.off_mac_libraries}))
     files = list(_walk(root_text))
     relative_paths = [project_key(path, root_text) for path in files]
     roots = _import_roots(relative_paths)
@@ -645,7 +650,7 @@ def build_index(
                         if tree is None:
                             tree = _parse(data, relative)
                     facts = (
-                        read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.cuda_modules,
+                        read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.off_mac_modules,
                                    folders.get(folder))
                         if tree is not None else unread_facts(data)
                     )

@@ -24,6 +24,7 @@ class GuardFacts:
     marker_keywords: FrozenSet[str] = frozenset()  # keywords of a test marker that require CUDA
     marker_reasons: FrozenSet[str] = frozenset()  # functions that read those keywords (a marker forwards to one)
     off_mac_device_types: FrozenSet[str] = frozenset({"cuda"})  # device types no Mac has
+    off_mac_libraries: FrozenSet[str] = frozenset()  # the packages that add other device types (torch_xla): Linux only
     absence_queries: FrozenSet[str] = frozenset()  # calls: true on every host without CUDA
     off_mac_backends: FrozenSet[str] = frozenset()  # communication backends no Mac has (nccl)
     off_mac_backend_members: FrozenSet[str] = frozenset()  # torch's names for them (Backend.NCCL)

@@ -16,6 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from cudalint.catalog import Rule
+from cudalint.project.availability import libraries_of
 from cudalint.python import oom_messages, op_coverage, project_checks, selection_use
 from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
@@ -744,7 +745,8 @@ def _cuda_required_if(node: cst.If, ctx: FileContext) -> None:
         return
     guard = ctx.model.guard(node.test)
     if guard.when_false and not guard.when_true and ends_flow(node.body, ctx.model) == "raise":
-        ctx.report("CDL112", node, "stops when CUDA is missing: MPS and CPU hosts cannot run this code")
+        if not _tests_device_package(node.test, ctx):
+            ctx.report("CDL112", node, "stops when CUDA is missing: MPS and CPU hosts cannot run this code")
         return
     if not guard.when_true:
         return
@@ -762,6 +764,14 @@ def _cuda_required_if(node: cst.If, ctx: FileContext) -> None:
                 node,
                 "backend chain has no MPS and no CPU branch: on a Mac nothing is selected",
             )
+
+
+def _tests_device_package(test: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`if not _XLA_AVAILABLE: raise`: the code asks for the package of another device type (torch_xla,
+    rules/guards.toml off_mac_libraries), which is no demand for CUDA."""
+    packages = guard_facts().off_mac_libraries
+    parts = libraries_of(ctx.model.availability.tested(test)[1])
+    return bool(parts) and all(part.split(".")[0] in packages for part in parts)
 
 
 def _only_housekeeping(pairs, ctx: FileContext) -> bool:

@@ -104,7 +104,8 @@ class CudaImports:
         return False
 
     def cuda_only(self, module: Optional[str]) -> bool:
-        """The (absolute) module is a CUDA-only library or a project module that imports one."""
+        """The (absolute) module is a library that never imports on a Mac (cuda_libraries) or a project
+        module that imports a CUDA-only one."""
         if not module:
             return False
         parts = libraries_of(module)
@@ -121,10 +122,12 @@ class CudaImports:
 
 
 def cuda_libraries(model) -> frozenset:
-    """The modules CDL404 names (the project index holds them when the run built one)."""
-    if model.project is not None:
-        return frozenset(model.project.cuda_modules)
-    return _catalog_libraries()
+    """The modules that never import on a Mac: those CDL404 names (the project index holds them when the
+    run built one) and the packages of device types no Mac has (rules/guards.toml, off_mac_libraries)."""
+    from cudalint.python.guard_facts import guard_facts
+
+    named = frozenset(model.project.cuda_modules) if model.project is not None else _catalog_libraries()
+    return named | guard_facts().off_mac_libraries
 
 
 @functools.lru_cache(maxsize=1)

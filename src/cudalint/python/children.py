@@ -26,6 +26,19 @@ TRIVIA_FIELDS = frozenset(
 )  # fmt: skip
 
 
+# The classes of field values met so far, libcst nodes or not (isinstance with libcst's abstract base
+# class goes through ABCMeta.__instancecheck__, several times the cost of a set lookup).
+NODE_KINDS: set = set()
+OTHER_KINDS: set = {type(None), str}
+
+
+def is_node(value) -> bool:
+    """A libcst node, not None, a string, a sentinel (its class noted in NODE_KINDS or OTHER_KINDS)."""
+    found = isinstance(value, cst.CSTNode)
+    (NODE_KINDS if found else OTHER_KINDS).add(type(value))
+    return found
+
+
 @functools.lru_cache(maxsize=None)
 def child_fields(kind: Type[cst.CSTNode]) -> Tuple[str, ...]:
     """The fields of a node class that can hold child nodes, in declaration order (which for
@@ -42,8 +55,11 @@ def code_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     found: List[cst.CSTNode] = []
     for name in child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if kind in NODE_KINDS:
             found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(item for item in value if isinstance(item, cst.CSTNode))
+        elif kind is list or kind is tuple:
+            found.extend(item for item in value if type(item) in NODE_KINDS or is_node(item))
+        elif kind not in OTHER_KINDS and is_node(value):
+            found.append(value)
     return found

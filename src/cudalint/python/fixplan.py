@@ -412,17 +412,18 @@ def _regions(module: cst.Module, positions) -> Tuple[List[Tuple[int, int]], list
     stack: List[cst.CSTNode] = [module]  # read-only, without libcst's rebuilding traversal
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.If):
+        kind = type(node)
+        if kind is cst.If:
             branch = _older_branch(node)
             if branch is not None:
                 span = positions[branch]
                 older.append((span.start.line, span.end.line))
-        elif isinstance(node, cst.FormattedString):
+        elif kind is cst.FormattedString:
             span = positions[node]
             strings.append(((span.start.line, span.start.column), (span.end.line, span.end.column)))
-        elif isinstance(node, cst.Arg) and node.keyword is not None:
+        elif kind is cst.Arg and node.keyword is not None:
             skip.add(id(node.keyword))
-        elif isinstance(node, cst.Attribute):
+        elif kind is cst.Attribute:
             skip.add(id(node.attr))
         elif isinstance(node, cst.Name) and id(node) not in skip:
             names.add(node.value)

@@ -124,7 +124,7 @@ def _only_compared(node: cst.Call, ctx: FileContext) -> bool:
 
 def _in_class_body(ctx: FileContext) -> bool:
     # Assign -> SimpleStatementLine -> IndentedBlock -> ClassDef
-    return len(ctx.stack) >= 4 and isinstance(ctx.stack[-4], cst.ClassDef)
+    return len(ctx.stack) >= 4 and type(ctx.stack[-4]) is cst.ClassDef
 
 
 def _device_dict_entry(node: cst.DictElement, ctx: FileContext) -> None:
@@ -649,7 +649,7 @@ def _none_misuse(node: cst.CSTNode, ctx: FileContext) -> None:
     says `ordering`, an ordering comparison. A test (`is None`, `if X:`), an assignment or a message
     asks nothing of it."""
     names, ends = _none_names(ctx)
-    if (node.attr.value if isinstance(node, cst.Attribute) else node.value) not in ends:
+    if (node.attr.value if type(node) is cst.Attribute else node.value) not in ends:
         return
     parent = ctx.parent
     if isinstance(parent, cst.Attribute) and parent.value is not node:

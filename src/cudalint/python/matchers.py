@@ -175,7 +175,7 @@ class MatchIndex:
     def may_be_ref(self, node: cst.CSTNode, imported: Mapping[str, str]) -> bool:
         """A cheap test before resolving: the last name must be one a ref entry ends with (or the
         one before it a `prefix.*` entry's), and a bare name must be imported somewhere in the file."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value in imported
         last = node.attr.value
         if last in self.ref_words:

@@ -37,9 +37,10 @@ def _literal_text(source: str) -> Optional[str]:
 
 def string_value(node: cst.BaseExpression) -> Optional[str]:
     """The value of a plain (or implicitly concatenated) string literal."""
-    if isinstance(node, cst.SimpleString):
+    kind = type(node)
+    if kind is cst.SimpleString:
         return _literal_text(node.value)
-    if isinstance(node, cst.ConcatenatedString):
+    if kind is cst.ConcatenatedString:
         left, right = string_value(node.left), string_value(node.right)
         if left is not None and right is not None:
             return left + right

@@ -35,6 +35,7 @@ COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in (
     "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
 ))
 MAX_NODES = 20000  # the largest function body scanned for the uses of a name
+DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # their bodies run at another time
 
 
 def is_not_a_porting_problem(node: cst.IfExp, ctx: FileContext) -> bool:
@@ -53,7 +54,7 @@ def serves_collectives(ctx: FileContext) -> bool:
         seen += 1
         if seen > MAX_NODES:
             return False
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) in DEFINITIONS:
             continue
         if isinstance(node, cst.Call) and ctx.model.resolve(node.func) in COLLECTIVES:
             return True

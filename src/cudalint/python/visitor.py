@@ -12,7 +12,7 @@ from typing import Callable, Dict, List, Optional, Tuple, Type
 
 import libcst as cst
 
-from cudalint.python.children import child_fields
+from cudalint.python.children import NODE_KINDS, OTHER_KINDS, child_fields, is_node
 from cudalint.python.context import FileContext
 from cudalint.python.names import string_value
 from cudalint.python.optional_imports import _catches_import_error
@@ -42,16 +42,6 @@ STATEFUL = frozenset({*BRANCHING, *SCOPES, cst.BooleanOperation, cst.Try, cst.Fo
 ENTERING = frozenset({cst.Import, cst.ImportFrom, cst.FunctionDef, cst.Lambda, *BLOCKS})
 LEAVING = ENTERING | {cst.If, cst.Assert, *CALL_STATEMENTS, *IMPORTING}
 SEQUENCES = (list, tuple)
-# The classes of field values met so far, libcst nodes or not (isinstance with an ABC is slow).
-NODE_KINDS: set = set()
-OTHER_KINDS: set = {type(None), str}
-
-
-def is_node(value) -> bool:
-    """A libcst node, not None, a string, a sentinel (its class noted in NODE_KINDS or OTHER_KINDS)."""
-    found = isinstance(value, cst.CSTNode)
-    (NODE_KINDS if found else OTHER_KINDS).add(type(value))
-    return found
 
 
 class Walker:

@@ -96,9 +96,9 @@ class CudaImports:
         return any(self.leaves_imported(statement, depth + 1) for statement in suite.body)
 
     def _imports_cuda_library(self, small: cst.BaseSmallStatement) -> bool:
-        if isinstance(small, cst.Import):
+        if type(small) is cst.Import:
             return any(self.cuda_only(dotted(alias.name)) for alias in small.names)
-        if isinstance(small, cst.ImportFrom):
+        if type(small) is cst.ImportFrom:
             module = dotted(small.module) if small.module is not None else None
             return self.cuda_only(self.model.absolute(len(small.relative), module))
         return False

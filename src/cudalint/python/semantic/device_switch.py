@@ -131,9 +131,9 @@ class DeviceSwitches:
 def _conditional(node: Optional[cst.BaseExpression]) -> Optional[cst.IfExp]:
     """`A if T else B` bound as it is or handed to a call of one argument (`torch.device(...)`,
     `x.to(...)`): written only, the arms say whether it selects a device."""
-    if isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+    if type(node) is cst.Call and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
         node = node.args[0].value
-    return node if isinstance(node, cst.IfExp) else None
+    return node if type(node) is cst.IfExp else None
 
 
 def _host_literal(node) -> bool:

@@ -638,9 +638,10 @@ def _may_return(statement: cst.CSTNode) -> bool:
     stack = [statement]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.Return, cst.Yield)):
+        kind = type(node)
+        if kind is cst.Return or kind is cst.Yield:
             return True
-        if node is not statement and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if node is not statement and (kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda):
             continue
         stack.extend(code_children(node))
     return False

@@ -95,7 +95,7 @@ class ScopeBuilder:
     def _block(self, body, scope: Scope, conditions: Tuple[Condition, ...]) -> None:
         for statement in body:
             self._statement(statement, scope, conditions)
-            if isinstance(statement, cst.If) and statement.orelse is None and leaves(statement.body):
+            if type(statement) is cst.If and statement.orelse is None and leaves(statement.body):
                 conditions = conditions + ((statement.test, False),)  # the rest runs only when the test was false
             elif scope.kind == "function" and self.needs_library is not None and self._imports(statement):
                 conditions = conditions + ((statement, True),)  # the rest runs after it (cuda_imports judges)
@@ -236,11 +236,11 @@ class ScopeBuilder:
     def _imports(self, statement: cst.CSTNode) -> bool:
         """An import of a library `needs_library` names, or a compound statement with one directly in
         a block of its own."""
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             for small in statement.body:
-                if isinstance(small, cst.Import) and any(self.needs_library(dotted(a.name)) for a in small.names):
+                if type(small) is cst.Import and any(self.needs_library(dotted(a.name)) for a in small.names):
                     return True
-                if isinstance(small, cst.ImportFrom):
+                if type(small) is cst.ImportFrom:
                     module = dotted(small.module) if small.module is not None else None
                     if self.needs_library(self.absolute(len(small.relative), module)):
                         return True

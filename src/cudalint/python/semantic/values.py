@@ -403,10 +403,11 @@ def _names_int(annotation) -> bool:
 
 
 def _literal(node) -> Optional[Value]:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+    kind = type(node)
+    if kind is cst.SimpleString or kind is cst.ConcatenatedString:
         text = string_value(node)
         return Value("str", text, node) if text is not None else Value(UNKNOWN_KIND, None, node)
-    if isinstance(node, cst.FormattedString):
+    if kind is cst.FormattedString:
         parts = node.parts
         if all(isinstance(part, cst.FormattedStringText) for part in parts):
             return Value("str", "".join(part.value for part in parts), node)

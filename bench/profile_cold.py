@@ -1,8 +1,9 @@
 """Where a cold `cudalint check` spends its CPU time, stage by stage, in one process.
 
-    python bench/profile_cold.py TREE [--cprofile OUT.prof] [-- CHECK ARGS...]
+    python bench/profile_cold.py TREE [--cprofile OUT.prof] [--files LIST] [-- CHECK ARGS...]
 
-Runs `check --no-cache -j 1 --exit-zero -q TREE` (run from inside TREE) with the worker pool
+Runs `check --no-cache -j 1 --exit-zero -q TREE` (run from inside TREE; with `--files`, the paths the
+file LIST names one per line, relative to TREE, instead of the whole tree: bench/run.py's TorchFix sample) with the worker pool
 replaced by a loop in this process and the engine's big-stack thread by a direct call, so that
 every stage is timed here: the project index (its CPython parse, which the gates share, and
 the reachability pass), the gates, libcst's parse, the semantic model, positions, fix planning,
@@ -25,6 +26,7 @@ import os
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 SPENT: Counter = Counter()
 CALLS: Counter = Counter()
@@ -59,8 +61,12 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("tree")
     parser.add_argument("--cprofile", metavar="OUT")
+    parser.add_argument("--files", metavar="LIST", help="check the paths this file lists (one per line) instead of TREE")
     parser.add_argument("extra", nargs="*", help="more `check` arguments, after --")
     args = parser.parse_args()
+    paths = ["."]
+    if args.files:
+        paths = [line.strip() for line in Path(args.files).read_text().splitlines() if line.strip()]
     os.chdir(args.tree)
     started = time.process_time()
     import libcst
@@ -104,7 +110,7 @@ def main() -> int:
     from cudalint.cli import main as cli
 
     with contextlib.redirect_stdout(io.StringIO()):  # the findings: only the table is printed
-        cli(["check", "--no-cache", "-j", "1", "--exit-zero", "-q", *args.extra, "."])
+        cli(["check", "--no-cache", "-j", "1", "--exit-zero", "-q", *args.extra, *paths])
     if profile:
         profile.disable()
         profile.dump_stats(args.cprofile)

@@ -28,3 +28,20 @@ def test_the_stage_profile_runs_the_cli_and_counts_one_cpython_parse_per_file(tm
     assert calls["CPython parse (index + gates)"] == "4"  # each file once, and the runner's warm-up text
     assert calls["libcst parse"] == "3"  # the two files that reach the engine, and the warm-up text
     assert calls["positions: whole module"] == "3"  # each plans a fix (fix planning reads every call's position)
+
+
+def test_the_stage_profile_checks_only_the_listed_files_but_indexes_the_project(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "uses_cuda.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    (tree / "clean.py").write_text("import os\nprint(os.getcwd())\n")
+    (tree / "fixable.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    listed = tmp_path / "files.txt"
+    listed.write_text("uses_cuda.py\n\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "profile_cold.py"), str(tree), "--files", str(listed)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    calls = stage_calls(done.stdout)
+    assert calls["CPython parse (index + gates)"] == "4"  # the index still reads every module, and the warm-up text
+    assert calls["libcst parse"] == "2"  # only the listed file reaches the engine, and the warm-up text

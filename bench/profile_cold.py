@@ -66,7 +66,10 @@ def main() -> int:
     args = parser.parse_args()
     paths = ["."]
     if args.files:
-        paths = [line.strip() for line in Path(args.files).read_text().splitlines() if line.strip()]
+        try:
+            paths = [line.strip() for line in Path(args.files).read_text().splitlines() if line.strip()]
+        except (OSError, UnicodeDecodeError) as error:
+            parser.error(f"--files {args.files}: {error}")
     os.chdir(args.tree)
     started = time.process_time()
     import libcst

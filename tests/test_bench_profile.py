@@ -45,3 +45,11 @@ def test_the_stage_profile_checks_only_the_listed_files_but_indexes_the_project(
     calls = stage_calls(done.stdout)
     assert calls["CPython parse (index + gates)"] == "4"  # the index still reads every module, and the warm-up text
     assert calls["libcst parse"] == "2"  # only the listed file reaches the engine, and the warm-up text
+
+
+def test_a_missing_file_list_is_a_clear_message(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "profile_cold.py"), str(tmp_path), "--files", str(tmp_path / "absent.txt")],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 2
+    assert f"--files {tmp_path / 'absent.txt'}: " in done.stderr and "No such file" in done.stderr

@@ -66,6 +66,11 @@ def one_of(libraries) -> str:
 ANY_OF = "|"
 
 
+def library_of(module: str, libraries) -> Optional[str]:
+    """The library among `libraries` that `module` is or lies under (`torch_xla.core.xla_model`: torch_xla)."""
+    return next((library for library in libraries if module == library or module.startswith(library + ".")), None)
+
+
 def libraries_of(tested: str) -> List[str]:
     """The libraries a test's answer names, any one of which makes it true ([] for a parameterized helper)."""
     return [] if not tested or tested.startswith(PARAMETER) else tested.split(ANY_OF)

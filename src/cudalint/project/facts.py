@@ -14,7 +14,7 @@ import itertools
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
-from cudalint.project.availability import availability_tests
+from cudalint.project.availability import availability_tests, library_of
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
@@ -470,7 +470,7 @@ class _Reader:
                 self._calls(node)
 
     def _cuda_library(self, module: str) -> bool:
-        return any(module == library or module.startswith(library + ".") for library in self.libraries)
+        return library_of(module, self.libraries) is not None
 
     def _import_flag(self, node, imported: bool) -> None:
         """`HAS_TRITON = True` right after `import triton` in a try, False elsewhere: the name is a guard."""

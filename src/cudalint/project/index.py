@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from cudalint.digests import sha256
-from cudalint.project.availability import libraries_of
+from cudalint.project.availability import libraries_of, library_of
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
 from cudalint.project.paths import project_key
@@ -246,9 +246,7 @@ class ProjectIndex:
 
     def _cuda_library(self, module: str) -> Optional[str]:
         if module not in self._libraries:
-            self._libraries[module] = next(
-                (library for library in self.cuda_modules if module == library or module.startswith(library + ".")), None
-            )
+            self._libraries[module] = library_of(module, self.cuda_modules)
         return self._libraries[module]
 
     def function(self, qualified: str) -> Optional[Tuple[FileFacts, str, str]]:
@@ -352,10 +350,7 @@ class ProjectIndex:
     def _tests_cuda_library(self, facts: FileFacts, name: str) -> Optional[Tuple[bool, bool]]:
         """`is_fp8_available()` true only where MS-AMP or Transformer Engine imports: true only off a Mac."""
         parts = libraries_of(facts.availability.get(name, ""))
-        return (True, False) if parts and all(self._off_mac_library(part) for part in parts) else None
-
-    def _off_mac_library(self, module: str) -> bool:
-        return any(module == library or module.startswith(library + ".") for library in self.off_mac_modules)
+        return (True, False) if parts and all(library_of(part, self.off_mac_modules) for part in parts) else None
 
     def subclass_binds(self, qualified: str, name: str, elsewhere: bool = True) -> bool:
         """A class derived (at any remove) from the class `qualified` binds `name` (FileFacts.classes):
@@ -614,8 +609,8 @@ def build_index(
     cached = _load_cache(cache_dir)
     fresh: Dict[str, Tuple[str, dict]] = {}
     changed = False  # a module whose facts were read again (not taken from the stored index)
-    index = ProjectIndex(root=root_text, cuda_modules=tuple(sorted(cuda_modules)))
-    index.off_mac_modules = tuple(sorted({*index.cuda_modules, *guards.off_mac_libraries}))
+    index = ProjectIndex(root=root_text, cuda_modules=tuple(sorted(cuda_modules)),
+                         off_mac_modules=tuple(sorted({*cuda_modules, *guards.off_mac_libraries})))
     files = list(_walk(root_text))
     relative_paths = [project_key(path, root_text) for path in files]
     roots = _import_roots(relative_paths)

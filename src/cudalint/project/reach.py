@@ -385,7 +385,7 @@ class _Uses:
         parts = []
         while type(node) is ast.Attribute:
             attr = node.attr
-            if attr[0] == "_" and not attr.startswith("__"):  # _private
+            if _private(attr):
                 self.private.add(attr)
             parts.append(attr)
             node = node.value

@@ -25,11 +25,12 @@ _STACK_BYTES = 512 * 1024 * 1024
 _RECURSION_LIMIT = 30000  # on the deep-stack thread only, for the libcst stage, restored after each file
 _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refuses deeper nesting under it
 
-# names, words that begin a string a check reads as a value, words a check looks for anywhere in a string, keyword names, names that count only in a file importing one of their
-# modules, names that count only as part of a name that can resolve under one, and the last parts of the
-# modules the import checks read, which count only in an import of one of their libraries that is not the
-# project's own (these three: word -> modules), methods that count wherever they are called, and words
-# whose calls count only with arguments that can reach a finding (word -> how to judge them: call_gate.py)
+# names, words that begin a string a check reads as a value, words a check looks for anywhere in a
+# string, keyword names, names that count only in a file importing one of their modules, names that
+# count only as part of a name that can resolve under one, and the last parts of the modules the import
+# checks read, which count only in an import of one of their libraries that is not the project's own
+# (these three: word -> modules), methods that count wherever they are called, and words whose calls
+# count only with arguments that can reach a finding (word -> how to judge them: call_gate.py)
 Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]],
               Mapping[str, FrozenSet[str]], FrozenSet[str], Mapping[str, Mapping[str, object]]]
 NO_PROJECT_WORDS: Mapping[str, FrozenSet[str]] = {}  # a run without a project index (one object: _Gates.later keys on it)

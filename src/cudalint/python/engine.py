@@ -45,9 +45,8 @@ class Engine:
 
     def words(self, torch_version: Tuple[int, ...]) -> Words:
         """The words a check can fire on at a release: names, words that begin a string's value, words
-        anywhere in a string, keyword names, the
-        names that count only in a file importing one of their modules, those that count only as
-        part of a name that can resolve under one, the modules the import checks read (these three:
+        anywhere in a string, keyword names, the names that count only in a file importing one of their
+        modules, those that count only as part of a name that can resolve under one, the modules the import checks read (these three:
         word -> those modules), the methods that count only where they are called (`x.cuda()`, not
         `torch.cuda.is_available()`), and the words whose calls count only with arguments that can reach a
         finding (word -> what the gates judge those by, see python/call_gate.py)."""

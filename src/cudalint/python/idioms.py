@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from cudalint.catalog import Rule
-from cudalint.project.availability import libraries_of
+from cudalint.project.availability import libraries_of, library_of
 from cudalint.python import oom_messages, op_coverage, project_checks, selection_use
 from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
@@ -771,7 +771,7 @@ def _tests_device_package(test: cst.BaseExpression, ctx: FileContext) -> bool:
     rules/guards.toml off_mac_libraries), which is no demand for CUDA."""
     packages = guard_facts().off_mac_libraries
     parts = libraries_of(ctx.model.availability.tested(test)[1])
-    return bool(parts) and all(part.split(".")[0] in packages for part in parts)
+    return bool(parts) and all(library_of(part, packages) is not None for part in parts)
 
 
 def _only_housekeeping(pairs, ctx: FileContext) -> bool:

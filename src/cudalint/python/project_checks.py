@@ -7,6 +7,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
+from cudalint.project.availability import library_of
 from cudalint.python.context import FileContext
 from cudalint.python.names import dotted, is_cuda_device_string, source_of
 from cudalint.python.visitor import Registry
@@ -186,7 +187,7 @@ def _import_chain(node, ctx: FileContext) -> None:
 
 def _imports_library_here(node, project, ctx: FileContext) -> bool:
     return any(
-        not project.is_own(module) and any(module == library or module.startswith(library + ".") for library in project.cuda_modules)
+        not project.is_own(module) and library_of(module, project.cuda_modules) is not None
         for module in _imported_modules(node, ctx)
     )
 

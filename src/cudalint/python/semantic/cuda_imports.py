@@ -28,7 +28,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from cudalint.project.availability import libraries_of
+from cudalint.project.availability import libraries_of, library_of
 from cudalint.python.children import TRY_KINDS
 from cudalint.python.names import dotted
 
@@ -115,7 +115,7 @@ class CudaImports:
             if self._libraries is None:
                 self._libraries = cuda_libraries(self.model)
             project = self.model.project
-            self._modules[module] = any(module == lib or module.startswith(lib + ".") for lib in self._libraries) or (
+            self._modules[module] = library_of(module, self._libraries) is not None or (
                 project is not None and project.is_own(module) and project.cuda_chain(module) is not None
             )
         return self._modules[module]

@@ -57,3 +57,83 @@ def test_copies_the_code_cannot_tie_to_one_device_are_reported():
         ("CDL304", 10, 36),
         ("CDL304", 13, 20),
     ]
+
+
+def test_a_copy_the_next_statement_waits_for_on_a_mac_is_not_reported():
+    source = """
+    import functools
+    import torch
+
+
+    def _nothing():
+        return
+
+
+    def _sync_function(device):
+        if torch.cuda.is_available():
+            return functools.partial(torch.cuda.synchronize, device=device)
+        if torch.backends.mps.is_available():
+            return torch.mps.synchronize
+        return _nothing
+
+
+    class Mover:
+        def __init__(self, device):
+            self.device = device
+            if torch.cuda.is_available():
+                self._sync = torch.cuda.synchronize
+            elif torch.backends.mps.is_available():
+                self._sync = torch.mps.synchronize
+            else:
+                self._sync = _nothing
+
+        def move(self, batch, stream):
+            a = batch.to(self.device, non_blocking=True)
+            self._sync()
+            sync = _sync_function(self.device)
+            b = batch.to(self.device, non_blocking=True)
+            sync()
+            c = batch.to(self.device, non_blocking=True); torch.mps.synchronize()
+            d = batch.to(self.device, non_blocking=True)
+            if torch.cuda.is_available() and self.device.type == "cpu":
+                torch.cuda.synchronize()
+            elif torch.backends.mps.is_available():
+                torch.mps.synchronize()
+            e = batch.to(self.device, non_blocking=True)
+            stream.synchronize()
+            f = batch.to(self.device, non_blocking=True)
+            torch.accelerator.synchronize()
+            return a, b, c, d, e, f
+    """
+    assert lint(source) == []
+
+
+def test_a_copy_not_waited_for_at_once_or_only_by_a_cuda_wait_is_reported():
+    source = """
+    import torch
+
+
+    class Mover:
+        def __init__(self, device):
+            self.device = device
+            self._sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+
+        def move(self, batch):
+            a = batch.to(self.device, non_blocking=True)
+            self._sync()
+            b = batch.to(self.device, non_blocking=True)
+            torch.cuda.synchronize()
+            c = batch.to(self.device, non_blocking=True)
+            print(c.sum())
+            torch.mps.synchronize()
+            if batch.is_pinned():
+                d = batch.to(self.device, non_blocking=True)
+            torch.mps.synchronize()
+            return a, b, c, d
+    """
+    assert lint(source) == [
+        ("CDL304", 10, 35),
+        ("CDL304", 12, 35),
+        ("CDL304", 14, 35),
+        ("CDL304", 18, 39),
+    ]

@@ -10,7 +10,9 @@ Kinds of match, each a list of entries in the rule's TOML:
                 of that name, which forwards the call, rules/overrides.toml silences it)
     attributes  `.name` read on a value that is not a module, outside if-tests
     arguments   an argument value at a keyword and/or position of a call (with
-                `unless_same_device`, not on a copy between places the code shows are one device)
+                `unless_same_device`, not on a copy between places the code shows are one device;
+                with `unless_synchronized`, a list of APIs, not on a copy the next statement waits for
+                with one of them: placement.synchronized_after)
     env         an environment variable name used with os.environ / os.getenv
 
 Every entry may carry `use` (the portable replacement) and `since`/`until` (torch
@@ -32,7 +34,7 @@ from cudalint.findings import Safety
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.names import dotted, source_of, string_value
-from cudalint.python.placement import made_on_host, names_host, on_host, same_device_copy
+from cudalint.python.placement import made_on_host, names_host, on_host, same_device_copy, synchronized_after
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry, ends_flow, statement_flow
 from cudalint.versions import parse_version
@@ -627,6 +629,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue
         if spec.get("unless_same_device") and same_device_copy(ctx.model, node, ctx.model.scope):
             continue  # `dst.copy_(src)` with both where the code proves one device: no host memory involved
+        if "unless_synchronized" in spec and synchronized_after(ctx.model, ctx.stack, frozenset(spec["unless_synchronized"])):
+            continue  # the copy has landed before the next statement runs
         found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)
         for value in matching_values(spec, arg.value, ctx):
             if value.where is not None:  # a constant of another module of the project

@@ -14,7 +14,7 @@ pageable host memory and, on MPS, is ordered on the one command queue with what 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Hashable, Optional, Sequence
+from typing import TYPE_CHECKING, FrozenSet, Hashable, Optional, Sequence
 
 import libcst as cst
 
@@ -256,3 +256,63 @@ def _bound_place(model, node, scope, depth) -> Optional[Hashable]:
             return None
         places.add(found)
     return places.pop() if len(places) == 1 else None
+
+
+MAX_SYNC_NESTING = 4  # if statements inside if statements searched for a synchronize (`if cuda: ... elif mps: ...`)
+
+
+def synchronized_after(model: "SemanticModel", stack: Sequence[cst.CSTNode], apis: FrozenSet[str]) -> bool:
+    """The statement that holds the innermost node of `stack` (a copy) is followed at once, in its
+    block, by a synchronize that runs on a Mac: a call of one of `apis` (`torch.mps.synchronize()`),
+    a stream's or event's own `.synchronize()`, or a call of a name or attribute that may hold one
+    of `apis` there (`self._sync()` after `self._sync = torch.mps.synchronize` in a branch a Mac can
+    take; a local helper that returns it) — alone or as the first statement of a branch of an `if`
+    right after the copy. The copy has then landed before anything reads it."""
+    for depth in range(len(stack) - 1, 0, -1):
+        line = stack[depth]
+        if isinstance(line, cst.SimpleStatementLine):
+            holder = stack[depth - 1]
+            small = stack[depth + 1] if depth + 1 < len(stack) else None
+            break
+        if isinstance(line, (cst.BaseCompoundStatement, cst.Lambda)):
+            return False  # in a compound statement's header, or a lambda's body: nothing follows in order
+    else:
+        return False
+    following = line.body[line.body.index(small) + 1:] if small in line.body else []
+    if following:
+        return _synchronizes_small(model, following[0], apis)
+    body = holder.body if isinstance(holder, (cst.IndentedBlock, cst.Module)) else ()
+    index = next((i for i, statement in enumerate(body) if statement is line), None)
+    return index is not None and index + 1 < len(body) and _synchronizes(model, body[index + 1], apis, 0)
+
+
+def _synchronizes(model: "SemanticModel", statement: cst.CSTNode, apis: FrozenSet[str], nesting: int) -> bool:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return bool(statement.body) and _synchronizes_small(model, statement.body[0], apis)
+    if isinstance(statement, cst.If) and nesting < MAX_SYNC_NESTING:
+        branch: Optional[cst.CSTNode] = statement
+        while isinstance(branch, cst.If):
+            if _synchronizes_first(model, branch.body, apis, nesting):
+                return True
+            branch = branch.orelse
+        return isinstance(branch, cst.Else) and _synchronizes_first(model, branch.body, apis, nesting)
+    return False
+
+
+def _synchronizes_first(model: "SemanticModel", suite: cst.BaseSuite, apis: FrozenSet[str], nesting: int) -> bool:
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return bool(suite.body) and _synchronizes_small(model, suite.body[0], apis)
+    return bool(suite.body) and _synchronizes(model, suite.body[0], apis, nesting + 1)
+
+
+def _synchronizes_small(model: "SemanticModel", small: cst.CSTNode, apis: FrozenSet[str]) -> bool:
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return False
+    func = small.value.func
+    if model.resolve(func) in apis:
+        return True
+    if isinstance(func, cst.Attribute) and func.attr.value == "synchronize" and not model.is_module_ref(func.value):
+        return True  # `stream.synchronize()`, `event.synchronize()`: waits for the work queued on it
+    if not isinstance(func, (cst.Name, cst.Attribute)):
+        return False
+    return any(value.kind == "ref" and value.data in apis and not value.off_mac for value in model.values(func))

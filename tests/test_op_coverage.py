@@ -169,3 +169,18 @@ def test_float64_dtype_still_reported_when_the_move_rule_is_off():
 @pytest.mark.parametrize("version", ["2.3", "2.15"])
 def test_demo_files_gain_no_op_coverage_findings(relative, version):
     assert [f for f in lint_fixture(relative, torch_version=version) if f.code in OP_CODES] == []
+
+
+def test_a_factory_with_no_device_runs_its_operator_on_the_cpu():
+    text = (
+        "import math\n"
+        "import torch\n"
+        "\n"
+        "\n"
+        "def schedule(start, end, n, device):\n"
+        "    steps = torch.logspace(math.log10(start), math.log10(end), n, dtype=torch.double).tolist()\n"
+        "    moved = torch.logspace(0, 1, n).to(device)\n"
+        "    there = torch.logspace(0, 1, n, device=device)\n"
+        "    return steps, moved, there\n"
+    )
+    assert op_findings(text, "2.9") == [("CDL604", 8, 13)]

@@ -666,6 +666,25 @@ def test_legacy_cpu_tensor_types_and_python_numbers_build_on_the_host():
     assert lint(source, select={"CDL601"}) == [("CDL601", 10, 13), ("CDL601", 11, 25)]
 
 
+def test_a_tensor_of_a_python_sequence_built_by_a_builtin_is_made_on_the_host():
+    # torch.tensor of a list or tuple (not of a tensor) is made on the default device, the CPU.
+    source = """
+        import torch
+
+
+        def features(fixed, X):
+            values = torch.tensor(list(fixed.values()), dtype=torch.double)
+            ordered = torch.tensor(sorted(fixed), dtype=torch.float64)
+            pairs = torch.tensor(tuple(fixed.items()), dtype=torch.float64, device=X.device)
+            return values.to(X), ordered, pairs
+
+
+        def shadowed(fixed, list):
+            return torch.tensor(list(fixed), dtype=torch.float64)
+        """
+    assert lint(source, select={"CDL601"}) == [("CDL601", 7, 54), ("CDL601", 12, 44)]
+
+
 def test_a_device_for_the_tensors_of_a_collective_may_fall_back_to_the_cpu():
     # gloo, the only backend a Mac has, takes CPU tensors: CPU is the right fallback there.
     source = """

@@ -36,7 +36,7 @@ from cudalint.coverage.versions import version_tuple
 from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
 from cudalint.python.context import FileContext
 from cudalint.python.names import string_value
-from cudalint.python.placement import STATE_METHODS, names_host
+from cudalint.python.placement import STATE_METHODS, made_on_host, names_host
 from cudalint.python.visitor import Registry
 
 CHECK = "op-coverage"
@@ -787,6 +787,8 @@ def _on_call(call: cst.Call, ctx: FileContext) -> None:
     api, source = _called_api(call, ctx)
     if api is None or not _has_gap(api, release, older_allowed(ctx.torch_version)) or ctx.guarded():
         return  # (guarded: before CDL609's one note per operator is spent on code a Mac never runs)
+    if made_on_host(ctx.model, call, ctx.stack):
+        return  # `torch.logspace(..., dtype=torch.double)` with no device: its operator runs on the CPU
     fact = fact_of(source, ctx) if source is not None else None
     if api.startswith("torch.Tensor.") and (fact is None or fact.kind != "tensor"):
         return

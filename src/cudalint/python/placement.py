@@ -64,6 +64,10 @@ HOST_FACTORIES = frozenset({"torch.from_numpy"})
 # the second, or the keyword given here.
 STATE_METHODS = {"register_buffer": "tensor", "register_parameter": "param", "add_state": "default"}
 _PYTHON_DATA = (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float, cst.UnaryOperation)
+# Builtins that return a Python list or tuple: torch.tensor of one is made on the default device (torch
+# docs, torch.tensor: "If None and data is not a tensor then the result tensor is constructed on the
+# current device"), whatever the sequence holds.
+SEQUENCE_BUILTINS = frozenset({"list", "tuple", "sorted"})
 
 
 def made_on_host(model: "SemanticModel", call: cst.Call, around: Sequence[cst.CSTNode] = ()) -> bool:
@@ -103,7 +107,8 @@ def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Cal
 def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode],
                 depth: int) -> bool:
     """A value computed in host memory: a call of a `numpy` function (they return arrays or NumPy
-    scalars) or of a NUMBER_MODULES function (`time.time()`), a NUMBER_MODULES constant (`math.pi`), a
+    scalars) or of a NUMBER_MODULES function (`time.time()`), of `list`/`tuple`/`sorted` (a Python
+    sequence), a NUMBER_MODULES constant (`math.pi`), a
     tensor's `.numpy()`, or arithmetic every operand of which is host data (an array times a tensor
     would be the tensor's, so one operand that is not host data is not enough)."""
     if isinstance(node, cst.Call):
@@ -111,6 +116,8 @@ def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call
         if qualified is not None and qualified.split(".")[0] in ("numpy", *NUMBER_MODULES):
             return True
         func = node.func
+        if isinstance(func, cst.Name) and func.value in SEQUENCE_BUILTINS and not model.bindings_of(func):
+            return True  # `list(d.values())`: a Python list, whatever it holds (a tensor of it is made on the CPU)
         return isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not node.args
     if isinstance(node, cst.Attribute):  # math.pi
         qualified = model.resolve(node)

@@ -685,6 +685,22 @@ def test_a_tensor_of_a_python_sequence_built_by_a_builtin_is_made_on_the_host():
     assert lint(source, select={"CDL601"}) == [("CDL601", 7, 54), ("CDL601", 12, 44)]
 
 
+def test_checkpoint_device_states_are_reported_where_they_raise_on_mps():
+    # torch/utils/checkpoint.py: get_device_states enters torch.mps.device(), which torch.mps lacks.
+    source = """
+        import torch
+        from torch.utils.checkpoint import get_device_states
+
+
+        class RandContext:
+            def __init__(self, *tensors):
+                self.cpu_state = torch.get_rng_state()
+                self.devices, self.states = get_device_states(*tensors)
+                self.again = torch.utils.checkpoint.get_device_states(*tensors)
+        """
+    assert lint(source, select={"CDL203"}) == [("CDL203", 8, 37), ("CDL203", 9, 22)]
+
+
 def test_a_device_for_the_tensors_of_a_collective_may_fall_back_to_the_cpu():
     # gloo, the only backend a Mac has, takes CPU tensors: CPU is the right fallback there.
     source = """

@@ -360,3 +360,58 @@ def test_a_class_chosen_for_another_accelerator_is_never_used_on_a_mac():
     # `name == "hpu"` is true only where Habana's backend exists (rules/guards.toml off_mac_device_types).
     chooser = CHOOSER.replace('if name == "cuda":', 'if name == "hpu":')
     assert lint({"pkg/accelerators.py": ACCELERATORS, "pkg/chooser.py": chooser}) == [("CDL201", 11, 9)]
+
+
+KERNELS = """
+import torch
+import triton
+
+
+def run(x):
+    torch.cuda.synchronize()
+    return x.to("cuda")
+"""
+
+
+def test_a_module_that_cannot_load_on_a_mac_imported_only_where_import_errors_are_caught_is_off_mac(tmp_path):
+    # pkg.kernels imports triton at its top, so it never loads on a Mac; its one importer catches the
+    # ImportError (inside an if, and naming the module as a value afterwards): its code never runs there.
+    dispatch = """
+    import os
+
+    try:
+        if os.environ.get("FAST"):
+            from pkg import kernels
+        else:
+            kernels = None
+    except (OSError, ImportError):
+        kernels = None
+
+
+    def run(x):
+        if kernels is not None:
+            return kernels.run(x)
+        return x
+    """
+    assert lint({"pkg/kernels.py": KERNELS, "pkg/dispatch.py": dispatch}, path="pkg/kernels.py") == []
+    index = index_of(tmp_path, {"pkg/kernels.py": KERNELS, "pkg/dispatch.py": dispatch})
+    assert "pkg.kernels" in index.cuda_only
+
+
+def test_a_module_that_cannot_load_on_a_mac_is_reported_where_any_import_of_it_is_not_caught():
+    dispatch = """
+    try:
+        from pkg import kernels
+    except ImportError:
+        kernels = None
+    """
+    plain = "from pkg.kernels import run\n"
+    caught_elsewhere = """
+    try:
+        from pkg import kernels
+    except RuntimeError:
+        kernels = None
+    """
+    expected = [("CDL404", 2, 1), ("CDL201", 6, 5), ("CDL101", 7, 17)]
+    assert lint({"pkg/kernels.py": KERNELS, "pkg/dispatch.py": dispatch, "pkg/plain.py": plain}, path="pkg/kernels.py") == expected
+    assert lint({"pkg/kernels.py": KERNELS, "pkg/other.py": caught_elsewhere}, path="pkg/kernels.py") == expected

@@ -55,6 +55,7 @@ class FileFacts:
         self.decorators: Dict[str, List[str]] = {}  # context with an unguarded call -> its decorators
         self.words: List[str] = []  # a file whose tree was not read: the identifiers it holds ("*": too many)
         self.loads: Dict[str, list] = {}  # what an import may load -> [contexts under a guard, the others]
+        self.tried: Dict[str, list] = {}  # the same, for imports in a `try:` that catches ImportError
         # Tests that guard uses through names of other modules: [leaves, table] (see _Reader.table_of);
         # a use under one is listed, in `uses` and `loads`, as [context, [[test, polarity], ...]].
         self.conditions: List[list] = []
@@ -79,6 +80,7 @@ class FileFacts:
             "private": self.private,
             "mentions": self.mentions,
             "loads": self.loads,
+            "tried": self.tried,
             "conditions": self.conditions,
             "script": self.script,
         }
@@ -130,6 +132,7 @@ class FileFacts:
         facts.private = list(data.get("private", []))
         facts.mentions = dict(data.get("mentions", {}))
         facts.loads = dict(data.get("loads", {}))
+        facts.tried = dict(data.get("tried", {}))
         facts.conditions = list(data.get("conditions", []))
         facts.script = bool(data.get("script", False))
         return facts

@@ -18,7 +18,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "10"
+INDEX_VERSION = "11"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -666,7 +666,7 @@ def build_index(
                     index.extensions.setdefault(match.group(2), Place(relative, line, column))
     index.cuda_only = reach.cuda_only(index)
     for facts in index.facts.values():  # read only by reach: not held (nor sent to workers) after it
-        facts.uses, facts.loads, facts.mentions, facts.decorators = {}, {}, {}, {}
+        facts.uses, facts.loads, facts.tried, facts.mentions, facts.decorators = {}, {}, {}, {}, {}
     material = {
         "version": INDEX_VERSION,
         "modules": index.modules,

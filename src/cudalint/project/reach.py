@@ -13,6 +13,12 @@ subclassed, used as a bare decorator, referenced other than by calling it or han
 call) may be called from anywhere and is never CUDA-only. A name handed to a call as an argument
 (a callback registered, a function mapped) counts as called where it is handed over. A string that names a module (`"pkg.ops.hpu"` for
 importlib, or an f-string pattern of names) is a load of it from where the string is written.
+
+A module that cannot load on a Mac (ProjectIndex.cuda_chain: an unguarded import of a CUDA-only
+library at its top, itself or through the project's modules) runs its body only where it loads: only
+its imports count, not its name used as a value, and an import in a `try:` that catches ImportError
+is one whose failure is handled there, as good as a guard (the `tried` facts; for a module that loads
+on a Mac such an import is a plain one).
 """
 
 from __future__ import annotations
@@ -82,6 +88,8 @@ class _Uses:
         self.raw: Dict[RawUse, None] = {}
         self.decorated: Dict[str, List[str]] = {}  # definition path -> its decorators, as written
         self.loads: Dict[Tuple[str, bool, str], None] = {}  # (module it may load, under a guard, context)
+        self.tried: Dict[Tuple[str, bool, str], None] = {}  # the same, for imports whose ImportError is caught
+        self.catching: Set[int] = set()  # the import statements of `try:` bodies that catch ImportError
         self.private: Set[str] = set()  # `_name` attributes read other than by a method of their own class
         self.stack: List[tuple] = []
         self.mentions: Dict[Tuple[str, Guarded, str], None] = {}  # strings naming a module (or "pkg.ops.*_op"), where
@@ -223,6 +231,8 @@ class _Uses:
             for handler in node.handlers:
                 push(handler.type, guarded, context, function)
                 self._block(handler.body, guarded, context, function)
+            if any(_catches_import_error(handler, self.reader) for handler in node.handlers):
+                self.catching.update(_imports_in(node.body))
             self._block(node.body, guarded, context, function, trying=bool(node.handlers))
             for body in (node.orelse, node.finalbody):
                 self._block(body, guarded, context, function)
@@ -283,10 +293,11 @@ class _Uses:
             for alias in node.names:
                 if alias.name != "*":
                     self.aliases.setdefault(alias.asname or alias.name, f"{base}.{alias.name}")
+        loads = self.tried if id(node) in self.catching and guarded is not True else self.loads
         for name in loaded:
             parts = name.split(".") if name else []
             for end in range(1, len(parts) + 1):
-                self.loads[(".".join(parts[:end]), guarded, context)] = None
+                loads[(".".join(parts[:end]), guarded, context)] = None
 
     def _exported(self, value) -> None:
         """`__all__ = ["A", ...]`: every listed name is public, so it escapes."""
@@ -432,10 +443,13 @@ class _Uses:
                     entry[0] = 1
         for module, guarded, context in self.loads:
             _place(loads.setdefault(module, [[], [], []]), guarded, context)
+        tried: Dict[str, list] = {}  # what an import whose ImportError is caught may load -> _places()
+        for module, guarded, context in self.tried:
+            _place(tried.setdefault(module, [[], [], []]), guarded, context)
         mentions: Dict[str, list] = {}  # a string naming modules -> _places(), as if it imported them there
         for text, guarded, context in self.mentions:
             _place(mentions.setdefault(text, [[], [], []]), guarded, context)
-        places = [*uses.values(), *loads.values(), *mentions.values()]
+        places = [*uses.values(), *loads.values(), *tried.values(), *mentions.values()]
         contexts = {c for entry in places for c in [*entry[-2], *(c for c, _ in entry[-1])]}
         needed = {".".join(c.split(".")[:end]) for c in contexts if c for end in range(1, c.count(".") + 2)}
         decorators = {}
@@ -450,9 +464,38 @@ class _Uses:
         facts.conditions = self.conditions
         facts.uses = uses
         facts.loads = loads
+        facts.tried = tried
         facts.decorators = decorators
         facts.private = sorted(self.private)
         facts.mentions = mentions
+
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException",
+                           "builtins.ImportError", "builtins.ModuleNotFoundError", "builtins.Exception", "builtins.BaseException"})
+
+
+def _catches_import_error(handler: ast.ExceptHandler, reader) -> bool:
+    """`except:`, `except ImportError:`, `except (OSError, ImportError) as e:`, `except Exception:`."""
+    if handler.type is None:
+        return True
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(_dotted(kind) in IMPORT_ERRORS for kind in kinds)
+
+
+def _imports_in(body) -> Iterator[int]:
+    """The import statements of a block and of the ifs, withs and nested tries in it (not of its
+    functions or classes, which run at another time)."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield id(node)
+        elif isinstance(node, (ast.If, ast.With, ast.AsyncWith)):
+            stack.extend(node.body)
+            stack.extend(getattr(node, "orelse", ()))
+        elif isinstance(node, TRIES):
+            stack.extend(node.body)
+            stack.extend(node.orelse)
 
 
 def _has_docstring(function) -> bool:
@@ -505,6 +548,9 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
                 escaped.add(module)  # run as a program, not only imported
     matches: Dict[str, List[str]] = {}
 
+    def unloadable(name: str) -> bool:
+        return name in index.modules and index.cuda_chain(name) is not None
+
     def mentioned(text: str) -> List[str]:
         """The project's modules a string names: itself, or every module that fits its pattern."""
         if text not in matches:
@@ -521,8 +567,17 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             continue
         for local, names in facts.decorators.items():
             decorators[f"{module}.{local}"] = names
-        used = [(name, *entry) for name, entry in facts.uses.items()]
+        # A module that cannot load on a Mac (an unguarded import of a CUDA-only library at its top) runs
+        # its body only where an import loads it: only its loads count, not the uses of its name as a value.
+        used = [(name, *entry) for name, entry in facts.uses.items() if not unloadable(name)]
         used.extend((name, 0, *entry) for name, entry in facts.loads.items() if name in index.modules)
+        for name, entry in facts.tried.items():
+            if name not in index.modules:
+                continue
+            if not unloadable(name):
+                used.append((name, 0, *entry))  # it loads on a Mac: an import as any other
+            else:  # it cannot load on a Mac, and this import's failure is caught: its code never runs there
+                used.append((name, 0, [*entry[0], *entry[1], *(c for c, _ in entry[2])], [], []))
         used.extend((name, 0, *entry) for text, entry in facts.mentions.items() for name in mentioned(text))
         for name, escapes, guarded, unguarded, tested in used:
             found = (name, "") if name in index.modules else index.origin(name)

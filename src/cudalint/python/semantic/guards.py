@@ -6,7 +6,8 @@ the same for the other outcome, and both False means "unknown". The answer comes
 what names are bound to, never from how they are spelled: availability queries and
 build flags (from the catalog's guard table), device-type comparisons whose values the
 value model knows, enum members named CUDA, platform tests, names and attributes bound
-to any of those or None on every Mac (none_guard), and local functions that return them — combined through `not`, `and`,
+to any of those or None on every Mac (none_guard), tests of torch's own version, which have one value at the
+target release (torch_version_test), and local functions that return them — combined through `not`, `and`,
 `or` (De Morgan falls out of the combination rules). `self.flag` is what every binding of it in
 the class, its bases and its subclasses says (class_attributes); a test true only where a
 CUDA-only library imports is a CUDA guard (optional_imports' Availability, cuda_imports' list).
@@ -24,6 +25,7 @@ from cudalint.python.children import code_children
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
 from cudalint.python.names import dotted, string_value
+from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.values import UNSET
 
@@ -540,6 +542,9 @@ class GuardEvaluator:
     def _comparison(self, test: cst.Comparison, scope, depth) -> Guard:
         if len(test.comparisons) != 1:
             return UNKNOWN
+        at_target = torch_version_test.decided(self.model, test, scope)
+        if at_target is not None:  # `torch.__version__ < "1.10"`: one value at the target release
+            return Guard(False, True) if at_target else TRUE_OFF_MAC
         target = test.comparisons[0]
         op, left, right = target.operator, test.left, target.comparator
         positive = isinstance(op, (cst.Equal, cst.Is, cst.In))

@@ -701,6 +701,23 @@ def test_checkpoint_device_states_are_reported_where_they_raise_on_mps():
     assert lint(source, select={"CDL203"}) == [("CDL203", 8, 37), ("CDL203", 9, 22)]
 
 
+def test_a_backend_choice_that_gives_the_cpu_gloo_is_no_nccl_finding():
+    # A Mac runs collectives on CPU tensors only; a choice that gives the CPU gloo serves it.
+    source = """
+        import torch.distributed as dist
+
+
+        def setup(cfg, device):
+            dist.init_process_group(backend="gloo" if cfg.device == "cpu" else "nccl")
+            backend = "nccl" if device.type != "cpu" else "gloo"
+            dist.init_process_group(backend)
+            dist.new_group(backend="nccl" if "cpu" != device.type else "gloo")
+            dist.init_process_group(backend="nccl" if cfg.fast else "gloo")
+            dist.init_process_group(backend="nccl" if device.type == "cpu" else "gloo")
+        """
+    assert lint(source, select={"CDL701"}) == [("CDL701", 9, 37), ("CDL701", 10, 37)]
+
+
 def test_a_device_for_the_tensors_of_a_collective_may_fall_back_to_the_cpu():
     # gloo, the only backend a Mac has, takes CPU tensors: CPU is the right fallback there.
     source = """

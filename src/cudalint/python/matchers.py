@@ -12,7 +12,8 @@ Kinds of match, each a list of entries in the rule's TOML:
     arguments   an argument value at a keyword and/or position of a call (with
                 `unless_same_device`, not on a copy between places the code shows are one device;
                 with `unless_synchronized`, a list of APIs, not on a copy the next statement waits for
-                with one of them: placement.synchronized_after)
+                with one of them: placement.synchronized_after; with `unless_cpu_gets`, a backend,
+                not on a choice that gives the CPU that backend: backend_choice.py)
     env         an environment variable name used with os.environ / os.getenv
 
 Every entry may carry `use` (the portable replacement) and `since`/`until` (torch
@@ -31,6 +32,7 @@ from cudalint.catalog import Rule
 from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
+from cudalint.python.backend_choice import cpu_gets
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.names import dotted, source_of, string_value
@@ -631,6 +633,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # `dst.copy_(src)` with both where the code proves one device: no host memory involved
         if "unless_synchronized" in spec and synchronized_after(ctx.model, ctx.stack, frozenset(spec["unless_synchronized"])):
             continue  # the copy has landed before the next statement runs
+        if "unless_cpu_gets" in spec and cpu_gets(arg.value, spec["unless_cpu_gets"], ctx.model):
+            continue  # `"gloo" if device == "cpu" else "nccl"`: the CPU, a Mac's only device for collectives, gets gloo
         found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)
         for value in matching_values(spec, arg.value, ctx):
             if value.where is not None:  # a constant of another module of the project

@@ -718,6 +718,23 @@ def test_a_backend_choice_that_gives_the_cpu_gloo_is_no_nccl_finding():
     assert lint(source, select={"CDL701"}) == [("CDL701", 9, 37), ("CDL701", 10, 37)]
 
 
+def test_is_cuda_asserted_false_is_no_finding():
+    # `assert not y.is_cuda` holds for every tensor a Mac has (CPU or MPS).
+    source = """
+        import torch
+
+
+        def check(net, x, case):
+            y = net(x)
+            assert not y.is_cuda
+            assert not y.is_cuda and y.dtype == torch.float32
+            case.assertFalse(y.is_cuda)
+            assert y.is_cuda
+            return y
+        """
+    assert lint(source, select={"CDL103"}) == [("CDL103", 9, 12)]
+
+
 def test_a_device_for_the_tensors_of_a_collective_may_fall_back_to_the_cpu():
     # gloo, the only backend a Mac has, takes CPU tensors: CPU is the right fallback there.
     source = """

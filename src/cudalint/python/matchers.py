@@ -716,9 +716,30 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
         return  # `if capturable: assert p.is_cuda`: a demand only when the caller asks for a CUDA-only mode
     if _kept_for_tests(node, ctx):
         return  # `is_cuda = q.is_cuda` ... `cuda_config if is_cuda else cpu_config`: a guard kept in a name
+    if _asserted_false(node, ctx):
+        return  # `assert not y.is_cuda`: holds for every tensor a Mac has
     for entry in entries:
         if not ctx.imports.is_module_ref(node.value):
             ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))
+
+
+def _asserted_false(node: cst.Attribute, ctx: FileContext) -> bool:
+    """The attribute is asserted False: `assert not x.is_cuda` (alone, or one part of an `and`), or the
+    argument of a test's `assertFalse(...)`."""
+    stack = ctx.stack
+    if len(stack) < 3:
+        return False
+    parent, depth = stack[-2], len(stack) - 2
+    if isinstance(parent, cst.Arg):
+        call = stack[-3]
+        return (isinstance(call, cst.Call) and call.args[0] is parent and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "assertFalse")
+    if not (isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)):
+        return False
+    while depth >= 1 and isinstance(stack[depth - 1], cst.BooleanOperation) and isinstance(stack[depth - 1].operator, cst.And):
+        depth -= 1
+    holder = stack[depth - 1] if depth >= 1 else None
+    return isinstance(holder, cst.Assert) and holder.test is stack[depth]
 
 
 def _under_caller_option(ctx: FileContext) -> bool:

@@ -56,3 +56,9 @@ def test_an_older_target_runs_the_branches_of_its_own_release():
     # At 2.4 (any 2.4.x): the patch for 2.4.0 only may run, so it is reported; `>= 2.4.0` is true (its
     # else never runs); `< 2.9.1` and `<= 2.14` are true.
     assert lint("2.4") == [("CDL201", 11, 9), ("CDL201", 21, 9), ("CDL201", 23, 9), ("CDL201", 25, 9), ("CDL201", 27, 9)]
+
+
+def test_a_version_too_long_to_read_decides_nothing():
+    # A 5,000-digit "version" (past int()'s digit limit) is no version: the branch stays reported.
+    source = "import torch\n\nif torch.__version__ < \"" + "1" * 5000 + "\":\n    torch.cuda.synchronize()\n"
+    assert triples(findings_of(source, select={"CDL201"}, torch_version="2.9.1")) == [("CDL201", 4, 5)]

@@ -36,7 +36,7 @@ PARSERS = frozenset({
 VERSION_TEXT = frozenset({"base_version", "public"})  # attributes of a parsed version that keep the release
 MAX_DEPTH = 4  # names bound to names followed
 LATEST_PATCH = 10 ** 6
-_RELEASE = re.compile(r"\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(.*)\Z", re.S)
+_RELEASE = re.compile(r"\s*v?(\d{1,9})(?:\.(\d{1,9}))?(?:\.(\d{1,9}))?(.*)\Z", re.S)  # no 5,000-digit int()
 _OPERATORS = {
     cst.LessThan: lambda a, b: a < b,
     cst.LessThanEqual: lambda a, b: a <= b,

@@ -129,11 +129,14 @@ def test_a_copy_not_waited_for_at_once_or_only_by_a_cuda_wait_is_reported():
             if batch.is_pinned():
                 d = batch.to(self.device, non_blocking=True)
             torch.mps.synchronize()
-            return a, b, c, d
+            e = batch.to(self.device, non_blocking=True)
+            torch.cuda.current_stream().synchronize()
+            return a, b, c, d, e
     """
     assert lint(source) == [
         ("CDL304", 10, 35),
         ("CDL304", 12, 35),
         ("CDL304", 14, 35),
         ("CDL304", 18, 39),
+        ("CDL304", 20, 35),
     ]

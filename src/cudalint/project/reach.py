@@ -231,7 +231,7 @@ class _Uses:
             for handler in node.handlers:
                 push(handler.type, guarded, context, function)
                 self._block(handler.body, guarded, context, function)
-            if any(_catches_import_error(handler, self.reader) for handler in node.handlers):
+            if any(_catches_import_error(handler) for handler in node.handlers):
                 self.catching.update(_imports_in(node.body))
             self._block(node.body, guarded, context, function, trying=bool(node.handlers))
             for body in (node.orelse, node.finalbody):
@@ -474,7 +474,7 @@ IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "B
                            "builtins.ImportError", "builtins.ModuleNotFoundError", "builtins.Exception", "builtins.BaseException"})
 
 
-def _catches_import_error(handler: ast.ExceptHandler, reader) -> bool:
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     """`except:`, `except ImportError:`, `except (OSError, ImportError) as e:`, `except Exception:`."""
     if handler.type is None:
         return True

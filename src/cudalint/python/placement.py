@@ -10,6 +10,9 @@ whose one binding says nothing more is its own place (the same object each time 
 `same_device_copy(call)`: `dst.copy_(src, ...)` or `x.to(target, ...)` between two places the
 code proves to be one device, or `x.to(dtype)`, which casts where `x` is: a device-to-device (or host-to-host) copy, which touches no
 pageable host memory and, on MPS, is ordered on the one command queue with what reads it.
+
+`synchronized_after(stack, apis)`: the copy at the end of the walk's stack is waited for by the very
+next statement, in a way that runs on a Mac, so nothing reads it before it has landed.
 """
 
 from __future__ import annotations
@@ -319,7 +322,9 @@ def _synchronizes_small(model: "SemanticModel", small: cst.CSTNode, apis: Frozen
     if model.resolve(func) in apis:
         return True
     if isinstance(func, cst.Attribute) and func.attr.value == "synchronize" and not model.is_module_ref(func.value):
-        return True  # `stream.synchronize()`, `event.synchronize()`: waits for the work queued on it
+        made = func.value.func if isinstance(func.value, cst.Call) else None
+        # `stream.synchronize()`, `event.synchronize()`: waits for the work queued on it (not a CUDA stream's)
+        return made is None or not (model.resolve(made) or "").startswith("torch.cuda.")
     if not isinstance(func, (cst.Name, cst.Attribute)):
         return False
     return any(value.kind == "ref" and value.data in apis and not value.off_mac for value in model.values(func))

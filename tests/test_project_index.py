@@ -159,6 +159,41 @@ def test_import_chain_is_reported_once_per_boundary(tmp_path):
     ]
 
 
+def test_imports_after_one_that_runs_a_failing_package_init_are_not_reported(tmp_path):
+    # `from pkg.util import X` runs pkg/__init__.py, whose eager import ends in triton: on a Mac nothing the
+    # test imports after it is reached, and pkg/__init__.py is the place to fix (reported there). A kernel
+    # module imported first, which fails by itself, is a place of its own: what follows it still counts.
+    project = tmp_path / "proj"
+    for folder in ("pkg/ops", "lib/ops", "tests"):
+        (project / folder).mkdir(parents=True)
+    (project / "setup.py").write_text("from setuptools import setup\nsetup(name='pkg')\n", encoding="utf-8")
+    files = {
+        "pkg/__init__.py": "from pkg import layer\n",  # the top package: CDL407
+        "pkg/util.py": "X = 1\n",
+        "pkg/ops/__init__.py": "",
+        "pkg/ops/kernel.py": "import triton\n",  # CDL404
+        "pkg/layer.py": "from pkg.ops import kernel\n",  # CDL407 (inside pkg: its __init__ ran before it)
+        "lib/__init__.py": "",
+        "lib/ops/__init__.py": "",
+        "lib/ops/kernel.py": "import triton\n",  # CDL404
+        "lib/ops/other.py": "import triton\n",  # CDL404
+        "tests/test_a.py": "from pkg.util import X\nfrom lib.ops import kernel\n",  # line 2 is never reached
+        "tests/test_b.py": "from lib.ops import other\nfrom lib.ops import kernel\n",  # two places to fix
+    }
+    for name, text in files.items():
+        (project / name).write_text(text, encoding="utf-8")
+    result = run_cli("check", "--format", "json", ".", cwd=project)
+    assert [(d["path"], d["code"], d["line"]) for d in json.loads(result.stdout)] == [
+        ("lib/ops/kernel.py", "CDL404", 1),
+        ("lib/ops/other.py", "CDL404", 1),
+        ("pkg/__init__.py", "CDL407", 1),
+        ("pkg/layer.py", "CDL407", 1),
+        ("pkg/ops/kernel.py", "CDL404", 1),
+        ("tests/test_b.py", "CDL407", 1),
+        ("tests/test_b.py", "CDL407", 2),
+    ]
+
+
 def test_each_subtree_gets_the_target_of_its_nearest_manifest(tmp_path):
     project = tmp_path / "mono"
     for folder in ("examples/old", "examples/new"):

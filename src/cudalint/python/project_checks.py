@@ -163,6 +163,8 @@ def _import_chain(node, ctx: FileContext) -> None:
     if _package_fails_first(name, project):
         return  # importing this module runs a package __init__ that already imports the library: fixed there
     entry = here is not None and "." not in name and _package(name, here) == name  # the top package's __init__
+    if not entry and not ctx.guarded() and any(_package_init_fails(module, name, project) for module in _imported_modules(node, ctx)):
+        ctx.check_state["imports a CUDA library"] = True  # what this file imports after it is never reached on a Mac
     for module in _imported_modules(node, ctx):
         if not project.is_own(module) or module == name:
             continue
@@ -190,6 +192,28 @@ def _imports_library_here(node, project, ctx: FileContext) -> bool:
         not project.is_own(module) and library_of(module, project.cuda_modules) is not None
         for module in _imported_modules(node, ctx)
     )
+
+
+def _package_init_fails(module: str, importer: Optional[str], project) -> bool:
+    """Importing the project's `module` runs a package `__init__` that fails on a Mac (it imports a
+    CUDA-only library at module level, itself or through the project's modules): a package around the
+    module that is not around the importer too (that one ran before the importer), or the module itself
+    when it is a package. Then nothing the importer imports after it is reached on a Mac, and every
+    module of that package fails the same way: the package `__init__` is the place to fix (a kernel
+    module imported eagerly, which fails by itself, is a place of its own and does not count here)."""
+    if not project.is_own(module) or module == importer:
+        return False
+    parts = module.split(".")
+    own = (importer or "").split(".")
+    for end in range(1, len(parts) + 1):
+        package = ".".join(parts[:end])
+        if end < len(parts) and parts[:end] == own[:end]:
+            continue
+        if not (project.paths_of_module(package) or "").endswith("__init__.py"):
+            continue  # a plain module (`from pkg.kernels import f` names pkg.kernels.f too): not a package
+        if project.cuda_chain(package) is not None:
+            return True
+    return False
 
 
 def _package_fails_first(module: str, project) -> bool:

@@ -137,6 +137,14 @@ def test_test_helpers_and_guard_constants_from_other_modules(tmp_path):
     assert [(d["path"], d["code"], d["line"]) for d in json.loads(result.stdout)] == [("test_it.py", "CDL202", 20)]
 
 
+def _places(project: Path, files) -> list:
+    """(path, code, line) of each finding of a `check` of the project after writing `files` into it."""
+    for name, text in files.items():
+        (project / name).write_text(text, encoding="utf-8")
+    result = run_cli("check", "--format", "json", ".", cwd=project)
+    return [(d["path"], d["code"], d["line"]) for d in json.loads(result.stdout)]
+
+
 def test_import_chain_is_reported_once_per_boundary(tmp_path):
     project = tmp_path / "proj"
     (project / "pkg" / "ops").mkdir(parents=True)
@@ -149,10 +157,7 @@ def test_import_chain_is_reported_once_per_boundary(tmp_path):
         "pkg/model.py": "from pkg import layer\n",  # above the boundary: nothing more
         "pkg/fused.py": "import triton\nfrom pkg.ops import kernel\n",  # imports triton itself: CDL404 only
     }
-    for name, text in files.items():
-        (project / name).write_text(text, encoding="utf-8")
-    result = run_cli("check", "--format", "json", ".", cwd=project)
-    assert [(d["path"], d["code"], d["line"]) for d in json.loads(result.stdout)] == [
+    assert _places(project, files) == [
         ("pkg/fused.py", "CDL404", 1),
         ("pkg/layer.py", "CDL407", 1),
         ("pkg/ops/kernel.py", "CDL404", 1),
@@ -180,10 +185,7 @@ def test_imports_after_one_that_runs_a_failing_package_init_are_not_reported(tmp
         "tests/test_a.py": "from pkg.util import X\nfrom lib.ops import kernel\n",  # line 2 is never reached
         "tests/test_b.py": "from lib.ops import other\nfrom lib.ops import kernel\n",  # two places to fix
     }
-    for name, text in files.items():
-        (project / name).write_text(text, encoding="utf-8")
-    result = run_cli("check", "--format", "json", ".", cwd=project)
-    assert [(d["path"], d["code"], d["line"]) for d in json.loads(result.stdout)] == [
+    assert _places(project, files) == [
         ("lib/ops/kernel.py", "CDL404", 1),
         ("lib/ops/other.py", "CDL404", 1),
         ("pkg/__init__.py", "CDL407", 1),

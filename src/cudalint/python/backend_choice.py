@@ -45,8 +45,5 @@ def cpu_gets(node: cst.BaseExpression, backend: str, model: "SemanticModel") -> 
 def _choice(node: cst.BaseExpression, model: "SemanticModel") -> Optional[cst.IfExp]:
     if isinstance(node, cst.IfExp):
         return node
-    if isinstance(node, cst.Name):
-        bindings = model.lookup(node.value, model.scope)
-        if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].value, cst.IfExp):
-            return bindings[0].value
-    return None
+    binding = model.assigned_once(node)
+    return binding.value if binding is not None and isinstance(binding.value, cst.IfExp) else None

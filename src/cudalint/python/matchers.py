@@ -631,7 +631,7 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue
         if spec.get("unless_same_device") and same_device_copy(ctx.model, node, ctx.model.scope):
             continue  # `dst.copy_(src)` with both where the code proves one device: no host memory involved
-        if "unless_synchronized" in spec and synchronized_after(ctx.model, ctx.stack, frozenset(spec["unless_synchronized"])):
+        if "unless_synchronized" in spec and synchronized_after(ctx.model, ctx.stack, spec["unless_synchronized"]):
             continue  # the copy has landed before the next statement runs
         if "unless_cpu_gets" in spec and cpu_gets(arg.value, spec["unless_cpu_gets"], ctx.model):
             continue  # `"gloo" if device == "cpu" else "nccl"`: the CPU, a Mac's only device for collectives, gets gloo

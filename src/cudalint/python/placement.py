@@ -17,7 +17,7 @@ next statement, in a way that runs on a Mac, so nothing reads it before it has l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, FrozenSet, Hashable, Optional, Sequence
+from typing import TYPE_CHECKING, Collection, Hashable, Optional, Sequence
 
 import libcst as cst
 
@@ -271,7 +271,7 @@ def _bound_place(model, node, scope, depth) -> Optional[Hashable]:
 MAX_SYNC_NESTING = 4  # if statements inside if statements searched for a synchronize (`if cuda: ... elif mps: ...`)
 
 
-def synchronized_after(model: "SemanticModel", stack: Sequence[cst.CSTNode], apis: FrozenSet[str]) -> bool:
+def synchronized_after(model: "SemanticModel", stack: Sequence[cst.CSTNode], apis: Collection[str]) -> bool:
     """The statement that holds the innermost node of `stack` (a copy) is followed at once, in its
     block, by a synchronize that runs on a Mac: a call of one of `apis` (`torch.mps.synchronize()`),
     a stream's or event's own `.synchronize()`, or a call of a name or attribute that may hold one
@@ -296,7 +296,7 @@ def synchronized_after(model: "SemanticModel", stack: Sequence[cst.CSTNode], api
     return index is not None and index + 1 < len(body) and _synchronizes(model, body[index + 1], apis, 0)
 
 
-def _synchronizes(model: "SemanticModel", statement: cst.CSTNode, apis: FrozenSet[str], nesting: int) -> bool:
+def _synchronizes(model: "SemanticModel", statement: cst.CSTNode, apis: Collection[str], nesting: int) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
         return bool(statement.body) and _synchronizes_small(model, statement.body[0], apis)
     if isinstance(statement, cst.If) and nesting < MAX_SYNC_NESTING:
@@ -309,13 +309,13 @@ def _synchronizes(model: "SemanticModel", statement: cst.CSTNode, apis: FrozenSe
     return False
 
 
-def _synchronizes_first(model: "SemanticModel", suite: cst.BaseSuite, apis: FrozenSet[str], nesting: int) -> bool:
+def _synchronizes_first(model: "SemanticModel", suite: cst.BaseSuite, apis: Collection[str], nesting: int) -> bool:
     if isinstance(suite, cst.SimpleStatementSuite):
         return bool(suite.body) and _synchronizes_small(model, suite.body[0], apis)
     return bool(suite.body) and _synchronizes(model, suite.body[0], apis, nesting + 1)
 
 
-def _synchronizes_small(model: "SemanticModel", small: cst.CSTNode, apis: FrozenSet[str]) -> bool:
+def _synchronizes_small(model: "SemanticModel", small: cst.CSTNode, apis: Collection[str]) -> bool:
     if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
         return False
     func = small.value.func

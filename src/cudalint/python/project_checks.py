@@ -3,7 +3,7 @@ project. Each is a named check (`check = "..."` in the catalog) like the idioms.
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -203,28 +203,29 @@ def _package_init_fails(module: str, importer: Optional[str], project) -> bool:
     module imported eagerly, which fails by itself, is a place of its own and does not count here)."""
     if not project.is_own(module) or module == importer:
         return False
-    parts = module.split(".")
-    own = (importer or "").split(".")
-    for end in range(1, len(parts) + 1):
-        package = ".".join(parts[:end])
-        if end < len(parts) and parts[:end] == own[:end]:
-            continue
-        if not (project.paths_of_module(package) or "").endswith("__init__.py"):
-            continue  # a plain module (`from pkg.kernels import f` names pkg.kernels.f too): not a package
-        if project.cuda_chain(package) is not None:
-            return True
-    return False
+    around_importer = _packages(importer or "", project)
+    return any(project.cuda_chain(package) is not None
+               for package in _packages(module, project) if package == module or package not in around_importer)
 
 
 def _package_fails_first(module: str, project) -> bool:
     """A package around the module (`pkg` for `pkg.sub.mod`) whose `__init__` imports a CUDA-only
     library itself: Python runs it before the module, so nothing the module imports matters on a Mac."""
+    return any(project.imports_cuda_library(path) for package, path in _packages(module, project).items() if package != module)
+
+
+def _packages(module: str, project) -> Dict[str, str]:
+    """The project's packages a dotted name lies in, and the name itself when it is one -> their `__init__`
+    paths (`pkg`, `pkg.sub` for `pkg.sub.mod`; `from pkg.kernels import f` names `pkg.kernels.f`, whose
+    `pkg.kernels` is a plain module, not a package)."""
     parts = module.split(".")
-    for end in range(1, len(parts)):
-        path = project.paths_of_module(".".join(parts[:end]))
-        if path is not None and project.imports_cuda_library(path):
-            return True
-    return False
+    found: Dict[str, str] = {}
+    for end in range(1, len(parts) + 1):
+        package = ".".join(parts[:end])
+        path = project.paths_of_module(package)
+        if path is not None and path.replace("\\", "/").endswith("__init__.py"):
+            found[package] = path
+    return found
 
 
 def _package(module: str, path: str) -> str:

@@ -111,6 +111,15 @@ class SemanticModel:
             current = current.parent
         return []
 
+    def assigned_once(self, node: cst.BaseExpression, scope: Optional[Scope] = None) -> Optional[Binding]:
+        """The one binding of a Name when it is an assignment with a value (`x = ...`), else None."""
+        if not isinstance(node, cst.Name):
+            return None
+        bindings = self.lookup(node.value, scope)
+        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+            return bindings[0]
+        return None
+
     def bindings_of(self, node: cst.BaseExpression, scope: Optional[Scope] = None) -> List[Binding]:
         """What a Name, or `self.attr` inside a method, is bound to."""
         scope = scope or self.scope

@@ -85,8 +85,8 @@ def _is_torch_version(model: "SemanticModel", node: cst.BaseExpression, scope: "
                                                           and not model.lookup(node.func.value, scope)):
             return _is_torch_version(model, inner, scope, depth + 1)
         return False
-    bound = _bound_once(model, node, scope)
-    return bound is not None and _is_torch_version(model, bound[0], bound[1], depth + 1)
+    bound = model.assigned_once(node, scope)
+    return bound is not None and _is_torch_version(model, bound.value, bound.context, depth + 1)
 
 
 def _version(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", depth: int) -> Optional[Release]:
@@ -98,8 +98,8 @@ def _version(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", d
     if isinstance(node, cst.Call) and model.resolve(node.func, scope) in PARSERS:
         inner = _only_argument(node)
         return _version(model, inner, scope, depth + 1) if inner is not None else None
-    bound = _bound_once(model, node, scope)
-    return _version(model, bound[0], bound[1], depth + 1) if bound is not None else None
+    bound = model.assigned_once(node, scope)
+    return _version(model, bound.value, bound.context, depth + 1) if bound is not None else None
 
 
 def _release(text: str) -> Optional[Release]:
@@ -117,14 +117,3 @@ def _release(text: str) -> Optional[Release]:
 def _only_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
     positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
     return positional[0].value if len(positional) == 1 and len(call.args) == 1 else None
-
-
-def _bound_once(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope"
-                ) -> Optional[Tuple[cst.BaseExpression, "Scope"]]:
-    """What a name is bound to, and the scope it is written in, when one assignment binds it."""
-    if not isinstance(node, cst.Name):
-        return None
-    bindings = model.lookup(node.value, scope)
-    if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
-        return None
-    return bindings[0].value, bindings[0].context

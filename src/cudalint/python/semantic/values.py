@@ -154,10 +154,9 @@ class Evaluator:
                 return None
             texts, equal = wanted
             return ((inner if inner is not UNSET else None) in texts) == equal
-        if isinstance(node, cst.Name):
-            bindings = self.model.lookup(node.value, scope)
-            if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
-                return self.unset_environment(bindings[0].value, bindings[0].context, depth + 1)
+        binding = self.model.assigned_once(node, scope)
+        if binding is not None:
+            return self.unset_environment(binding.value, binding.context, depth + 1)
         return None
 
     def _text_test(self, node: cst.Comparison, scope, depth) -> Tuple[Value, ...]:

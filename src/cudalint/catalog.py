@@ -117,8 +117,9 @@ def _indent(text: str) -> str:
 
 
 class Catalog:
-    def __init__(self, rules: Iterable[Rule], version: str):
+    def __init__(self, rules: Iterable[Rule], version: str, data: Optional[Mapping[str, dict]] = None):
         self.rules: Dict[str, Rule] = {}
+        self.data: Mapping[str, dict] = data or {}  # DATA_FILES as parsed, by path
         for rule in rules:
             if rule.code in self.rules:
                 raise CatalogError(f"duplicate rule code {rule.code}")
@@ -215,7 +216,7 @@ def load_catalog(directory: Optional[str] = None) -> Catalog:
     # The compact copy is found by the catalog files' names, sizes and mtimes (as the result cache
     # knows its data files), so a run that finds it reads none of them; the version stays a digest
     # of their bytes, made when they are parsed and kept in the copy.
-    stamp = files_fingerprint(str(folder), _is_catalog_file, recurse=False)
+    stamp = files_fingerprint(str(folder), _is_compact_source, recurse=False)
     key = sha256(json.dumps([COMPACT_FORMAT, _package_version(), str(folder), stamp]).encode()).hexdigest()
     stored = _read_compact(key)
     if stored is None:
@@ -226,17 +227,34 @@ def load_catalog(directory: Optional[str] = None) -> Catalog:
             digest.update(data)
         version = digest.hexdigest()[:16]
         tables = [(name, _tables(data, directory)) for name, data in sources]
-        _write_compact(key, version, tables)
+        data_files = {str(folder / name): _data_file(folder / name) for name in DATA_FILES if (folder / name).is_file()}
+        _write_compact(key, version, tables, data_files)
     else:
-        version, tables = stored
+        version, tables, data_files = stored
     rules = [_rule_from_table(table, name) for name, group in tables for table in group]
     rules.append(UNREADABLE)
-    return Catalog(rules, version=version)
+    return Catalog(rules, version=version, data=data_files)
 
 
 def _is_catalog_file(name: str) -> bool:
     """The files the catalog is read from: the rule tables (cdl*.toml) and packages.toml, read last."""
     return (name.startswith("cdl") and name.endswith(".toml")) or name == "packages.toml"
+
+
+# The rules/ data files that checking a file reads whatever it holds (the guards, the optional-code
+# facts, the overrides, the aliases): kept parsed in the catalog's compact copy, so a run that finds the
+# copy never imports a TOML parser. The coverage data stay apart: only a file that calls an operator
+# reads them.
+DATA_FILES = ("aliases.toml", "guards.toml", "optional_code.toml", "overrides.toml")
+
+
+def _is_compact_source(name: str) -> bool:
+    """The files the compact copy is made from: a change to any of them makes a new copy."""
+    return _is_catalog_file(name) or name in DATA_FILES
+
+
+def _data_file(path: Path) -> dict:
+    return toml_parser().loads(path.read_text(encoding="utf-8"))
 
 
 def toml_parser():
@@ -249,8 +267,11 @@ def toml_parser():
 
 
 def rules_table(name: str) -> dict:
-    """One data file of rules/ (guards.toml, optional_code.toml, overrides.toml), parsed."""
-    return toml_parser().loads((rules_dir() / name).read_text(encoding="utf-8"))
+    """One data file of rules/ (guards.toml, optional_code.toml, overrides.toml, aliases.toml), parsed:
+    one of DATA_FILES from the catalog, which holds them parsed."""
+    path = rules_dir() / name
+    kept = load_catalog().data.get(str(path)) if name in DATA_FILES else None
+    return kept if kept is not None else _data_file(path)
 
 
 def rules_sets(name: str) -> Dict[str, frozenset]:
@@ -273,7 +294,7 @@ def _tables(data: bytes, directory: Optional[str]) -> List[dict]:
 # (parsing it costs more than linting a small clean file). Keyed by cudalint's version, the catalog
 # folder and its files' names, sizes and mtimes, under the result cache's rules: never used through a folder that leads out of
 # the project, read only as a bounded regular file, any failure a miss, written atomically.
-COMPACT_FORMAT = 2  # 2: keyed by the files' stamps, the version kept beside the tables
+COMPACT_FORMAT = 3  # 2: keyed by the files' stamps, the version kept beside the tables; 3: DATA_FILES too
 COMPACT_NAME = "catalog.data"
 COMPACT_MAX_BYTES = 8 * 1024 * 1024
 _compact_root: Optional[Path] = None
@@ -301,7 +322,7 @@ def _compact_folder() -> Optional[Path]:
     return None if os.path.lexists(folder) and not inside(_compact_root, folder) else folder
 
 
-def _read_compact(key: str) -> Optional[Tuple[str, List[Tuple[str, List[dict]]]]]:
+def _read_compact(key: str) -> Optional[Tuple[str, List[Tuple[str, List[dict]]], Dict[str, dict]]]:
     folder = _compact_folder()
     if folder is None:
         return None
@@ -314,13 +335,15 @@ def _read_compact(key: str) -> Optional[Tuple[str, List[Tuple[str, List[dict]]]]
         tables = [(name, group) for name, group in entry["tables"]]
         if not all(isinstance(name, str) and all(isinstance(table, dict) for table in group) for name, group in tables):
             return None
-        version = entry["version"]
-        return (version, tables) if isinstance(version, str) else None
+        version, data = entry["version"], entry["data"]
+        if not (isinstance(data, dict) and all(isinstance(table, dict) for table in data.values())):
+            return None
+        return (version, tables, data) if isinstance(version, str) else None
     except Exception:  # noqa: BLE001 - whatever is wrong with the copy, it is a miss
         return None
 
 
-def _write_compact(key: str, version: str, tables: List[Tuple[str, List[dict]]]) -> None:
+def _write_compact(key: str, version: str, tables: List[Tuple[str, List[dict]]], data: Dict[str, dict]) -> None:
     folder = _compact_folder()
     if folder is None:
         return
@@ -328,7 +351,7 @@ def _write_compact(key: str, version: str, tables: List[Tuple[str, List[dict]]])
     from cudalint.fileio import replace_file
 
     try:
-        data = json.dumps({"key": key, "version": version, "tables": tables}).encode("utf-8")
+        data = json.dumps({"key": key, "version": version, "tables": tables, "data": data}).encode("utf-8")
         prepare_folder(folder)
         replace_file(folder / COMPACT_NAME, data, folder.parent, follow_links=False)
     except (OSError, ValueError, TypeError):

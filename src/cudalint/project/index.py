@@ -8,9 +8,8 @@ import json
 import os
 import re
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from cudalint.digests import sha256
 from cudalint.project.availability import libraries_of, library_of
@@ -33,39 +32,41 @@ CMAKE_TARGET_RE = re.compile(r"\b(pybind11_add_module|add_library|python_add_lib
 CUDA_SOURCE_RE = re.compile(r"\.(cu|cuh)\b")
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(NamedTuple):
     path: str  # relative to the project root, with "/"
     line: int
     column: int
 
 
-@dataclass
 class ProjectIndex:
-    root: str = ""
-    modules: Dict[str, str] = field(default_factory=dict)  # module -> path
-    paths: Dict[str, str] = field(default_factory=dict)  # path -> module
-    facts: Dict[str, FileFacts] = field(default_factory=dict)  # path -> facts
-    packages: Set[str] = field(default_factory=set)  # the project's own top-level packages/modules
-    extensions: Dict[str, Place] = field(default_factory=dict)  # extension module -> where it is built
-    cuda_modules: Tuple[str, ...] = ()  # CDL404's libraries: an unguarded import of one is a finding
-    off_mac_modules: Tuple[str, ...] = ()  # those and the packages of device types no Mac has: never on a Mac
-    facts_digest: str = ""  # changes only when a fact another file can read changes
-    cuda_only: Set[str] = field(default_factory=set)  # classes and functions the project reaches only off a Mac
+    """What every module of the project says about itself (facts), joined for the queries below.
+    A plain class, not a dataclass: see findings.py on start-up cost."""
 
-    _gate: Dict[bool, Dict[str, frozenset]] = field(default_factory=dict)  # a top package's __init__ or not -> _gate_roots
-    _gate_words: Optional[frozenset] = None
-    _own: Optional[frozenset] = None  # own_packages
-    _requiring: Optional[frozenset] = None
-    _chains: Dict[str, Optional[List[str]]] = field(default_factory=dict)
-    _libraries: Dict[str, Optional[str]] = field(default_factory=dict)
-    _importing: Dict[str, bool] = field(default_factory=dict)  # path -> imports_cuda_library(path)
-    _extension_of: Dict[str, Optional[Tuple[str, Place]]] = field(default_factory=dict)  # module -> extension(module)
-    _imported: Optional[Set[str]] = None  # modules another module imports at module level (see is_imported)
-    _reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
-    _stars: Dict[str, Dict[str, str]] = field(default_factory=dict)  # module -> star_exports(module)
-    _siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
-    _subclasses: Optional[Dict[str, List[Tuple[str, str]]]] = None  # class -> [(subclass, its path)]
+    def __init__(self, root: str = "", cuda_modules: Tuple[str, ...] = (), off_mac_modules: Tuple[str, ...] = ()):
+        self.root = root
+        self.modules: Dict[str, str] = {}  # module -> path
+        self.paths: Dict[str, str] = {}  # path -> module
+        self.facts: Dict[str, FileFacts] = {}  # path -> facts
+        self.packages: Set[str] = set()  # the project's own top-level packages/modules
+        self.extensions: Dict[str, Place] = {}  # extension module -> where it is built
+        self.cuda_modules = cuda_modules  # CDL404's libraries: an unguarded import of one is a finding
+        self.off_mac_modules = off_mac_modules  # those and the packages of device types no Mac has: never on a Mac
+        self.facts_digest = ""  # changes only when a fact another file can read changes
+        self.cuda_only: Set[str] = set()  # classes and functions the project reaches only off a Mac
+
+        self._gate: Dict[bool, Dict[str, frozenset]] = {}  # a top package's __init__ or not -> _gate_roots
+        self._gate_words: Optional[frozenset] = None
+        self._own: Optional[frozenset] = None  # own_packages
+        self._requiring: Optional[frozenset] = None
+        self._chains: Dict[str, Optional[List[str]]] = {}
+        self._libraries: Dict[str, Optional[str]] = {}
+        self._importing: Dict[str, bool] = {}  # path -> imports_cuda_library(path)
+        self._extension_of: Dict[str, Optional[Tuple[str, Place]]] = {}  # module -> extension(module)
+        self._imported: Optional[Set[str]] = None  # modules another module imports at module level (see is_imported)
+        self._reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
+        self._stars: Dict[str, Dict[str, str]] = {}  # module -> star_exports(module)
+        self._siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
+        self._subclasses: Optional[Dict[str, List[Tuple[str, str]]]] = None  # class -> [(subclass, its path)]
 
     # -- queries ------------------------------------------------------------------------
     def siblings_of(self, path: str) -> Dict[str, str]:
@@ -586,7 +587,7 @@ def _parse(data: bytes, path: str) -> Optional[ast.Module]:
 def _stable_table(facts) -> list:
     """A catalog table of name sets in one order in every process (a set's repr follows string hashing,
     which differs per process, and a salt built from it would never match the next run's)."""
-    return sorted((key, sorted(value)) for key, value in vars(facts).items())
+    return sorted((key, sorted(value)) for key, value in facts._asdict().items())
 
 
 def build_index(

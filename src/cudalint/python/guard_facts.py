@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import FrozenSet
+from typing import FrozenSet, NamedTuple
 
 from cudalint.catalog import rules_sets
 
 
-@dataclass(frozen=True)
-class GuardFacts:
+class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py on start-up cost
     """rules/guards.toml: the APIs whose answer tells a host that is not a Mac."""
 
     queries: FrozenSet[str]  # calls: true only on a CUDA/ROCm host

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
-from typing import FrozenSet, Optional
+from typing import FrozenSet, NamedTuple, Optional
 
 from cudalint.catalog import rules_sets
 
 
-@dataclass(frozen=True)
-class OptionalFacts:
+class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py on start-up cost
     queries: FrozenSet[str]  # calls truthy only where a package imports
     never_true: FrozenSet[str]  # names false whenever the program runs (TYPE_CHECKING)
     always_skip: FrozenSet[str]  # decorators that skip a test on every host

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import functools
-import sys
 from typing import Dict, Tuple
 
-from cudalint.catalog import rules_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from cudalint.catalog import rules_table
 
 
 @functools.lru_cache(maxsize=1)
 def alias_table() -> Tuple[Tuple[str, str], ...]:
     """(name, canonical) pairs, longest name first, so the most specific entry wins."""
-    data = tomllib.loads((rules_dir() / "aliases.toml").read_text(encoding="utf-8"))
+    data = rules_table("aliases.toml")
     pairs: Dict[str, str] = {entry["name"]: entry["canonical"] for entry in data.get("alias", [])}
     return tuple(sorted(pairs.items(), key=lambda pair: len(pair[0]), reverse=True))
 

@@ -37,6 +37,22 @@ def test_linalg_svd_agrees_between_check_and_coverage():
     assert table[3].split() == ["aten::linalg_svd"] + ["F"] * 15 + ["C", "C"]
 
 
+def test_svd_stops_at_the_cpu_fallback_of_linalg_svd_and_only_svdvals_raises():
+    """torch.svd / Tensor.svd / svd_lowrank reach linalg_svd on MPS (the trace shows _linalg_svd, what it
+    decomposes to on the CPU), which MPSFallback.mm runs on the CPU; compute_uv=False takes linalg_svdvals."""
+    text = ("import torch\nx = torch.randn(3, 3).to('mps')\nu, s, v = torch.svd(x)\nt = torch.svd(x, compute_uv=False)\n"
+            "w = x.svd()\ny = x.svd(True, False)\nz = torch.svd(x, some, uv)\nl = torch.svd_lowrank(x)\n")
+    result = found(text, "2.9")
+    assert [(code, line, column) for code, line, column, _ in result] == [
+        ("CDL605", 3, 11), ("CDL604", 4, 5), ("CDL605", 5, 5), ("CDL604", 6, 5), ("CDL605", 7, 5), ("CDL604", 8, 5)]
+    assert result[0][3].startswith("torch.svd reaches aten::linalg_svd, which runs on the CPU in torch 2.9")
+    assert result[1][3].startswith("torch.svd (compute_uv=False) reaches aten::linalg_svdvals, which has no MPS kernel")
+    assert result[4][3].startswith("torch.svd (compute_uv not visible, every case) reaches aten::linalg_svd, which runs on the CPU")
+    assert result[5][3].startswith("torch.svd_lowrank reaches aten::linalg_qr, which has no MPS kernel in torch 2.9")
+    assert [code for code, _, _, _ in found(text, "2.13")] == ["CDL605", "CDL604", "CDL605", "CDL604", "CDL605", "CDL605"]
+    assert found(text, "2.14") == []
+
+
 def test_unique_dim_raises_until_2_10():
     text = "import torch\nx = torch.randn(2, 3)\nu = torch.unique(x, dim=0)\nv = torch.unique(x)\nw = x.unique(dim=1)\n" \
            "z = torch.unique(x, dim=None)\n"

@@ -171,6 +171,21 @@ def test_demo_files_gain_no_op_coverage_findings(relative, version):
     assert [f for f in lint_fixture(relative, torch_version=version) if f.code in OP_CODES] == []
 
 
+def test_an_operator_whose_result_is_read_by_numpy_runs_on_the_cpu():
+    text = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def one_hot(rows, cols):\n"
+        "    r, c = torch.stack([rows, cols], dim=0).unique(dim=1).numpy()\n"
+        "    a = torch.stack([rows, cols]).unique(dim=1).numpy(force=True)\n"
+        "    b = torch.stack([rows, cols]).unique(dim=1).cpu().numpy()\n"
+        "    return r, c, a, b\n"
+    )
+    # `.numpy(force=True)` copies from any device, and `.cpu()` first says nothing of where the operator ran
+    assert op_findings(text, "2.9") == [("CDL604", 6, 9), ("CDL604", 7, 9)]
+
+
 def test_a_factory_with_no_device_runs_its_operator_on_the_cpu():
     text = (
         "import math\n"

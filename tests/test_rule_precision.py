@@ -685,6 +685,23 @@ def test_a_tensor_of_a_python_sequence_built_by_a_builtin_is_made_on_the_host():
     assert lint(source, select={"CDL601"}) == [("CDL601", 7, 54), ("CDL601", 12, 44)]
 
 
+def test_a_tensor_of_an_array_compared_with_a_string_is_made_on_the_host():
+    # `labels == "*"` of a NumPy array is an array of bools: torch.tensor of it is made on the CPU.
+    source = """
+        import numpy as np
+        import torch
+
+
+        def write(x, alphabet):
+            labels = np.array(list(alphabet) + [""])
+            stops = torch.tensor(labels == "*", dtype=torch.double)
+            maybe = torch.tensor(x == "*", dtype=torch.double)
+            mixed = torch.tensor(labels == x, dtype=torch.double)
+            return stops, maybe, mixed
+        """
+    assert lint(source, select={"CDL601"}) == [("CDL601", 8, 42), ("CDL601", 9, 45)]
+
+
 def test_checkpoint_device_states_are_reported_where_they_raise_on_mps():
     # torch/utils/checkpoint.py: get_device_states enters torch.mps.device(), which torch.mps lacks.
     source = """

@@ -789,11 +789,25 @@ def _on_call(call: cst.Call, ctx: FileContext) -> None:
         return  # (guarded: before CDL609's one note per operator is spent on code a Mac never runs)
     if made_on_host(ctx.model, call, ctx.stack):
         return  # `torch.logspace(..., dtype=torch.double)` with no device: its operator runs on the CPU
+    if _read_by_numpy(call, ctx):
+        return
     fact = fact_of(source, ctx) if source is not None else None
     if api.startswith("torch.Tensor.") and (fact is None or fact.kind != "tensor"):
         return
     _check_ops(api, call, fact, release, ctx)
     _check_dtype(api, call, fact, release, ctx)
+
+
+def _read_by_numpy(call: cst.Call, ctx: FileContext) -> bool:
+    """The call's result is read at once with `.numpy()`, which raises for a tensor on any device but
+    the CPU (torch docs, Tensor.numpy), so the code itself says its operator runs there:
+    `x.unique(dim=1).numpy()`. `.numpy(force=True)` copies from anywhere, so it proves nothing."""
+    stack = ctx.stack
+    if len(stack) < 3:
+        return False
+    read, reader = stack[-2], stack[-3]
+    return (isinstance(read, cst.Attribute) and read.value is call and read.attr.value == "numpy"
+            and isinstance(reader, cst.Call) and reader.func is read and not reader.args)
 
 
 def register(registry: Registry) -> None:

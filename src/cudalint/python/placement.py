@@ -112,8 +112,8 @@ def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call
     """A value computed in host memory: a call of a `numpy` function (they return arrays or NumPy
     scalars) or of a NUMBER_MODULES function (`time.time()`), of `list`/`tuple`/`sorted` (a Python
     sequence), a NUMBER_MODULES constant (`math.pi`), a
-    tensor's `.numpy()`, or arithmetic every operand of which is host data (an array times a tensor
-    would be the tensor's, so one operand that is not host data is not enough)."""
+    tensor's `.numpy()`, or arithmetic or a comparison every operand of which is host data or a string
+    (an array times a tensor would be the tensor's, so one operand that is not host data is not enough)."""
     if isinstance(node, cst.Call):
         qualified = model.resolve(node.func)
         if qualified is not None and qualified.split(".")[0] in ("numpy", *NUMBER_MODULES):
@@ -129,6 +129,9 @@ def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call
         return all(_python_data(model, side, call, around, depth + 1) for side in (node.left, node.right))
     if isinstance(node, cst.UnaryOperation):
         return _python_data(model, node.expression, call, around, depth + 1)
+    if isinstance(node, cst.Comparison):  # `labels == "*"` of an array: an array of bools, on the host
+        operands = [node.left, *(part.comparator for part in node.comparisons)]
+        return all(string_value(side) is not None or _python_data(model, side, call, around, depth + 1) for side in operands)
     return False
 
 

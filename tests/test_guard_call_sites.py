@@ -109,8 +109,12 @@ def test_a_test_variant_flag_is_no_device_selection():
     assert lint(TESTS, select={"CDL102", "CDL104"}, path="tests/test_kernel.py") == [("CDL104", 27, 14)]
 
 
-def test_outside_test_code_a_public_function_keeps_its_findings():
-    assert lint(TESTS, select={"CDL102"}, path="kernel.py") == [("CDL102", 19, 14)]
+def test_outside_test_code_a_public_function_keeps_its_findings_unless_its_flag_is_an_opt_in():
+    # make_data's callers may be elsewhere; its flag, off by default, only places on CUDA: an opt-in
+    # (semantic/opt_in_switch.py). On by default, the branch runs for every caller that leaves it.
+    assert lint(TESTS, select={"CDL102"}, path="kernel.py") == []
+    on = TESTS.replace("def make_data(cuda=False):", "def make_data(cuda=True):")
+    assert lint(on, select={"CDL102"}, path="kernel.py") == [("CDL102", 19, 14)]
 
 
 def test_a_property_that_returns_a_constant_is_no_guard_alone():

@@ -17,6 +17,7 @@ from cudalint.python.context import FileContext
 from cudalint.python.names import string_value
 from cudalint.python.optional_imports import _catches_import_error
 from cudalint.python.overrides import silenced_in
+from cudalint.python.semantic.opt_in_switch import placement_switch
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
 
@@ -107,7 +108,7 @@ class Walker:
         runs on a Mac, an optional import's body, a type expression, a scope's parameters and body."""
         ctx = self.ctx
         shielded = self._shielded_fields(node, kind)
-        branches = self._branch_fields(node, kind) if not shielded else {}
+        branches = {name: branch for name, branch in self._branch_fields(node, kind).items() if name not in shielded}
         optional = self._optional_fields(node, kind)
         typed = self._type_fields(node, kind)
         for name in child_fields(kind):
@@ -147,8 +148,10 @@ class Walker:
     def _shielded_fields(self, node: cst.CSTNode, kind: Type) -> Tuple[str, ...]:
         """The fields of a node that only run where the host is not a Mac."""
         model = self.model
-        if kind in BRANCHING:
-            return ("body",) if kind is cst.If and self._demo_block(node) else ()  # the test: _branch_fields
+        if kind in BRANCHING:  # the test: _branch_fields
+            if kind is cst.If and self._demo_block(node):
+                return ("body",)
+            return ("body",) if kind is not cst.While and placement_switch(model, node, model.scope) else ()
         if kind is cst.Try:
             return ("body",) if _has_fallback(node, model) and not self.availability.cannot_raise(node.body) else ()
         if kind is cst.For:

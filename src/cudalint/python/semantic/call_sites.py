@@ -50,18 +50,27 @@ class CallSites:
             return None
         if not self._callers_in_sight(function, binding.scope):
             return None
+        found = self.seen(binding)
+        if not found and not function.name.value.startswith("test"):
+            return None  # a test with no caller here is still called, by the runner, with its defaults
+        return found
+
+    def seen(self, binding: "Binding") -> List[Optional[Argument]]:
+        """What the calls of the parameter's function in this file pass for it, whoever else may call it."""
+        function = binding.scope.node
+        if not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param):
+            return []
         found = [site for scope in self._callers(binding.scope) for site in self._sites(scope).get(function.name.value, ())]
         sites = [site for site in found if self._calls_it(site, binding.scope)]
-        if not sites and not function.name.value.startswith("test"):
-            return None  # a test with no caller here is still called, by the runner, with its defaults
         position = self._position(function, binding)
         return [_argument(site, binding.node.name.value, position) for site in sites]
 
     def elsewhere(self, binding: "Binding") -> Optional[List[Tuple[str, list]]]:
         """What the `self.method(...)` calls in other modules pass for a parameter of a method of a test
         module's class that nothing in its own file calls (a test base class's helper, overridden in a
-        subclass of another module): [(caller class, ["c", truth] | ["a", flag] | ["?"] | None for the
-        default)], from the project index; None where that is not known, or no call was found."""
+        subclass of another module): [(caller class, ["c", truth] | ["a", flag] | ["?"] (not known, spread
+        arguments too) | None for the default)], from the project index; None where that is not known,
+        or no call was found."""
         function, klass, project = binding.scope.node, binding.scope.parent, self.model.project
         module = self.model.module_name
         if (project is None or not module or klass is None or klass.kind != "class" or klass.parent is not self.model.module_scope
@@ -75,7 +84,8 @@ class CallSites:
         found = []
         for caller, passed in calls:
             if passed == ["*"]:
-                return None
+                found.append((caller, ["?"]))  # spread arguments: what it passes is not known
+                continue
             given = [summary for key, summary in passed if key == name or key == position]
             found.append((caller, given[0] if given else None))
         return found

@@ -223,7 +223,7 @@ class Evaluator:
                 bindings = self.model.class_attributes.bindings(owner, name) or ()
                 return self._bound(bindings, depth) or (Value(UNKNOWN_KIND, None, node),)
             options = self.model.options.get(name)
-            if options and self._may_hold_options(base, scope, depth):
+            if options and self.may_hold_options(base, scope, depth):
                 return self._option_values(options, node, depth)
             for value in self.values(base, scope, depth + 1):
                 if value.kind == "instance":
@@ -242,7 +242,7 @@ class Evaluator:
         path, (value_kind, data, line, column) = found
         return (Value(value_kind, data, node, where=(project.display(path), line, column)),)
 
-    def _may_hold_options(self, base: cst.Name, scope, depth) -> bool:
+    def may_hold_options(self, base: cst.Name, scope, depth) -> bool:
         """`args` is the result of parse_args(), or a parameter (a function handed the parsed options)."""
         for binding in self.model.lookup(base.value, scope):
             if binding.kind == "param":

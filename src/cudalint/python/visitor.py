@@ -108,7 +108,9 @@ class Walker:
         runs on a Mac, an optional import's body, a type expression, a scope's parameters and body."""
         ctx = self.ctx
         shielded = self._shielded_fields(node, kind)
-        branches = {name: branch for name, branch in self._branch_fields(node, kind).items() if name not in shielded}
+        branches = self._branch_fields(node, kind)
+        if shielded and branches:
+            branches = {name: branch for name, branch in branches.items() if name not in shielded}
         optional = self._optional_fields(node, kind)
         typed = self._type_fields(node, kind)
         for name in child_fields(kind):

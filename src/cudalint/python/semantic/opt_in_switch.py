@@ -34,7 +34,10 @@ OFF_CONSTANTS = ("False", "None")
 
 def placement_switch(model: "SemanticModel", node: Union[cst.If, cst.IfExp], scope: "Scope") -> bool:
     """The branch of `node` taken when its test holds runs only where someone asked for CUDA placement."""
-    if isinstance(node, cst.IfExp):
+    kind = type(node.test)  # libcst's classes are ABCs: exact types are the cheap test, on every `if`
+    if kind is not cst.Name and kind is not cst.Attribute:
+        return False
+    if type(node) is cst.IfExp:
         placed = _places_on_cuda(model, node.body, scope)
     else:
         placed = _block_places_on_cuda(model, node.body, scope)
@@ -93,34 +96,37 @@ def _off_unless_given(call: cst.Call) -> bool:
     return string_value(keywords.get("action", cst.Name("x"))) == "store_true"
 
 
+SIMPLE_LINES = (cst.SimpleStatementLine, cst.SimpleStatementSuite)
+PLACING_STATEMENTS = (cst.Assign, cst.AnnAssign, cst.Expr)
+
+
 def _block_places_on_cuda(model: "SemanticModel", body: cst.BaseSuite, scope: "Scope") -> bool:
-    statements = body.body if isinstance(body, cst.IndentedBlock) else (body,)
-    smalls = []
+    statements = body.body if type(body) is cst.IndentedBlock else (body,)
+    if not statements:
+        return False
     for statement in statements:
-        if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        if type(statement) not in SIMPLE_LINES:
             return False
-        smalls.extend(statement.body)
-    return bool(smalls) and all(_small_places_on_cuda(model, small, scope) for small in smalls)
-
-
-def _small_places_on_cuda(model: "SemanticModel", small: cst.BaseSmallStatement, scope: "Scope") -> bool:
-    if isinstance(small, (cst.Assign, cst.AnnAssign, cst.Expr)) and small.value is not None:
-        return _places_on_cuda(model, small.value, scope)
-    return False
+        for small in statement.body:
+            if type(small) not in PLACING_STATEMENTS or small.value is None or not _places_on_cuda(model, small.value, scope):
+                return False
+    return True
 
 
 def _places_on_cuda(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope") -> bool:
     """`x.cuda()`, `x.to("cuda:0")`, `torch.device("cuda")`, `"cuda"`, or a tuple of those."""
-    if isinstance(node, cst.Tuple):
+    kind = type(node)
+    if kind is cst.Call:
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value not in ("cuda", "to", "device"):
+            return False  # most calls in a branch: not a placement
+    elif kind is cst.Tuple:
         return bool(node.elements) and all(_places_on_cuda(model, element.value, scope) for element in node.elements)
-    text = string_value(node)
-    if text is not None:
-        return guard_facts().names_off_mac_device(text)
-    if not isinstance(node, cst.Call):
-        return False
-    func = node.func
+    else:
+        text = string_value(node)
+        return text is not None and guard_facts().names_off_mac_device(text)
     positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-    if isinstance(func, cst.Attribute) and not model.is_module_ref(func.value):
+    if type(func) is cst.Attribute and not model.is_module_ref(func.value):
         if func.attr.value == "cuda":
             return True
         if func.attr.value == "to":

@@ -702,6 +702,37 @@ def test_a_tensor_of_an_array_compared_with_a_string_is_made_on_the_host():
     assert lint(source, select={"CDL601"}) == [("CDL601", 8, 42), ("CDL601", 9, 45)]
 
 
+def test_a_float64_dtype_handed_to_a_function_of_the_file_that_takes_device_none_stays_on_the_host():
+    # torch's convention: device=None is the default device, the CPU; given a device (or a spread that
+    # may hold one, or a function whose own default is an accelerator) the tensor may be on the device.
+    source = """
+        import torch
+
+
+        def change_basis(l, dtype=None, device=None):
+            return torch.eye(2 * l + 1, dtype=dtype, device=device)
+
+
+        def nj(*irreps, filter_ir_mid=None, dtype=None, device=None):
+            return [torch.eye(2, dtype=dtype, device=device) for _ in irreps]
+
+
+        def placed(l, dtype=None, device="cuda"):
+            return torch.eye(l, dtype=dtype, device=device)
+
+
+        def clebsch(l1, l2, device, extra):
+            q1 = change_basis(l1, dtype=torch.float64)
+            q2 = change_basis(l2, dtype=torch.float64, device=device)
+            q3 = change_basis(l2, torch.float64, device)
+            q4 = change_basis(l2, dtype=torch.float64, **extra)
+            q5 = nj(*extra, filter_ir_mid=None, dtype=torch.float64)
+            q6 = placed(l1, dtype=torch.float64)
+            return q1, q2, q3, q4, q5, q6
+        """
+    assert lint(source, select={"CDL601"}) == [("CDL601", 18, 33), ("CDL601", 19, 27), ("CDL601", 20, 33), ("CDL601", 22, 27)]
+
+
 def test_checkpoint_device_states_are_reported_where_they_raise_on_mps():
     # torch/utils/checkpoint.py: get_device_states enters torch.mps.device(), which torch.mps lacks.
     source = """

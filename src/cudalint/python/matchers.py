@@ -36,7 +36,7 @@ from cudalint.python.backend_choice import cpu_gets
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.names import dotted, source_of, string_value
-from cudalint.python.placement import made_on_host, names_host, on_host, same_device_copy, synchronized_after
+from cudalint.python.placement import builds_on_default_device, made_on_host, names_host, on_host, same_device_copy, synchronized_after
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry, ends_flow, statement_flow
 from cudalint.versions import parse_version
@@ -457,6 +457,8 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     device = _find_argument(call, "device", None)
     if device is not None and names_host(ctx.model, device.value):
         return False
+    if device is None and builds_on_default_device(ctx.model, call):
+        return False  # the file's own `def f(..., dtype=None, device=None)`, given no device: built on the CPU
     after = stack[-4] if len(stack) >= 4 and stack[-3] is call else None
     if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE:
         return False

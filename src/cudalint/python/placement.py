@@ -88,6 +88,36 @@ def made_on_host(model: "SemanticModel", call: cst.Call, around: Sequence[cst.CS
     return False
 
 
+def builds_on_default_device(model: "SemanticModel", call: cst.Call) -> bool:
+    """A call of a function of this file that takes a `device` parameter defaulting to None or "cpu"
+    and is given none (nor arguments spread where one could hide): what the function builds from the
+    dtype it is handed lands on the default device, the CPU, by torch's own convention for `device=None`
+    (`change_basis(l, dtype=torch.float64)` after `def change_basis(l, dtype=None, device=None)`)."""
+    func = call.func
+    if not isinstance(func, cst.Name):
+        return False
+    bindings = model.lookup(func.value)
+    if len(bindings) != 1 or bindings[0].kind != "def" or not isinstance(bindings[0].node, cst.FunctionDef):
+        return False
+    params = bindings[0].node.params
+    if any(arg.star == "**" or (arg.keyword is not None and arg.keyword.value == "device") for arg in call.args):
+        return False
+    keyword_only = next((param for param in params.kwonly_params if param.name.value == "device"), None)
+    if keyword_only is not None:
+        return _host_default(keyword_only)
+    ordered = [*params.posonly_params, *params.params]
+    index = next((index for index, param in enumerate(ordered) if param.name.value == "device"), None)
+    if index is None or any(arg.star == "*" for arg in call.args):
+        return False
+    passed = sum(1 for arg in call.args if arg.keyword is None and not arg.star)
+    return passed <= index and _host_default(ordered[index])
+
+
+def _host_default(param: cst.Param) -> bool:
+    default = param.default
+    return (isinstance(default, cst.Name) and default.value == "None") or string_value(default) == "cpu"
+
+
 def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode] = (),
                  depth: int = 0) -> bool:
     """A list, tuple or number written in the code, a NumPy array (`np.asarray(offset)`, `np.linspace(0,

@@ -45,10 +45,10 @@ def findings(text: str, version=(2, 9, 1)):
     ('    g = F.grid_sample\n    return g\n', True),  # not a call's callee: counts as before
     ('    return F.interpolate(x, scale_factor=2, mode="bilinear")\n', False),
     ('    return F.interpolate(x, size=(8, 8))\n', False),  # mode left out: "nearest"
-    ('    n = torch.ones(3, 3)\n    return n.norm(p=2, dim=-1)\n', False),
-    ('    n = torch.ones(3, 3)\n    return n.norm(2)\n', False),
-    ('    n = torch.ones(3, 3)\n    return n.norm(p="nuc")\n', True),
-    ('    n = torch.ones(3, 3)\n    return n.norm("nuc")\n', True),
+    ('    n = torch.ones(3, 3, device=dev)\n    return n.norm(p=2, dim=-1)\n', False),
+    ('    n = torch.ones(3, 3, device=dev)\n    return n.norm(2)\n', False),
+    ('    n = torch.ones(3, 3, device=dev)\n    return n.norm(p="nuc")\n', True),
+    ('    n = torch.ones(3, 3, device=dev)\n    return n.norm("nuc")\n', True),
     ('    return nn.Embedding(10, 3)\n', False),
     ('    return nn.Embedding(10, 3, padding_idx=0)\n', False),
     ('    return nn.Embedding(10, 3, max_norm=1.0)\n', True),
@@ -73,7 +73,7 @@ def test_a_dtype_gap_counts_only_for_an_input_whose_dtype_the_file_can_spell():
     assert not passes(plain)
     assert not passes('    y = torch.long\n' + plain)  # the dtype is named, but x's dtype is not known from it
     assert passes('    y = x.long()\n    return F.linear(x.float(), w)\n')  # a call's result may have any dtype the file names
-    spelled = '    y = torch.ones(3, 3, dtype=torch.long)\n    return F.linear(y, w)\n'
+    spelled = '    y = torch.ones(3, 3, dtype=torch.long, device=dev)\n    return F.linear(y, w)\n'
     assert passes(spelled)
     assert findings(HEAD + spelled) == [("CDL606", 8, 12)]
     assert passes('    return F.linear(x.long(), w)\n')
@@ -86,15 +86,15 @@ def test_a_hostile_argument_is_read_as_any_value_without_exhausting_the_stack():
     for _ in range(150):
         nested = f"({nested},)"  # a tuple in a tuple, 150 deep
     for argument in (negated, nested):
-        assert passes(f"    n = torch.ones(3, 3)\n    return n.norm(p={argument})\n") is (argument is nested)
-    assert passes("    n = torch.ones(3, 3)\n    return n.norm(p=" + "-" * 3 + "1)\n") is False
+        assert passes(f"    n = torch.ones(3, 3, device=dev)\n    return n.norm(p={argument})\n") is (argument is nested)
+    assert passes("    n = torch.ones(3, 3, device=dev)\n    return n.norm(p=" + "-" * 3 + "1)\n") is False
 
 
 def test_findings_of_argued_calls_are_what_they_were():
     text = HEAD + (
         '    a = F.interpolate(x, scale_factor=2, mode="bilinear")\n'
         '    e = nn.Embedding(10, 3, max_norm=1.0)\n'
-        '    n = torch.ones(3, 3)\n'
+        '    n = torch.ones(3, 3, device=dev)\n'
         '    return n.norm(p="nuc"), n.norm(p=2), a, e\n'
     )
     assert findings(text) == [("CDL605", 8, 9), ("CDL604", 10, 12)]
@@ -110,7 +110,7 @@ def _calls(api: str, keys, choices, ndims):
     for values in itertools.product(*[[ABSENT, *choices[key]] for key in keys]):
         given = ", ".join(f"{key}={value!r}" for key, value in zip(keys, values) if value is not ABSENT)
         for ndim in ndims:
-            made = f"torch.zeros({', '.join(['2'] * ndim)})" if ndim else "x"
+            made = f"torch.zeros({', '.join(['2'] * ndim)}, device=dev)" if ndim else "x"
             if api.startswith("torch.Tensor."):
                 call = f"inp.{short}({given})"
             elif api in op_coverage._module_names():

@@ -20,16 +20,16 @@ def test_norms_take_the_mps_branch_of_torch_functional():
         "aten::clamp_min", "aten::div.Tensor", "aten::expand", "aten::norm.ScalarOpt_dim")
     assert load_api_ops()["apis"]["torch.norm"]["source"].startswith("torch/functional.py norm()")
     assert load_api_ops()["apis"]["torch.cumsum"]["source"] == "cpu trace"
-    text = "import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 3)\ny = F.normalize(x, dim=1)\n" \
+    text = "import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 3, device=dev)\ny = F.normalize(x, dim=1)\n" \
            "n = torch.norm(x)\nm = x.norm(2, 1)\n"
     assert found(text, "2.0") == []  # norm.ScalarOpt_dim and frobenius_norm run on MPS in every release
-    nuc = "import torch\nx = torch.randn(2, 3)\nm = x.norm(p='nuc')\n"
+    nuc = "import torch\nx = torch.randn(2, 3, device=dev)\nm = x.norm(p='nuc')\n"
     assert triples(findings_of(nuc, torch_version="2.13")) == [("CDL604", 3, 5)]
     assert findings_of(nuc, torch_version="2.14") == []
 
 
 def test_linalg_svd_agrees_between_check_and_coverage():
-    text = "import torch\nx = torch.randn(3, 3)\nu, s, vh = torch.linalg.svd(x)\n"
+    text = "import torch\nx = torch.randn(3, 3, device=dev)\nu, s, vh = torch.linalg.svd(x)\n"
     [finding] = findings_of(text, torch_version="2.13")
     assert finding.code == "CDL605"
     assert finding.message.startswith("torch.linalg.svd reaches aten::linalg_svd, which runs on the CPU in torch 2.13")
@@ -40,7 +40,7 @@ def test_linalg_svd_agrees_between_check_and_coverage():
 def test_svd_stops_at_the_cpu_fallback_of_linalg_svd_and_only_svdvals_raises():
     """torch.svd / Tensor.svd / svd_lowrank reach linalg_svd on MPS (the trace shows _linalg_svd, what it
     decomposes to on the CPU), which MPSFallback.mm runs on the CPU; compute_uv=False takes linalg_svdvals."""
-    text = ("import torch\nx = torch.randn(3, 3).to('mps')\nu, s, v = torch.svd(x)\nt = torch.svd(x, compute_uv=False)\n"
+    text = ("import torch\nx = torch.randn(3, 3, device=dev).to('mps')\nu, s, v = torch.svd(x)\nt = torch.svd(x, compute_uv=False)\n"
             "w = x.svd()\ny = x.svd(True, False)\nz = torch.svd(x, some, uv)\nl = torch.svd_lowrank(x)\n")
     result = found(text, "2.9")
     assert [(code, line, column) for code, line, column, _ in result] == [
@@ -54,7 +54,7 @@ def test_svd_stops_at_the_cpu_fallback_of_linalg_svd_and_only_svdvals_raises():
 
 
 def test_unique_dim_raises_until_2_10():
-    text = "import torch\nx = torch.randn(2, 3)\nu = torch.unique(x, dim=0)\nv = torch.unique(x)\nw = x.unique(dim=1)\n" \
+    text = "import torch\nx = torch.randn(2, 3, device=dev)\nu = torch.unique(x, dim=0)\nv = torch.unique(x)\nw = x.unique(dim=1)\n" \
            "z = torch.unique(x, dim=None)\n"
     assert [(code, line) for code, line, _, _ in found(text, "2.9")] == [("CDL604", 3), ("CDL604", 5)]
     assert found(text, "2.9")[0][3].startswith("torch.unique (dim=0) reaches aten::unique_dim, which has no MPS kernel")
@@ -62,7 +62,7 @@ def test_unique_dim_raises_until_2_10():
 
 
 def test_isin_with_a_scalar_raises_until_2_8():
-    text = "import torch\nx = torch.randn(2, 3)\na = torch.isin(x, 3)\nb = torch.isin(x, x)\nc = torch.isin(2, x)\n" \
+    text = "import torch\nx = torch.randn(2, 3, device=dev)\na = torch.isin(x, 3)\nb = torch.isin(x, x)\nc = torch.isin(2, x)\n" \
            "d = torch.isin(x, t)\n"
     assert [(code, line, message.split(" reaches ")[0]) for code, line, _, message in found(text, "2.7")] == [
         ("CDL604", 3, "torch.isin (elements=<tensor>, test_elements=3)"),
@@ -73,11 +73,11 @@ def test_isin_with_a_scalar_raises_until_2_8():
 
 
 def test_interpolate_antialias_and_5d_nearest():
-    text = ("import torch\nimport torch.nn.functional as F\nx = torch.randn(1, 3, 8, 8)\n"
+    text = ("import torch\nimport torch.nn.functional as F\nx = torch.randn(1, 3, 8, 8, device=dev)\n"
             "a = F.interpolate(x, scale_factor=2, mode='bilinear', antialias=True)\n"
             "b = F.interpolate(x, scale_factor=2, mode='bilinear')\n"
             "c = F.interpolate(x, scale_factor=2, mode='bilinear', antialias=flag)\n"
-            "v = torch.randn(1, 3, 4, 8, 8)\nd = F.interpolate(v, scale_factor=2)\n")
+            "v = torch.randn(1, 3, 4, 8, 8, device=dev)\nd = F.interpolate(v, scale_factor=2)\n")
     result = found(text, "2.5")
     assert [(code, line) for code, line, _, _ in result] == [("CDL604", 4), ("CDL605", 8)]
     assert result[0][3].startswith("torch.nn.functional.interpolate (antialias=True, mode='bilinear', 4-D input) "
@@ -92,7 +92,7 @@ def test_interpolate_antialias_and_5d_nearest():
     ("x.put_(i, s)", "CDL604", "aten::put_"),
 ])
 def test_apis_the_trace_lacked(call, code, op):
-    text = f"import torch\nimport torch.nn.functional as F\nx = torch.randn(4, 3)\ny = {call}\n"
+    text = f"import torch\nimport torch.nn.functional as F\nx = torch.randn(4, 3, device=dev)\ny = {call}\n"
     [(got, line, _, message)] = found(text, "2.5")
     assert (got, line) == (code, 4) and f"reaches {op}, which" in message
 
@@ -100,7 +100,7 @@ def test_apis_the_trace_lacked(call, code, op):
 def test_in_place_variants_follow_their_method():
     assert load_api_ops()["apis"]["torch.Tensor.add_"] == {"ops": ["aten::add_.Tensor"],
                                                           "source": "in-place form of torch.Tensor.add"}
-    text = "import torch\nx = torch.randn(3)\nx.cumprod_(0)\n"
+    text = "import torch\nx = torch.randn(3, device=dev)\nx.cumprod_(0)\n"
     [(code, line, column, message)] = found(text, "2.0")
     assert (code, line, column) == ("CDL604", 3, 1)
     assert message.startswith("torch.Tensor.cumprod_ reaches aten::cumprod_, which has no MPS kernel in torch 2.0")
@@ -136,7 +136,7 @@ def test_torchvision_ops_by_their_paired_release():
 
 
 def test_grid_sample_border_padding_is_a_kernel_limit():
-    text = ("import torch\nimport torch.nn.functional as F\nx = torch.randn(1, 3, 8, 8)\n"
+    text = ("import torch\nimport torch.nn.functional as F\nx = torch.randn(1, 3, 8, 8, device=dev)\n"
             "a = F.grid_sample(x, g, padding_mode='border')\nb = F.grid_sample(x, g)\n"
             "c = F.grid_sample(x, g, padding_mode=mode)\n")
     [(code, line, _, message)] = found(text, "2.12")
@@ -162,7 +162,7 @@ def test_spot_check_agreement():
 
 
 def test_dtype_limits_of_an_opinfo_variant_follow_the_argument():
-    text = ("import torch\nimport torch.nn.functional as F\nx = torch.zeros(1, 3, 8, 8, dtype=torch.uint8)\n"
+    text = ("import torch\nimport torch.nn.functional as F\nx = torch.zeros(1, 3, 8, 8, dtype=torch.uint8, device=dev)\n"
             "y = F.interpolate(x, scale_factor=2, mode='bicubic')\nz = F.interpolate(x, scale_factor=2, mode='bilinear')\n")
     [(code, line, column, message)] = found(text, "2.15")
     assert (code, line, column) == ("CDL606", 4, 5)

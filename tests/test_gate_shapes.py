@@ -1,6 +1,6 @@
 """The gates read a tensor-method word of the op-coverage checks (`mode`, `log_softmax`, ... at the target
 release) in the shapes the check can report: the callee of a call on a name or on a call's result
-(`x.mode()`, `torch.randn(3).mode()`: the receiver may be a tensor), a name that resolves under torch
+(`x.mode()`, `torch.randn(3, device=dev).mode()`: the receiver may be a tensor), a name that resolves under torch
 (`torch.mode`, `pick = torch.mode`) or an import. An attribute store (`self.mode = mode`), a keyword
 (`mode="r"`) or a method on a receiver the check knows nothing of (`self.cfg.mode()`, `x[0].mode()`, `self.mode(x)` with
 `self` never assigned nor annotated)
@@ -43,11 +43,11 @@ def test_a_method_word_only_stored_passed_or_called_on_unknown_receivers_needs_n
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("import torch\nx = torch.randn(3)\ny = x.mode()\n", [("CDL604", 3, 5)]),  # on a name
-        ("import torch\ny = torch.randn(3).mode()\n", [("CDL604", 2, 5)]),  # on a call's result
+        ("import torch\nx = torch.randn(3, device=dev)\ny = x.mode()\n", [("CDL604", 3, 5)]),  # on a name
+        ("import torch\ny = torch.randn(3, device=dev).mode()\n", [("CDL604", 2, 5)]),  # on a call's result
         ("import torch\ndef f(x: torch.Tensor):\n    return x.mode()\n", [("CDL604", 3, 12)]),
-        ("import torch\ny = torch.mode(torch.randn(3))\n", [("CDL604", 2, 5)]),  # the function
-        ("import torch\npick = torch.mode\ny = pick(torch.randn(3))\n", [("CDL604", 3, 5)]),  # through a name
+        ("import torch\ny = torch.mode(torch.randn(3, device=dev))\n", [("CDL604", 2, 5)]),  # the function
+        ("import torch\npick = torch.mode\ny = pick(torch.randn(3, device=dev))\n", [("CDL604", 3, 5)]),  # through a name
         ("from torch import mode\ny = mode(x)\n", [("CDL604", 2, 5)]),  # imported
     ],
 )

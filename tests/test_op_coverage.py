@@ -58,7 +58,7 @@ def test_ops_fixture_at_newest_release_keeps_only_real_gaps():
 
 
 def test_message_names_op_target_and_first_supported_release():
-    text = "import torch\nimport torch.nn.functional as F\ny = F.grid_sample(torch.randn(1, 3, 4, 8, 8), g)\n"
+    text = "import torch\nimport torch.nn.functional as F\ny = F.grid_sample(torch.randn(1, 3, 4, 8, 8, device=dev), g)\n"
     [finding] = findings_of(text, torch_version="2.3")
     assert finding.message == (
         "torch.nn.functional.grid_sample (5-D input) reaches aten::grid_sampler_3d, which has no MPS kernel "
@@ -95,8 +95,8 @@ def test_message_when_no_release_runs_it():
 def test_arguments_and_rank_select_the_operator(call, expected):
     lines = [
         "import torch, torch.nn as nn, torch.nn.functional as F",
-        "x = torch.randn(1, 3, 8, 8)",
-        "v = torch.randn(1, 3, 4, 8, 8)",
+        "x = torch.randn(1, 3, 8, 8, device=dev)",
+        "v = torch.randn(1, 3, 4, 8, 8, device=dev)",
         f"y = {call}",
     ]
     assert op_findings("\n".join(lines) + "\n", "2.3") == expected
@@ -106,8 +106,8 @@ def test_tensor_methods_need_a_known_tensor():
     text = (
         "import torch\n"
         "def f(a: torch.Tensor, b, c: int):\n"
-        "    t = torch.zeros(3)\n"
-        "    return a.mode(), b.mode(), c.mode(), t.mode(), t.float().mode(), torch.zeros(2).mode()\n"
+        "    t = torch.zeros(3, device=dev)\n"
+        "    return a.mode(), b.mode(), c.mode(), t.mode(), t.float().mode(), torch.zeros(2, device=dev).mode()\n"
     )
     assert op_findings(text, "2.15") == [("CDL604", 4, 12), ("CDL604", 4, 42), ("CDL604", 4, 52), ("CDL604", 4, 70)]
 
@@ -115,7 +115,7 @@ def test_tensor_methods_need_a_known_tensor():
 def test_names_are_per_function_and_rebinding_forgets():
     text = (
         "import torch\n"
-        "t = torch.zeros(3)\n"
+        "t = torch.zeros(3, device=dev)\n"
         "def f(t):\n"
         "    return t.mode()\n"  # another t
         "t = load()\n"
@@ -125,13 +125,13 @@ def test_names_are_per_function_and_rebinding_forgets():
 
 
 def test_code_that_runs_only_on_cuda_hosts_is_not_checked():
-    text = "import torch\nif torch.cuda.is_available():\n    torch.linalg.eig(torch.randn(3, 3))\n"
+    text = "import torch\nif torch.cuda.is_available():\n    torch.linalg.eig(torch.randn(3, 3, device=dev))\n"
     assert op_findings(text, "2.15") == []
     assert op_findings(text.replace("if torch.cuda.is_available():\n    ", ""), "2.15") == [("CDL604", 2, 1)]
 
 
 def test_dtype_rule_follows_the_test_lists_of_the_target_release():
-    text = "import torch\nh = torch.randn(100, dtype=torch.float16)\ntorch.histc(h, bins=10)\n"
+    text = "import torch\nh = torch.randn(100, dtype=torch.float16, device=dev)\ntorch.histc(h, bins=10)\n"
     [finding] = findings_of(text, torch_version="2.8")
     assert (finding.code, finding.line, finding.column) == ("CDL606", 3, 1)
     assert "float16" in finding.message and "no longer listed from torch 2.12, you target 2.8" in finding.message
@@ -169,6 +169,24 @@ def test_float64_dtype_still_reported_when_the_move_rule_is_off():
 @pytest.mark.parametrize("version", ["2.3", "2.15"])
 def test_demo_files_gain_no_op_coverage_findings(relative, version):
     assert [f for f in lint_fixture(relative, torch_version=version) if f.code in OP_CODES] == []
+
+
+def test_an_operator_on_an_input_made_on_the_host_runs_on_the_cpu():
+    text = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def orth(size, device):\n"
+        "    x = torch.randn(size, size)\n"
+        "    q, _ = torch.linalg.qr(x)\n"
+        "    w, _ = torch.linalg.qr(torch.randn(size, size))\n"
+        "    y = torch.randn(4, 4)\n"
+        "    y = y.to(device)\n"
+        "    z = torch.linalg.qr(y)\n"
+        "    return torch.linalg.qr(torch.randn(3, 3).to(device)), torch.linalg.qr(torch.randn(3, 3, device=device))\n"
+    )
+    # a name assigned twice (moved) is not known to be on the host, nor a factory moved or given a device
+    assert op_findings(text, "2.9") == [("CDL604", 10, 9), ("CDL604", 11, 12), ("CDL604", 11, 59)]
 
 
 def test_an_operator_whose_result_is_read_by_numpy_runs_on_the_cpu():

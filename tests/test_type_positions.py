@@ -63,3 +63,20 @@ def test_references_that_run_are_still_reported():
         ("CDL213", 16, 10),
         ("CDL306", 17, 22),
     ]
+
+
+def test_the_type_argument_of_typing_cast_is_no_use_and_its_value_is():
+    source = """
+    import typing
+    from typing import cast
+
+    import torch
+
+
+    def f(stream, x):
+        s = cast(torch.cuda.Stream, stream)
+        t = typing.cast(torch.cuda.Event, stream)
+        u = cast(torch.cuda.Stream, torch.cuda.current_stream())
+        return s, t, u
+    """
+    assert lint(source) == [("CDL305", 10, 33)]

@@ -34,6 +34,7 @@ IMPORTING = (cst.SimpleStatementLine, cst.If, cst.With, cst.Try)  # statements t
 TYPING_MODULES = ("typing.", "typing_extensions.", "collections.abc.")  # where generic types come from
 BUILTIN_GENERICS = frozenset({"list", "dict", "tuple", "set", "frozenset", "type"})  # PEP 585 generics
 TYPE_ALIAS = frozenset({"typing.TypeAlias", "typing_extensions.TypeAlias"})
+TYPING_CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 
 
 # The node kinds whose fields the walk's state depends on (see _shielded_fields, _optional_fields,
@@ -113,10 +114,18 @@ class Walker:
             branches = {name: branch for name, branch in branches.items() if name not in shielded}
         optional = self._optional_fields(node, kind)
         typed = self._type_fields(node, kind)
+        cast = kind is cst.Call and self._casts(node)
         for name in child_fields(kind):
             value = getattr(node, name)
             value_kind = type(value)
             if value_kind in OTHER_KINDS:
+                continue
+            if cast and name == "args":  # `typing.cast(torch.cuda.Stream, s)`: the first argument is a type
+                ctx.type_depth += 1
+                self.walk(value[0])
+                ctx.type_depth -= 1
+                for item in value[1:]:
+                    self.walk(item)
                 continue
             test = kind in BRANCHING and name == "test"
             guarded = name in shielded
@@ -259,6 +268,13 @@ class Walker:
         if found is None:
             found = self.skipped_classes[id(node)] = self._skipped_off_cuda(node)
         return found
+
+    def _casts(self, call: cst.Call) -> bool:
+        """`typing.cast(T, value)`: T is a type expression, which names an API without using it."""
+        func = call.func
+        name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+        return (name == "cast" and bool(call.args) and call.args[0].keyword is None and not call.args[0].star
+                and self.model.resolve(func) in TYPING_CASTS)
 
     def _skipped_param(self, call: cst.Call) -> bool:
         """`pytest.param(torch.device("cuda"), marks=[<a skip off CUDA>])`: its values are CUDA-only."""

@@ -13,7 +13,7 @@ from cudalint.versions import TorchTarget, parse_version, plain_version, with_fl
 MODEL = (
     "import torch\n"
     "import torch.nn as nn\n"
-    "x = torch.randn(3)\n"
+    "x = torch.randn(3, device=dev)\n"
     "y = torch.cumprod(x, 0)\n"
     'up = nn.Upsample(scale_factor=2, mode="bicubic")\n'
     'again = nn.Upsample(scale_factor=2, mode="bicubic")\n'
@@ -94,7 +94,7 @@ def test_check_targets_the_newest_allowed_release_and_suggests_a_lower_bound(pro
 
 
 def test_one_note_per_operator_across_files(project):
-    (project / "other.py").write_text("import torch\nz = torch.cumprod(torch.ones(2), 0)\n")
+    (project / "other.py").write_text("import torch\nz = torch.cumprod(torch.ones(2, device=dev), 0)\n")
     result = run_cli("check", "--no-cache", "--select", "CDL609", ".", cwd=project)
     assert [line.split(" ", 2)[:2] for line in result.stdout.splitlines()[:-2]] == [
         ["model.py:4:5:", "CDL609"], ["model.py:5:6:", "CDL609"]]
@@ -134,7 +134,7 @@ def test_coverage_project(project):
 
 def test_coverage_project_of_a_clean_project(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch>=2.9\n")
-    (tmp_path / "m.py").write_text("import torch\ny = torch.cumprod(torch.ones(2), 0)\n")
+    (tmp_path / "m.py").write_text("import torch\ny = torch.cumprod(torch.ones(2, device=dev), 0)\n")
     assert run_cli("coverage", "--project", ".", cwd=tmp_path).stdout.splitlines() == [
         ".: target torch 2.15 (the newest release torch>=2.9 in requirements.txt allows)",
         "every operator the project reaches runs on MPS in every release it allows",

@@ -110,3 +110,14 @@ def test_a_switch_a_caller_here_turns_on_or_that_guards_more_than_placement_is_n
         """
     # the flag a caller here passes on (forwarder) is still off unless asked; a required parameter is no switch
     assert lint(source) == [("CDL102", 6, 15), ("CDL205", 8, 18), ("CDL102", 10, 15), ("CDL102", 31, 15)]
+
+
+def test_switches_forwarded_in_a_cycle_end_at_the_first_repeat():
+    # sixty functions each forwarding `cuda` to every other: read once per parameter, not per path
+    names = [f"f{index}" for index in range(60)]
+    lines = ["import torch", ""]
+    for name in names:
+        lines += ["", f"def {name}(x, cuda=False):", "    if cuda:", "        x = x.cuda()"]
+        lines += [f"    {other}(x, cuda=cuda)" for other in names if other != name]
+        lines += ["    return x"]
+    assert lint("\n".join(lines) + "\n") == []

@@ -17,7 +17,6 @@ from cudalint.python.context import FileContext
 from cudalint.python.names import string_value
 from cudalint.python.optional_imports import _catches_import_error
 from cudalint.python.overrides import silenced_in
-from cudalint.python.semantic.opt_in_switch import placement_switch
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
 
@@ -162,7 +161,7 @@ class Walker:
         if kind in BRANCHING:  # the test: _branch_fields
             if kind is cst.If and self._demo_block(node):
                 return ("body",)
-            return ("body",) if kind is not cst.While and placement_switch(model, node, model.scope) else ()
+            return ("body",) if kind is not cst.While and model.opt_in_switches.placement_switch(node, model.scope) else ()
         if kind is cst.Try:
             return ("body",) if _has_fallback(node, model) and not self.availability.cannot_raise(node.body) else ()
         if kind is cst.For:

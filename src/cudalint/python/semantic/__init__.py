@@ -20,6 +20,7 @@ from cudalint.python.semantic.canonical import canonical
 from cudalint.python.semantic.class_attributes import ClassAttributes
 from cudalint.python.semantic.cuda_imports import CudaImports
 from cudalint.python.semantic.device_switch import DeviceSwitches
+from cudalint.python.semantic.opt_in_switch import OptInSwitches
 from cudalint.python.semantic.guards import Guard, GuardEvaluator, guard_facts
 from cudalint.python.semantic.scopes import Binding, Scope, ScopeBuilder
 from cudalint.python.semantic.values import Evaluator, Value
@@ -51,6 +52,7 @@ class SemanticModel:
         self.class_attributes = ClassAttributes(self)
         self.call_sites = CallSites(self)
         self.device_switches = DeviceSwitches(self)
+        self.opt_in_switches = OptInSwitches(self)
         # Whether a class is a test class skipped off CUDA (its decorators or pytestmark): the main walk,
         # which reads test decorators, answers it; until then no class is.
         self.skipped_class: Callable[[cst.ClassDef], bool] = _never

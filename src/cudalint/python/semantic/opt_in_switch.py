@@ -1,6 +1,6 @@
 """A switch that puts data on CUDA only when someone asks: `if cuda: x = x.cuda()`.
 
-`placement_switch(model, node, scope)`: an `if` (or a conditional expression) whose test is off unless
+`OptInSwitches.placement_switch(node, scope)`: an `if` (or a conditional expression) whose test is off unless
 a caller or the command line turns it on, and whose branch does nothing but put values on CUDA. Its
 test is a parameter whose default is False or None that no caller in sight passes anything but a
 false constant or another such switch (`def batch(x, cuda=False)`), `self.flag` bound only to those
@@ -17,7 +17,7 @@ it stays a question for the guard evaluator.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Dict, Union
 
 import libcst as cst
 
@@ -29,59 +29,108 @@ if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic.scopes import Scope
 
 MAX_DEPTH = 6
+MAX_FORWARDS = 256  # parameters forwarded through one another that one question reads
 OFF_CONSTANTS = ("False", "None")
 
 
-def placement_switch(model: "SemanticModel", node: Union[cst.If, cst.IfExp], scope: "Scope") -> bool:
-    """The branch of `node` taken when its test holds runs only where someone asked for CUDA placement."""
-    kind = type(node.test)  # libcst's classes are ABCs: exact types are the cheap test, on every `if`
-    if kind is not cst.Name and kind is not cst.Attribute:
-        return False
-    if type(node) is cst.IfExp:
-        placed = _places_on_cuda(model, node.body, scope)
-    else:
-        placed = _block_places_on_cuda(model, node.body, scope)
-    return placed and opt_in(model, node.test, scope)
+class OptInSwitches:
+    """The model's answers, one per parameter: a parameter's callers are read once, and a cycle of
+    functions forwarding the switch to each other (`f(cuda=cuda)` in g, `g(cuda=cuda)` in f) ends at the
+    first repeat."""
 
+    def __init__(self, model: "SemanticModel"):
+        self.model = model
+        self.params: Dict[int, bool] = {}  # id(parameter) -> off unless a caller turns it on
 
-def opt_in(model: "SemanticModel", test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
-    """`test` is false unless a caller or the command line turns it on (see the module's docstring)."""
-    if depth > MAX_DEPTH or not isinstance(test, (cst.Name, cst.Attribute)):
-        return False
-    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and model.self_class(test.value.value, scope) is None:
-        options = model.options.get(test.attr.value)
-        return bool(options) and model.evaluator.may_hold_options(test.value, scope, depth) and all(
-            _off_unless_given(call) for call, _ in options)
-    bindings = model.bindings_of(test, scope)
-    asked = False
-    for binding in bindings:
-        if binding.kind == "param":
-            if not _off(binding.value) or not _callers_leave_it_off(model, binding, depth):
-                return False
-            asked = True
-        elif binding.kind == "assign" and binding.value is not None:
-            if _off(binding.value):
-                continue
-            if not opt_in(model, binding.value, binding.context, depth + 1):
-                return False
-            asked = True
+    def placement_switch(self, node: Union[cst.If, cst.IfExp], scope: "Scope") -> bool:
+        """The branch of `node` taken when its test holds runs only where someone asked for CUDA placement."""
+        kind = type(node.test)  # libcst's classes are ABCs: exact types are the cheap test, on every `if`
+        if kind is not cst.Name and kind is not cst.Attribute:
+            return False
+        if type(node) is cst.IfExp:
+            placed = _places_on_cuda(self.model, node.body, scope)
         else:
-            return False
-    return asked
+            placed = _block_places_on_cuda(self.model, node.body, scope)
+        return placed and self.opt_in(node.test, scope)
 
-
-def _callers_leave_it_off(model: "SemanticModel", binding, depth: int) -> bool:
-    """No call in this file passes the parameter anything but a false constant or another switch, nor
-    does one the project index knows of in another module (a test base class's `self._fit(cuda=...)`);
-    callers out of sight ask for it, or leave the default."""
-    for argument in model.call_sites.seen(binding):
-        if argument is None:
-            return False  # `f(**options)`: what it passes is not visible
-        value, where, _ = argument
-        if value is not None and not _off(value) and not opt_in(model, value, where, depth + 1):
+    def opt_in(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
+        """`test` is false unless a caller or the command line turns it on (see the module's docstring)."""
+        model = self.model
+        if depth > MAX_DEPTH or not isinstance(test, (cst.Name, cst.Attribute)):
             return False
-    elsewhere = model.call_sites.elsewhere(binding) or ()
-    return all(summary is None or (summary[0] == "c" and summary[1] is False) for _, summary in elsewhere)
+        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and model.self_class(test.value.value, scope) is None:
+            options = model.options.get(test.attr.value)
+            return bool(options) and model.evaluator.may_hold_options(test.value, scope, depth) and all(
+                _off_unless_given(call) for call, _ in options)
+        asked = False
+        for binding in model.bindings_of(test, scope):
+            if binding.kind == "param":
+                if not self._param_off(binding, depth):
+                    return False
+                asked = True
+            elif binding.kind == "assign" and binding.value is not None:
+                if _off(binding.value):
+                    continue
+                if not self.opt_in(binding.value, binding.context, depth + 1):
+                    return False
+                asked = True
+            else:
+                return False
+        return asked
+
+    def _param_off(self, binding, depth: int) -> bool:
+        """The parameter is off unless a caller turns it on: every parameter it is forwarded from
+        (`f(x, cuda=cuda)` inside `def g(x, cuda=False)`) is read too, each once, without recursion; a
+        cycle of forwards adds no caller that turns it on."""
+        key = id(binding.node)
+        known = self.params.get(key)
+        if known is not None:
+            return known
+        todo, seen, read = [binding], {key}, []
+        off = True
+        while todo and off:
+            current = todo.pop()
+            read.append(id(current.node))
+            if not _off(current.value):
+                off = False
+                break
+            for forwarded in self._forwarded(current, depth):
+                if forwarded is None or self.params.get(id(forwarded.node)) is False:
+                    off = False
+                    break
+                if id(forwarded.node) not in seen and id(forwarded.node) not in self.params:
+                    seen.add(id(forwarded.node))
+                    todo.append(forwarded)
+            if len(seen) > MAX_FORWARDS:
+                off = False  # forwarded through more parameters than one question reads: not known
+        if off:
+            for each in read:
+                self.params[each] = True
+        else:
+            self.params[key] = False
+        return off
+
+    def _forwarded(self, binding, depth: int):
+        """What the calls of the parameter's function pass for it: for each call that forwards another
+        parameter, that parameter's binding; None for one that passes anything but a false constant or
+        another switch (or spreads arguments). The project index's calls from other modules count too."""
+        model = self.model
+        for argument in model.call_sites.seen(binding):
+            if argument is None:
+                yield None  # `f(**options)`: what it passes is not visible
+                return
+            value, where, _ = argument
+            if value is None or _off(value):
+                continue
+            bindings = model.bindings_of(value, where) if isinstance(value, cst.Name) else []
+            if bindings and all(each.kind == "param" for each in bindings):
+                yield from bindings
+            elif not self.opt_in(value, where, depth + 1):
+                yield None
+                return
+        elsewhere = model.call_sites.elsewhere(binding) or ()
+        if not all(summary is None or (summary[0] == "c" and summary[1] is False) for _, summary in elsewhere):
+            yield None
 
 
 def _off(node) -> bool:

@@ -151,3 +151,73 @@ def test_a_flag_imported_from_a_module_is_one_switch_under_any_import_form():
             torch.cuda.synchronize()
     """
     assert lint(source) == [("CDL101", 6, 23), ("CDL104", 6, 23)]
+
+
+INDEX_SWITCHES = """
+import argparse
+import torch
+import torch.distributed as dist
+
+
+def move(model, cuda_device: int = -1):
+    if cuda_device >= 0:
+        model = model.cuda(cuda_device)
+    return model
+
+
+def launch(ids, rank):
+    gpu_id = ids[rank]
+    if gpu_id >= 0:
+        torch.cuda.set_device(int(gpu_id))
+        dist.init_process_group(backend="nccl")
+    else:
+        dist.init_process_group(backend="gloo")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=-1)
+    args = parser.parse_args()
+    if -1 != args.local_rank:
+        torch.cuda.set_device(args.local_rank)
+        device = torch.device("cuda", args.local_rank)
+    if args.local_rank == -1:
+        torch.cuda.synchronize()
+
+
+def counted(n=-1, gpu=0):
+    if n >= 0:
+        torch.cuda.synchronize()
+    if gpu >= 0:
+        torch.cuda.set_device(gpu)
+
+
+def place(device=-1):
+    if device < 0:
+        chosen = torch.device("cpu")
+    elif torch.backends.mps.is_available():
+        chosen = torch.device(f"mps:{device}")
+    else:
+        chosen = torch.device(f"cuda:{device}")
+    return chosen
+
+
+def set_state(state, device=-1):
+    if device == -1:
+        device = torch.device("cuda")
+    elif isinstance(device, int):
+        device = torch.device("cuda", device)
+    return state, device
+"""
+
+
+def test_an_int_device_option_tested_for_an_index_is_a_switch():
+    # `cuda_device >= 0`, `-1 != local_rank`: the file hands the option to CUDA as an index, so the test
+    # holds only where someone picked a GPU; the arm for "none picked" runs on a Mac. An option never
+    # used as an index (n), one whose default picks GPU 0 (gpu), or one whose "no index" arm is CUDA's
+    # current device (fairscale's `if device == -1: device = torch.device("cuda")`) or whose index arm
+    # may pick MPS (transformers' pipelines) is no switch.
+    assert lint(INDEX_SWITCHES) == [
+        ("CDL201", 29, 9), ("CDL201", 34, 9), ("CDL105", 36, 9), ("CDL101", 45, 31), ("CDL101", 51, 31),
+        ("CDL101", 53, 31),
+    ]

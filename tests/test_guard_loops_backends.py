@@ -351,3 +351,54 @@ def test_a_module_constant_never_rebound_decides_its_branch_everywhere():
         VERBOSE = True
     """
     assert lint(source, select={"CDL102", "CDL201"}) == [("CDL201", 12, 9), ("CDL102", 14, 15)]
+
+
+def test_a_device_count_above_an_index_is_true_only_off_a_mac():
+    # yolov5's DDP set-up: the count is 0 on a Mac, so no index is below it; a name bound to a negative
+    # number (a "no device" sentinel) keeps the test open on a Mac.
+    source = """
+    import os
+    import torch
+
+    LOCAL_RANK = int(os.getenv("LOCAL_RANK", -1))
+    NONE = -1
+
+
+    def setup(rank):
+        if LOCAL_RANK != -1:
+            assert torch.cuda.device_count() > LOCAL_RANK, "insufficient CUDA devices"
+            torch.cuda.set_device(LOCAL_RANK)
+        if rank < torch.cuda.device_count():
+            torch.cuda.set_device(rank)
+        if torch.cuda.device_count() > NONE:
+            torch.cuda.set_device(0)
+        if torch.cuda.device_count() >= rank:
+            torch.cuda.set_device(0)
+    """
+    assert lint(source, select={"CDL105"}) == [("CDL105", 15, 9), ("CDL105", 17, 9)]
+
+
+def test_a_name_rebound_under_its_own_test_keeps_the_value_the_test_reads():
+    # neuraloperator's comm.py: the count is read by the test; the rebinding in its body comes after it.
+    # A rebinding under another test (`if flag: n = 8`) does reach it.
+    source = """
+    import torch
+    import torch.distributed as dist
+
+
+    def setup():
+        world_size = torch.cuda.device_count()
+        if world_size > 1:
+            dist.init_process_group(backend="nccl")
+            world_size = dist.get_world_size()
+        return world_size
+
+
+    def both(flag):
+        n = torch.cuda.device_count()
+        if flag:
+            n = 8
+        if n > 1:
+            dist.init_process_group(backend="nccl")
+    """
+    assert lint(source, select={"CDL701"}) == [("CDL701", 18, 33)]

@@ -136,3 +136,29 @@ def test_a_cuda_only_call_in_the_try_and_a_handler_that_returns_a_truthy_value()
     """
     # names_a_gpu: its handler says "cpu", which is true on a Mac too
     assert lint(source) == [("CDL101", 23, 10)]
+
+
+def test_the_parameters_of_a_test_skipped_off_cuda_are_shielded_with_its_body():
+    # mace's benchmark: `device: str = "cuda"` is read only when the skipped test runs. A default that
+    # calls something runs where the function is defined, on a Mac too, so it stays reported.
+    source = """
+        import pytest
+        import torch
+
+
+        @pytest.mark.skipif(not torch.cuda.is_available(), reason="cuda is not available")
+        def test_inference(size: int, device: str = "cuda"):
+            torch.cuda.synchronize()
+            return size, device
+
+
+        def test_other(device: str = "cuda"):
+            return device
+
+
+        @pytest.mark.skipif(not torch.cuda.is_available(), reason="cuda is not available")
+        def test_called(device=torch.device("cuda")):
+            return device
+        """
+    found = triples(findings_of(textwrap.dedent(source).lstrip("\n"), path="tests/test_bench.py"))
+    assert found == [("CDL108", 11, 30), ("CDL101", 16, 37)]

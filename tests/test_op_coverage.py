@@ -217,3 +217,19 @@ def test_a_factory_with_no_device_runs_its_operator_on_the_cpu():
         "    return steps, moved, there\n"
     )
     assert op_findings(text, "2.9") == [("CDL604", 8, 13)]
+
+
+def test_a_name_bound_in_one_arm_of_an_if_is_not_known_in_the_other():
+    # Whisper's pad_or_trim: the `else:` arm holds a NumPy array, whatever the `if` arm bound.
+    text = (
+        "import torch\n"
+        "import torch.nn.functional as F\n"
+        "def pad(array, n):\n"
+        "    if torch.is_tensor(array):\n"
+        "        array = F.pad(array, [0, n])\n"
+        "        array.take(n)\n"
+        "    else:\n"
+        "        array = array.take(indices=range(n), axis=-1)\n"
+        "    return array.take(n)\n"
+    )
+    assert op_findings(text, "2.9.1", select={"CDL604", "CDL605"}) == [("CDL604", 6, 9)]

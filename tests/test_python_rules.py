@@ -174,3 +174,20 @@ def test_selection_with_nested_blocks_and_one_line_suites():
     assert triples(findings_of(nested)) == [("CDL104", 2, 1)]
     one_line = 'import torch\nif torch.cuda.is_available(): name = "cuda"\nelse: name = "cpu"\n'
     assert triples(findings_of(one_line)) == [("CDL104", 2, 1)]
+
+
+def test_the_deprecated_has_cuda_attribute_is_a_build_query_and_a_guard():
+    # torch/__init__.py answers `torch.has_cuda` with torch.backends.cuda.is_built(): False on every Mac,
+    # so the CUDA arm below it never runs there (no CDL101) and the test itself forgets MPS.
+    text = (
+        "import torch\n"
+        "def pick():\n"
+        "    if torch.has_cuda:\n"
+        "        device = 'cuda'\n"
+        "    else:\n"
+        "        device = 'cpu'\n"
+        "    if torch.has_cudnn:\n"
+        "        torch.cuda.synchronize()\n"
+        "    return device\n"
+    )
+    assert triples(findings_of(text, torch_version="2.9.1")) == [("CDL104", 3, 5), ("CDL215", 3, 8)]

@@ -529,6 +529,7 @@ def test_a_load_of_the_same_file_the_function_maps_elsewhere_is_reported():
             weights = torch.load(path, map_location=device)
             counters = torch.load(path + ".steps")
             return weights, counters
+
         """
     assert lint(source, select={"CDL109"}) == [("CDL109", 8, 17)]
 
@@ -884,3 +885,24 @@ def test_torch_xla_availability_from_another_module_of_the_project(tmp_path):
 
 def test_importing_torch_xla_is_no_finding_itself():
     assert lint("import torch_xla\nimport torch_xla.core.xla_model as xm\n\nDEVICE = xm.xla_device()\n") == []
+
+
+def test_float64_of_what_a_call_loads_or_makes_on_the_cpu_is_no_finding():
+    # map_location= or device= naming the host puts what the call returns there; a name bound only to
+    # such values (or to a cast of itself) is on the host, unless a statement moves it in place first.
+    source = """
+        import torch
+        from pkg import load_model
+
+
+        def load(path, device):
+            a = torch.load(path, map_location="cpu").to(torch.float64)
+            b = load_model(path, device=torch.device("cpu")).to(torch.float64)
+            c = torch.load(path, map_location=torch.device("cpu"))
+            c = c.double()
+            d = torch.load(path, map_location="cpu")
+            d.to(device)
+            e = load_model(path, device=device).to(torch.float64)
+            return a, b, c, d.double(), e
+        """
+    assert lint(source, select={"CDL601", "CDL602"}) == [("CDL601", 12, 44), ("CDL602", 13, 23)]

@@ -64,8 +64,16 @@ def test_only_a_map_location_of_torch_load():
             state = torch.load(path, map_location=device)
             model.load_state_dict(state)
             return model.to(device)
+
+
+        def wrapped(path):
+            return torch.load(path, map_location=torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+        def picked():
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
         """
-    ) == [("CDL104", 18, 14)]
+    ) == [("CDL104", 18, 14), ("CDL104", 29, 25)]
 
 
 def test_a_selection_nothing_reads_changes_nothing():
@@ -110,3 +118,33 @@ def test_a_selection_nothing_reads_changes_nothing():
         module_level = "cuda" if torch.cuda.is_available() else "cpu"
         """
     ) == [("CDL104", 11, 14), ("CDL104", 19, 18), ("CDL104", 23, 14), ("CDL104", 29, 14), ("CDL104", 37, 16)]
+
+
+def test_a_chain_that_holds_a_selection_is_reported_once_where_the_selection_is():
+    # torchani's _parse_device_and_dtype: the chain maps the caller's string; its `device is None` arm
+    # is the selection that forgets MPS, reported there. A chain with no such arm is reported itself.
+    assert lint(
+        """
+        import torch
+
+
+        def parse(device=None):
+            if device == "cuda":
+                chosen = "cuda"
+            elif device == "cpu":
+                chosen = "cpu"
+            elif device is None:
+                chosen = "cuda" if torch.cuda.is_available() else "cpu"
+            else:
+                raise ValueError(device)
+            return chosen
+
+
+        def pick():
+            if torch.cuda.is_available():
+                chosen = "cuda"
+            else:
+                chosen = "cpu"
+            return chosen
+        """
+    ) == [("CDL104", 10, 18), ("CDL104", 17, 5)]

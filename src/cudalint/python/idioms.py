@@ -382,6 +382,8 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     other = _other_choices(node, pairs, else_body, cuda_names, ctx)
     if any(mentions_mac_path(value) for value in other) or not any(_is_cpu_arm(v, ctx) for v in other):
         return
+    if any(type(value) is cst.IfExp and _chooses_cuda(value.body, ctx) and _is_cpu_arm(value.orelse, ctx) for value in other):
+        return  # `elif device is None: d = "cuda" if available else "cpu"`: that selection is reported where it is
     if selection_use.serves_collectives(ctx):
         return  # the tensors of a collective: gloo, a Mac's only backend, takes CPU tensors
     ctx.report(
@@ -545,7 +547,8 @@ def _locates_other_loads(node: cst.Call, ctx: FileContext) -> bool:
     if id(frame) not in known:
         loads = [(call, _load_location(call)) for call in _calls_in(frame.body) if ctx.model.resolve(call.func) == "torch.load"]
         located = [(call, location) for call, location in loads if location is not None]
-        # the files some load maps to a device of the code's choosing (not the CPU: "cpu" says nothing of what the file holds)
+        # the files some load maps to a device of the code's choosing (not the CPU: "cpu" says nothing of what the file
+        # holds: transformers maps its scheduler's numbers there on one path and not on the others)
         to_device = {_load_source(call) for call, location in located if string_value(location) != "cpu"}
         known[id(frame)] = (bool(located), to_device)
     any_located, to_device = known[id(frame)]

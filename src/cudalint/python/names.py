@@ -85,3 +85,9 @@ def mentions_mac_path(node: cst.CSTNode) -> bool:
 def is_cuda_string(node: cst.BaseExpression) -> bool:
     value = string_value(node)
     return value is not None and (value == "cuda" or value.startswith("cuda:"))
+
+
+def negative_literal(node) -> bool:
+    """`-1` as written (a minus and a decimal integer): the "no device" value of an int device option."""
+    return (type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus
+            and type(node.expression) is cst.Integer and node.expression.value.replace("_", "").isdigit())

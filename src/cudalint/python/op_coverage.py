@@ -293,8 +293,44 @@ class Fact:
     origin: Tuple[cst.CSTNode, ...] = ()  # the nodes that made it float64 (dtype argument, `.double`)
 
 
-def _facts(ctx: FileContext) -> Dict[Tuple[int, str], Optional[Fact]]:
+Branches = Tuple[Tuple[int, bool], ...]  # the `if` statements around a node: (id of the if, in its body)
+
+
+def _facts(ctx: FileContext) -> Dict[Tuple[int, str], List[Tuple[Branches, Optional[Fact]]]]:
     return ctx.check_state.setdefault(CHECK, {})  # type: ignore[return-value]
+
+
+def _branches(stack: Sequence[cst.CSTNode]) -> Branches:
+    return tuple((id(node), stack[i + 1] is node.body) for i, node in enumerate(stack[:-1]) if type(node) is cst.If)
+
+
+def _exclusive(one: Branches, other: Branches) -> bool:
+    """Two places in opposite arms of one `if`: what is bound in one is not there in the other."""
+    arms = dict(one)
+    return any(arms.get(key, arm) != arm for key, arm in other)
+
+
+def _remember(ctx: FileContext, name: str, fact: Optional[Fact]) -> None:
+    """Bind a name's fact where the walk is; a binding here hides the earlier ones it follows on every path
+    (those made at this place or inside branches of it), not those of an `if`'s other arm."""
+    facts = _facts(ctx)
+    key = (ctx.scope_key, name)
+    if fact is None and key not in facts:
+        return  # nothing known, nothing to hide: most bindings
+    entries = facts.setdefault(key, [])
+    here = _branches(ctx.stack)
+    entries[:] = [entry for entry in entries if entry[0][:len(here)] != here]
+    entries.append((here, fact))
+
+
+def _recalled(ctx: FileContext, name: str) -> Optional[Fact]:
+    entries = _facts(ctx).get((ctx.scope_key, name))
+    if not entries:
+        return None
+    if len(entries) == 1 and not entries[0][0]:
+        return entries[0][1]
+    here = _branches(ctx.stack)
+    return next((fact for where, fact in reversed(entries) if not _exclusive(where, here)), None)
 
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
@@ -383,7 +419,7 @@ def _has_float(node: cst.BaseExpression) -> bool:
 def fact_of(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fact]:
     """What is visible about the value of ``node``: a tensor or NumPy array, its dtype and rank."""
     if isinstance(node, cst.Name):
-        return _facts(ctx).get((ctx.scope_key, node.value))
+        return _recalled(ctx, node.value)
     if not isinstance(node, cst.Call):
         return None
     func = node.func
@@ -496,13 +532,13 @@ def _bind(node: cst.CSTNode, ctx: FileContext) -> None:
     else:
         target = node.target
     if isinstance(target, cst.Name) and node.value is not None:
-        _facts(ctx)[(ctx.scope_key, target.value)] = fact_of(node.value, ctx)
+        _remember(ctx, target.value, fact_of(node.value, ctx))
 
 
 def _bind_param(node: cst.Param, ctx: FileContext) -> None:
     annotation = node.annotation
     if annotation is not None and ctx.imports.resolve(annotation.annotation) == "torch.Tensor":
-        _facts(ctx)[(ctx.scope_key, node.name.value)] = Fact("tensor")
+        _remember(ctx, node.name.value, Fact("tensor"))
 
 
 # -- CDL604 / CDL605: operators without an MPS kernel, or with a CPU fallback --------

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Collection, Hashable, Optional, Sequence
 
 import libcst as cst
 
+from cudalint.python.children import code_children
 from cudalint.python.names import string_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -196,10 +197,13 @@ def names_host(model: "SemanticModel", node: cst.BaseExpression, scope: Optional
     return bool(values) and all(value.kind == "str" and value.text.split(":")[0] in ("cpu", "meta") for value in values)
 
 
-def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope") -> bool:
+def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
     """The tensor an expression gives is on the CPU, as the expression itself shows: `x.cpu()`,
-    `x.to("cpu")`, `torch.from_numpy(a)` or a factory that builds on the host, followed by any methods
-    that keep the device (`x.cpu().detach().contiguous()`)."""
+    `x.to("cpu")`, `torch.from_numpy(a)` or a factory that builds on the host, a call told to put what
+    it makes on the host (`torch.load(f, map_location="cpu")`, `load_model(f, device=torch.device("cpu"))`),
+    followed by any methods that keep the device (`x.cpu().detach().contiguous()`); a name every
+    binding of which in its scope is such an expression (or one of these methods of the name itself:
+    `m = m.double()`)."""
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not model.is_module_ref(node.func.value):
         name = node.func.attr.value
         if name == "cpu":
@@ -211,7 +215,67 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope") ->
         elif name not in SAME_DEVICE_METHODS:
             return False
         node = node.func.value
-    return isinstance(node, cst.Call) and (model.resolve(node.func, scope) in HOST_FACTORIES or made_on_host(model, node))
+    if type(node) is cst.Name:
+        return depth < MAX_DEPTH and _bound_on_host(model, node, scope, depth)
+    if not isinstance(node, cst.Call):
+        return False
+    return model.resolve(node.func, scope) in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+
+
+def _told_host(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:
+    """A call whose placement argument names the host: `map_location=` (torch.load and the loaders
+    that pass it on) or `device=`; what it returns is made, or loaded, there."""
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword in ("map_location", "device"):
+            return names_host(model, arg.value, scope)
+    return False
+
+
+def _bound_on_host(model: "SemanticModel", name: cst.Name, scope: "Scope", depth: int) -> bool:
+    bindings = model.lookup(name.value, scope)
+    if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
+        return False
+    if _moved_in_place(bindings[0].scope.node, name.value):
+        return False  # `model.to(device)` as a statement: a module moves itself
+    found = False
+    for binding in bindings:
+        value = binding.value
+        if _same_name_kept(value, name.value, model):
+            continue  # `m = m.double()`: where m already was
+        if not on_host(model, value, binding.context, depth + 1):
+            return False
+        found = True
+    return found
+
+
+IN_PLACE_MOVES = frozenset({"to", "cuda", "mps", "xpu", "to_empty", "type"})
+
+
+def _moved_in_place(owner: cst.CSTNode, name: str) -> bool:
+    """A statement of the scope (not of a function nested in it) that moves `name` to a device in
+    place, as a module's `.to(...)`, `.cuda()` do: `model.to(device)`."""
+    pending = list(owner.body) if type(owner) is cst.Module else [owner.body] if type(owner) is cst.FunctionDef else []
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if type(node) is cst.Expr:
+            call = node.value
+            if (type(call) is cst.Call and type(call.func) is cst.Attribute and type(call.func.value) is cst.Name
+                    and call.func.value.value == name and call.func.attr.value in IN_PLACE_MOVES):
+                return True
+            continue
+        if isinstance(node, cst.BaseSuite) or isinstance(node, cst.BaseCompoundStatement) or type(node) in (
+                cst.SimpleStatementLine, cst.Else, cst.ExceptHandler, cst.Finally):
+            pending.extend(code_children(node))
+    return False
+
+
+def _same_name_kept(node: cst.BaseExpression, name: str, model: "SemanticModel") -> bool:
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in SAME_DEVICE_METHODS:
+        node = node.func.value
+    return type(node) is cst.Name and node.value == name
 
 
 def same_device_copy(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:

@@ -11,7 +11,7 @@
   (`all_reduce`, `all_gather`, ...). On a Mac the only backend is gloo, which takes CPU tensors, so
   the CPU is the right fallback there (torch/distributed docs, "Backends": gloo supports CPU tensors;
   MPS tensors no backend takes).
-- It only says where `torch.load` puts what it reads (`map_location=`), directly or through a name
+- It only says where `torch.load` puts what it reads (`map_location=`, as it is or as `torch.device(...)`), directly or through a name
   every use of which is that: loading onto the CPU of a Mac is right, the code that moves the
   tensors on picks the device.
 - It is never used: a function's local name the selection is bound to and that nothing in the
@@ -118,6 +118,8 @@ def _overridden_for_mac(node: cst.IfExp, ctx: FileContext) -> bool:
 
 def _loads_only(node: cst.IfExp, ctx: FileContext) -> bool:
     stack = ctx.stack
+    if len(stack) >= 5 and _device_of(stack[-2], stack[-3], ctx):
+        stack = stack[:-2]  # `map_location=torch.device("cuda" if ... else "cpu")`
     if len(stack) >= 3 and _is_map_location(stack[-2], stack[-3], ctx):
         return True
     name = _bound_name(ctx)
@@ -125,6 +127,12 @@ def _loads_only(node: cst.IfExp, ctx: FileContext) -> bool:
         return False
     uses = _uses(ctx.model.scope.node, name, ctx.stack[-2])
     return bool(uses) and all(_is_map_location(arg, call, ctx) for _, arg, call in uses)
+
+
+def _device_of(arg, call, ctx: FileContext) -> bool:
+    """The selection is the one argument of `torch.device(...)`."""
+    return (isinstance(arg, cst.Arg) and arg.keyword is None and isinstance(call, cst.Call) and len(call.args) == 1
+            and ctx.model.resolve(call.func) == "torch.device")
 
 
 def _is_map_location(arg, call, ctx: FileContext) -> bool:

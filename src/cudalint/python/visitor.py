@@ -12,7 +12,7 @@ from typing import Callable, Dict, List, Optional, Tuple, Type
 
 import libcst as cst
 
-from cudalint.python.children import NODE_KINDS, OTHER_KINDS, child_fields, is_node
+from cudalint.python.children import NODE_KINDS, OTHER_KINDS, child_fields, code_children, is_node
 from cudalint.python.context import FileContext
 from cudalint.python.names import string_value
 from cudalint.python.optional_imports import _catches_import_error
@@ -173,11 +173,13 @@ class Walker:
         if kind is cst.Call:
             return ("args",) if self._skipped_param(node) else ()
         if kind is cst.FunctionDef and model.guards.method_off_mac(node, model.scope):
-            return ("body",)  # a method of a class whose constructor raises off a Mac
+            return _function_fields(node)  # a method of a class whose constructor raises off a Mac
         if kind is cst.ClassDef and model.guards.backend_class(node):
             return ("body",)  # the CUDA backend of a device abstraction: picked only where CUDA is available
         if kind in (cst.FunctionDef, cst.ClassDef):
-            return ("body",) if self._skipped_off_cuda(node) or self._reached_off_mac(node) else ()
+            if not (self._skipped_off_cuda(node) or self._reached_off_mac(node)):
+                return ()
+            return _function_fields(node) if kind is cst.FunctionDef else ("body",)
         if kind is cst.Module:
             marker = model.module_scope.bindings.get("pytestmark")
             skipped = bool(marker) and self._skips_off_cuda(marker[0].value)
@@ -472,3 +474,22 @@ class Registry:
 
     def on_leave(self, kind: Type, handler: Handler) -> None:
         self.leave[kind].append(handler)
+
+
+def _function_fields(node: cst.FunctionDef) -> Tuple[str, ...]:
+    """What of a function that runs only off a Mac is shielded: its body, and its parameters where their
+    defaults only name values (`device: str = "cuda"` is read when the function runs); a default that
+    calls something runs where the function is defined, on a Mac too."""
+    defaults = [param.default for param in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params)
+                if param.default is not None]
+    return ("body", "params") if all(_calls_nothing(default) for default in defaults) else ("body",)
+
+
+def _calls_nothing(node: cst.CSTNode) -> bool:
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if type(current) is cst.Call:
+            return False
+        pending.extend(code_children(current))
+    return True

@@ -13,6 +13,16 @@ CUDA mode behind the same test. Once the selection offers the Mac's device
 (`"cpu" if args.cpu else "mps" if mps else "cuda"`) the test no longer picks CUDA alone, it
 is no switch, and the calls behind it are reported again.
 
+An index switch is the other way of writing it: an int device option whose "no device" value is
+negative (`cuda_device: int = -1`, `--gpu` with `default=-1`), tested for an index (`if cuda_device >= 0:`,
+`!= -1`, `> -1`) and used as a CUDA ordinal in the file (`model.cuda(cuda_device)`,
+`torch.cuda.set_device(gpu)`, `torch.device("cuda", gpu)`, `f"cuda:{gpu}"`): where nobody picked a GPU
+the test is false and the code takes its CPU path, on a Mac as anywhere. An option the file gives a
+GPU's index by default (`gpu=0`) picks CUDA unless someone says otherwise, and is no switch; nor is a
+test whose "no index" arm names CUDA itself (`if device == -1: device = torch.device("cuda")`: there
+-1 means the current GPU), nor one whose other arm may pick the Mac's device with the index
+(`elif device < 0: cpu ... elif mps_available: f"mps:{device}"`).
+
 A switch is read from the file's bindings: one whose value is `A if T else B` (or a call of it,
 `torch.device(A if T else B)`), or bindings of one name under `if T:` / its `else:` (a host
 device bound unconditionally beside a CUDA one under `if T:` counts as the other arm). `T` is
@@ -23,11 +33,12 @@ the file uses both ways is no switch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Hashable, Optional, Set
+from typing import TYPE_CHECKING, Dict, Hashable, Optional, Set, Tuple
 
 import libcst as cst
 
-from cudalint.python.names import dotted, string_value
+from cudalint.python.children import code_children
+from cudalint.python.names import dotted, mentions_mac_path, negative_literal, string_value
 from cudalint.python.placement import names_host
 from cudalint.python.semantic.values import UNKNOWN_KIND
 from cudalint.versions import INT_DEVICE_ACCELERATOR
@@ -47,6 +58,7 @@ class DeviceSwitches:
         self._switches: Optional[Dict[Hashable, object]] = None  # key of a test -> True: true picks CUDA
         self._building = False
         self._selecting: Set[int] = set()  # ids of the tests the selections themselves are written with
+        self._read: Dict[int, Tuple[Set[str], Dict[int, cst.If]]] = {}  # index switches: id of a scope -> what it holds
 
     def cuda_when(self, test: cst.BaseExpression, scope: "Scope") -> Optional[bool]:
         """True when the test being true picks the CUDA device of a selection in this file, False when
@@ -63,6 +75,63 @@ class DeviceSwitches:
             return None  # the selection's own test: what it picks is the finding
         found = self._switches.get(self._key(test, scope))
         return None if found is None or found is CONFLICT else found
+
+    def index_when(self, test: cst.Comparison, scope: "Scope") -> Optional[bool]:
+        """True when the comparison holds exactly where an index switch picked a device, False when it
+        holds exactly where none was picked, None when it is no index switch."""
+        if len(test.comparisons) != 1:
+            return None
+        target = test.comparisons[0]
+        op, left, right = type(target.operator), test.left, target.comparator
+        number = _int_literal(right)
+        if number is None:
+            number, left, op = _int_literal(left), right, _FLIPPED.get(op, op)
+        picked = _PICKED.get((op, number))
+        if picked is None or type(left) not in (cst.Name, cst.Attribute):
+            return None
+        spelling = dotted(left)
+        ordinals, tests = self._read_function(scope)
+        statement = tests.get(id(test))
+        if spelling is None or spelling not in ordinals or statement is None:
+            return None  # not handed to CUDA as an index here, or part of a larger test
+        chosen, unpicked = (statement.body, statement.orelse) if picked else (statement.orelse, statement.body)
+        if unpicked is not None and _names_cuda(unpicked):
+            return None  # `if device == -1: device = torch.device("cuda")`: -1 means the current GPU
+        if chosen is not None and mentions_mac_path(chosen):
+            return None  # the index may pick the Mac's device too (`elif mps_available: f"mps:{device}"`)
+        values = self.model.values(left, scope)
+        if any(value.kind == "int" and isinstance(value.data, int) and value.data >= 0 and not value.off_mac for value in values):
+            return None  # `gpu=0`: a GPU is picked unless someone says otherwise, on a Mac too
+        return picked
+
+    def _read_function(self, scope: "Scope") -> Tuple[Set[str], Dict[int, cst.If]]:
+        """The spellings a function (or the module's own statements) hands to CUDA as a device index,
+        and its `if` statements by the id of their test; read once per scope, nested definitions apart."""
+        found = self._read.get(id(scope))
+        if found is not None:
+            return found
+        ordinals: Set[str] = set()
+        tests: Dict[int, cst.If] = {}
+        owner = scope.node
+        pending: list = list(owner.body) if type(owner) is cst.Module else [owner.body] if type(owner) is cst.FunctionDef else []
+        resolve = self.model.resolve
+        while pending:
+            node = pending.pop()
+            kind = type(node)
+            if kind in _DEFINITIONS:
+                continue
+            if kind is cst.If:
+                tests[id(node.test)] = node
+            elif kind is cst.Call:
+                index = _cuda_index(node, resolve)
+                if type(index) is cst.Call and type(index.func) is cst.Name and index.func.value == "int" and len(index.args) == 1:
+                    index = index.args[0].value  # `torch.cuda.set_device(int(gpu_id))`
+                spelling = dotted(index) if index is not None else None
+                if spelling is not None:
+                    ordinals.add(spelling)
+            pending.extend(code_children(node))
+        self._read[id(scope)] = found = (ordinals, tests)
+        return found
 
     # -- reading the file ---------------------------------------------------------------
     def _key(self, test: cst.BaseExpression, scope: "Scope") -> Optional[Hashable]:
@@ -126,6 +195,63 @@ class DeviceSwitches:
         if any(cuda) and all(found or value.kind == UNKNOWN_KIND for found, value in zip(cuda, values)):
             return "cuda"  # a CUDA device or ordinal, unless a caller or the command line says otherwise
         return None
+
+
+# (comparison, number) -> True when it holds where an index was picked (`>= 0`), False where none was (`== -1`).
+_PICKED = {
+    (cst.GreaterThanEqual, 0): True, (cst.GreaterThan, -1): True, (cst.NotEqual, -1): True,
+    (cst.LessThan, 0): False, (cst.LessThanEqual, -1): False, (cst.Equal, -1): False,
+}
+_FLIPPED = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan,
+            cst.LessThanEqual: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.LessThanEqual}
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)  # their bodies are other scopes
+# Calls that take a CUDA device index: the index argument's position.
+_CUDA_INDEX_CALLS = {"torch.cuda.set_device": 0, "torch.cuda.device": 0}
+
+
+def _int_literal(node) -> Optional[int]:
+    if type(node) is cst.Integer:
+        text = node.value.replace("_", "")
+        return int(text) if text.isdigit() else None
+    if negative_literal(node):
+        return -int(node.expression.value.replace("_", ""), 0)
+    return None
+
+
+def _names_cuda(arm: cst.CSTNode) -> bool:
+    """The arm names CUDA itself: a "cuda..." string or a `.cuda()` call."""
+    pending = [arm]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is cst.SimpleString and (string_value(node) or "").startswith("cuda"):
+            return True
+        if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "cuda":
+            return True
+        pending.extend(code_children(node))
+    return False
+
+
+def _cuda_index(call: cst.Call, resolve) -> Optional[cst.BaseExpression]:
+    """The device index a call hands to CUDA: `x.cuda(i)`, `torch.cuda.set_device(i)`,
+    `torch.device("cuda", i)`, `x.to(f"cuda:{i}")`."""
+    args = call.args
+    if not args or args[0].star or args[0].keyword is not None and args[0].keyword.value != "device":
+        return None
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value == "cuda" and len(args) == 1:
+        return args[0].value
+    name = resolve(func)
+    if name in _CUDA_INDEX_CALLS and len(args) == 1:
+        return args[0].value
+    if name == "torch.device" and len(args) == 2 and string_value(args[0].value) == "cuda":
+        return args[1].value
+    value = args[0].value
+    if len(args) == 1 and type(value) is cst.FormattedString and len(value.parts) == 2:
+        head, index = value.parts
+        if type(head) is cst.FormattedStringText and head.value == "cuda:" and type(index) is cst.FormattedStringExpression:
+            return index.expression
+    return None
 
 
 def _conditional(node: Optional[cst.BaseExpression]) -> Optional[cst.IfExp]:

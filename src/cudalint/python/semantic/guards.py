@@ -16,7 +16,7 @@ CUDA-only library imports is a CUDA guard (optional_imports' Availability, cuda_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, Iterable, List, Optional
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional
 
 import libcst as cst
 
@@ -24,7 +24,7 @@ from cudalint.project.paths import test_module
 from cudalint.python.children import code_children
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
-from cudalint.python.names import dotted, string_value
+from cudalint.python.names import dotted, negative_literal, string_value
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.values import UNSET
@@ -60,6 +60,7 @@ class GuardEvaluator:
         self.facts = guard_facts()
         self.memo = {}  # (id(test), id(scope)) -> (guard, the depth it was worked out at)
         self.pending = set()  # the tests (and ids of bindings) being worked out now
+        self.test_nodes: Dict[int, FrozenSet[int]] = {}  # id of a condition's test -> ids of its nodes
         self.binding_memo = {}
         self.raises_memo = {}  # id(function) -> it raises off CUDA before it can return
         self.none_on_mac = set()  # (id(node), id(scope)) of the references that are None on every Mac
@@ -416,6 +417,8 @@ class GuardEvaluator:
         bindings = self.model.bindings_of(node, scope)
         if not bindings:
             return [self._inherited_constant(node, scope)]
+        if len(bindings) > 1:
+            bindings = self._reaching(bindings, node)
         found, informative = [], False
         for binding in bindings:
             if binding.kind == "param":
@@ -441,6 +444,27 @@ class GuardEvaluator:
             found.append(guard)
             informative = informative or (guard.known and _constant_truth(binding.value) is None)
         return found if informative or self._module_constant(node, bindings) or self._class_constant(node, scope) else [UNKNOWN]
+
+    def _reaching(self, bindings: List["Binding"], node: cst.CSTNode) -> List["Binding"]:
+        """The bindings of a name read in an `if` test that can reach the test: one made under that very
+        test (in its body or else, or after it returned early) comes after it. `world_size =
+        torch.cuda.device_count()`, then `if world_size > 1:` that binds `world_size = get_world_size()`."""
+        found = [binding for binding in bindings if not any(id(node) in self._test_nodes(test) for test, _ in binding.conditions)]
+        return found or bindings
+
+    def _test_nodes(self, test: cst.CSTNode) -> FrozenSet[int]:
+        """The ids of the nodes of a condition's test (none for a condition that is a statement: an import
+        that must succeed), worked out once per test."""
+        found = self.test_nodes.get(id(test))
+        if found is None:
+            ids = []
+            pending = [test] if isinstance(test, cst.BaseExpression) else []
+            while pending:
+                current = pending.pop()
+                ids.append(id(current))
+                pending.extend(code_children(current))
+            self.test_nodes[id(test)] = found = frozenset(ids)
+        return found
 
     def _module_constant(self, node, bindings) -> bool:
         """`DEBUG = False` once at module level, never rebound (no `global` assignment elsewhere in the
@@ -556,6 +580,9 @@ class GuardEvaluator:
                 continue  # None on a Mac: `x == 0` is false there, `x > 0` raises; neither says CUDA
             if inner.known and _is_quantity(other):
                 return _counted(inner, op, other, atom is left)
+            if inner.known and type(atom) is cst.Call and self._device_index(other, scope, depth) and isinstance(
+                    op, cst.GreaterThan if atom is left else cst.LessThan):
+                return inner  # device_count() > local_rank: a device index exists only where the count is positive
         if self._is_platform(left, scope, depth) and (positive or negative):
             found = self._platform_equals(string_value(right), depth)
             return found if positive else found.negated()
@@ -566,6 +593,9 @@ class GuardEvaluator:
             if MAC_DEVICE_TYPES <= _strings(right):  # device.type in {"cpu", "mps"}: false only off a Mac
                 return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC
             return UNKNOWN
+        picked = self.model.device_switches.index_when(test, scope)
+        if picked is not None:  # `if cuda_device >= 0:` of an int device option whose default is -1
+            return TRUE_OFF_MAC if picked else TRUE_OFF_MAC.negated()
         if positive or negative:
             for side in (left, right):
                 if isinstance(side, cst.Attribute) and side.attr.value in self.facts.enum_members:
@@ -573,6 +603,14 @@ class GuardEvaluator:
                 if self._all_cuda(side, scope, depth):
                     return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
         return UNKNOWN
+
+    def _device_index(self, node, scope, depth) -> bool:
+        """A variable compared with a device count as an index (`torch.cuda.device_count() > local_rank`):
+        on a Mac the count is 0, so the test holds only for a negative index, which no device has. A
+        name the file binds to a negative number (`rank = -1`, a "no device" sentinel) is not read so."""
+        if type(node) not in (cst.Name, cst.Attribute, cst.Subscript):
+            return False
+        return not any(negative_literal(value.origin) for value in self.model.values(node, scope, depth + 1))
 
     def _all_cuda(self, node, scope, depth) -> bool:
         if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Name, cst.Attribute)):

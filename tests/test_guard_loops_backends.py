@@ -402,3 +402,28 @@ def test_a_name_rebound_under_its_own_test_keeps_the_value_the_test_reads():
             dist.init_process_group(backend="nccl")
     """
     assert lint(source, select={"CDL701"}) == [("CDL701", 18, 33)]
+
+
+def test_a_backend_that_is_not_gloo_is_one_no_mac_has():
+    # detectron2's comm.py (and effdet's copy): the device follows the backend, and the Mac's wheels build
+    # gloo alone, so the CUDA arm and a branch under `!= "gloo"` never run there; `== "gloo"` does run.
+    source = """
+    import pickle
+    import torch
+    import torch.distributed as dist
+
+
+    def _serialize_to_tensor(data, group):
+        backend = dist.get_backend(group)
+        device = torch.device("cpu" if backend == "gloo" else "cuda")
+        buffer = pickle.dumps(data)
+        return torch.ByteTensor(torch.ByteStorage.from_buffer(buffer)).to(device=device)
+
+
+    def sync(backend):
+        if backend != "gloo":
+            torch.cuda.synchronize()
+        if backend == "gloo":
+            torch.cuda.synchronize()
+    """
+    assert lint(source) == [("CDL201", 17, 9)]

@@ -191,3 +191,31 @@ def test_the_deprecated_has_cuda_attribute_is_a_build_query_and_a_guard():
         "    return device\n"
     )
     assert triples(findings_of(text, torch_version="2.9.1")) == [("CDL104", 3, 5), ("CDL215", 3, 8)]
+
+
+def test_a_handler_that_goes_on_only_after_cudas_out_of_memory_is_no_fallback():
+    # s3prl's training step: the handler skips the batch only for CUDA's allocator text and re-raises
+    # anything else, so on a Mac the step has no other way and its CUDA-only calls are reported. A
+    # handler that goes on for any error is a fallback (the body's calls are silent).
+    text = (
+        "import torch\n"
+        "def train(batches, model, amp):\n"
+        "    for batch in batches:\n"
+        "        try:\n"
+        "            with torch.cuda.amp.autocast(enabled=amp):\n"
+        "                model(batch)\n"
+        "        except RuntimeError as e:\n"
+        "            if 'CUDA out of memory' in str(e):\n"
+        "                continue\n"
+        "            else:\n"
+        "                raise\n"
+        "def probe(model):\n"
+        "    try:\n"
+        "        with torch.cuda.amp.autocast():\n"
+        "            model(1)\n"
+        "    except RuntimeError:\n"
+        "        return False\n"
+    )
+    assert triples(findings_of(text, torch_version="2.9.1", select={"CDL205", "CDL218"})) == [
+        ("CDL205", 5, 18), ("CDL218", 8, 16),
+    ]

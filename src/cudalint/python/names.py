@@ -91,3 +91,21 @@ def negative_literal(node) -> bool:
     """`-1` as written (a minus and a decimal integer): the "no device" value of an int device option."""
     return (type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus
             and type(node.expression) is cst.Integer and node.expression.value.replace("_", "").isdigit())
+
+
+# The error texts of CUDA's allocator (c10/cuda/CUDACachingAllocator.cpp: "CUDA out of memory. Tried to
+# allocate ..."; a kernel launch's "CUDA error: out of memory"); MPS writes "MPS backend out of memory".
+CUDA_OOM_MESSAGES = ("CUDA out of memory", "CUDA error: out of memory")
+
+
+def names_cuda_oom(text: Optional[str]) -> bool:
+    return text is not None and any(message.lower() in text.lower() for message in CUDA_OOM_MESSAGES)
+
+
+def tests_cuda_oom(test: cst.BaseExpression) -> bool:
+    """A test that holds only for an error text of CUDA's allocator: `"CUDA out of memory" in str(e)`,
+    alone or as one part of an `and`; never true of an error raised on a Mac."""
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        return tests_cuda_oom(test.left) or tests_cuda_oom(test.right)
+    return (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.In
+            and type(test.left) in (cst.SimpleString, cst.ConcatenatedString) and names_cuda_oom(string_value(test.left)))

@@ -15,10 +15,9 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from cudalint.python.context import FileContext
-from cudalint.python.names import string_value
+from cudalint.python.names import names_cuda_oom, string_value
 from cudalint.python.visitor import Registry
 
-CUDA_MESSAGES = ("CUDA out of memory", "CUDA error: out of memory")
 GENERIC = "out of memory"
 # Methods and functions whose first argument is text searched for in another string.
 SEARCHES = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "search", "match", "fullmatch"})
@@ -26,10 +25,6 @@ MESSAGE = (
     "{found} tests for CUDA's out-of-memory message; on MPS the error reads \"MPS backend out of memory\", "
     "so this never matches there: test for \"out of memory\""
 )
-
-
-def _names_cuda_oom(text: Optional[str]) -> bool:
-    return text is not None and any(message.lower() in text.lower() for message in CUDA_MESSAGES)
 
 
 def _literal(node: cst.CSTNode) -> Optional[str]:
@@ -57,7 +52,7 @@ def _comparison(node: cst.Comparison, ctx: FileContext) -> None:
     if literal is None:
         return
     text = _literal(literal)
-    if _names_cuda_oom(text):
+    if names_cuda_oom(text):
         ctx.report("CDL218", literal, MESSAGE.format(found=repr(text)))
         return
     if text != "CUDA":
@@ -82,8 +77,8 @@ def _comparison(node: cst.Comparison, ctx: FileContext) -> None:
 def _container(node: cst.BaseExpression, ctx: FileContext) -> None:
     """A tuple, list or set of messages to look for, with CUDA's but none that MPS's message matches."""
     texts = [(_literal(element.value), element.value) for element in node.elements if isinstance(element, cst.Element)]
-    found = [(text, value) for text, value in texts if _names_cuda_oom(text)]
-    if not found or any(text is not None and GENERIC in text.lower() and not _names_cuda_oom(text) for text, _ in texts):
+    found = [(text, value) for text, value in texts if names_cuda_oom(text)]
+    if not found or any(text is not None and GENERIC in text.lower() and not names_cuda_oom(text) for text, _ in texts):
         return
     if isinstance(ctx.parent, (cst.Arg, cst.Call)):
         return  # handed to a call: a message made, not one looked for
@@ -97,7 +92,7 @@ def _search(node: cst.Call, ctx: FileContext) -> None:
     if name not in SEARCHES or not node.args or node.args[0].keyword is not None:
         return
     text = _literal(node.args[0].value)
-    if _names_cuda_oom(text):
+    if names_cuda_oom(text):
         ctx.report("CDL218", node.args[0].value, MESSAGE.format(found=repr(text)))
 
 

@@ -597,6 +597,9 @@ class GuardEvaluator:
         if picked is not None:  # `if cuda_device >= 0:` of an int device option whose default is -1
             return TRUE_OFF_MAC if picked else TRUE_OFF_MAC.negated()
         if positive or negative:
+            if not isinstance(op, (cst.In, cst.NotIn)) and (string_value(left) in self.facts.mac_backends
+                                                            or string_value(right) in self.facts.mac_backends):
+                return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC  # not gloo: a backend no Mac has
             for side in (left, right):
                 if isinstance(side, cst.Attribute) and side.attr.value in self.facts.enum_members:
                     return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()

@@ -425,3 +425,30 @@ def test_faiss_gpu_count_guards_the_cuda_path():
         return float(torch.version.cuda)
     """
     assert lint(source, select={"CDL216"}) == [("CDL216", 9, 18)]
+
+
+def test_a_variable_only_a_cuda_setup_reads_is_set_only_off_a_mac():
+    # torch-fidelity's tests: `cuda` is true only where CUDA_VISIBLE_DEVICES lists devices. Its
+    # unset side (`== ""`) runs on a Mac, and any other variable says nothing about the host.
+    source = """
+    import os
+    import torch
+
+
+    def test_lpips():
+        cuda = os.environ.get("CUDA_VISIBLE_DEVICES", "") != ""
+        x = torch.zeros(3)
+        if cuda:
+            x = x.cuda()
+        if "CUDA_VISIBLE_DEVICES" in os.environ:
+            torch.cuda.synchronize()
+        if os.getenv("NVIDIA_VISIBLE_DEVICES"):
+            torch.cuda.synchronize()
+        if os.environ.get("CUDA_VISIBLE_DEVICES", "") == "":
+            torch.cuda.synchronize()
+        if os.getenv("MY_FLAG"):
+            torch.cuda.synchronize()
+        return x
+    """
+    found = lint(source, select={"CDL102", "CDL201"}, path="tests/test_lpips.py")
+    assert found == [("CDL201", 15, 9), ("CDL201", 17, 9)]

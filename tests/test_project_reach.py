@@ -415,3 +415,45 @@ def test_a_module_that_cannot_load_on_a_mac_is_reported_where_any_import_of_it_i
     expected = [("CDL404", 2, 1), ("CDL201", 6, 5), ("CDL101", 7, 17)]
     assert lint({"pkg/kernels.py": KERNELS, "pkg/dispatch.py": dispatch, "pkg/plain.py": plain}, path="pkg/kernels.py") == expected
     assert lint({"pkg/kernels.py": KERNELS, "pkg/other.py": caught_elsewhere}, path="pkg/kernels.py") == expected
+
+
+def test_a_function_spawned_after_an_assert_of_cuda_runs_only_off_a_mac():
+    # nnunetv2's DDP training: mp.spawn hands run_ddp over only after `assert device.type == "cuda"`, so
+    # run_ddp, and setup_ddp it calls, run only where CUDA is; an assert of anything else guards nothing.
+    files = {
+        "pkg/run.py": """
+            import torch
+            import torch.distributed as dist
+            import torch.multiprocessing as mp
+
+
+            def setup_ddp(rank, world_size):
+                dist.init_process_group("nccl", rank=rank, world_size=world_size)
+
+
+            def run_ddp(rank, world_size):
+                setup_ddp(rank, world_size)
+                torch.cuda.set_device(rank)
+
+
+            def main(device, num_gpus):
+                if num_gpus > 1:
+                    assert device.type == "cuda", "DDP needs CUDA"
+                    mp.spawn(run_ddp, args=(num_gpus,), nprocs=num_gpus)
+            """,
+        "pkg/other.py": """
+            import torch
+            import torch.multiprocessing as mp
+
+
+            def work(rank):
+                torch.cuda.set_device(rank)
+
+
+            def main(num_gpus):
+                assert num_gpus > 1, "DDP"
+                mp.spawn(work, nprocs=num_gpus)
+            """,
+    }
+    assert lint(files, path="pkg/run.py") == [("CDL112", 17, 9)]  # the assert itself is the finding
+    assert lint(files, path="pkg/other.py") == [("CDL105", 6, 5)]

@@ -219,3 +219,24 @@ def test_a_handler_that_goes_on_only_after_cudas_out_of_memory_is_no_fallback():
     assert triples(findings_of(text, torch_version="2.9.1", select={"CDL205", "CDL218"})) == [
         ("CDL205", 5, 18), ("CDL218", 8, 16),
     ]
+
+
+def test_cuda_amp_turned_off_on_every_mac_does_nothing_there():
+    # recbole's trainer: `enable_scaler` needs torch.cuda.is_available(), so the scaler (and an autocast
+    # given the same flag positionally) is off on a Mac; an option a Mac user may turn on stays reported.
+    text = (
+        "import torch\n"
+        "from torch.cuda import amp\n"
+        "class Trainer:\n"
+        "    def __init__(self, config):\n"
+        "        self.enable_scaler = torch.cuda.is_available() and config['enable_scaler']\n"
+        "    def fit(self, model, x, fp16):\n"
+        "        scaler = amp.GradScaler(enabled=self.enable_scaler)\n"
+        "        with torch.cuda.amp.autocast(self.enable_scaler):\n"
+        "            y = model(x)\n"
+        "        other = amp.GradScaler(2.0 ** 16, 2.0, 0.5, 2000, torch.cuda.is_available())\n"
+        "        with amp.autocast(enabled=fp16):\n"
+        "            y = model(x)\n"
+        "        return scaler, other, y\n"
+    )
+    assert triples(findings_of(text, torch_version="2.9.1", select={"CDL205"})) == [("CDL205", 11, 14)]

@@ -167,6 +167,9 @@ class _Uses:
             if self._needs_library(node, trying):  # the rest of the block runs only where the library imports
                 guarded = True
                 continue
+            if isinstance(node, ast.Assert):  # `assert device.type == "cuda"`: the rest runs where it holds
+                guarded = self._under(guarded, node.test, True, function)
+                continue
             if not isinstance(node, ast.If):
                 continue
             body_exits, else_exits = self._leaves(node.body), bool(node.orelse) and self._leaves(node.orelse)

@@ -279,6 +279,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # a query inside an if-test decides, it does not move data
     if entry.rule.match.get("called") and not (isinstance(ctx.parent, cst.Call) and ctx.parent.func is node):
         return  # named, not called: an isinstance tuple, a saved original, a monkeypatch target
+    if "enabled_by" in entry.spec and _disabled_on_mac(node, entry.spec["enabled_by"], ctx):
+        return  # `GradScaler(enabled=torch.cuda.is_available() and fp16)`: off on a Mac, it does nothing there
     if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
     if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
@@ -292,6 +294,15 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
     if entry.rule.match.get("at_import") and isinstance(node, cst.Name) and len(ctx.hits) > before:
         _report_import_of(node, entry, qualified, ctx)
+
+
+def _disabled_on_mac(node: cst.CSTNode, where: Mapping[str, object], ctx: FileContext) -> bool:
+    """The call of `node` is given an `enabled` argument that is false on every Mac (the guard evaluator)."""
+    call = ctx.parent
+    if not (isinstance(call, cst.Call) and call.func is node):
+        return False
+    arg = _find_argument(call, where.get("keyword"), where.get("position"))
+    return arg is not None and ctx.model.guard(arg.value).when_true
 
 
 def _cuda_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:

@@ -27,6 +27,7 @@ from cudalint.python.mac_failures import dead_returns, falsy_constant
 from cudalint.python.names import dotted, negative_literal, string_value
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
+from cudalint.project.facts import ENVIRONMENT_READERS
 from cudalint.python.semantic.values import UNSET
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -295,8 +296,10 @@ class GuardEvaluator:
         if isinstance(test, (cst.Comparison, cst.Call, cst.Name, cst.Attribute)):
             if isinstance(test, cst.Comparison):
                 found = self._comparison(test, scope, depth)
+                found = found if found.known else self._configured_cuda(test, scope, depth)
             elif isinstance(test, cst.Call):
                 found = self._call(test, scope, depth)
+                found = found if found.known else self._configured_cuda(test, scope, depth)
             else:
                 found = self._reference(test, scope, depth)
             found = found if found.known else self._library_guard(test, scope, depth)
@@ -304,6 +307,22 @@ class GuardEvaluator:
         if isinstance(test, cst.NamedExpr):
             return self.guard(test.value, scope, depth + 1)
         return UNKNOWN
+
+    def _configured_cuda(self, test, scope, depth) -> Guard:
+        """`os.environ.get("CUDA_VISIBLE_DEVICES", "") != ""`, `"CUDA_VISIBLE_DEVICES" in os.environ`: a test
+        of a variable only a CUDA setup reads (rules/guards.toml cuda_environment) that is false where it is
+        not set is true only where someone configured CUDA devices, never on a Mac."""
+        facts = self.facts
+        if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) in (cst.In, cst.NotIn):
+            if string_value(test.left) in facts.cuda_environment and self.model.resolve(test.comparisons[0].comparator, scope) == "os.environ":
+                return TRUE_OFF_MAC if type(test.comparisons[0].operator) is cst.In else TRUE_OFF_MAC.negated()
+            return UNKNOWN
+        if _environment_variable(test, self.model, scope) not in facts.cuda_environment:
+            return UNKNOWN
+        unset = self.model.evaluator.unset_environment(test, scope, depth + 1)
+        if unset is None:
+            return UNKNOWN
+        return TRUE_OFF_MAC.negated() if unset is not UNSET and unset else TRUE_OFF_MAC
 
     def _opt_in(self, test, scope, depth) -> bool:
         """`os.getenv("FORCE_CUDA", "0") == "1"`: a test of an environment variable that is false where
@@ -691,6 +710,27 @@ def _may_return(statement: cst.CSTNode) -> bool:
             continue
         stack.extend(code_children(node))
     return False
+
+
+def _environment_variable(node, model, scope, depth: int = 0) -> Optional[str]:
+    """The variable an environment read in a test names, in the forms the evaluator's
+    unset_environment reads (`os.getenv(NAME, ...)` inside `str()`, `.strip()`, a comparison)."""
+    while depth < MAX_DEPTH:
+        depth += 1
+        if type(node) is cst.Comparison:
+            node = node.left
+        elif type(node) is cst.Call:
+            if model.resolve(node.func, scope) in ENVIRONMENT_READERS:
+                return string_value(node.args[0].value) if node.args else None
+            if type(node.func) is cst.Attribute:
+                node = node.func.value
+            elif len(node.args) == 1:
+                node = node.args[0].value
+            else:
+                return None
+        else:
+            return None
+    return None
 
 
 def _named(node, name: str) -> bool:

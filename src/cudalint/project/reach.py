@@ -167,10 +167,11 @@ class _Uses:
             if self._needs_library(node, trying):  # the rest of the block runs only where the library imports
                 guarded = True
                 continue
-            if isinstance(node, ast.Assert):  # `assert device.type == "cuda"`: the rest runs where it holds
+            kind = node.__class__  # CPython's parser makes no subclasses: told apart without a call
+            if kind is ast.Assert:  # `assert device.type == "cuda"`: the rest runs where it holds
                 guarded = self._under(guarded, node.test, True, function)
                 continue
-            if not isinstance(node, ast.If):
+            if kind is not ast.If:
                 continue
             body_exits, else_exits = self._leaves(node.body), bool(node.orelse) and self._leaves(node.orelse)
             if body_exits != else_exits:  # `if not torch.cuda.is_available(): return` guards the rest of the block

@@ -317,7 +317,7 @@ class GuardEvaluator:
             if string_value(test.left) in facts.cuda_environment and self.model.resolve(test.comparisons[0].comparator, scope) == "os.environ":
                 return TRUE_OFF_MAC if type(test.comparisons[0].operator) is cst.In else TRUE_OFF_MAC.negated()
             return UNKNOWN
-        if _environment_variable(test, self.model, scope) not in facts.cuda_environment:
+        if not _reads_variable(test, facts.cuda_environment, self.model, scope):
             return UNKNOWN
         unset = self.model.evaluator.unset_environment(test, scope, depth + 1)
         if unset is None:
@@ -712,25 +712,26 @@ def _may_return(statement: cst.CSTNode) -> bool:
     return False
 
 
-def _environment_variable(node, model, scope, depth: int = 0) -> Optional[str]:
-    """The variable an environment read in a test names, in the forms the evaluator's
-    unset_environment reads (`os.getenv(NAME, ...)` inside `str()`, `.strip()`, a comparison)."""
-    while depth < MAX_DEPTH:
-        depth += 1
+def _reads_variable(node, names: FrozenSet[str], model, scope) -> bool:
+    """The test reads one of these environment variables, in the forms the evaluator's unset_environment
+    reads (`os.getenv(NAME, ...)` inside `str()`, `.strip()`, a comparison). The variable's name is looked
+    at before the call is resolved: most tests read no environment at all."""
+    for _ in range(MAX_DEPTH):
         if type(node) is cst.Comparison:
             node = node.left
         elif type(node) is cst.Call:
-            if model.resolve(node.func, scope) in ENVIRONMENT_READERS:
-                return string_value(node.args[0].value) if node.args else None
-            if type(node.func) is cst.Attribute:
-                node = node.func.value
-            elif len(node.args) == 1:
-                node = node.args[0].value
+            args = node.args
+            if args and type(args[0].value) is cst.SimpleString and string_value(args[0].value) in names:
+                return model.resolve(node.func, scope) in ENVIRONMENT_READERS
+            if type(node.func) is cst.Attribute and not args:
+                node = node.func.value  # `.strip()`, `.lower()`
+            elif len(args) == 1:
+                node = args[0].value  # `str(...)`, `int(...)`
             else:
-                return None
+                return False
         else:
-            return None
-    return None
+            return False
+    return False
 
 
 def _named(node, name: str) -> bool:

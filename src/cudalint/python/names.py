@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -102,10 +102,45 @@ def names_cuda_oom(text: Optional[str]) -> bool:
     return text is not None and any(message.lower() in text.lower() for message in CUDA_OOM_MESSAGES)
 
 
+def text_literal(node: cst.CSTNode) -> Optional[str]:
+    """The text of a string written as such (not an f-string), else None."""
+    return string_value(node) if type(node) in (cst.SimpleString, cst.ConcatenatedString) else None
+
+
+def membership_literal(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The literal on the left of `"..." in x` / `"..." not in x`."""
+    if type(node) is cst.Comparison and len(node.comparisons) == 1:
+        if type(node.comparisons[0].operator) in (cst.In, cst.NotIn) and text_literal(node.left) is not None:
+            return node.left
+    return None
+
+
+def conjuncts(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The parts of an `and` chain (the node itself when it is none)."""
+    if type(node) is cst.BooleanOperation and type(node.operator) is cst.And:
+        yield from conjuncts(node.left)
+        yield from conjuncts(node.right)
+    else:
+        yield node
+
+
 def tests_cuda_oom(test: cst.BaseExpression) -> bool:
     """A test that holds only for an error text of CUDA's allocator: `"CUDA out of memory" in str(e)`,
     alone or as one part of an `and`; never true of an error raised on a Mac."""
-    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
-        return tests_cuda_oom(test.left) or tests_cuda_oom(test.right)
-    return (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.In
-            and type(test.left) in (cst.SimpleString, cst.ConcatenatedString) and names_cuda_oom(string_value(test.left)))
+    return any(
+        membership_literal(part) is not None and type(part.comparisons[0].operator) is cst.In
+        and names_cuda_oom(text_literal(part.left))
+        for part in conjuncts(test)
+    )
+
+
+def int_literal(node) -> Optional[int]:
+    """The value of an integer written as such, `-1` included; None for anything else."""
+    if negative_literal(node):
+        return -int(node.expression.value.replace("_", ""))
+    if type(node) is cst.Integer:
+        try:
+            return int(node.value.replace("_", ""), 0)
+        except ValueError:
+            return None
+    return None

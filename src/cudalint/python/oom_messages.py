@@ -10,12 +10,10 @@ line) are not tests and are left alone.
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
-
 import libcst as cst
 
 from cudalint.python.context import FileContext
-from cudalint.python.names import names_cuda_oom, string_value
+from cudalint.python.names import conjuncts, membership_literal, names_cuda_oom, text_literal
 from cudalint.python.visitor import Registry
 
 GENERIC = "out of memory"
@@ -27,31 +25,11 @@ MESSAGE = (
 )
 
 
-def _literal(node: cst.CSTNode) -> Optional[str]:
-    return string_value(node) if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) else None
-
-
-def _membership(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
-    """The literal on the left of `"..." in x` / `"..." not in x`."""
-    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
-        if isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)) and _literal(node.left) is not None:
-            return node.left
-    return None
-
-
-def _conjuncts(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
-        yield from _conjuncts(node.left)
-        yield from _conjuncts(node.right)
-    else:
-        yield node
-
-
 def _comparison(node: cst.Comparison, ctx: FileContext) -> None:
-    literal = _membership(node)
+    literal = membership_literal(node)
     if literal is None:
         return
-    text = _literal(literal)
+    text = text_literal(literal)
     if names_cuda_oom(text):
         ctx.report("CDL218", literal, MESSAGE.format(found=repr(text)))
         return
@@ -66,9 +44,9 @@ def _comparison(node: cst.Comparison, ctx: FileContext) -> None:
             break
     if top is None:
         return
-    for part in _conjuncts(top):
-        other = _membership(part)
-        words = (_literal(other) or "") if other is not None else ""
+    for part in conjuncts(top):
+        other = membership_literal(part)
+        words = (text_literal(other) or "") if other is not None else ""
         if GENERIC in words.lower() and "mps" not in words.lower():
             ctx.report("CDL218", literal, MESSAGE.format(found=f"{text!r} with {words!r}"))
             return
@@ -76,7 +54,7 @@ def _comparison(node: cst.Comparison, ctx: FileContext) -> None:
 
 def _container(node: cst.BaseExpression, ctx: FileContext) -> None:
     """A tuple, list or set of messages to look for, with CUDA's but none that MPS's message matches."""
-    texts = [(_literal(element.value), element.value) for element in node.elements if isinstance(element, cst.Element)]
+    texts = [(text_literal(element.value), element.value) for element in node.elements if isinstance(element, cst.Element)]
     found = [(text, value) for text, value in texts if names_cuda_oom(text)]
     if not found or any(text is not None and GENERIC in text.lower() and not names_cuda_oom(text) for text, _ in texts):
         return
@@ -91,7 +69,7 @@ def _search(node: cst.Call, ctx: FileContext) -> None:
     name = func.attr.value if isinstance(func, cst.Attribute) else None
     if name not in SEARCHES or not node.args or node.args[0].keyword is not None:
         return
-    text = _literal(node.args[0].value)
+    text = text_literal(node.args[0].value)
     if names_cuda_oom(text):
         ctx.report("CDL218", node.args[0].value, MESSAGE.format(found=repr(text)))
 

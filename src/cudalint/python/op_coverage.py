@@ -825,22 +825,14 @@ def _on_call(call: cst.Call, ctx: FileContext) -> None:
         return  # (guarded: before CDL609's one note per operator is spent on code a Mac never runs)
     if made_on_host(ctx.model, call, ctx.stack):
         return  # `torch.logspace(..., dtype=torch.double)` with no device: its operator runs on the CPU
-    if _read_by_numpy(call, ctx) or (source is not None and _made_on_host(source, ctx)):
-        return
+    if _read_by_numpy(call, ctx) or (source is not None and on_host(ctx.model, source, ctx.model.scope)):
+        return  # the input is made on the host where the code shows it (`torch.linalg.qr(torch.randn(n, n))`,
+        # a name bound to one, `x.cpu()`): the operator runs where its input is
     fact = fact_of(source, ctx) if source is not None else None
     if api.startswith("torch.Tensor.") and (fact is None or fact.kind != "tensor"):
         return
     _check_ops(api, call, fact, release, ctx)
     _check_dtype(api, call, fact, release, ctx)
-
-
-def _made_on_host(source: cst.BaseExpression, ctx: FileContext) -> bool:
-    """The operator's input is made on the host where the code shows it: a factory given no device in
-    the call itself (`torch.linalg.qr(torch.randn(n, n))`) or in the one assignment of a name (`x =
-    torch.randn(n, n)`, then `torch.linalg.qr(x)`), or `x.cpu()`: the operator runs where its input is."""
-    model = ctx.model
-    binding = model.assigned_once(source)
-    return on_host(model, binding.value if binding is not None else source, model.scope)
 
 
 def _read_by_numpy(call: cst.Call, ctx: FileContext) -> bool:

@@ -250,6 +250,7 @@ def _bound_on_host(model: "SemanticModel", name: cst.Name, scope: "Scope", depth
 
 
 IN_PLACE_MOVES = frozenset({"to", "cuda", "mps", "xpu", "to_empty", "type"})
+_STATEMENT_HOLDERS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.Else, cst.ExceptHandler, cst.Finally)
 
 
 def _moved_in_place(owner: cst.CSTNode, name: str) -> bool:
@@ -266,8 +267,7 @@ def _moved_in_place(owner: cst.CSTNode, name: str) -> bool:
                     and call.func.value.value == name and call.func.attr.value in IN_PLACE_MOVES):
                 return True
             continue
-        if isinstance(node, cst.BaseSuite) or isinstance(node, cst.BaseCompoundStatement) or type(node) in (
-                cst.SimpleStatementLine, cst.Else, cst.ExceptHandler, cst.Finally):
+        if isinstance(node, _STATEMENT_HOLDERS):  # statements only: an expression moves nothing in place
             pending.extend(code_children(node))
     return False
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Dict, Hashable, Optional, Set, Tuple
 import libcst as cst
 
 from cudalint.python.children import code_children
-from cudalint.python.names import dotted, mentions_mac_path, negative_literal, string_value
+from cudalint.python.names import dotted, int_literal, is_cuda_string, mentions_mac_path, string_value
 from cudalint.python.placement import names_host
 from cudalint.python.semantic.values import UNKNOWN_KIND
 from cudalint.versions import INT_DEVICE_ACCELERATOR
@@ -83,9 +83,9 @@ class DeviceSwitches:
             return None
         target = test.comparisons[0]
         op, left, right = type(target.operator), test.left, target.comparator
-        number = _int_literal(right)
+        number = int_literal(right)
         if number is None:
-            number, left, op = _int_literal(left), right, _FLIPPED.get(op, op)
+            number, left, op = int_literal(left), right, _FLIPPED.get(op, op)
         picked = _PICKED.get((op, number))
         if picked is None or type(left) not in (cst.Name, cst.Attribute):
             return None
@@ -205,17 +205,8 @@ _PICKED = {
 _FLIPPED = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan,
             cst.LessThanEqual: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.LessThanEqual}
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)  # their bodies are other scopes
-# Calls that take a CUDA device index: the index argument's position.
-_CUDA_INDEX_CALLS = {"torch.cuda.set_device": 0, "torch.cuda.device": 0}
-
-
-def _int_literal(node) -> Optional[int]:
-    if type(node) is cst.Integer:
-        text = node.value.replace("_", "")
-        return int(text) if text.isdigit() else None
-    if negative_literal(node):
-        return -int(node.expression.value.replace("_", ""), 0)
-    return None
+# Calls whose one argument is a CUDA device index.
+_CUDA_INDEX_CALLS = frozenset({"torch.cuda.set_device", "torch.cuda.device"})
 
 
 def _names_cuda(arm: cst.CSTNode) -> bool:
@@ -224,7 +215,7 @@ def _names_cuda(arm: cst.CSTNode) -> bool:
     while pending:
         node = pending.pop()
         kind = type(node)
-        if kind is cst.SimpleString and (string_value(node) or "").startswith("cuda"):
+        if kind is cst.SimpleString and is_cuda_string(node):
             return True
         if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "cuda":
             return True

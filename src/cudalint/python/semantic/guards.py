@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional
 
 import libcst as cst
 
+from cudalint.project.facts import ENVIRONMENT_READERS
 from cudalint.project.paths import test_module
 from cudalint.python.children import code_children
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
-from cudalint.python.names import dotted, negative_literal, string_value
+from cudalint.python.names import dotted, int_literal, negative_literal, string_value
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
-from cudalint.project.facts import ENVIRONMENT_READERS
 from cudalint.python.semantic.values import UNSET
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -689,13 +689,9 @@ def _range_stop(node) -> Optional[cst.BaseExpression]:
         return None
     if len(args) == 1:
         return args[0].value
-    start = _integer(args[0].value)
-    step = _integer(args[2].value) if len(args) == 3 else 1
+    start = int_literal(args[0].value)
+    step = int_literal(args[2].value) if len(args) == 3 else 1
     return args[1].value if start is not None and start >= 0 and step is not None and step > 0 else None
-
-
-def _integer(node):
-    return int(node.value.replace("_", ""), 0) if isinstance(node, cst.Integer) else None
 
 
 def _may_return(statement: cst.CSTNode) -> bool:

@@ -685,12 +685,25 @@ class _Reader:
 
     def _dead_on_mac(self, function) -> Set[int]:
         """The returns of a `try:` body that come at or after a statement that raises on a Mac (it starts
-        nvidia-smi, or calls a CUDA-only API): they never run there, whatever the handlers catch."""
+        nvidia-smi, or calls a CUDA-only API): they never run there, whatever the handlers catch; and
+        those after (or in the else of) an early return whose test is true on every Mac, and those of a
+        branch no Mac takes."""
         found = self._dead_memo.get(id(function))
         if found is not None:
             return found
         dead: Set[int] = self._dead_memo.setdefault(id(function), set())
+        statements = function.body
+        for index, statement in enumerate(statements):  # an early return every Mac takes (mac_failures)
+            if isinstance(statement, ast.If) and statement.body and isinstance(statement.body[-1], ast.Return):
+                if self._guard(statement.test, function)[1]:
+                    for later in [*statement.orelse, *statements[index + 1:]]:
+                        dead.update(id(node) for node in _own_nodes(later) if isinstance(node, ast.Return))
+                    break
         for statement in self._body(function):
+            if isinstance(statement, ast.If):  # a branch no Mac takes
+                true, false = self._guard(statement.test, function)
+                for branch in (statement.body if true else ()), (statement.orelse if false else ()):
+                    dead.update(id(node) for inner in branch for node in _own_nodes(inner) if isinstance(node, ast.Return))
             if not (isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar"):
                 continue
             failed = False
@@ -757,6 +770,8 @@ class _Reader:
             items = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
             if self._off_mac_constant(left) or (items and all(self._off_mac_constant(item) for item in items)):
                 found = (True, False)
+            elif self.guard_facts.mac_device_types <= {item.value for item in items if isinstance(item, ast.Constant)}:
+                found = (False, True)  # device.type in ("cpu", "mps"): true on every Mac
         elif any(self._off_mac_constant(side) or self._is_cuda_member(side) for side in (left, right)):
             found = (True, False)
         return found if positive else (found[1], found[0])
@@ -915,6 +930,8 @@ def read_facts(
         reader.builds = b"cpp_extension" in text
         programs = (*guards.off_mac_programs, *guards.cuda_only_results) if guards is not None else ()
         words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless, *libraries, *programs)}
+        if guards is not None:  # a device type a Mac has, quoted: `device.type in ("cpu", "mps")`
+            words.update(f"{quote}{kind}{quote}".encode() for kind in guards.mac_device_types - {"cpu"} for quote in "'\"")
         reader.guards_possible = any(word in text for word in words)
     facts = reader.read(tree)
     facts.availability = availability_tests(tree, reader.resolve, text)

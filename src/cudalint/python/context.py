@@ -10,6 +10,7 @@ import libcst as cst
 from cudalint.catalog import Rule
 from cudalint.python.fixplan import FixPlan
 from cudalint.python.children import code_children
+from cudalint.python.names import conjuncts, dotted
 from cudalint.python.optional_facts import optional_facts
 from cudalint.python.semantic import SemanticModel
 
@@ -42,6 +43,9 @@ class FileContext:
         # read in, the test's value that runs the branch). A branch is judged only when something in it
         # would be reported (`guarded`): most branches hold nothing to report.
         self.branches: List[Tuple[cst.BaseExpression, object, bool]] = []
+        # Names and attributes the code before set to a false constant under a test (the visitor's
+        # `if` statements): (what was set, the test, its scope); `false_on_mac` judges them when asked.
+        self.forced_off: List[Tuple[cst.BaseExpression, cst.BaseExpression, object]] = []
         self.fallback_depth = 0  # of those, the bodies of a `try:` whose handler falls back
         self.test_depth = 0  # inside the test of an if/while/ternary
         self.optional_import_depth = 0  # inside `try:` whose handler catches ImportError
@@ -127,7 +131,31 @@ class FileContext:
             found = guard(test, scope)
             if found.when_true if polarity else found.when_false:
                 return True
+            if polarity and self.forced_off and any(self.false_on_mac(part) for part in conjuncts(test)):
+                return True  # `if amp:` after `if not torch.cuda.is_available(): amp = False`
         return False
+
+    def false_on_mac(self, node: cst.BaseExpression) -> bool:
+        """A name or attribute is false wherever the current node runs on a Mac, by what ran before it in
+        the enclosing blocks: a statement that set it to a false constant under a test that holds on
+        every Mac unless it is already false (`if not torch.cuda.is_available(): amp = False`, `if amp
+        and device.type == "cpu": amp = False`), or an early exit under such a test (`if amp and not
+        torch.cuda.is_available(): raise ...`)."""
+        key = dotted(node)
+        if key is None:
+            return False
+        for target, test, scope in self.forced_off:
+            if dotted(target) == key and self._holds_on_mac_unless(test, key, scope):
+                return True
+        for test, scope, polarity in self.branches:
+            if not polarity and any(dotted(part) == key for part in conjuncts(test)):
+                if self._holds_on_mac_unless(test, key, scope):
+                    return True
+        return False
+
+    def _holds_on_mac_unless(self, test: cst.BaseExpression, key: str, scope) -> bool:
+        """Every part of an `and` test but `key` itself is true on every Mac."""
+        return all(dotted(part) == key or self.model.guard(part, scope).when_false for part in conjuncts(test))
 
     def report(
         self,

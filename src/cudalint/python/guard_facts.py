@@ -22,6 +22,7 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     marker_keywords: FrozenSet[str] = frozenset()  # keywords of a test marker that require CUDA
     marker_reasons: FrozenSet[str] = frozenset()  # functions that read those keywords (a marker forwards to one)
     off_mac_device_types: FrozenSet[str] = frozenset({"cuda"})  # device types no Mac has
+    mac_device_types: FrozenSet[str] = frozenset({"cpu", "mps"})  # every device type a Mac has
     off_mac_libraries: FrozenSet[str] = frozenset()  # the packages that add other device types (torch_xla): Linux only
     absence_queries: FrozenSet[str] = frozenset()  # calls: true on every host without CUDA
     off_mac_backends: FrozenSet[str] = frozenset()  # communication backends no Mac has (nccl)

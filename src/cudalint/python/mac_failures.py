@@ -1,9 +1,15 @@
-"""Returns a Mac never reaches: those of a `try:` body at or after a statement that raises there.
+"""Returns a Mac never reaches: those of a `try:` body at or after a statement that raises there, and
+those after an early return that every Mac takes.
 
 `try: out = subprocess.check_output(["nvidia-smi", ...]); return int(out) except ...: return 0`
 counts NVIDIA GPUs; on a Mac nvidia-smi cannot start, so only the handler's 0 comes back. Which
 calls raise on a Mac is the catalog's (rules/guards.toml: cuda_only_results, off_mac_programs and
 the subprocess calls that start them); the project index reads the same facts on CPython's tree.
+
+`if device.type in ("cpu", "mps"): return False` at the top of a helper (yolov5's `check_amp`) is
+taken on every Mac, whose only device types those are: the returns after it (and in its `else`) never
+run there, so on a Mac the helper gives what that early return gives. Nor do the returns of a branch
+no Mac takes (`if device.type not in ("cpu", "mps"): return True`).
 """
 
 from __future__ import annotations
@@ -24,15 +30,29 @@ NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 SKIPPED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
-def dead_returns(model: "SemanticModel", function: cst.CSTNode, scope: "Scope") -> Set[int]:
+def dead_returns(model: "SemanticModel", function: cst.CSTNode, scope: "Scope", depth: int = 0) -> Set[int]:
     """The ids of the returned expressions of the function that never run on a Mac."""
     dead: Set[int] = set()
     body = getattr(function, "body", None)
-    stack: List[cst.CSTNode] = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+    statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+    for index, statement in enumerate(statements):
+        if isinstance(statement, cst.If) and _ends_in_return(statement.body):
+            if model.guard(statement.test, scope, depth + 1).when_false:  # true on every Mac
+                for later in [statement.orelse, *statements[index + 1:]]:
+                    if later is not None:
+                        dead.update(_returned(later))
+                break
+    stack: List[cst.CSTNode] = list(statements)
     while stack:
         statement = stack.pop()
         if isinstance(statement, NESTED):
             continue
+        if isinstance(statement, cst.If):  # a branch no Mac takes
+            found = model.guard(statement.test, scope, depth + 1)
+            if found.when_true:
+                dead.update(_returned(statement.body))
+            if found.when_false and statement.orelse is not None:
+                dead.update(_returned(statement.orelse))
         if isinstance(statement, (cst.Try, cst.TryStar)):
             failed = False
             tried = [*statement.body.body, *(statement.orelse.body.body if statement.orelse is not None else ())]
@@ -42,6 +62,13 @@ def dead_returns(model: "SemanticModel", function: cst.CSTNode, scope: "Scope") 
                     dead.update(_returned(inner))
         stack.extend(child for child in code_children(statement) if not isinstance(child, cst.BaseExpression))
     return dead
+
+
+def _ends_in_return(suite: cst.BaseSuite) -> bool:
+    last = suite.body[-1] if suite.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, cst.Return)
 
 
 def falsy_constant(node: cst.BaseExpression) -> bool:

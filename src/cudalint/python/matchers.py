@@ -297,12 +297,13 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
 
 
 def _disabled_on_mac(node: cst.CSTNode, where: Mapping[str, object], ctx: FileContext) -> bool:
-    """The call of `node` is given an `enabled` argument that is false on every Mac (the guard evaluator)."""
+    """The call of `node` is given an `enabled` argument that is false on every Mac: the guard evaluator
+    says so, or the code before turned it off there (`if not torch.cuda.is_available(): amp = False`)."""
     call = ctx.parent
     if not (isinstance(call, cst.Call) and call.func is node):
         return False
     arg = _find_argument(call, where.get("keyword"), where.get("position"))
-    return arg is not None and ctx.model.guard(arg.value).when_true
+    return arg is not None and (ctx.model.guard(arg.value).when_true or ctx.false_on_mac(arg.value))
 
 
 def _cuda_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:

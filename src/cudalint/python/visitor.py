@@ -14,6 +14,7 @@ import libcst as cst
 
 from cudalint.python.children import NODE_KINDS, OTHER_KINDS, child_fields, code_children, is_node
 from cudalint.python.context import FileContext
+from cudalint.python.mac_failures import falsy_constant
 from cudalint.python.names import string_value, tests_cuda_oom
 from cudalint.python.optional_imports import _catches_import_error
 from cudalint.python.overrides import silenced_in
@@ -64,6 +65,7 @@ class Walker:
         self.block_guards: List[int] = []  # per open block: guards added by early exits
         self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
         self.block_branches: List[int] = []  # per open block: early exits whose guard is judged when needed
+        self.block_forced: List[int] = []  # per open block: names set to a false constant under a test
         self.availability = self.model.availability
         self.skip_param_names = self.model.guards.facts.skip_param_names
         self.silenced: List[Tuple[str, ...]] = []  # per open definition: the codes silenced outside it
@@ -372,6 +374,7 @@ class Walker:
             self.block_guards.append(0)
             self.block_optional.append(0)
             self.block_branches.append(0)
+            self.block_forced.append(0)
         elif kind is cst.Lambda:
             self.model.enter(node)
 
@@ -385,10 +388,12 @@ class Walker:
             ctx.guard_depth -= self.block_guards.pop()
             ctx.optional_import_depth -= self.block_optional.pop()
             del ctx.branches[len(ctx.branches) - self.block_branches.pop():]
+            del ctx.forced_off[len(ctx.forced_off) - self.block_forced.pop():]
         elif kind is cst.Lambda:
             self.model.leave(node)
         elif kind is cst.If and self.block_guards:
             self._early_exit_guard(node)
+            self._forced_off(node)
             if self.availability.exits_unless_available(node, lambda block: ends_flow(block, self.model)):
                 self.block_optional[-1] += 1
                 ctx.optional_import_depth += 1
@@ -413,6 +418,21 @@ class Walker:
         if body_exits != else_exits:
             self.block_branches[-1] += 1
             self.ctx.branches.append((node.test, self.model.scope, not body_exits))
+
+    def _forced_off(self, node: cst.If) -> None:
+        """`if not torch.cuda.is_available(): args.amp = False`: the name or attribute is set to a false
+        constant under the test (with no else), so where the test holds it is false for the rest of the
+        block (FileContext.false_on_mac judges the test when asked)."""
+        if node.orelse is not None:
+            return
+        for statement in node.body.body:
+            smalls = statement.body if type(statement) is cst.SimpleStatementLine else (statement,)
+            for small in smalls:
+                if type(small) is cst.Assign and len(small.targets) == 1 and falsy_constant(small.value):
+                    target = small.targets[0].target
+                    if type(target) in (cst.Name, cst.Attribute):
+                        self.block_forced[-1] += 1
+                        self.ctx.forced_off.append((target, node.test, self.model.scope))
 
     def _guard_rest_of_block(self) -> None:
         self.block_guards[-1] += 1

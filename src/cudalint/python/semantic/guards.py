@@ -401,7 +401,7 @@ class GuardEvaluator:
                 inner = self.model.scopes.get(id(callee.data))
                 if inner is None or not inner.returns:
                     return UNKNOWN
-                dead = dead_returns(self.model, callee.data, inner)  # returns after nvidia-smi, in a try
+                dead = dead_returns(self.model, callee.data, inner, depth)  # after nvidia-smi; after an early exit
                 guards.extend(
                     TRUE_OFF_MAC if dead and falsy_constant(returned) else self.guard(returned, inner, depth + 1)
                     for returned, _ in inner.returns if id(returned) not in dead
@@ -609,7 +609,7 @@ class GuardEvaluator:
             cuda = self._all_cuda(left, scope, depth) or self._container_all_cuda(right, scope, depth)
             if cuda:
                 return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
-            if MAC_DEVICE_TYPES <= _strings(right):  # device.type in {"cpu", "mps"}: false only off a Mac
+            if self.facts.mac_device_types <= _strings(right):  # device.type in {"cpu", "mps"}: false only off a Mac
                 return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC
             return UNKNOWN
         picked = self.model.device_switches.index_when(test, scope)
@@ -661,7 +661,6 @@ class GuardEvaluator:
         return TRUE_OFF_MAC
 
 
-MAC_DEVICE_TYPES = frozenset({"cpu", "mps"})  # every device a Mac has
 # Builtins whose result is truthy exactly when their one argument is: bool(x), len(x), list(range(n)).
 SAME_TRUTH = frozenset({"bool", "len", "list", "tuple", "set", "frozenset", "sorted"})
 

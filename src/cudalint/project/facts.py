@@ -692,18 +692,15 @@ class _Reader:
         if found is not None:
             return found
         dead: Set[int] = self._dead_memo.setdefault(id(function), set())
-        statements = function.body
-        for index, statement in enumerate(statements):  # an early return every Mac takes (mac_failures)
-            if isinstance(statement, ast.If) and statement.body and isinstance(statement.body[-1], ast.Return):
-                if self._guard(statement.test, function)[1]:
-                    for later in [*statement.orelse, *statements[index + 1:]]:
-                        dead.update(id(node) for node in _own_nodes(later) if isinstance(node, ast.Return))
+        judged: Dict[int, Tuple[bool, bool]] = {}
+        for returned, conditions in _conditioned_returns(function.body, ()):  # as mac_failures reads them
+            for test, value in conditions:
+                if id(test) not in judged:
+                    judged[id(test)] = self._guard(test, function)
+                if judged[id(test)][0 if value else 1]:
+                    dead.add(id(returned))
                     break
         for statement in self._body(function):
-            if isinstance(statement, ast.If):  # a branch no Mac takes
-                true, false = self._guard(statement.test, function)
-                for branch in (statement.body if true else ()), (statement.orelse if false else ()):
-                    dead.update(id(node) for inner in branch for node in _own_nodes(inner) if isinstance(node, ast.Return))
             if not (isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar"):
                 continue
             failed = False
@@ -856,6 +853,27 @@ LEAVING = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 def _falsy_constant(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and not node.value
+
+
+def _conditioned_returns(body: List[ast.stmt], conditions: tuple):
+    """The return statements of a body with the tests (and the values they must have) that lead to each,
+    an early exit's test counting as false for the statements after it (the scope builder's conditions
+    on libcst's tree); not those of the functions and classes it defines."""
+    for statement in body:
+        if isinstance(statement, ast.Return):
+            yield statement, conditions
+        elif isinstance(statement, ast.If):
+            yield from _conditioned_returns(statement.body, conditions + ((statement.test, True),))
+            yield from _conditioned_returns(statement.orelse, conditions + ((statement.test, False),))
+            if not statement.orelse and statement.body and isinstance(statement.body[-1], (ast.Return, ast.Raise)):
+                conditions = conditions + ((statement.test, False),)  # the rest runs only when the test was false
+        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                yield from _conditioned_returns(getattr(statement, field, None) or [], conditions)
+            for handler in getattr(statement, "handlers", None) or []:
+                yield from _conditioned_returns(handler.body, conditions)
+            for case in getattr(statement, "cases", None) or []:
+                yield from _conditioned_returns(case.body, conditions)
 
 
 def _own_nodes(statement: ast.stmt) -> List[ast.AST]:

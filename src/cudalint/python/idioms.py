@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -499,6 +499,8 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     location = _load_location(node)
     if location is None and positional and (_saved_here(positional[0].value, ctx) or _temporary(positional[0].value, ctx)):
         return  # a file this code saved itself (a round-trip test) loads onto the device it came from
+    if location is None and positional and _class_cache(positional[0].value, ctx):
+        return  # a class reading back its own cache (processed data, an id table): written on this host, no model state
     if location is None and _locates_other_loads(node, ctx):
         return  # the function maps the loads that hold tensors: the others hold host-side state by choice
     if location is None:
@@ -599,6 +601,109 @@ def _saved_here(path: cst.BaseExpression, ctx: FileContext) -> bool:
 
 def _spelling(node: cst.BaseExpression) -> str:
     return "".join(source_of(node).split())
+
+
+def _class_cache(path: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A method loads a file that a method of the same class writes with torch.save, and what it writes
+    holds no module's state (`torch.save(self.collate(data_list), self.processed_paths[0])` then
+    `torch.load(self.processed_paths[idx])`; an id table), at a path made from the instance's own
+    attributes: the class's own cache, made and read on the host that runs it. The same file is the
+    same path expression, as written or as the one local name it is bound to gives it, indexing left
+    out (`self.processed_paths[i]`).
+    A checkpoint the class saves (`self.state_dict()`, `{"model": model.state_dict()}`, the instance of a
+    Module class) may come from a CUDA machine and is still reported."""
+    klass = ctx.model.scope.enclosing_class
+    if klass is None or not isinstance(klass.node, cst.ClassDef):
+        return False
+    scope = ctx.model.scope
+    bound = _bound_once(path, scope, ctx)
+    if not _object_path(bound if bound is not None else path, scope, ctx):
+        return False  # a path the caller passes may be a checkpoint brought from any machine
+    known = ctx.check_state.setdefault("class caches", {})
+    caches = known.get(id(klass.node))
+    if caches is None:
+        caches = known[id(klass.node)] = _cache_paths(klass.node, ctx)
+    return bool(caches) and not caches.isdisjoint(_path_keys(path, scope, ctx))
+
+
+def _object_path(path: cst.BaseExpression, scope, ctx: FileContext) -> bool:
+    """A path made from the instance's own attributes, with module-level names and constants only
+    (`self.processed_paths[i]`, `osp.join(self.processed_dir, "pre_filter.pt")`): the object's storage,
+    not a location its caller hands it."""
+    found_self = False
+    pending = [path]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Attribute:
+            pending.append(node.value)
+            continue
+        if type(node) is cst.Name:
+            if node.value == scope.self_name:
+                found_self = True
+            elif any(binding.scope is not ctx.model.module_scope for binding in ctx.model.lookup(node.value, scope)):
+                return False
+            continue
+        if isinstance(node, (cst.Lambda, cst.BaseComp)):
+            return False
+        pending.extend(code_children(node))
+    return found_self
+
+
+def _cache_paths(klass: cst.ClassDef, ctx: FileContext) -> FrozenSet[str]:
+    """The path keys of the class's torch.save calls whose value holds no module state."""
+    module_class = any((dotted(base.value) or "").endswith("Module") for base in klass.bases)
+    found: Set[str] = set()
+    for method in klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ():
+        scope = ctx.model.scopes.get(id(method)) if isinstance(method, cst.FunctionDef) else None
+        if scope is None:
+            continue
+        for call in _calls_in(method.body):
+            if ctx.model.resolve(call.func, scope) != "torch.save":
+                continue
+            positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+            target = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "f"), None)
+            target = target if target is not None else positional[1] if len(positional) >= 2 else None
+            if target is None or not positional or _holds_state(positional[0], scope, module_class, ctx):
+                continue
+            found.update(_path_keys(target, scope, ctx))
+    return frozenset(found)
+
+
+def _holds_state(value: cst.BaseExpression, scope, module_class: bool, ctx: FileContext) -> bool:
+    """A saved value that carries a module's or optimizer's state: a `.state_dict()` call in it (or in
+    what the one local name it is bound to holds), or the instance of a Module class itself."""
+    bound = _bound_once(value, scope, ctx)
+    for node in (value, bound):
+        if node is None:
+            continue
+        if module_class and type(node) is cst.Name and node.value == scope.self_name:
+            return True
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            if type(current) is cst.Call and type(current.func) is cst.Attribute and current.func.attr.value == "state_dict":
+                return True
+            pending.extend(code_children(current))
+    return False
+
+
+def _path_keys(path: cst.BaseExpression, scope, ctx: FileContext) -> Set[str]:
+    """A file argument as written and as the one local name it is bound to gives it, indexing left out."""
+    keys = set()
+    for node in (path, _bound_once(path, scope, ctx)):
+        while type(node) is cst.Subscript:
+            node = node.value
+        if node is not None:
+            keys.add(_spelling(node))
+    return keys
+
+
+def _bound_once(node: cst.BaseExpression, scope, ctx: FileContext) -> Optional[cst.BaseExpression]:
+    if type(node) is not cst.Name or scope is None:
+        return None
+    bindings = scope.bindings.get(node.value, [])
+    assigned = [binding for binding in bindings if binding.kind == "assign" and binding.value is not None]
+    return assigned[0].value if len(assigned) == 1 and len(bindings) == 1 else None
 
 
 TEMPORARY_FIXTURES = {"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"}  # pytest's own fixtures

@@ -34,25 +34,14 @@ def dead_returns(model: "SemanticModel", function: cst.CSTNode, scope: "Scope", 
     """The ids of the returned expressions of the function that never run on a Mac."""
     dead: Set[int] = set()
     body = getattr(function, "body", None)
-    statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
-    for index, statement in enumerate(statements):
-        if isinstance(statement, cst.If) and _ends_in_return(statement.body):
-            if model.guard(statement.test, scope, depth + 1).when_false:  # true on every Mac
-                for later in [statement.orelse, *statements[index + 1:]]:
-                    if later is not None:
-                        dead.update(_returned(later))
-                break
-    stack: List[cst.CSTNode] = list(statements)
+    for returned, conditions in scope.returns:  # under a test no Mac passes, or after an exit every Mac takes
+        if any(_impossible(model, test, value, scope, depth) for test, value in conditions):
+            dead.add(id(returned))
+    stack: List[cst.CSTNode] = list(body.body) if isinstance(body, cst.IndentedBlock) else []
     while stack:
         statement = stack.pop()
         if isinstance(statement, NESTED):
             continue
-        if isinstance(statement, cst.If):  # a branch no Mac takes
-            found = model.guard(statement.test, scope, depth + 1)
-            if found.when_true:
-                dead.update(_returned(statement.body))
-            if found.when_false and statement.orelse is not None:
-                dead.update(_returned(statement.orelse))
         if isinstance(statement, (cst.Try, cst.TryStar)):
             failed = False
             tried = [*statement.body.body, *(statement.orelse.body.body if statement.orelse is not None else ())]
@@ -64,11 +53,12 @@ def dead_returns(model: "SemanticModel", function: cst.CSTNode, scope: "Scope", 
     return dead
 
 
-def _ends_in_return(suite: cst.BaseSuite) -> bool:
-    last = suite.body[-1] if suite.body else None
-    if isinstance(last, cst.SimpleStatementLine):
-        last = last.body[-1] if last.body else None
-    return isinstance(last, cst.Return)
+def _impossible(model: "SemanticModel", test, value: bool, scope: "Scope", depth: int) -> bool:
+    """A condition of the scope builder (a test and the value it must have) that no Mac meets."""
+    if not isinstance(test, cst.BaseExpression):
+        return False  # a statement that must run first (an import), not a test
+    found = model.guard(test, scope, depth + 1)
+    return found.when_true if value else found.when_false
 
 
 def falsy_constant(node: cst.BaseExpression) -> bool:

@@ -1,0 +1,65 @@
+"""CDL109 and a class's own cache: a method loads what a method of the same class saved, at a path made
+from the instance's attributes, and what it saved holds no module's state (processed data, an id
+table). A checkpoint the class saves (`state_dict()`, directly or through a local name; a Module
+instance), a file at a path the caller passes (Series.load), and a load in a function of no class are
+still reported."""
+
+from conftest import findings_of, triples
+
+SOURCE = '''
+import os.path as osp
+
+import torch
+from torch import nn
+
+
+class Cached:
+    def __init__(self, root):
+        self.root = root
+        self.data, self.slices = torch.load(self.processed_paths[0])
+        f = osp.join(self.root, "pre_transform.pt")
+        if torch.load(f) != repr(self.pre_transform):
+            pass
+        self.ids = torch.load(self.root + "/ids.pt")
+        self.model = torch.load(self.checkpoint)
+
+    def process(self, data_list):
+        torch.save(self.collate(data_list), self.processed_paths[0])
+        path = osp.join(self.root, "pre_transform.pt")
+        torch.save(repr(self.pre_transform), path)
+        torch.save(self.model.state_dict(), self.checkpoint)
+        state = {"model": self.model.state_dict(), "epoch": 1}
+        torch.save(state, self.root + "/ids.pt")
+
+
+class Net(nn.Module):
+    def save(self, path):
+        torch.save(self, path)
+
+    @classmethod
+    def load(cls, path):
+        return torch.load(path)
+
+
+class Series:
+    def save(self, fname):
+        torch.save(self, fname)
+
+    @classmethod
+    def load(cls, fname):
+        return torch.load(fname)
+
+
+def load_elsewhere(path):
+    return torch.load(path)
+'''
+
+
+def test_a_class_reading_back_its_own_cache():
+    assert triples(findings_of(SOURCE.lstrip("\n"), select={"CDL109"})) == [
+        ("CDL109", 14, 20),
+        ("CDL109", 15, 22),
+        ("CDL109", 32, 16),
+        ("CDL109", 41, 16),
+        ("CDL109", 45, 12),
+    ]

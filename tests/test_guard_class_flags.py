@@ -2,7 +2,8 @@
 torch.cuda.is_available()` makes `if self.build_for_cpu: return` a CUDA guard for the rest of the
 method, in the class, its bases and its subclasses of the same file. A False/None binding beside a
 query keeps "true only off a Mac"; a binding from a parameter, or an assignment of the attribute on
-another object anywhere in the file, makes the flag unknown."""
+another object anywhere in the file, makes the flag unknown. The project index reads a class's flags
+the same way, within the class, where it judges the calls a class makes of other modules' functions."""
 
 import textwrap
 
@@ -251,3 +252,36 @@ def test_a_flag_a_base_of_another_module_binds_to_a_constant_is_that_constant():
     }))
     assert found == []
     assert triples(findings_of(reading.lstrip("\n"), path="tests/test_fit.py")) == [("CDL102", 9, 27)]
+
+
+TRAINER = """
+import torch
+
+from pkg.utils import gpu_usage
+
+
+class Trainer:
+    def __init__(self, config):
+        self.gpu_available = torch.cuda.is_available() and config["use_gpu"]
+        self.maybe = config["gpu"]
+        self.steps: int
+        self.steps += 1
+
+    def fit(self, show_progress=False):
+        if self.gpu_available and show_progress:
+            print(gpu_usage())
+
+    def other(self):
+        if self.maybe:
+            print(gpu_usage())
+"""
+
+
+def test_a_helper_called_only_under_a_flag_of_the_callers_class():
+    # the project index reads `self.gpu_available` as the class binds it; `self.maybe` says nothing
+    utils = "import torch\n\n\ndef gpu_usage():\n    return torch.cuda.max_memory_reserved()\n"
+    files = {"pkg/utils.py": utils, "pkg/trainer.py": TRAINER}
+    found = triples(findings_of(utils, select={"CDL202"}, project_files=files, path="pkg/utils.py"))
+    assert found == [("CDL202", 5, 12)]
+    files["pkg/trainer.py"] = TRAINER.replace("    def other(self):\n        if self.maybe:\n            print(gpu_usage())\n", "")
+    assert triples(findings_of(utils, select={"CDL202"}, project_files=files, path="pkg/utils.py")) == []

@@ -247,6 +247,11 @@ class _Reader:
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
         self._dead_memo: Dict[int, Set[int]] = {}  # function -> its returns that never run on a Mac
+        self.class_of: Dict[int, ast.ClassDef] = {}  # method of a module-level class -> the class
+        self._attributes_memo: Dict[int, Dict[str, List[Tuple[ast.AST, ast.AST]]]] = {}  # class -> self.NAME's values
+        # (class, NAME) -> its guard and the other modules' names met working it out
+        self._attribute_memo: Dict[Tuple[int, str], Tuple[Tuple[bool, bool], tuple]] = {}
+        self._attribute_visits: set = set()  # (class, NAME) being judged
         self.libraries: Tuple[str, ...] = ()  # the libraries that never import on a Mac (CDL404's, off_mac_libraries)
         self.import_flags: Dict[str, List[Tuple[object, bool]]] = {}  # NAME -> (constant, after a CUDA-only import)
         self.leaves: Optional[List[Tuple[str, str]]] = None  # while tabulating: the other modules' names met
@@ -443,6 +448,7 @@ class _Reader:
             elif isinstance(node, ast.ClassDef) and not prefix:
                 self._class_facts(node)
                 self.classes.add(node.name)
+                self.class_of.update((id(item), node) for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
                 self.methods.update(
                     f"{node.name}.{item.name}" for item in node.body
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("_")
@@ -674,6 +680,10 @@ class _Reader:
             assumed = self._leaf("ref", qualified)
             if assumed is not None:
                 return assumed
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and id(function) in self.class_of:
+            args = function.args.posonlyargs + function.args.args
+            if args and node.value.id == args[0].arg:  # self.NAME, bound in the class's methods
+                return self._attribute_guard(self.class_of[id(function)], node.attr)
         if isinstance(node, ast.Name):  # a local of the function, or a module constant, bound to a guard
             values = self._assigned(function).get(node.id, []) if function is not None else []
             if not values and node.id in self.pending:
@@ -682,6 +692,52 @@ class _Reader:
                 parts = [self._guard(value, function, depth + 1) for value in values]
                 return all(p[0] for p in parts), all(p[1] for p in parts)
         return False, False
+
+    def _attribute_guard(self, klass: ast.ClassDef, name: str) -> Tuple[bool, bool]:
+        """`self.gpu_available` where the class's methods bind `self.gpu_available = torch.cuda.is_available()
+        and config["use_gpu"]`: what every value it is bound to says (a false constant beside them is never
+        true); unknown where the class binds it to nothing that says anything (the libcst evaluator's rule
+        for attributes, within this class only: a subclass elsewhere may bind it again)."""
+        key = (id(klass), name)
+        known = self._attribute_memo.get(key) if not self.assumed else None
+        if known is not None:
+            if self.leaves is not None:
+                self.leaves.extend(known[1])  # the other modules' names the answer met, for the caller's table
+            return known[0]
+        if key in self._attribute_visits:
+            return False, False  # an attribute bound from itself says nothing
+        self._attribute_visits.add(key)
+        start = len(self.leaves) if self.leaves is not None else 0
+        try:
+            values = self._attributes(klass).get(name, [])
+            # each value judged afresh (the depth of the test that read the attribute aside), so the answer holds for every reader
+            parts = [None if _falsy_constant(value) else self._guard(value, method, 1) for value, method in values]
+        finally:
+            self._attribute_visits.discard(key)
+        said = [part for part in parts if part is not None]
+        found = (all(part[0] for part in said), len(said) == len(parts) and all(part[1] for part in said)) if said else (False, False)
+        if not self.assumed:  # not an answer resting on assumed guards of other modules
+            self._attribute_memo[key] = (found, tuple(self.leaves[start:]) if self.leaves is not None else ())
+        return found
+
+    def _attributes(self, klass: ast.ClassDef) -> Dict[str, List[Tuple[ast.AST, ast.AST]]]:
+        found = self._attributes_memo.get(id(klass))
+        if found is None:
+            found = self._attributes_memo[id(klass)] = {}
+            for method in klass.body:
+                if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                args = method.args.posonlyargs + method.args.args
+                owner = args[0].arg if args else None
+                for statement in self._body(method):
+                    targets = statement.targets if isinstance(statement, ast.Assign) else [
+                        statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and statement.value else []
+                    for target in targets:
+                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == owner:
+                            # `self.x += 1`: the statement itself, which says nothing (the value is not known)
+                            value = statement if isinstance(statement, ast.AugAssign) else statement.value
+                            found.setdefault(target.attr, []).append((value, method))
+        return found
 
     def _dead_on_mac(self, function) -> Set[int]:
         """The returns of a `try:` body that come at or after a statement that raises on a Mac (it starts
@@ -693,7 +749,7 @@ class _Reader:
             return found
         dead: Set[int] = self._dead_memo.setdefault(id(function), set())
         judged: Dict[int, Tuple[bool, bool]] = {}
-        for returned, conditions in _conditioned_returns(function.body, ()):  # as mac_failures reads them
+        for returned, conditions in _returns_under(function):  # as mac_failures reads them
             for test, value in conditions:
                 if id(test) not in judged:
                     judged[id(test)] = self._guard(test, function)
@@ -853,27 +909,6 @@ LEAVING = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 def _falsy_constant(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and not node.value
-
-
-def _conditioned_returns(body: List[ast.stmt], conditions: tuple):
-    """The return statements of a body with the tests (and the values they must have) that lead to each,
-    an early exit's test counting as false for the statements after it (the scope builder's conditions
-    on libcst's tree); not those of the functions and classes it defines."""
-    for statement in body:
-        if isinstance(statement, ast.Return):
-            yield statement, conditions
-        elif isinstance(statement, ast.If):
-            yield from _conditioned_returns(statement.body, conditions + ((statement.test, True),))
-            yield from _conditioned_returns(statement.orelse, conditions + ((statement.test, False),))
-            if not statement.orelse and statement.body and isinstance(statement.body[-1], (ast.Return, ast.Raise)):
-                conditions = conditions + ((statement.test, False),)  # the rest runs only when the test was false
-        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for field in ("body", "orelse", "finalbody"):
-                yield from _conditioned_returns(getattr(statement, field, None) or [], conditions)
-            for handler in getattr(statement, "handlers", None) or []:
-                yield from _conditioned_returns(handler.body, conditions)
-            for case in getattr(statement, "cases", None) or []:
-                yield from _conditioned_returns(case.body, conditions)
 
 
 def _own_nodes(statement: ast.stmt) -> List[ast.AST]:

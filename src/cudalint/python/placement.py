@@ -52,6 +52,11 @@ SIZE_FACTORIES = frozenset({
     "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace", "torch.eye",
 })
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
+# torch.tensor always copies its data and, given no device, builds "on the current device" when the data
+# is no tensor (torch docs, torch.tensor): the CPU. Handing it a tensor is what its docs steer away from
+# (torch/_tensor_docs and the UserWarning "To copy construct from a tensor, it is recommended to use
+# sourceTensor.detach().clone()"), so its data is read as host data unless it is a torch call's result.
+COPYING_FACTORIES = frozenset({"torch.tensor"})
 # The legacy CPU tensor types, whose constructors build on the CPU whatever they are given (torch docs,
 # torch.Tensor: torch.DoubleTensor is the CPU type of float64, torch.cuda.DoubleTensor the CUDA one).
 CPU_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BFloat16Tensor",
@@ -85,8 +90,15 @@ def made_on_host(model: "SemanticModel", call: cst.Call, around: Sequence[cst.CS
         return True
     if qualified in DATA_FACTORIES:
         data = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None)
+        if data is not None and qualified in COPYING_FACTORIES and not _torch_result(model, data):
+            return True
         return data is not None and _python_data(model, data, call, around)
     return False
+
+
+def _torch_result(model: "SemanticModel", node: cst.BaseExpression) -> bool:
+    """A call of a torch function (`torch.randn(...)`, `torch.stack(xs)`): a tensor, wherever it is."""
+    return type(node) is cst.Call and (model.resolve(node.func) or "").startswith("torch.")
 
 
 def builds_on_default_device(model: "SemanticModel", call: cst.Call) -> bool:

@@ -1,7 +1,7 @@
-"""CDL601 and `torch.tensor`: it copies its data and, given no device, builds on the CPU unless the
-data is a tensor (which PyTorch's docs steer away from). A float64 tensor made from records read off
-disk (`conf["energy"][()]`, an h5py dataset) stays on the host; moved to a device it is CDL608's. A
-`torch.tensor` of a torch call's result, or one given a device, is still CDL601's."""
+"""CDL601 and data read off disk: `torch.tensor` of a dataset read whole (`conf["energy"][()]`,
+`f["forces"][...]`, h5py's reads into NumPy) builds on the CPU; moved to a device it is CDL608's. A
+`torch.tensor` of a torch call's result, or of data the code does not show (a parameter), is still
+CDL601's."""
 
 from conftest import findings_of, triples
 
@@ -14,9 +14,10 @@ def build(data, device, conf):
     b = torch.tensor(data, dtype=torch.float64).to(device)
     c = torch.tensor(torch.randn(3), dtype=torch.float64)
     d = torch.as_tensor(data, dtype=torch.float64)
-    e = torch.tensor(data, dtype=torch.float64)
+    e = torch.tensor(conf["forces"][...], dtype=torch.float64)
     e = e.to(device)
-    return a, b, c, d, e
+    f = torch.tensor(data[:], dtype=torch.float64)
+    return a, b, c, d, e, f
 '''
 
 
@@ -26,4 +27,5 @@ def test_torch_tensor_of_data_read_off_disk_stays_on_the_host():
         ("CDL601", 7, 44),
         ("CDL601", 8, 37),
         ("CDL608", 10, 9),
+        ("CDL601", 11, 37),
     ]

@@ -52,11 +52,6 @@ SIZE_FACTORIES = frozenset({
     "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace", "torch.eye",
 })
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
-# torch.tensor always copies its data and, given no device, builds "on the current device" when the data
-# is no tensor (torch docs, torch.tensor): the CPU. Handing it a tensor is what its docs steer away from
-# (torch/_tensor_docs and the UserWarning "To copy construct from a tensor, it is recommended to use
-# sourceTensor.detach().clone()"), so its data is read as host data unless it is a torch call's result.
-COPYING_FACTORIES = frozenset({"torch.tensor"})
 # The legacy CPU tensor types, whose constructors build on the CPU whatever they are given (torch docs,
 # torch.Tensor: torch.DoubleTensor is the CPU type of float64, torch.cuda.DoubleTensor the CUDA one).
 CPU_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BFloat16Tensor",
@@ -90,15 +85,8 @@ def made_on_host(model: "SemanticModel", call: cst.Call, around: Sequence[cst.CS
         return True
     if qualified in DATA_FACTORIES:
         data = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None)
-        if data is not None and qualified in COPYING_FACTORIES and not _torch_result(model, data):
-            return True
         return data is not None and _python_data(model, data, call, around)
     return False
-
-
-def _torch_result(model: "SemanticModel", node: cst.BaseExpression) -> bool:
-    """A call of a torch function (`torch.randn(...)`, `torch.stack(xs)`): a tensor, wherever it is."""
-    return type(node) is cst.Call and (model.resolve(node.func) or "").startswith("torch.")
 
 
 def builds_on_default_device(model: "SemanticModel", call: cst.Call) -> bool:
@@ -152,8 +140,8 @@ def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Cal
 
 def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode],
                 depth: int) -> bool:
-    """A value computed in host memory: a call of a `numpy` function (they return arrays or NumPy
-    scalars) or of a NUMBER_MODULES function (`time.time()`), of `list`/`tuple`/`sorted` (a Python
+    """A value computed in host memory: a dataset read whole (`conf["energy"][()]`), a call of a `numpy`
+    function (they return arrays or NumPy scalars) or of a NUMBER_MODULES function (`time.time()`), of `list`/`tuple`/`sorted` (a Python
     sequence), a NUMBER_MODULES constant (`math.pi`), a
     tensor's `.numpy()`, or arithmetic or a comparison every operand of which is host data or a string
     (an array times a tensor would be the tensor's, so one operand that is not host data is not enough)."""
@@ -165,6 +153,8 @@ def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call
         if isinstance(func, cst.Name) and func.value in SEQUENCE_BUILTINS and not model.bindings_of(func):
             return True  # `list(d.values())`: a Python list, whatever it holds (a tensor of it is made on the CPU)
         return isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not node.args
+    if isinstance(node, cst.Subscript) and _reads_whole(node):
+        return True  # `conf["energy"][()]`, `f["positions"][...]`: a dataset read off disk into a NumPy array
     if isinstance(node, cst.Attribute):  # math.pi
         qualified = model.resolve(node)
         return qualified is not None and qualified.split(".")[0] in NUMBER_MODULES
@@ -176,6 +166,16 @@ def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call
         operands = [node.left, *(part.comparator for part in node.comparisons)]
         return all(string_value(side) is not None or _python_data(model, side, call, around, depth + 1) for side in operands)
     return False
+
+
+def _reads_whole(node: cst.Subscript) -> bool:
+    """An index by the empty tuple or by Ellipsis alone: how an h5py (or zarr) dataset is read whole into
+    a NumPy array (h5py's docs: `dset[()]` for a scalar dataset, `dset[...]` for all of one). On a tensor
+    it would be a view of itself, which nobody writes."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    index = node.slice[0].slice.value
+    return (type(index) is cst.Tuple and not index.elements) or type(index) is cst.Ellipsis
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)

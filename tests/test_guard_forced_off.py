@@ -75,3 +75,27 @@ def test_flags_turned_off_on_a_mac_before_their_use():
         ("CDL205", 43, 14),
         ("CDL205", 50, 14),
     ]
+
+
+def test_a_flag_turned_off_by_a_project_objects_is_cuda():
+    # `device_config.is_cuda` of a module-level object of another module: read as a tensor's `.is_cuda`
+    config = "class DeviceConfig:\n    @property\n    def is_cuda(self):\n        return 'cuda' in self._device\n\n\ndevice_config = DeviceConfig()\n"
+    source = """
+    import torch
+    from pkg.config import device_config
+
+
+    def init_amp(enabled):
+        if enabled and not device_config.is_cuda:
+            enabled = False
+        return torch.cuda.amp.GradScaler(enabled=enabled)
+
+
+    def other(enabled):
+        if enabled and not device_config.ready:
+            enabled = False
+        return torch.cuda.amp.GradScaler(enabled=enabled)
+    """
+    files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "", "pkg/config.py": config}
+    found = findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL205"}, torch_version="2.9.1", project_files=files, path="pkg/train.py")
+    assert triples(found) == [("CDL205", 14, 12)]

@@ -1,8 +1,10 @@
 """CDL109 and a class's own cache: a method loads what a method of the same class saved, at a path made
 from the instance's attributes, and what it saved holds no module's state (processed data, an id
 table). A checkpoint the class saves (`state_dict()`, directly or through a local name; a Module
-instance), a file at a path the caller passes (Series.load), and a load in a function of no class are
-still reported."""
+instance), a file at a path the caller passes (Series.load), a path made from a parameter (`root`),
+one only some of whose bindings are cache files, and a load in a function of no class are still
+reported. A path is followed through a loop over `zip(...)` of the object's paths and through each
+binding of a local name."""
 
 from conftest import findings_of, triples
 
@@ -52,6 +54,40 @@ class Series:
 
 def load_elsewhere(path):
     return torch.load(path)
+
+
+class Processed:
+    def __init__(self, root, train):
+        idx = 0 if train else 1
+        self.data = torch.load(self.processed_paths[idx])
+        f = osp.join(self.root, "pre_filter.pt")
+        if torch.load(f) != repr(self.pre_filter):
+            pass
+        f = osp.join(self.root, "pre_transform.pt")
+        if torch.load(f) != repr(self.pre_transform):
+            pass
+        g = osp.join(root, "pre_filter.pt")
+        self.seen = torch.load(g)
+
+    def process(self, lists):
+        it = zip(self.raw_paths, self.processed_paths)
+        for raw_path, processed_path in it:
+            torch.save(self.collate(lists[raw_path]), processed_path)
+        path = osp.join(self.root, "pre_transform.pt")
+        torch.save(repr(self.pre_transform), path)
+        path = osp.join(self.root, "pre_filter.pt")
+        torch.save(repr(self.pre_filter), path)
+
+
+class Subset:
+    def __init__(self):
+        ids_path = self.annotations.replace("json", "pth")
+        self.ids = torch.load(ids_path) if osp.exists(ids_path) else self._create(ids_path)
+
+    def _create(self, ids_path):
+        ids = [1, 2]
+        torch.save(ids, ids_path)
+        return ids
 '''
 
 
@@ -62,4 +98,5 @@ def test_a_class_reading_back_its_own_cache():
         ("CDL109", 32, 16),
         ("CDL109", 41, 16),
         ("CDL109", 45, 12),
+        ("CDL109", 59, 21),
     ]

@@ -699,25 +699,29 @@ class _Reader:
         true); unknown where the class binds it to nothing that says anything (the libcst evaluator's rule
         for attributes, within this class only: a subclass elsewhere may bind it again)."""
         key = (id(klass), name)
-        known = self._attribute_memo.get(key) if not self.assumed else None
-        if known is not None:
+        known = self._attribute_memo.get(key)
+        if known is not None and (not self.assumed or not known[1]):  # no other module's name: no assumption in it
             if self.leaves is not None:
                 self.leaves.extend(known[1])  # the other modules' names the answer met, for the caller's table
             return known[0]
         if key in self._attribute_visits:
             return False, False  # an attribute bound from itself says nothing
         self._attribute_visits.add(key)
-        start = len(self.leaves) if self.leaves is not None else 0
+        outer = self.leaves
+        self.leaves = []  # the other modules' names met, kept with the answer whoever asks
         try:
             values = self._attributes(klass).get(name, [])
             # each value judged afresh (the depth of the test that read the attribute aside), so the answer holds for every reader
             parts = [None if _falsy_constant(value) else self._guard(value, method, 1) for value, method in values]
         finally:
             self._attribute_visits.discard(key)
+            met, self.leaves = tuple(self.leaves), outer
+        if outer is not None:
+            outer.extend(met)
         said = [part for part in parts if part is not None]
         found = (all(part[0] for part in said), len(said) == len(parts) and all(part[1] for part in said)) if said else (False, False)
-        if not self.assumed:  # not an answer resting on assumed guards of other modules
-            self._attribute_memo[key] = (found, tuple(self.leaves[start:]) if self.leaves is not None else ())
+        if not self.assumed or not met:  # not an answer resting on assumed guards of other modules
+            self._attribute_memo[key] = (found, met)
         return found
 
     def _attributes(self, klass: ast.ClassDef) -> Dict[str, List[Tuple[ast.AST, ast.AST]]]:

@@ -608,22 +608,24 @@ def _class_cache(path: cst.BaseExpression, ctx: FileContext) -> bool:
     holds no module's state (`torch.save(self.collate(data_list), self.processed_paths[0])` then
     `torch.load(self.processed_paths[idx])`; an id table), at a path made from the instance's own
     attributes: the class's own cache, made and read on the host that runs it. The same file is the
-    same path expression, as written or as the one local name it is bound to gives it, indexing left
-    out (`self.processed_paths[i]`).
+    same path expression, indexing left out (`self.processed_paths[i]`), as written or as each binding
+    of a local name gives it (_path_forms).
     A checkpoint the class saves (`self.state_dict()`, `{"model": model.state_dict()}`, the instance of a
     Module class) may come from a CUDA machine and is still reported."""
     klass = ctx.model.scope.enclosing_class
     if klass is None or not isinstance(klass.node, cst.ClassDef):
         return False
     scope = ctx.model.scope
-    bound = _bound_once(path, scope, ctx)
-    if not _object_path(bound if bound is not None else path, scope, ctx):
+    forms = _path_forms(path, scope)
+    if not all(_object_path(form, scope, ctx) for form in forms):
         return False  # a path the caller passes may be a checkpoint brought from any machine
     known = ctx.check_state.setdefault("class caches", {})
     caches = known.get(id(klass.node))
     if caches is None:
         caches = known[id(klass.node)] = _cache_paths(klass.node, ctx)
-    return bool(caches) and not caches.isdisjoint(_path_keys(path, scope, ctx))
+    # the same spelling (a local name the class hands to the method that saves under that name), or
+    # the same file by every binding of the name
+    return bool(caches) and (_path_key(path) in caches or all(_path_key(form) in caches for form in forms))
 
 
 def _object_path(path: cst.BaseExpression, scope, ctx: FileContext) -> bool:
@@ -634,7 +636,7 @@ def _object_path(path: cst.BaseExpression, scope, ctx: FileContext) -> bool:
     pending = [path]
     while pending:
         node = pending.pop()
-        if type(node) is cst.Attribute:
+        if type(node) in (cst.Attribute, cst.Subscript):  # `self.processed_paths[idx]`: which of the object's files
             pending.append(node.value)
             continue
         if type(node) is cst.Name:
@@ -665,7 +667,7 @@ def _cache_paths(klass: cst.ClassDef, ctx: FileContext) -> FrozenSet[str]:
             target = target if target is not None else positional[1] if len(positional) >= 2 else None
             if target is None or not positional or _holds_state(positional[0], scope, module_class, ctx):
                 continue
-            found.update(_path_keys(target, scope, ctx))
+            found.update(_path_key(form) for form in _path_forms(target, scope))
     return frozenset(found)
 
 
@@ -687,15 +689,47 @@ def _holds_state(value: cst.BaseExpression, scope, module_class: bool, ctx: File
     return False
 
 
-def _path_keys(path: cst.BaseExpression, scope, ctx: FileContext) -> Set[str]:
-    """A file argument as written and as the one local name it is bound to gives it, indexing left out."""
-    keys = set()
-    for node in (path, _bound_once(path, scope, ctx)):
-        while type(node) is cst.Subscript:
-            node = node.value
-        if node is not None:
-            keys.add(_spelling(node))
-    return keys
+def _path_forms(path: cst.BaseExpression, scope) -> List[cst.BaseExpression]:
+    """What a file argument stands for: itself, or for a local name, what each of its bindings gives
+    it: an assigned value, or an element of what a `for` loop walks (`for raw, done in zip(self.raw_paths,
+    self.processed_paths)` gives `done` an element of `self.processed_paths`)."""
+    bindings = scope.bindings.get(path.value, []) if type(path) is cst.Name and scope is not None else []
+    forms = []
+    for binding in bindings:
+        if binding.kind == "assign" and binding.value is not None:
+            forms.append(binding.value)
+        elif binding.kind == "loop" and type(binding.node) is cst.For and _walked(binding.node, path.value, scope) is not None:
+            forms.append(_walked(binding.node, path.value, scope))
+        else:
+            return [path]
+    return forms or [path]
+
+
+def _walked(loop: cst.For, name: str, scope) -> Optional[cst.BaseExpression]:
+    """The sequence whose elements a loop binds `name` to: its iterable, or the one of `zip(...)` (or
+    the second of `enumerate(...)`) at the name's place in the target tuple; through a local name bound
+    once to the iterable (`it = zip(...)`)."""
+    target, walked = loop.target, loop.iter
+    bindings = scope.bindings.get(walked.value, []) if type(walked) is cst.Name else []
+    if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+        walked = bindings[0].value
+    if type(target) is cst.Name:
+        return walked if target.value == name else None
+    names = [element.value.value if type(element.value) is cst.Name else None for element in getattr(target, "elements", ())]
+    if name not in names or type(walked) is not cst.Call or type(walked.func) is not cst.Name:
+        return None
+    place, arguments = names.index(name), [arg.value for arg in walked.args if arg.keyword is None and not arg.star]
+    if walked.func.value == "zip" and place < len(arguments):
+        return arguments[place]
+    if walked.func.value == "enumerate" and place == 1 and arguments:
+        return arguments[0]
+    return None
+
+
+def _path_key(node: cst.BaseExpression) -> str:
+    while type(node) is cst.Subscript:
+        node = node.value
+    return _spelling(node)
 
 
 def _bound_once(node: cst.BaseExpression, scope, ctx: FileContext) -> Optional[cst.BaseExpression]:

@@ -154,10 +154,13 @@ def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call
             return True  # `list(d.values())`: a Python list, whatever it holds (a tensor of it is made on the CPU)
         return isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not node.args
     if isinstance(node, cst.Subscript) and _reads_whole(node):
-        return True  # `conf["energy"][()]`, `f["positions"][...]`: a dataset read off disk into a NumPy array
-    if isinstance(node, cst.Attribute):  # math.pi
+        return True  # `conf["energy"][()]`, `mol["energies"][:]`: a dataset read off disk into a NumPy array
+    if isinstance(node, cst.Attribute):  # math.pi; a class's constant (`self.HARTREE_TO_EV = 27.211`)
         qualified = model.resolve(node)
-        return qualified is not None and qualified.split(".")[0] in NUMBER_MODULES
+        if qualified is not None:
+            return qualified.split(".")[0] in NUMBER_MODULES
+        values = model.values(node)
+        return bool(values) and all(value.kind in NUMBERS for value in values)
     if isinstance(node, cst.BinaryOperation):
         return all(_python_data(model, side, call, around, depth + 1) for side in (node.left, node.right))
     if isinstance(node, cst.UnaryOperation):
@@ -169,15 +172,29 @@ def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call
 
 
 def _reads_whole(node: cst.Subscript) -> bool:
-    """An index by the empty tuple or by Ellipsis alone: how an h5py (or zarr) dataset is read whole into
-    a NumPy array (h5py's docs: `dset[()]` for a scalar dataset, `dset[...]` for all of one). On a tensor
-    it would be a view of itself, which nobody writes."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    """An entry of a mapping, by a string key, read whole: `conf["energy"][()]`, `f["forces"][...]`,
+    `mol["energies"][:]`, `mol["energy"][conf][()]`, how an h5py (or zarr, npz) dataset is read into a NumPy array (h5py's docs:
+    `dset[()]`, `dset[...]`, `dset[:]`). A tensor has no string keys, so the entry is no tensor of a
+    batch dict read whole: it is data read off disk."""
+    if len(node.slice) != 1 or not _keyed_by_string(node.value):
         return False
-    index = node.slice[0].slice.value
-    return (type(index) is cst.Tuple and not index.elements) or type(index) is cst.Ellipsis
+    index = node.slice[0].slice
+    if isinstance(index, cst.Slice):
+        return index.lower is None and index.upper is None and index.step is None
+    value = index.value if isinstance(index, cst.Index) else None
+    return (type(value) is cst.Tuple and not value.elements) or type(value) is cst.Ellipsis
 
 
+def _keyed_by_string(node: cst.BaseExpression) -> bool:
+    """A subscript chain one of whose indexes is a string (`mol["energy"][conf]`): an entry of a mapping."""
+    while type(node) is cst.Subscript:
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and string_value(node.slice[0].slice.value) is not None:
+            return True
+        node = node.value
+    return False
+
+
+NUMBERS = frozenset({"int", "float", "bool"})  # value kinds (semantic/values.py) that are Python numbers
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 

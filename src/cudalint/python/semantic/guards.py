@@ -417,7 +417,10 @@ class GuardEvaluator:
             project = self.model.project
             if project is not None and project.is_own(qualified):
                 found = project.guard_constant(qualified)  # CUDA_IS_AVAILABLE = torch.cuda.is_available() elsewhere
-                return Guard(*found) if found else UNKNOWN
+                if found:
+                    return Guard(*found)
+                if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
+                    return TRUE_OFF_MAC  # `device_config.is_cuda` of a project object: as a tensor's, below
             return UNKNOWN
         if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
             return TRUE_OFF_MAC  # a tensor's own answer: it is on a CUDA device

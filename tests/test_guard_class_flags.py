@@ -274,11 +274,18 @@ class Trainer:
     def other(self):
         if self.maybe:
             print(gpu_usage())
+
+
+class Contrastive(Trainer):
+    def fit(self, show_progress=False):
+        if self.gpu_available and show_progress:
+            print(gpu_usage())
 """
 
 
 def test_a_helper_called_only_under_a_flag_of_the_callers_class():
-    # the project index reads `self.gpu_available` as the class binds it; `self.maybe` says nothing
+    # the project index reads `self.gpu_available` as the class (or, for a subclass that binds nothing,
+    # its base of the module) binds it; `self.maybe` says nothing
     utils = "import torch\n\n\ndef gpu_usage():\n    return torch.cuda.max_memory_reserved()\n"
     files = {"pkg/utils.py": utils, "pkg/trainer.py": TRAINER}
     found = triples(findings_of(utils, select={"CDL202"}, project_files=files, path="pkg/utils.py"))

@@ -248,6 +248,7 @@ class _Reader:
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
         self._dead_memo: Dict[int, Set[int]] = {}  # function -> its returns that never run on a Mac
         self.class_of: Dict[int, ast.ClassDef] = {}  # method of a module-level class -> the class
+        self.class_nodes: Dict[str, ast.ClassDef] = {}  # NAME -> the module-level class
         self._attributes_memo: Dict[int, Dict[str, List[Tuple[ast.AST, ast.AST]]]] = {}  # class -> self.NAME's values
         # (class, NAME) -> its guard and the other modules' names met working it out
         self._attribute_memo: Dict[Tuple[int, str], Tuple[Tuple[bool, bool], tuple]] = {}
@@ -449,6 +450,7 @@ class _Reader:
                 self._class_facts(node)
                 self.classes.add(node.name)
                 self.class_of.update((id(item), node) for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                self.class_nodes[node.name] = node
                 self.methods.update(
                     f"{node.name}.{item.name}" for item in node.body
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("_")
@@ -697,7 +699,7 @@ class _Reader:
         """`self.gpu_available` where the class's methods bind `self.gpu_available = torch.cuda.is_available()
         and config["use_gpu"]`: what every value it is bound to says (a false constant beside them is never
         true); unknown where the class binds it to nothing that says anything (the libcst evaluator's rule
-        for attributes, within this class only: a subclass elsewhere may bind it again)."""
+        for attributes, within this class, or its bases of this module where it binds nothing)."""
         key = (id(klass), name)
         known = self._attribute_memo.get(key)
         if known is not None and (not self.assumed or not known[1]):  # no other module's name: no assumption in it
@@ -710,7 +712,7 @@ class _Reader:
         outer = self.leaves
         self.leaves = []  # the other modules' names met, kept with the answer whoever asks
         try:
-            values = self._attributes(klass).get(name, [])
+            values = self._inherited(klass, name)
             # each value judged afresh (the depth of the test that read the attribute aside), so the answer holds for every reader
             parts = [None if _falsy_constant(value) else self._guard(value, method, 1) for value, method in values]
         finally:
@@ -723,6 +725,17 @@ class _Reader:
         if not self.assumed or not met:  # not an answer resting on assumed guards of other modules
             self._attribute_memo[key] = (found, met)
         return found
+
+    def _inherited(self, klass: ast.ClassDef, name: str, depth: int = 0) -> List[Tuple[ast.AST, ast.AST]]:
+        """What the class binds to self.NAME, or where it binds nothing, what its bases of this module do."""
+        values = self._attributes(klass).get(name, [])
+        if values or depth > 4:
+            return values
+        for base in klass.bases:
+            parent = self.class_nodes.get(base.id) if isinstance(base, ast.Name) else None
+            if parent is not None and parent is not klass:
+                values = values + self._inherited(parent, name, depth + 1)
+        return values
 
     def _attributes(self, klass: ast.ClassDef) -> Dict[str, List[Tuple[ast.AST, ast.AST]]]:
         found = self._attributes_memo.get(id(klass))

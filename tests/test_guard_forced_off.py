@@ -57,6 +57,13 @@ def in_a_nested_block(args, ok):
         if not torch.cuda.is_available():
             args.amp = False
     scaler = torch.cuda.amp.GradScaler(enabled=args.amp)
+
+
+def bound_again(args, amp):
+    if not torch.cuda.is_available():
+        amp = False
+    amp = args.amp
+    scaler = torch.cuda.amp.GradScaler(enabled=amp)
 '''
 
 
@@ -67,13 +74,14 @@ def lint(source: str):
 def test_flags_turned_off_on_a_mac_before_their_use():
     # not_forced: `other` says nothing about the host, nor does a test without an exit or assignment;
     # before_and_else: a use before the assignment, and an else that may set it again; in_a_nested_block:
-    # the assignment is in a block that ends before the use
+    # the assignment is in a block that ends before the use; bound_again: a later assignment binds it again
     assert lint(SOURCE) == [
         ("CDL205", 31, 14),
         ("CDL205", 34, 14),
         ("CDL205", 38, 14),
         ("CDL205", 43, 14),
         ("CDL205", 50, 14),
+        ("CDL205", 57, 14),
     ]
 
 

@@ -44,8 +44,9 @@ class FileContext:
         # would be reported (`guarded`): most branches hold nothing to report.
         self.branches: List[Tuple[cst.BaseExpression, object, bool]] = []
         # Names and attributes the code before set to a false constant under a test (the visitor's
-        # `if` statements): (what was set, the test, its scope); `false_on_mac` judges them when asked.
-        self.forced_off: List[Tuple[cst.BaseExpression, cst.BaseExpression, object]] = []
+        # `if` statements): (what was set, or None once bound again, the test, its scope); `false_on_mac`
+        # judges them when asked.
+        self.forced_off: List[Tuple[Optional[cst.BaseExpression], cst.BaseExpression, object]] = []
         self.fallback_depth = 0  # of those, the bodies of a `try:` whose handler falls back
         self.test_depth = 0  # inside the test of an if/while/ternary
         self.optional_import_depth = 0  # inside `try:` whose handler catches ImportError
@@ -145,7 +146,7 @@ class FileContext:
         if key is None:
             return False
         for target, test, scope in self.forced_off:
-            if dotted(target) == key and self._holds_on_mac_unless(test, key, scope):
+            if target is not None and dotted(target) == key and self._holds_on_mac_unless(test, key, scope):
                 return True
         for test, scope, polarity in self.branches:
             if not polarity and any(dotted(part) == key for part in conjuncts(test)):

@@ -15,7 +15,7 @@ import libcst as cst
 from cudalint.python.children import NODE_KINDS, OTHER_KINDS, child_fields, code_children, is_node
 from cudalint.python.context import FileContext
 from cudalint.python.mac_failures import falsy_constant
-from cudalint.python.names import string_value, tests_cuda_oom
+from cudalint.python.names import dotted, string_value, tests_cuda_oom
 from cudalint.python.optional_imports import _catches_import_error
 from cudalint.python.overrides import silenced_in
 
@@ -407,6 +407,8 @@ class Walker:
         if kind in IMPORTING and self.block_guards and self.model.scope.kind == "function":
             if self.model.cuda_imports.after(node):  # `import tensorrt` in a function: the rest needs it
                 self._guard_rest_of_block()
+        if (kind is cst.Assign or kind is cst.AnnAssign) and ctx.forced_off:
+            self._rebound(node)
 
     def _early_exit_guard(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;
@@ -433,6 +435,16 @@ class Walker:
                     if type(target) in (cst.Name, cst.Attribute):
                         self.block_forced[-1] += 1
                         self.ctx.forced_off.append((target, node.test, self.model.scope))
+
+    def _rebound(self, node: cst.CSTNode) -> None:
+        """An assignment after a flag was forced off binds it again: what was forced no longer holds (the
+        entry stays, emptied, so each block still drops its own on leaving)."""
+        targets = [target.target for target in node.targets] if type(node) is cst.Assign else [node.target]
+        keys = {dotted(target) for target in targets} - {None}
+        forced = self.ctx.forced_off
+        for index, (target, test, scope) in enumerate(forced):
+            if target is not None and dotted(target) in keys:
+                forced[index] = (None, test, scope)
 
     def _guard_rest_of_block(self) -> None:
         self.block_guards[-1] += 1

@@ -12,7 +12,8 @@ Kinds of match, each a list of entries in the rule's TOML:
     arguments   an argument value at a keyword and/or position of a call (with
                 `unless_same_device`, not on a copy between places the code shows are one device;
                 with `unless_synchronized`, a list of APIs, not on a copy the next statement waits for
-                with one of them: placement.synchronized_after; with `unless_cpu_gets`, a backend,
+                with one of them, or whose source is held until the function reads a value back on the host:
+                placement.synchronized_after, placement.held_until_waited; with `unless_cpu_gets`, a backend,
                 not on a choice that gives the CPU that backend: backend_choice.py)
     env         an environment variable name used with os.environ / os.getenv
 
@@ -36,7 +37,9 @@ from cudalint.python.backend_choice import cpu_gets
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.names import dotted, source_of, string_value
-from cudalint.python.placement import builds_on_default_device, made_on_host, names_host, on_host, same_device_copy, synchronized_after
+from cudalint.python.placement import (
+    builds_on_default_device, held_until_waited, made_on_host, names_host, on_host, same_device_copy, synchronized_after,
+)
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry, ends_flow, statement_flow
 from cudalint.versions import parse_version
@@ -647,6 +650,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # `dst.copy_(src)` with both where the code proves one device: no host memory involved
         if "unless_synchronized" in spec and synchronized_after(ctx.model, ctx.stack, spec["unless_synchronized"]):
             continue  # the copy has landed before the next statement runs
+        if "unless_synchronized" in spec and held_until_waited(ctx.model, ctx.stack, node, spec["unless_synchronized"]):
+            continue  # its source is held until the function waits for the device
         if "unless_cpu_gets" in spec and cpu_gets(arg.value, spec["unless_cpu_gets"], ctx.model):
             continue  # `"gloo" if device == "cpu" else "nccl"`: the CPU, a Mac's only device for collectives, gets gloo
         found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)

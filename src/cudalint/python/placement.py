@@ -422,6 +422,108 @@ def synchronized_after(model: "SemanticModel", stack: Sequence[cst.CSTNode], api
     return index is not None and index + 1 < len(body) and _synchronizes(model, body[index + 1], apis, 0)
 
 
+# Methods whose result is a Python value or a host copy: on a device tensor they wait for the device's
+# queue (MPS has one per process: aten/src/ATen/mps/MPSStream.mm), so for every copy queued before them.
+HOST_READS = frozenset({"cpu", "item", "tolist", "numpy"})
+VIEWS = frozenset({"detach", "view", "view_as"})  # methods that keep the storage they are called on
+
+
+def held_until_waited(model: "SemanticModel", stack: Sequence[cst.CSTNode], call: cst.Call, apis: Collection[str]) -> bool:
+    """A non-blocking `.to(...)`/`.cuda()` in a function whose source stays referenced for the whole call
+    (a parameter, an entry or attribute of one, or of `self`, not replaced by the statement that copies,
+    or a name bound only from those) and after which a statement line of the function's own body (not
+    one inside an `if` or a loop, which may not run) reads a value back on the host (`loss.item()`, `l.detach().cpu().numpy()`) or synchronizes (`apis`): the
+    copy has landed before the function returns and its caller can let the source go. nnunetv2's
+    `train_step(self, batch)`: `data = batch["data"]; data = data.to(self.device, non_blocking=True)`
+    ... `return {"loss": l.detach().cpu().numpy()}`."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda") or model.is_module_ref(func.value):
+        return False
+    scope = model.scope
+    function = scope.node if scope.kind == "function" else None
+    if type(function) is not cst.FunctionDef or type(function.body) is not cst.IndentedBlock:
+        return False
+    if func.attr.value == "to" and place(model, _target(model, call, scope) or func.value, scope) == ("device", "cpu"):
+        return False  # to the host: the result is read there, and must land first
+    statement = next((node for node in stack if node in function.body.body), None)
+    if statement is None or not _held(model, func.value, scope, stack, 0):
+        return False
+    later = function.body.body[function.body.body.index(statement) + 1:]
+    # a statement line of the body itself: a read inside an `if` or a loop may not run
+    return any(type(node) is cst.SimpleStatementLine and _reads_back(model, node, apis) for node in later)
+
+
+def _held(model: "SemanticModel", source: cst.BaseExpression, scope: "Scope", stack: Sequence[cst.CSTNode], depth: int) -> bool:
+    while type(source) is cst.Call and type(source.func) is cst.Attribute and source.func.attr.value in VIEWS:
+        source = source.func.value
+    while type(source) is cst.Attribute and source.attr.value == "data":
+        source = source.value
+    if type(source) in (cst.Attribute, cst.Subscript):
+        if any(_replaces(node, source) for node in stack):
+            return False  # `batch["img"] = batch["img"].to(...)`: the only reference is dropped at once
+        root = source
+        while type(root) in (cst.Attribute, cst.Subscript):
+            root = root.value
+        return type(root) is cst.Name and _held(model, root, scope, stack, depth + 1)
+    if type(source) is not cst.Name or depth > 3:
+        return False
+    if source.value == scope.self_name:
+        return True
+    element = _comprehension_source(source.value, stack)
+    if element is not None:  # `[i.to(device, non_blocking=True) for i in target]`: the list holds each
+        return _held(model, element, scope, (), depth + 1)
+    bindings = scope.bindings.get(source.value, [])
+    if not bindings:
+        return False
+    for binding in bindings:
+        if binding.kind == "param":
+            continue
+        value = binding.value
+        if binding.kind != "assign" or value is None:
+            return False
+        if _moves(value):
+            continue  # `data = data.to(...)`, `target = [t.to(...) for t in target]`: a copy made here, not the source
+        root = value
+        while type(root) in (cst.Attribute, cst.Subscript):
+            root = root.value
+        if root is not value and type(root) is cst.Name and root.value == source.value:
+            continue  # `target = target[0]`: a part of what the name held
+        if type(value) not in (cst.Attribute, cst.Subscript) or not _held(model, value, scope, (), depth + 1):
+            return False
+    return True
+
+
+def _moves(value: cst.BaseExpression) -> bool:
+    """A value that is a copy moved by `.to(...)`/`.cuda(...)`, or a comprehension of such copies."""
+    if type(value) in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
+        value = value.elt
+    return type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in ("to", "cuda")
+
+
+def _replaces(node: cst.CSTNode, source: cst.BaseExpression) -> bool:
+    """An assignment whose target is the copy's source, as written."""
+    if type(node) is cst.Assign:
+        return any(target.target.deep_equals(source) for target in node.targets)
+    return type(node) in (cst.AnnAssign, cst.AugAssign) and node.target.deep_equals(source)
+
+
+def _reads_back(model: "SemanticModel", statement: cst.CSTNode, apis: Collection[str]) -> bool:
+    """A statement (not a function or class it defines) that calls a host read or one of `apis`."""
+    pending = [statement]
+    while pending:
+        node = pending.pop()
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if type(node) is cst.Call:
+            func = node.func
+            if type(func) is cst.Attribute and func.attr.value in HOST_READS and not model.is_module_ref(func.value):
+                return True
+            if model.resolve(func) in apis:
+                return True
+        pending.extend(code_children(node))
+    return False
+
+
 def _synchronizes(model: "SemanticModel", statement: cst.CSTNode, apis: Collection[str], nesting: int) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
         return bool(statement.body) and _synchronizes_small(model, statement.body[0], apis)

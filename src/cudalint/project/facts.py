@@ -248,7 +248,6 @@ class _Reader:
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
         self._dead_memo: Dict[int, Set[int]] = {}  # function -> its returns that never run on a Mac
         self.class_of: Dict[int, ast.ClassDef] = {}  # method of a module-level class -> the class
-        self.class_nodes: Dict[str, ast.ClassDef] = {}  # NAME -> the module-level class
         self._attributes_memo: Dict[int, Dict[str, List[Tuple[ast.AST, ast.AST]]]] = {}  # class -> self.NAME's values
         # (class, NAME) -> its guard and the other modules' names met working it out
         self._attribute_memo: Dict[Tuple[int, str], Tuple[Tuple[bool, bool], tuple]] = {}
@@ -265,7 +264,7 @@ class _Reader:
         self.siblings: Dict[str, str] = {}  # bare name -> module, for a file of a script folder (index.sibling_folders)
         self.facts = FileFacts()
         self.functions: Dict[str, ast.AST] = {}
-        self.classes: Set[str] = set()
+        self.classes: Dict[str, ast.ClassDef] = {}  # NAME -> the module-level class
         self.methods: Set[str] = set()  # "Class._helper": the private methods of module-level classes
         self.testing = test_module(module)  # a test suite's module: its classes' calls and constants are read
 
@@ -448,9 +447,8 @@ class _Reader:
                 self._calls(node)
             elif isinstance(node, ast.ClassDef) and not prefix:
                 self._class_facts(node)
-                self.classes.add(node.name)
+                self.classes[node.name] = node
                 self.class_of.update((id(item), node) for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
-                self.class_nodes[node.name] = node
                 self.methods.update(
                     f"{node.name}.{item.name}" for item in node.body
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("_")
@@ -683,8 +681,7 @@ class _Reader:
             if assumed is not None:
                 return assumed
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and id(function) in self.class_of:
-            args = function.args.posonlyargs + function.args.args
-            if args and node.value.id == args[0].arg:  # self.NAME, bound in the class's methods
+            if node.value.id == _first_parameter(function):  # self.NAME, bound in the class's methods
                 return self._attribute_guard(self.class_of[id(function)], node.attr)
         if isinstance(node, ast.Name):  # a local of the function, or a module constant, bound to a guard
             values = self._assigned(function).get(node.id, []) if function is not None else []
@@ -732,7 +729,7 @@ class _Reader:
         if values or depth > 4:
             return values
         for base in klass.bases:
-            parent = self.class_nodes.get(base.id) if isinstance(base, ast.Name) else None
+            parent = self.classes.get(base.id) if isinstance(base, ast.Name) else None
             if parent is not None and parent is not klass:
                 values = values + self._inherited(parent, name, depth + 1)
         return values
@@ -744,8 +741,7 @@ class _Reader:
             for method in klass.body:
                 if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     continue
-                args = method.args.posonlyargs + method.args.args
-                owner = args[0].arg if args else None
+                owner = _first_parameter(method)
                 for statement in self._body(method):
                     targets = statement.targets if isinstance(statement, ast.Assign) else [
                         statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and statement.value else []
@@ -926,6 +922,12 @@ LEAVING = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 def _falsy_constant(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and not node.value
+
+
+def _first_parameter(function) -> Optional[str]:
+    """The name a method calls its instance (`self`), or None for a function with no positional parameter."""
+    ordered = [*function.args.posonlyargs, *function.args.args]
+    return ordered[0].arg if ordered else None
 
 
 def _own_nodes(statement: ast.stmt) -> List[ast.AST]:

@@ -616,7 +616,7 @@ def _class_cache(path: cst.BaseExpression, ctx: FileContext) -> bool:
     if klass is None or not isinstance(klass.node, cst.ClassDef):
         return False
     scope = ctx.model.scope
-    forms = _path_forms(path, scope)
+    forms = _path_forms(ctx.model, path, scope)
     if not all(_object_path(form, scope, ctx) for form in forms):
         return False  # a path the caller passes may be a checkpoint brought from any machine
     known = ctx.check_state.setdefault("class caches", {})
@@ -667,15 +667,15 @@ def _cache_paths(klass: cst.ClassDef, ctx: FileContext) -> FrozenSet[str]:
             target = target if target is not None else positional[1] if len(positional) >= 2 else None
             if target is None or not positional or _holds_state(positional[0], scope, module_class, ctx):
                 continue
-            found.update(_path_key(form) for form in _path_forms(target, scope))
+            found.update(_path_key(form) for form in _path_forms(ctx.model, target, scope))
     return frozenset(found)
 
 
 def _holds_state(value: cst.BaseExpression, scope, module_class: bool, ctx: FileContext) -> bool:
     """A saved value that carries a module's or optimizer's state: a `.state_dict()` call in it (or in
     what the one local name it is bound to holds), or the instance of a Module class itself."""
-    bound = _bound_once(value, scope, ctx)
-    for node in (value, bound):
+    binding = ctx.model.assigned_once(value, scope)
+    for node in (value, binding.value if binding is not None else None):
         if node is None:
             continue
         if module_class and type(node) is cst.Name and node.value == scope.self_name:
@@ -689,7 +689,7 @@ def _holds_state(value: cst.BaseExpression, scope, module_class: bool, ctx: File
     return False
 
 
-def _path_forms(path: cst.BaseExpression, scope) -> List[cst.BaseExpression]:
+def _path_forms(model, path: cst.BaseExpression, scope) -> List[cst.BaseExpression]:
     """What a file argument stands for: itself, or for a local name, what each of its bindings gives
     it: an assigned value, or an element of what a `for` loop walks (`for raw, done in zip(self.raw_paths,
     self.processed_paths)` gives `done` an element of `self.processed_paths`)."""
@@ -698,21 +698,23 @@ def _path_forms(path: cst.BaseExpression, scope) -> List[cst.BaseExpression]:
     for binding in bindings:
         if binding.kind == "assign" and binding.value is not None:
             forms.append(binding.value)
-        elif binding.kind == "loop" and type(binding.node) is cst.For and _walked(binding.node, path.value, scope) is not None:
-            forms.append(_walked(binding.node, path.value, scope))
+        elif binding.kind == "loop" and type(binding.node) is cst.For:
+            walked = _walked(model, binding.node, path.value, scope)
+            if walked is None:
+                return [path]
+            forms.append(walked)
         else:
             return [path]
     return forms or [path]
 
 
-def _walked(loop: cst.For, name: str, scope) -> Optional[cst.BaseExpression]:
+def _walked(model, loop: cst.For, name: str, scope) -> Optional[cst.BaseExpression]:
     """The sequence whose elements a loop binds `name` to: its iterable, or the one of `zip(...)` (or
     the second of `enumerate(...)`) at the name's place in the target tuple; through a local name bound
     once to the iterable (`it = zip(...)`)."""
     target, walked = loop.target, loop.iter
-    bindings = scope.bindings.get(walked.value, []) if type(walked) is cst.Name else []
-    if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
-        walked = bindings[0].value
+    binding = model.assigned_once(walked, scope)
+    walked = binding.value if binding is not None else walked
     if type(target) is cst.Name:
         return walked if target.value == name else None
     names = [element.value.value if type(element.value) is cst.Name else None for element in getattr(target, "elements", ())]
@@ -730,14 +732,6 @@ def _path_key(node: cst.BaseExpression) -> str:
     while type(node) is cst.Subscript:
         node = node.value
     return _spelling(node)
-
-
-def _bound_once(node: cst.BaseExpression, scope, ctx: FileContext) -> Optional[cst.BaseExpression]:
-    if type(node) is not cst.Name or scope is None:
-        return None
-    bindings = scope.bindings.get(node.value, [])
-    assigned = [binding for binding in bindings if binding.kind == "assign" and binding.value is not None]
-    return assigned[0].value if len(assigned) == 1 and len(bindings) == 1 else None
 
 
 TEMPORARY_FIXTURES = {"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"}  # pytest's own fixtures

@@ -35,7 +35,7 @@ def dead_returns(model: "SemanticModel", function: cst.CSTNode, scope: "Scope", 
     dead: Set[int] = set()
     body = getattr(function, "body", None)
     for returned, conditions in scope.returns:  # under a test no Mac passes, or after an exit every Mac takes
-        if any(_impossible(model, test, value, scope, depth) for test, value in conditions):
+        if model.guards.conditions_off_mac(conditions, scope, depth):
             dead.add(id(returned))
     stack: List[cst.CSTNode] = list(body.body) if isinstance(body, cst.IndentedBlock) else []
     while stack:
@@ -51,14 +51,6 @@ def dead_returns(model: "SemanticModel", function: cst.CSTNode, scope: "Scope", 
                     dead.update(_returned(inner))
         stack.extend(child for child in code_children(statement) if not isinstance(child, cst.BaseExpression))
     return dead
-
-
-def _impossible(model: "SemanticModel", test, value: bool, scope: "Scope", depth: int) -> bool:
-    """A condition of the scope builder (a test and the value it must have) that no Mac meets."""
-    if not isinstance(test, cst.BaseExpression):
-        return False  # a statement that must run first (an import), not a test
-    found = model.guard(test, scope, depth + 1)
-    return found.when_true if value else found.when_false
 
 
 def falsy_constant(node: cst.BaseExpression) -> bool:

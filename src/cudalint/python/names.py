@@ -25,6 +25,13 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
+    """What a chain of attributes and subscripts starts from: `batch` of `batch["data"].x[0]`."""
+    while type(node) is cst.Attribute or type(node) is cst.Subscript:
+        node = node.value
+    return node
+
+
 @functools.lru_cache(maxsize=8192)
 def _literal_text(source: str) -> Optional[str]:
     """A string literal's value from its source text (libcst evaluates it with a compile each time)."""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Collection, Hashable, Optional, Sequence
 import libcst as cst
 
 from cudalint.python.children import code_children
-from cudalint.python.names import string_value
+from cudalint.python.names import chain_root, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -445,10 +445,12 @@ def held_until_waited(model: "SemanticModel", stack: Sequence[cst.CSTNode], call
         return False
     if func.attr.value == "to" and place(model, _target(model, call, scope) or func.value, scope) == ("device", "cpu"):
         return False  # to the host: the result is read there, and must land first
-    statement = next((node for node in stack if node in function.body.body), None)
-    if statement is None or not _held(model, func.value, scope, stack, 0):
+    body = function.body.body
+    places = {id(statement): index for index, statement in enumerate(body)}
+    index = next((places[id(node)] for node in stack if id(node) in places), None)
+    if index is None or not _held(model, func.value, scope, stack, 0):
         return False
-    later = function.body.body[function.body.body.index(statement) + 1:]
+    later = body[index + 1:]
     # a statement line of the body itself: a read inside an `if` or a loop may not run
     return any(type(node) is cst.SimpleStatementLine and _reads_back(model, node, apis) for node in later)
 
@@ -461,9 +463,7 @@ def _held(model: "SemanticModel", source: cst.BaseExpression, scope: "Scope", st
     if type(source) in (cst.Attribute, cst.Subscript):
         if any(_replaces(node, source) for node in stack):
             return False  # `batch["img"] = batch["img"].to(...)`: the only reference is dropped at once
-        root = source
-        while type(root) in (cst.Attribute, cst.Subscript):
-            root = root.value
+        root = chain_root(source)
         return type(root) is cst.Name and _held(model, root, scope, stack, depth + 1)
     if type(source) is not cst.Name or depth > 3:
         return False
@@ -483,9 +483,7 @@ def _held(model: "SemanticModel", source: cst.BaseExpression, scope: "Scope", st
             return False
         if _moves(value):
             continue  # `data = data.to(...)`, `target = [t.to(...) for t in target]`: a copy made here, not the source
-        root = value
-        while type(root) in (cst.Attribute, cst.Subscript):
-            root = root.value
+        root = chain_root(value)
         if root is not value and type(root) is cst.Name and root.value == source.value:
             continue  # `target = target[0]`: a part of what the name held
         if type(value) not in (cst.Attribute, cst.Subscript) or not _held(model, value, scope, (), depth + 1):

@@ -411,19 +411,19 @@ class GuardEvaluator:
 
     def _reference(self, node, scope, depth) -> Guard:
         qualified = self.model.resolve(node, scope)
+        # `x.is_cuda`: a tensor's (or module's) own answer, it is on a CUDA device; so is a project
+        # object's whose binding the index knows nothing of (super-gradients' `device_config.is_cuda`)
+        is_cuda = isinstance(node, cst.Attribute) and node.attr.value == "is_cuda"
         if qualified is not None:
             if qualified in self.facts.flags:
                 return TRUE_OFF_MAC
             project = self.model.project
             if project is not None and project.is_own(qualified):
                 found = project.guard_constant(qualified)  # CUDA_IS_AVAILABLE = torch.cuda.is_available() elsewhere
-                if found:
-                    return Guard(*found)
-                if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
-                    return TRUE_OFF_MAC  # `device_config.is_cuda` of a project object: as a tensor's, below
+                return Guard(*found) if found else TRUE_OFF_MAC if is_cuda else UNKNOWN
             return UNKNOWN
-        if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
-            return TRUE_OFF_MAC  # a tensor's own answer: it is on a CUDA device
+        if is_cuda:
+            return TRUE_OFF_MAC
         found = _agree(self._bound_guards(node, scope, depth))
         if found.known or not none_on_mac(self.model, node, scope, depth):
             return found

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests, library_of
 from cudalint.project.paths import as_sibling, test_module
@@ -314,25 +314,27 @@ class _Reader:
         if not self.guards_possible:
             return self.facts
         for name, node in self.functions.items():
-            guard = self._function_guard(node)
+            guard, table = self._answer(lambda: self._function_guard(node))
             if guard is not None:
                 self.facts.guards[name] = guard
-            else:
-                self._tabulate(name, lambda: self._function_guard(node), self.facts.guards_via)
+            elif table is not None:
+                self.facts.guards_via[name] = table
             if self._raises_off_mac(node):
                 self.facts.requires.append(name)
             if self._forwards_keywords(node):
                 self.facts.markers.append(name)
-            if self._skips_off_cuda(node):
+            skips, table = self._answer(lambda: self._skips_off_cuda(node) or None)
+            if skips:
                 self.facts.skips.append(name)
-            else:
-                self._tabulate(name, lambda: self._skips_off_cuda(node) or None, self.facts.skips_via)
+            elif table is not None:
+                self.facts.skips_via[name] = table
         for name, value in self.pending.items():
-            true, false = self._guard(value)
-            if true or false:
-                self.facts.guard_constants[name] = (true, false)
-            else:  # CUDA_IS_AVAILABLE = checks.cuda_is_available() with checks from another module
-                self._tabulate(name, lambda: self._known(self._guard(value)), self.facts.guard_constants_via)
+            # CUDA_IS_AVAILABLE = checks.cuda_is_available() with checks from another module: a table
+            guard, table = self._answer(lambda: self._known(self._guard(value)))
+            if guard is not None:
+                self.facts.guard_constants[name] = guard
+            elif table is not None:
+                self.facts.guard_constants_via[name] = table
         for name, assigned in self.import_flags.items():
             if any(value is True and imported for value, imported in assigned) and all(
                 (value is True and imported) or value in (False, None) for value, imported in assigned
@@ -364,24 +366,29 @@ class _Reader:
     def _raises_off_mac(self, function, depth: int = 0) -> bool:
         """`if CUDA_HOME is None: raise ...` (or `assert torch.cuda.is_available()`, or a call of another
         such function of the file) before anything in the body can return (the libcst evaluator's rule)."""
-        for statement in function.body:
-            if self._requires_cuda(statement, function, depth):
-                return True
-            if _may_return(statement):
-                return False
+        body = function.body
+        for at, statement in enumerate(body):
+            if self._may_require(statement) and self._requires_cuda(statement, function, depth):
+                return not any(_may_return(earlier) for earlier in body[:at])
         return False
 
-    def _requires_cuda(self, statement: ast.stmt, function, depth: int) -> bool:
+    def _may_require(self, statement: ast.stmt) -> bool:
+        """The shapes _requires_cuda can answer True for (so the others need not be judged)."""
         if isinstance(statement, ast.If):
-            raises = bool(statement.body) and isinstance(statement.body[-1], ast.Raise)
+            return bool(statement.body) and isinstance(statement.body[-1], ast.Raise) and not statement.orelse
+        if isinstance(statement, ast.Assert):
+            return True
+        value = statement.value if isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.functions
+
+    def _requires_cuda(self, statement: ast.stmt, function, depth: int) -> bool:
+        """A statement of one of _may_require's shapes that fails off a Mac."""
+        if isinstance(statement, ast.If):
             test = statement.test
-            return raises and not statement.orelse and self._guard(test, function)[1] and self._about_host(test, function)
+            return self._guard(test, function)[1] and self._about_host(test, function)
         if isinstance(statement, ast.Assert):
             return self._guard(statement.test, function)[0] and self._about_host(statement.test, function)
-        value = statement.value if isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.functions:
-            return depth < MAX_REQUIRE_DEPTH and self._raises_off_mac(self.functions[value.func.id], depth + 1)
-        return False
+        return depth < MAX_REQUIRE_DEPTH and self._raises_off_mac(self.functions[statement.value.func.id], depth + 1)
 
     def _about_host(self, test: ast.AST, function, depth: int = 0) -> bool:
         """No name in the test is a parameter of the function, nor a local bound from one (a test on the
@@ -578,11 +585,6 @@ class _Reader:
         self.facts.extensions.append((name.value, name.lineno, name.col_offset + 1))
 
     # -- helpers that are guards ---------------------------------------------------------
-    def _tabulate(self, name: str, judge, into: Dict[str, list]) -> None:
-        entry = self.table_of(judge)
-        if entry is not None:
-            into[name] = entry
-
     @staticmethod
     def _known(guard: Tuple[bool, bool]) -> Optional[Tuple[bool, bool]]:
         return guard if guard[0] or guard[1] else None
@@ -591,23 +593,34 @@ class _Reader:
         """What `judge()` answers when it depends on names of other modules (`is_cuda_available() and
         not is_xla()`, both imported): [leaves, {combination of their guards: answer}], for the index
         to look up once it knows them. At most MAX_LEAVES such names; None when there is nothing to tell."""
+        return self._answer(judge, known=False)[1]
+
+    def _answer(self, judge, known: bool = True) -> Tuple[Optional[Any], Optional[list]]:
+        """judge()'s answer where it is known here (and `known` asks for it), else None and its table
+        (table_of): one judgement finds both the answer and the other modules' names it met."""
         self.leaves = []
         try:
-            judge()
+            found = judge()
             leaves = list(dict.fromkeys(self.leaves))
         finally:
             self.leaves = None
+        if known and found:
+            return found, None
+        return None, self.tabulate(judge, leaves)
+
+    def tabulate(self, judge, leaves: List[Tuple[str, str]]) -> Optional[list]:
+        """table_of's table, for the other modules' names (`leaves`) a judgement already met."""
         if not leaves or len(leaves) > MAX_LEAVES:
             return None
         table = {}
         for combination in itertools.product(range(len(LEAF_GUARDS)), repeat=len(leaves)):
             self.assumed = {leaf: LEAF_GUARDS[choice] for leaf, choice in zip(leaves, combination)}
             try:
-                found = judge()
+                answer = judge()
             finally:
                 self.assumed = {}
-            if found:
-                table["".join(map(str, combination))] = found
+            if answer:
+                table["".join(map(str, combination))] = answer
         return [[list(leaf) for leaf in leaves], table] if table else None
 
     def _leaf(self, kind: str, qualified: Optional[str]) -> Optional[Tuple[bool, bool]]:
@@ -620,11 +633,11 @@ class _Reader:
         return self.assumed.get(leaf)
 
     def _function_guard(self, node) -> Optional[Tuple[bool, bool]]:
+        returns = [inner for inner in self._body(node) if isinstance(inner, ast.Return) and inner.value is not None]
+        if not returns:
+            return None
         dead = self._dead_on_mac(node)
-        returns = [
-            inner.value for inner in self._body(node)
-            if isinstance(inner, ast.Return) and inner.value is not None and id(inner) not in dead
-        ]
+        returns = [inner.value for inner in returns if id(inner) not in dead]
         if not returns:
             return None
         # With the returns a Mac never reaches left out, a falsy constant is the function's value there:
@@ -632,6 +645,12 @@ class _Reader:
         guards = [(True, False) if dead and _falsy_constant(value) else self._guard(value, node) for value in returns]
         true, false = all(g[0] for g in guards), all(g[1] for g in guards)
         return (true, false) if true or false else None
+
+    def _held(self, value: ast.AST, function, depth: int) -> Tuple[bool, bool]:
+        """What holding `value` says: True and False are never false (or never true) anywhere."""
+        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            return not value.value, bool(value.value)
+        return self._guard(value, function, depth + 1)
 
     def _guard(self, node: ast.AST, function=None, depth: int = 0) -> Tuple[bool, bool]:
         if depth > 6:
@@ -644,6 +663,13 @@ class _Reader:
             if isinstance(node.op, ast.And):
                 return any(p[0] for p in parts), all(p[1] for p in parts)
             return all(p[0] for p in parts), any(p[1] for p in parts)
+        if isinstance(node, ast.IfExp) and not any(
+                isinstance(arm, ast.Constant) and arm.value is None for arm in (node.body, node.orelse)):
+            # `True if torch.cuda.is_available() else False` (the semantic model's guards._chosen)
+            (c_true, c_false), (b_true, b_false), (o_true, o_false) = (
+                self._guard(node.test, function, depth + 1), self._held(node.body, function, depth),
+                self._held(node.orelse, function, depth))
+            return (c_true or b_true) and (c_false or o_true), (c_true or b_false) and (c_false or o_false)
         if isinstance(node, ast.Call):
             qualified = self.resolve(node.func)
             if qualified in self.queries:
@@ -756,10 +782,18 @@ class _Reader:
         """The returns of a `try:` body that come at or after a statement that raises on a Mac (it starts
         nvidia-smi, or calls a CUDA-only API): they never run there, whatever the handlers catch; and
         those after (or in the else of) an early return whose test is true on every Mac, and those of a
-        branch no Mac takes."""
+        branch no Mac takes. Judged once, as the host is, whatever other modules' names are assumed: the
+        names it meets are no leaves of a table."""
         found = self._dead_memo.get(id(function))
         if found is not None:
             return found
+        outer, assumed, self.leaves, self.assumed = self.leaves, self.assumed, None, {}
+        try:
+            return self._dead_returns(function)
+        finally:
+            self.leaves, self.assumed = outer, assumed
+
+    def _dead_returns(self, function) -> Set[int]:
         dead: Set[int] = self._dead_memo.setdefault(id(function), set())
         judged: Dict[int, Tuple[bool, bool]] = {}
         for returned, conditions in _returns_under(function):  # as mac_failures reads them

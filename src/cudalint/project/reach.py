@@ -96,7 +96,7 @@ class _Uses:
         self.conditions: List[list] = []
         self.condition_of: Dict[int, Optional[int]] = {}  # id(test) -> its index in conditions
         self.guard_of: Dict[int, Tuple[bool, bool]] = {}  # id(test) -> the reader's answer (an if asks for both arms)
-        self.leafy: Dict[int, bool] = {}  # id(test) -> it met names of other modules (leaves) when judged
+        self.leaves_of: Dict[int, list] = {}  # id(test) -> the names of other modules (leaves) its judgement met
 
     def run(self, tree: ast.Module) -> None:
         self._block(tree.body, (), "", None)
@@ -110,8 +110,8 @@ class _Uses:
         self._finish()
 
     def _guard(self, test: ast.AST, function) -> Tuple[bool, bool]:
-        """The reader's answer for a test, noting whether it met names of other modules on the way: a
-        test that met none has no table (`_condition` need not judge it again to find that out)."""
+        """The reader's answer for a test, noting the names of other modules it met on the way (the
+        leaves of its table, should `_condition` need one)."""
         key = id(test)
         if key not in self.guard_of:
             reader = self.reader
@@ -121,7 +121,7 @@ class _Uses:
             try:
                 self.guard_of[key] = reader._guard(test, function)
                 if tracking:
-                    self.leafy[key] = bool(reader.leaves)
+                    self.leaves_of[key] = list(dict.fromkeys(reader.leaves))
             finally:
                 if tracking:
                     reader.leaves = None
@@ -142,12 +142,11 @@ class _Uses:
     def _condition(self, test: ast.AST, function) -> Optional[int]:
         """A test that is a guard only through names of other modules: its table, by position."""
         key = id(test)
-        if key not in self.condition_of and not self.leafy.get(key, True):
-            self.condition_of[key] = None  # judged with no other module's name in it: nothing to tabulate
         if key not in self.condition_of:
             reader = self.reader
-
-            entry = reader.table_of(lambda: reader._known(reader._guard(test, function)))
+            judge = lambda: reader._known(reader._guard(test, function))  # noqa: E731
+            leaves = self.leaves_of.get(key)
+            entry = reader.table_of(judge) if leaves is None else reader.tabulate(judge, leaves)
             self.condition_of[key] = len(self.conditions) if entry is not None else None
             if entry is not None:
                 self.conditions.append(entry)

@@ -114,6 +114,18 @@ class FileContext:
                 and isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass")
                 and not self.model.lookup(call.func.value) and len(call.args) == 2 and call.args[1] is arg)
 
+    def never_entered(self, depth: int) -> bool:
+        """The call at `stack[depth]` makes a context manager that the `with` drops: an operand of `and`
+        before the last (`with autocast() and torch.no_grad():` enters only what `and` gives, the last
+        operand, a context manager being truthy)."""
+        stack, child, dropped = self.stack, self.stack[depth], False
+        for holder in reversed(stack[:depth]):
+            if not (isinstance(holder, cst.BooleanOperation) and isinstance(holder.operator, cst.And)):
+                return dropped and isinstance(holder, cst.WithItem) and holder.item is child
+            dropped = dropped or holder.left is child
+            child = holder
+        return False
+
     def _unwrapped(self, depth: int, containers) -> Tuple[cst.CSTNode, int]:
         """The node at `stack[depth]`, or the container literal it is an element of, and the depth of
         what holds that."""

@@ -17,7 +17,8 @@ Kinds of match, each a list of entries in the rule's TOML:
                 not on a choice that gives the CPU that backend: backend_choice.py)
     env         an environment variable name used with os.environ / os.getenv
 
-Every entry may carry `use` (the portable replacement) and `since`/`until` (torch
+An entry with `entered` names a context manager whose finding is about entering it: not reported
+where the `with` drops it (FileContext.never_entered). Every entry may carry `use` (the portable replacement) and `since`/`until` (torch
 releases that bound when the entry applies), which the message template can name.
 """
 
@@ -284,6 +285,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # named, not called: an isinstance tuple, a saved original, a monkeypatch target
     if "enabled_by" in entry.spec and _disabled_on_mac(node, entry.spec["enabled_by"], ctx):
         return  # `GradScaler(enabled=torch.cuda.is_available() and fp16)`: off on a Mac, it does nothing there
+    if entry.spec.get("entered") and isinstance(ctx.parent, cst.Call) and ctx.never_entered(len(ctx.stack) - 2):
+        return  # `with torch.cuda.amp.autocast() and torch.no_grad():` enters only no_grad
     if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
     if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
@@ -640,6 +643,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue
         if not fits(spec, node):
             continue
+        if spec.get("entered") and ctx.never_entered(len(ctx.stack) - 1):
+            continue  # `with torch.autocast("cuda") and torch.no_grad():` enters only no_grad
         if "keyword" not in spec and "position" not in spec:
             ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))
             continue

@@ -306,6 +306,10 @@ class GuardEvaluator:
             return found if found.known else self._switch(test, scope)
         if isinstance(test, cst.NamedExpr):
             return self.guard(test.value, scope, depth + 1)
+        if isinstance(test, cst.IfExp) and not (_is_none(test.body) or _is_none(test.orelse)):
+            # `True if torch.cuda.is_available() else False` (an arm of None: none_guard reads its tests)
+            return _chosen(self.guard(test.test, scope, depth + 1), self._value_guard(test.body, scope, depth),
+                           self._value_guard(test.orelse, scope, depth))
         return UNKNOWN
 
     def _configured_cuda(self, test, scope, depth) -> Guard:
@@ -745,6 +749,19 @@ def _constant_guard(node) -> Optional[Guard]:
     """What holding a True/False/None constant says: it is never true (or never false) anywhere."""
     truth = _constant_truth(node)
     return None if truth is None else Guard(not truth, truth)
+
+
+def _chosen(condition: Guard, body: Guard, orelse: Guard) -> Guard:
+    """The guard of `BODY if CONDITION else ORELSE`: true only off a Mac when each way it can be true
+    (CONDITION and BODY, not CONDITION and ORELSE) is, and likewise false."""
+    return Guard(
+        (condition.when_true or body.when_true) and (condition.when_false or orelse.when_true),
+        (condition.when_true or body.when_false) and (condition.when_false or orelse.when_false),
+    )
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _constant_truth(node) -> Optional[bool]:

@@ -35,6 +35,7 @@ class PackageGroup:
     backends: Tuple[Tuple[str, str], ...] = ()
     imports: Tuple[str, ...] = ()
     import_api: Optional[str] = None
+    integration: bool = False
     needs: str = ""
     evidence: str = ""
 
@@ -87,7 +88,7 @@ class PackageCatalog:
 
 
 _KEYS = {"group", "kind", "rule", "names", "repos", "alternative", "alternative_torch", "portable_since", "backends",
-         "imports", "import_api", "needs", "evidence"}
+         "imports", "import_api", "integration", "needs", "evidence"}
 
 
 class PackageTableError(ValueError):
@@ -111,6 +112,7 @@ def _group(table: dict) -> PackageGroup:
         backends=tuple((b["backend"], b["since"]) for b in table.get("backends", ())),
         imports=tuple(table.get("imports", ())),
         import_api=table.get("import_api"),
+        integration=bool(table.get("integration", False)),
         needs=table.get("needs", ""),
         evidence=table.get("evidence", ""),
     )
@@ -125,7 +127,7 @@ _IMPORT_WORDS = {
 
 
 def import_rules(directory: Optional[str] = None) -> List[Dict[str, str]]:
-    """CDL404's `imports` entries, one per import name of the table: {module, use[, api]}."""
+    """CDL404's `imports` entries, one per import name of the table: {module, use[, api][, integration]}."""
     entries = []
     for group in load_packages(directory).groups:
         for module in group.imports:
@@ -133,6 +135,8 @@ def import_rules(directory: Optional[str] = None) -> List[Dict[str, str]]:
                                               f" use {group.alternative}"}
             if group.import_api:
                 entry["api"] = group.import_api
+            if group.integration:
+                entry["integration"] = True
             entries.append(entry)
     return entries
 

@@ -407,6 +407,8 @@ class Walker:
         if kind in IMPORTING and self.block_guards and self.model.scope.kind == "function":
             if self.model.cuda_imports.after(node):  # `import tensorrt` in a function: the rest needs it
                 self._guard_rest_of_block()
+        elif kind is cst.SimpleStatementLine and len(self.block_guards) == 1 and self.model.cuda_imports.integration_after(node):
+            self._guard_rest_of_block()  # `import tensorrt_llm` at the top: the module is a TensorRT integration
         if (kind is cst.Assign or kind is cst.AnnAssign) and ctx.forced_off:
             self._rebound(node)
 

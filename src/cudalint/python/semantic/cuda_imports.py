@@ -103,6 +103,31 @@ class CudaImports:
             return self.cuda_only(self.model.absolute(len(small.relative), module))
         return False
 
+    def integration_after(self, statement: cst.CSTNode) -> bool:
+        """A module-level import line of a runtime the module is built around (integration_libraries),
+        directly or through a project module that imports one at its top: the rest of the module runs
+        only where that runtime loads, and the import is its one finding."""
+        if type(statement) is not cst.SimpleStatementLine:
+            return False
+        for small in statement.body:
+            if type(small) is cst.Import:
+                modules = [dotted(alias.name) for alias in small.names]
+            elif type(small) is cst.ImportFrom:
+                modules = [self.model.absolute(len(small.relative), dotted(small.module) if small.module else None)]
+            else:
+                continue
+            if any(module and self._integration(module) for module in modules):
+                return True
+        return False
+
+    def _integration(self, module: str) -> bool:
+        runtimes = integration_libraries()
+        if library_of(module, runtimes) is not None:
+            return True
+        project = self.model.project
+        chain = project.cuda_chain(module) if project is not None and project.is_own(module) else None
+        return chain is not None and library_of(chain[-1], runtimes) is not None
+
     def cuda_only(self, module: Optional[str]) -> bool:
         """The (absolute) module is a library that never imports on a Mac (cuda_libraries) or a project
         module that imports a CUDA-only one."""
@@ -121,6 +146,11 @@ class CudaImports:
         return self._modules[module]
 
 
+def integration_libraries() -> frozenset:
+    """The runtimes a module is built around (packages.toml `integration`: TensorRT, TensorRT-LLM)."""
+    return _catalog_libraries(integration=True)
+
+
 def cuda_libraries(model) -> frozenset:
     """The modules that never import on a Mac: those CDL404 names (the project index holds them when the
     run built one) and the packages of device types no Mac has (rules/guards.toml, off_mac_libraries)."""
@@ -130,9 +160,10 @@ def cuda_libraries(model) -> frozenset:
     return named | guard_facts().off_mac_libraries
 
 
-@functools.lru_cache(maxsize=1)
-def _catalog_libraries() -> frozenset:
+@functools.lru_cache(maxsize=2)
+def _catalog_libraries(integration: bool = False) -> frozenset:
     from cudalint.catalog import load_catalog
 
     catalog = load_catalog()
-    return frozenset(spec["module"] for spec in catalog["CDL404"].match.get("imports", ())) if "CDL404" in catalog else frozenset()
+    specs = catalog["CDL404"].match.get("imports", ()) if "CDL404" in catalog else ()
+    return frozenset(spec["module"] for spec in specs if spec.get("integration") or not integration)

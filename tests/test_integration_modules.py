@@ -1,0 +1,61 @@
+"""A module that imports an inference runtime it is built around at its top (packages.toml `integration`:
+TensorRT, TensorRT-LLM), itself or through a project module that does, is reported once, at that import;
+the rest of it runs only where the runtime loads. A kernel library (Triton) keeps the module's other
+findings: a port replaces the kernels and keeps the module."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+ENGINE = '''
+import torch
+import tensorrt as trt
+from tensorrt_llm.runtime import Session
+
+DEVICE = "cuda"
+
+
+class Engine:
+    def __init__(self):
+        self.stream = torch.cuda.Stream()
+        torch.cuda.set_device(0)
+        self.x = torch.zeros(3).to(DEVICE)
+'''
+
+KERNELS = '''
+import torch
+import triton
+
+
+def launch(x):
+    torch.cuda.set_device(0)
+    return x.to("cuda")
+'''
+
+SETUP = "from setuptools import setup\nsetup(name='pkg')\n"
+
+
+def lint(source: str, **kwargs):
+    return triples(findings_of(textwrap.dedent(source).lstrip("\n"), torch_version="2.9.1", **kwargs))
+
+
+def test_an_integration_module_is_reported_at_its_import():
+    assert lint(ENGINE) == [("CDL404", 2, 1)]
+
+
+def test_a_kernel_module_keeps_its_findings():
+    assert lint(KERNELS) == [("CDL404", 2, 1), ("CDL105", 6, 5), ("CDL101", 7, 17)]
+
+
+def test_an_import_further_down_guards_only_what_follows():
+    source = 'import torch\n\nx = torch.zeros(3).to("cuda")\nimport tensorrt\ny = torch.zeros(3).to("cuda")\n'
+    assert lint(source) == [("CDL101", 3, 23), ("CDL404", 4, 1)]
+
+
+def test_through_a_project_module_that_imports_the_runtime():
+    files = {"setup.py": SETUP, "pkg/__init__.py": "", "pkg/engine.py": ENGINE.lstrip("\n"),
+             "pkg/kernels.py": KERNELS.lstrip("\n")}
+    user = 'import torch\nfrom pkg.engine import Engine\n\nx = torch.zeros(3).to("cuda")\n'
+    assert lint(user, project_files=files, path="pkg/serve.py") == []
+    user = 'import torch\nfrom pkg.kernels import launch\n\nx = torch.zeros(3).to("cuda")\n'
+    assert lint(user, project_files=files, path="pkg/serve.py") == [("CDL101", 4, 23)]

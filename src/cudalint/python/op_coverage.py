@@ -36,6 +36,7 @@ from cudalint.coverage.versions import version_tuple
 from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
 from cudalint.python.context import FileContext
 from cudalint.python.names import string_value
+from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import STATE_METHODS, made_on_host, names_host, on_host
 from cudalint.python.visitor import Registry
 
@@ -828,6 +829,8 @@ def _on_call(call: cst.Call, ctx: FileContext) -> None:
     if _read_by_numpy(call, ctx) or (source is not None and on_host(ctx.model, source, ctx.model.scope)):
         return  # the input is made on the host where the code shows it (`torch.linalg.qr(torch.randn(n, n))`,
         # a name bound to one, `x.cpu()`): the operator runs where its input is
+    if source is not None and moved_off_mps(ctx.model, ctx.stack, source):
+        return  # `if x.device.type == "mps": x = x.cpu()` before: the code already runs it on the CPU there
     fact = fact_of(source, ctx) if source is not None else None
     if api.startswith("torch.Tensor.") and (fact is None or fact.kind != "tensor"):
         return

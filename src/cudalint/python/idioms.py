@@ -22,7 +22,7 @@ from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
-from cudalint.python.names import dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_value
+from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_value
 from cudalint.python.semantic import guard_facts
 from cudalint.python.visitor import Registry, ends_flow
 from cudalint.versions import INT_DEVICE_ACCELERATOR
@@ -365,6 +365,9 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     about the few that do."""
     if not _is_chain_head(node, ctx):
         return
+    if node.orelse is None and _moves_to_cuda(node.body, ctx):
+        _conditional_move(node, ctx)
+        return
     pairs, else_body = _branches(node)
     first, nested_tests = _chosen_in_branches(pairs[0][1])
     if not first:
@@ -392,6 +395,56 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
         "available accelerator, then CPU",
     )
+
+
+def _conditional_move(node: cst.If, ctx: FileContext) -> None:
+    """`if torch.cuda.is_available(): model = model.cuda()` with no other branch: where the test fails,
+    a Mac included, the values stay where they were made, on the CPU. The same selection as a device
+    chosen "cuda" else "cpu", written as a move."""
+    if mentions_mac_path(node.test) or not _asks_host(node.test, ctx) or not ctx.model.guard(node.test).when_true:
+        return
+    if selection_use.serves_collectives(ctx):
+        return
+    ctx.report(
+        "CDL104",
+        node,
+        "moved to CUDA only when it is available, else left on the CPU: a Mac's GPU is never used; move "
+        "to the available accelerator",
+    )
+
+
+def _asks_host(test: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
+    """One part of an `and` is an availability query (`torch.cuda.is_available()`, `device_count() > 0`),
+    or a name bound to one: a question about the host, not about where a value already is (`y.is_cuda`)
+    nor what a caller passed (a parameter)."""
+    for part in conjuncts(test):
+        if _is_availability_query(part, ctx):
+            return True
+        if type(part) is cst.Name and depth < 4:
+            bindings = ctx.model.lookup(part.value)
+            if bindings and all(binding.kind == "assign" and binding.value is not None for binding in bindings) and any(
+                    _asks_host(binding.value, ctx, depth + 1) for binding in bindings):
+                return True
+    return False
+
+
+def _moves_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
+    """Every statement of the block moves a value to CUDA (`x = x.cuda()`, `model.cuda()`, `x =
+    x.to("cuda")`), and there is at least one."""
+    if not isinstance(block, cst.IndentedBlock) or not block.body:
+        return False
+    for statement in block.body:
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return False
+        small = statement.body[0]
+        value = small.value if type(small) in (cst.Expr, cst.Assign) else None
+        if not (type(value) is cst.Call and type(value.func) is cst.Attribute) or ctx.imports.is_module_ref(value.func.value):
+            return False
+        method = value.func.attr.value
+        if not (method == "cuda" or (method == "to" and value.args and value.args[0].keyword is None
+                                     and _is_cuda_arm(value.args[0].value, ctx))):
+            return False
+    return True
 
 
 def _other_choices(node: cst.If, pairs, else_body, names, ctx: FileContext) -> List[cst.BaseExpression]:

@@ -631,6 +631,9 @@ class GuardEvaluator:
                     return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
                 if self._all_cuda(side, scope, depth):
                     return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
+            for side, other in ((left, right), (right, left)):
+                if string_value(other) == "cpu" and self._cuda_or_cpu(side, scope, depth):
+                    return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC  # `self.device != "cpu"`
         return UNKNOWN
 
     def _device_index(self, node, scope, depth) -> bool:
@@ -642,12 +645,24 @@ class GuardEvaluator:
         return not any(negative_literal(value.origin) for value in self.model.values(node, scope, depth + 1))
 
     def _all_cuda(self, node, scope, depth) -> bool:
+        if isinstance(node, cst.Call) and node.args and self.model.resolve(node.func, scope) == "torch.device":
+            return self._all_cuda(node.args[0].value, scope, depth)  # `torch.device("cuda")`
         if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Name, cst.Attribute)):
             return False
         values = self.model.values(node, scope, depth + 1)
         return bool(values) and all(
             (v.kind in ("str", "prefix") and self.facts.names_off_mac_device(v.text))
             or (v.kind == "ref" and v.data in self.facts.off_mac_backend_members) for v in values)
+
+    def _cuda_or_cpu(self, node, scope, depth) -> bool:
+        """Every value a name can hold is a device no Mac has or "cpu", and one is not "cpu"
+        (`self.device = "cuda" if kokkos else "cpu"`): where it is not "cpu", the host is no Mac."""
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return False
+        values = self.model.values(node, scope, depth + 1)
+        texts = [v.text for v in values if v.kind == "str"]
+        return bool(values) and len(texts) == len(values) and "cpu" in texts and all(
+            text == "cpu" or self.facts.names_off_mac_device(text) for text in texts) and len(set(texts)) > 1
 
     def _container_all_cuda(self, node, scope, depth) -> bool:
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)) and node.elements:

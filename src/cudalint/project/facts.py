@@ -139,6 +139,12 @@ class FileFacts:
 
 
 ENVIRONMENT_READERS = frozenset({"os.getenv", "os.environ.get"})
+# torch's floating and complex dtypes: a module constant bound to one is kept as a "ref" constant
+# (`_GLOBAL_DTYPE = torch.float64`), which the value model hands to argument checks in other modules.
+TORCH_DTYPES = frozenset(f"torch.{name}" for name in (
+    "float64", "double", "float32", "float", "float16", "half", "bfloat16", "complex128", "cdouble", "complex64",
+    "cfloat",
+))
 TEXT_METHODS = {"lower": str.lower, "upper": str.upper, "casefold": str.casefold, "strip": str.strip}
 
 
@@ -504,6 +510,11 @@ class _Reader:
             for target in targets:
                 if isinstance(target, ast.Name):
                     self.pending[target.id] = value
+            if isinstance(value, ast.Attribute) and self.resolve(value) in TORCH_DTYPES:  # DTYPE = torch.float64
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        self.facts.constants[target.id] = ("ref", self.resolve(value), value.lineno, value.col_offset + 1)
+                return
             value = self._unset_environment(value)  # PIN_MEMORY = str(os.getenv("PIN_MEMORY", True)).lower() == "true"
         if value is None or not isinstance(value.value, (str, bool, int)):
             return

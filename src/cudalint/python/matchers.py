@@ -66,11 +66,13 @@ class Entry:
 
 # -- value predicates for `arguments` entries ---------------------------------
 NUMPY_FLOAT64 = {"numpy.float64", "numpy.double", "numpy.complex128", "numpy.cdouble"}
+TORCH_FLOAT64 = {"torch.float64", "torch.double", "torch.complex128", "torch.cdouble"}
 
 VALUE_TESTS: Dict[str, Callable[[Value], bool]] = {
     "true": lambda value: value.kind == "bool" and value.data is True,
     "cuda": Value.is_cuda_device,
     "numpy-float64": lambda value: value.kind == "ref" and value.data in NUMPY_FLOAT64,
+    "torch-float64": lambda value: value.kind == "ref" and value.data in TORCH_FLOAT64,
 }
 
 
@@ -289,6 +291,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `with torch.cuda.amp.autocast() and torch.no_grad():` enters only no_grad
     if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
+    if _argued_by_rule(node, entry.rule, ctx):
+        return  # `torch.set_default_dtype(torch.float64)`: the rule's argument entry reports it, names too
     if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
         return  # `torch.manual_seed(s)` just before already seeded every device
     if any(isinstance(holder, cst.Annotation) for holder in ctx.stack):
@@ -300,6 +304,16 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
     if entry.rule.match.get("at_import") and isinstance(node, cst.Name) and len(ctx.hits) > before:
         _report_import_of(node, entry, qualified, ctx)
+
+
+def _argued_by_rule(node: cst.CSTNode, rule: Rule, ctx: FileContext) -> bool:
+    """The reference is an argument of a call one of the rule's own `arguments` entries is about."""
+    holder = ctx.parent
+    if not (isinstance(holder, cst.Arg) and holder.value is node and len(ctx.stack) >= 3):
+        return False
+    call = ctx.stack[-3]
+    callees = [spec["callee"] for spec in rule.match.get("arguments", ()) if "." in spec["callee"] and not spec["callee"].startswith(".")]
+    return isinstance(call, cst.Call) and bool(callees) and ctx.model.resolve(call.func) in callees
 
 
 def _disabled_on_mac(node: cst.CSTNode, where: Mapping[str, object], ctx: FileContext) -> bool:

@@ -17,7 +17,9 @@ Kinds of match, each a list of entries in the rule's TOML:
                 not on a choice that gives the CPU that backend: backend_choice.py)
     env         an environment variable name used with os.environ / os.getenv
 
-An entry with `entered` names a context manager whose finding is about entering it: not reported
+A ref entry with `unless_after` (a list of APIs) is not reported after an unconditional call of one of
+them earlier in its function; with `unless_beside`, not where another statement of its own block (or the
+arms of an `if` there) calls one. An entry with `entered` names a context manager whose finding is about entering it: not reported
 where the `with` drops it (FileContext.never_entered). Every entry may carry `use` (the portable replacement) and `since`/`until` (torch
 releases that bound when the entry applies), which the message template can name.
 """
@@ -295,6 +297,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `torch.set_default_dtype(torch.float64)`: the rule's argument entry reports it, names too
     if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
         return  # `torch.manual_seed(s)` just before already seeded every device
+    if "unless_beside" in entry.spec and _beside_call(entry.spec["unless_beside"], ctx):
+        return  # `torch.mps.empty_cache()` in the same block: the code already does it for MPS
     if any(isinstance(holder, cst.Annotation) for holder in ctx.stack):
         return  # a type annotation names the API; it makes nothing and runs nothing
     depth = len(ctx.stack) - 1
@@ -523,6 +527,36 @@ def _follows_call(api, ctx: FileContext) -> bool:
                 break
             if any(ctx.model.resolve(call.func) in apis for call in _statement_calls(earlier)):
                 return True
+    return False
+
+
+def _beside_call(apis, ctx: FileContext) -> bool:
+    """Another statement of the current node's own block calls one of `apis` (a list of names), itself
+    or in the arms of an `if` there (`if torch.backends.mps.is_available(): torch.mps.empty_cache()`
+    after `torch.cuda.empty_cache()`): the code makes the MPS counterpart of its CUDA call."""
+    stack = ctx.stack
+    for depth in range(len(stack) - 1, 0, -1):
+        line, block = stack[depth], stack[depth - 1]
+        if isinstance(line, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            continue
+        wanted = set(apis)
+        for other in block.body:
+            if other is line:
+                continue
+            arms = [other]
+            if isinstance(other, cst.If):
+                arms = []
+                branch = other
+                while isinstance(branch, cst.If):
+                    arms.extend(branch.body.body if isinstance(branch.body, cst.IndentedBlock) else (branch.body,))
+                    branch = branch.orelse
+                if isinstance(branch, cst.Else):
+                    arms.extend(branch.body.body if isinstance(branch.body, cst.IndentedBlock) else (branch.body,))
+            if any(ctx.model.resolve(call.func) in wanted for arm in arms for call in _statement_calls(arm)):
+                return True
+        return False
     return False
 
 

@@ -685,6 +685,8 @@ class _Reader:
             qualified = self.resolve(node.func)
             if qualified in self.queries:
                 return True, False
+            if qualified in self.guard_facts.mac_queries:
+                return False, True  # torch.backends.mps.is_available(): false only off a Mac
             if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1 and not node.keywords:
                 return self._guard(node.args[0], function, depth + 1)  # the builtin keeps its argument's meaning
             default = _option_default(node)

@@ -25,6 +25,7 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     mac_device_types: FrozenSet[str] = frozenset({"cpu", "mps"})  # every device type a Mac has
     off_mac_libraries: FrozenSet[str] = frozenset()  # the packages that add other device types (torch_xla): Linux only
     absence_queries: FrozenSet[str] = frozenset()  # calls: true on every host without CUDA
+    mac_queries: FrozenSet[str] = frozenset()  # calls: true on every Mac, false on a CUDA host (MPS is there)
     off_mac_backends: FrozenSet[str] = frozenset()  # communication backends no Mac has (nccl)
     off_mac_backend_members: FrozenSet[str] = frozenset()  # torch's names for them (Backend.NCCL)
     mac_backends: FrozenSet[str] = frozenset()  # the communication backends a Mac has (gloo)

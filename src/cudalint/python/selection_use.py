@@ -119,12 +119,26 @@ def _bound_name(ctx: FileContext) -> Optional[str]:
 
 
 def _overridden_for_mac(node: cst.IfExp, ctx: FileContext) -> bool:
-    name = _bound_name(ctx)
-    if name is None:
+    """Another binding of the name (or of the instance's attribute: `self.device = torch.device("cuda" if
+    ... else "cpu")` then `if torch.backends.mps.is_available(): self.device = torch.device("mps")`) the
+    selection is bound to gives a Mac's device."""
+    stack = ctx.stack
+    if len(stack) >= 5 and _device_of(stack[-2], stack[-3], ctx):
+        stack = stack[:-2]  # `torch.device("cuda" if ... else "cpu")`
+    holder = stack[-2] if len(stack) >= 2 else None
+    target = holder.targets[0].target if isinstance(holder, cst.Assign) and len(holder.targets) == 1 else (
+        holder.target if isinstance(holder, cst.AnnAssign) else None)
+    if isinstance(target, cst.Name):
+        bindings = ctx.model.lookup(target.value)
+    elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+        owner = ctx.model.self_class(target.value.value, ctx.model.scope)
+        bindings = (ctx.model.class_attributes.bindings(owner, target.attr.value) or []) if owner is not None else []
+    else:
         return False
+    value = holder.value
     return any(
-        binding.kind == "assign" and binding.value is not None and binding.value is not node and mentions_mac_path(binding.value)
-        for binding in ctx.model.lookup(name)
+        binding.kind == "assign" and binding.value is not None and binding.value is not value and mentions_mac_path(binding.value)
+        for binding in bindings
     )
 
 

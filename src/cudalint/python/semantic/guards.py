@@ -371,7 +371,7 @@ class GuardEvaluator:
         qualified = self.model.resolve(call.func, scope)
         if qualified in self.facts.queries:
             return TRUE_OFF_MAC
-        if qualified in self.facts.absence_queries:
+        if qualified in self.facts.absence_queries or qualified in self.facts.mac_queries:
             return TRUE_OFF_MAC.negated()
         func = call.func
         if isinstance(func, cst.Name) and func.value in SAME_TRUTH and not self.model.lookup(func.value, scope):

@@ -310,6 +310,14 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         _report_import_of(node, entry, qualified, ctx)
 
 
+def _own_method(func: cst.Attribute, ctx: FileContext) -> bool:
+    """`self.NAME(...)` where the enclosing class (or a base of it in the file) defines NAME."""
+    if type(func.value) is not cst.Name:
+        return False
+    owner = ctx.model.self_class(func.value.value, ctx.model.scope)
+    return owner is not None and ctx.model.class_attributes.defines_method(owner, func.attr.value)
+
+
 def _argued_by_rule(node: cst.CSTNode, rule: Rule, ctx: FileContext) -> bool:
     """The reference is an argument of a call one of the rule's own `arguments` entries is about."""
     holder = ctx.parent
@@ -675,6 +683,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                 continue
             if entry.spec.get("unless_on_host") and on_host(ctx.model, func.value, ctx.model.scope):
                 continue  # `x.cpu().double()`: converted where no device is involved
+            if _own_method(func, ctx):
+                continue  # `self.cuda(device)` in a class that defines `cuda`: the project's method
             ctx.report(entry.rule.code, func.attr, entry.message(f".{func.attr.value}()"), _method_fix(entry, node, ctx))
     names = None
     for entry in index.arguments:

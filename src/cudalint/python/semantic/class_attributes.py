@@ -42,6 +42,22 @@ class ClassAttributes:
             found.extend(klass.bindings.get(name, ()))
         return found
 
+    def defines_method(self, owner: "Scope", name: str) -> bool:
+        """The class, or one of the file's classes it derives from, defines a method `name`: on its
+        instances `self.name(...)` calls the project's method (hqq's `HQQLinear.cuda(self, device)`)."""
+        if self._bases is None:
+            self._link()
+        stack, seen = [owner], set()
+        while stack:
+            klass = stack.pop()
+            if id(klass) in seen:
+                continue
+            seen.add(id(klass))
+            if any(binding.kind == "def" for binding in klass.bindings.get(name, ())):
+                return True
+            stack.extend(self._bases.get(id(klass), ()))
+        return False
+
     def related(self, owner: "Scope") -> List["Scope"]:
         """The class, its bases and its subclasses among the classes of the file."""
         if self._bases is None:

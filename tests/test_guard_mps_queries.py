@@ -61,3 +61,18 @@ def test_a_helper_of_another_module():
     """
     files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "", "pkg/env.py": helper}
     assert lint(source, project_files=files, path="pkg/run.py") == []
+
+
+def test_an_attribute_bound_to_an_accelerator_elsewhere_is_no_override():
+    source = """
+    import torch
+
+
+    class Model:
+        def __init__(self, tp, accelerator):
+            if tp:
+                self.device = accelerator.device
+            else:
+                self.device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+    """
+    assert lint(source) == [("CDL104", 9, 27)]

@@ -128,18 +128,45 @@ def _overridden_for_mac(node: cst.IfExp, ctx: FileContext) -> bool:
     holder = stack[-2] if len(stack) >= 2 else None
     target = holder.targets[0].target if isinstance(holder, cst.Assign) and len(holder.targets) == 1 else (
         holder.target if isinstance(holder, cst.AnnAssign) else None)
-    if isinstance(target, cst.Name):
-        bindings = ctx.model.lookup(target.value)
-    elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-        owner = ctx.model.self_class(target.value.value, ctx.model.scope)
-        bindings = (ctx.model.class_attributes.bindings(owner, target.attr.value) or []) if owner is not None else []
-    else:
-        return False
     value = holder.value
-    return any(
-        binding.kind == "assign" and binding.value is not None and binding.value is not value and mentions_mac_path(binding.value)
-        for binding in bindings
-    )
+    if isinstance(target, cst.Name):
+        return any(
+            binding.kind == "assign" and binding.value is not None and binding.value is not value
+            and mentions_mac_path(binding.value)
+            for binding in ctx.model.lookup(target.value)
+        )
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+        return _attribute_overridden(target, stack, len(stack) - 2)
+    return False
+
+
+def _attribute_overridden(target: cst.Attribute, stack, depth: int) -> bool:
+    """A later statement of the selection's block (or an `if` there) binds the same attribute of the same
+    name to a Mac's device: `if torch.backends.mps.is_available(): self.device = torch.device("mps")`."""
+    at = next((at for at in range(depth, 0, -1) if isinstance(stack[at - 1], (cst.IndentedBlock, cst.Module))), None)
+    if at is None:
+        return False
+    body = list(stack[at - 1].body)
+    pending = body[body.index(stack[at]) + 1:]
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, cst.If):
+            pending.extend(statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ())
+            if statement.orelse is not None:
+                pending.append(statement.orelse)
+            continue
+        if isinstance(statement, cst.Else):
+            pending.extend(statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ())
+            continue
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and mentions_mac_path(small.value) and any(
+                    isinstance(t.target, cst.Attribute) and t.target.attr.value == target.attr.value
+                    and isinstance(t.target.value, cst.Name) and t.target.value.value == target.value.value
+                    for t in small.targets):
+                return True
+    return False
 
 
 def _loads_only(node: cst.IfExp, ctx: FileContext) -> bool:

@@ -76,3 +76,23 @@ def test_an_attribute_bound_to_an_accelerator_elsewhere_is_no_override():
                 self.device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
     """
     assert lint(source) == [("CDL104", 9, 27)]
+
+
+def test_selections_inside_other_expressions():
+    # the selection is an operand of `or`, an arm of another conditional, a parameter's default: no
+    # binding of a name or attribute to look through, reported as it is (and no internal error)
+    source = """
+    import torch
+
+
+    class Runner:
+        def __init__(self, device=None, given=None):
+            self.device = device or torch.device(0 if torch.cuda.is_available() else "cpu")
+            self.other = torch.device("cuda" if torch.cuda.is_available() else "cpu") if given is None else given
+
+
+    def load(device=torch.device("cuda" if torch.cuda.is_available() else "cpu")):
+        return device
+    """
+    found = findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL000", "CDL104"})
+    assert triples(found) == [("CDL104", 6, 46), ("CDL104", 7, 35), ("CDL104", 10, 30)]

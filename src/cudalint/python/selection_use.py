@@ -126,9 +126,12 @@ def _overridden_for_mac(node: cst.IfExp, ctx: FileContext) -> bool:
     if len(stack) >= 5 and _device_of(stack[-2], stack[-3], ctx):
         stack = stack[:-2]  # `torch.device("cuda" if ... else "cpu")`
     holder = stack[-2] if len(stack) >= 2 else None
-    target = holder.targets[0].target if isinstance(holder, cst.Assign) and len(holder.targets) == 1 else (
-        holder.target if isinstance(holder, cst.AnnAssign) else None)
-    value = holder.value
+    if isinstance(holder, cst.Assign) and len(holder.targets) == 1:
+        target, value = holder.targets[0].target, holder.value
+    elif isinstance(holder, cst.AnnAssign):
+        target, value = holder.target, holder.value
+    else:
+        return False
     if isinstance(target, cst.Name):
         return any(
             binding.kind == "assign" and binding.value is not None and binding.value is not value

@@ -27,7 +27,7 @@ def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[s
     functions: Dict[str, ast.AST] = {}
     assigned: Dict[str, List[ast.AST]] = {}
     _module_level(tree.body, functions, assigned)
-    judge = _Judge(facts.queries, resolve, functions, assigned)
+    judge = _Judge(facts.queries, resolve, functions, assigned, facts.library_queries)
     for trial in _trials(tree.body):
         _scan_trial(trial, judge.trues)
     found = {name: judge.function(name) for name in functions}
@@ -100,8 +100,9 @@ def _module_level(body, functions, assigned) -> None:
 
 
 class _Judge:
-    def __init__(self, queries, resolve, functions, assigned):
+    def __init__(self, queries, resolve, functions, assigned, library_queries=None):
         self.queries = queries
+        self.library_queries = library_queries or {}  # other libraries' helpers -> the library each tests
         self.resolve = resolve
         self.functions = functions
         self.assigned = assigned
@@ -173,8 +174,11 @@ class _Judge:
                 return self.test(node.left, depth + 1)
             return None
         if isinstance(node, ast.Call):
-            if self.resolve(node.func) in self.queries:
+            qualified = self.resolve(node.func)
+            if qualified in self.queries:
                 return _queried_library(node)
+            if qualified in self.library_queries:  # transformers' is_flash_attn_2_available()
+                return self.library_queries[qualified]
             if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1:
                 return self.test(node.args[0], depth + 1)
             if not isinstance(node.func, ast.Name):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import FrozenSet, NamedTuple, Optional
+from typing import FrozenSet, Mapping, NamedTuple, Optional
 
-from cudalint.catalog import rules_sets
+from cudalint.catalog import rules_sets, rules_table
 
 
 class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py on start-up cost
@@ -17,16 +17,18 @@ class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.
     skip_calls: FrozenSet[str]  # calls that skip the rest of a test
     skip_exceptions: FrozenSet[str]  # exceptions whose raise skips the rest of a test
     never_raise: FrozenSet[str] = frozenset()  # calls that never raise without CUDA: no try guards them
+    library_queries: Mapping[str, str] = {}  # other libraries' helpers true only where one library imports
 
     @property
     def words(self) -> FrozenSet[str]:
         """The last part of each query: a file naming none of them has no availability helper."""
-        return frozenset(name.rpartition(".")[2] for name in self.queries)
+        return frozenset(name.rpartition(".")[2] for name in (*self.queries, *self.library_queries))
 
 
 @functools.lru_cache(maxsize=1)
 def optional_facts() -> OptionalFacts:
-    return OptionalFacts(**rules_sets("optional_code.toml"))
+    table = rules_table("optional_code.toml").get("library_queries", {})
+    return OptionalFacts(**rules_sets("optional_code.toml"), library_queries=dict(table))
 
 
 _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")

@@ -18,6 +18,7 @@ class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.
     skip_exceptions: FrozenSet[str]  # exceptions whose raise skips the rest of a test
     never_raise: FrozenSet[str] = frozenset()  # calls that never raise without CUDA: no try guards them
     library_queries: Mapping[str, str] = {}  # other libraries' helpers true only where one library imports
+    unrelated_exceptions: FrozenSet[str] = frozenset()  # exceptions CUDA work does not raise off CUDA
 
     @property
     def words(self) -> FrozenSet[str]:

@@ -16,6 +16,7 @@ from cudalint.python.children import NODE_KINDS, OTHER_KINDS, child_fields, code
 from cudalint.python.context import FileContext
 from cudalint.python.mac_failures import falsy_constant
 from cudalint.python.names import dotted, string_value, tests_cuda_oom
+from cudalint.python.optional_facts import optional_facts
 from cudalint.python.optional_imports import _catches_import_error
 from cudalint.python.overrides import silenced_in
 
@@ -491,9 +492,27 @@ def _has_fallback(node: cst.Try, model=None) -> bool:
     (`sys.exit(1)` after a message is no other way; skipping the test is one, and so is returning an
     answer or moving on to the next item: `except Exception: return False` in a capability probe)."""
     for handler in node.handlers:
+        if _catches_only_unrelated(handler, model):
+            continue  # `except StopIteration:` catches nothing CUDA work raises on a Mac
         if ends_flow(handler.body, model) != "raise" and not _recovers_cuda_oom_only(handler.body, model):
             return True
     return False
+
+
+def _catches_only_unrelated(handler: cst.ExceptHandler, model=None) -> bool:
+    """Every exception type the handler names is one CUDA work does not raise off CUDA
+    (optional_code.toml `unrelated_exceptions`); a bare `except:` catches everything."""
+    caught = handler.type
+    if caught is None:
+        return False
+    types = [element.value for element in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    unrelated = optional_facts().unrelated_exceptions
+    for node in types:
+        name = dotted(node)  # a builtin (`StopIteration`) resolves to nothing: its own name, unless rebound
+        key = (model.resolve(node) or (None if name is None or model.lookup(name) else name)) if model is not None else name
+        if key not in unrelated:
+            return False
+    return True
 
 
 def _recovers_cuda_oom_only(block: cst.BaseSuite, model=None) -> bool:

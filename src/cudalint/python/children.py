@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import List, Tuple, Type
+from typing import List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -63,3 +63,27 @@ def code_children(node: cst.CSTNode) -> List[cst.CSTNode]:
         elif kind not in OTHER_KINDS and is_node(value):
             found.append(value)
     return found
+
+
+def arm_statements(node: cst.If) -> List[cst.CSTNode]:
+    """The statements directly in every arm of an if/elif/else chain, in source order."""
+    found: List[cst.CSTNode] = []
+    branch: Optional[cst.CSTNode] = node
+    while isinstance(branch, (cst.If, cst.Else)):
+        body = branch.body
+        found.extend(body.body if isinstance(body, cst.IndentedBlock) else (body,))
+        branch = branch.orelse if isinstance(branch, cst.If) else None
+    return found
+
+
+def enclosing_block(stack: Sequence[cst.CSTNode], depth: int) -> Optional[Tuple[List[cst.CSTNode], int]]:
+    """The statements of the innermost block around `stack[depth]` (not beyond the function, class or
+    lambda it is in) and the index of the one that holds it; None when there is none."""
+    for at in range(depth, 0, -1):
+        line, block = stack[at], stack[at - 1]
+        if isinstance(line, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(block, (cst.IndentedBlock, cst.Module)):
+            body = list(block.body)
+            return body, next(index for index, statement in enumerate(body) if statement is line)
+    return None

@@ -33,7 +33,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 import libcst as cst
 
 from cudalint.catalog import Rule
-from cudalint.python.children import code_children
+from cudalint.python.children import arm_statements, code_children, enclosing_block
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.backend_choice import cpu_gets
@@ -542,30 +542,13 @@ def _beside_call(apis, ctx: FileContext) -> bool:
     """Another statement of the current node's own block calls one of `apis` (a list of names), itself
     or in the arms of an `if` there (`if torch.backends.mps.is_available(): torch.mps.empty_cache()`
     after `torch.cuda.empty_cache()`): the code makes the MPS counterpart of its CUDA call."""
-    stack = ctx.stack
-    for depth in range(len(stack) - 1, 0, -1):
-        line, block = stack[depth], stack[depth - 1]
-        if isinstance(line, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False
-        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
-            continue
-        wanted = set(apis)
-        for other in block.body:
-            if other is line:
-                continue
-            arms = [other]
-            if isinstance(other, cst.If):
-                arms = []
-                branch = other
-                while isinstance(branch, cst.If):
-                    arms.extend(branch.body.body if isinstance(branch.body, cst.IndentedBlock) else (branch.body,))
-                    branch = branch.orelse
-                if isinstance(branch, cst.Else):
-                    arms.extend(branch.body.body if isinstance(branch.body, cst.IndentedBlock) else (branch.body,))
-            if any(ctx.model.resolve(call.func) in wanted for arm in arms for call in _statement_calls(arm)):
-                return True
+    found = enclosing_block(ctx.stack, len(ctx.stack) - 1)
+    if found is None:
         return False
-    return False
+    body, at = found
+    others = [statement for index, statement in enumerate(body) if index != at]
+    statements = [inner for other in others for inner in (arm_statements(other) if isinstance(other, cst.If) else (other,))]
+    return any(ctx.model.resolve(call.func) in apis for statement in statements for call in _statement_calls(statement))
 
 
 def _statement_calls(statement: cst.CSTNode, depth: int = 0) -> Iterator[cst.Call]:

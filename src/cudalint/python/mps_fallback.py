@@ -26,7 +26,6 @@ from cudalint.python.names import chain_root, string_value
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
 
-MPS_QUERIES = frozenset({"torch.backends.mps.is_available", "torch.backends.mps.is_built"})
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
@@ -125,8 +124,8 @@ def _tests_mps(model: "SemanticModel", test: cst.BaseExpression) -> bool:
         return False
     if type(test) is cst.Attribute:
         return test.attr.value == "is_mps"
-    if type(test) is cst.Call:
-        return model.resolve(test.func) in MPS_QUERIES
+    if type(test) is cst.Call:  # rules/guards.toml mac_queries: torch.backends.mps.is_available()
+        return model.resolve(test.func) in model.guards.facts.mac_queries
     return False
 
 

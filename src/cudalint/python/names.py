@@ -76,6 +76,10 @@ def is_true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
+def is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 _CODEGEN = cst.Module(body=[])
 MAC_PATH_RE = re.compile(r"\b(mps|accelerator)\b")
 

@@ -21,7 +21,7 @@ import libcst as cst
 
 from cudalint.project.availability import PARAMETER, called_library, one_of
 from cudalint.python.children import TRY_KINDS, code_children
-from cudalint.python.names import string_value
+from cudalint.python.names import is_none, string_value
 from cudalint.python.optional_facts import optional_facts, requirement_module
 from cudalint.python.semantic.guards import UNKNOWN, Guard
 
@@ -85,7 +85,7 @@ class Availability:
             return NOTHING
         target = node.comparisons[0]
         for atom, other in ((node.left, target.comparator), (target.comparator, node.left)):
-            if _is_none(other):
+            if is_none(other):
                 guard, library = self.tested(atom, scope, depth + 1)
                 if isinstance(target.operator, (cst.IsNot, cst.NotEqual)):
                     return guard, library
@@ -254,10 +254,6 @@ def _raises(block: cst.BaseSuite) -> bool:
     last = block.body[-1] if block.body else None
     statements = last.body if isinstance(last, cst.SimpleStatementLine) else ()
     return bool(statements) and isinstance(statements[-1], cst.Raise)
-
-
-def _is_none(node: Optional[cst.CSTNode]) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _is_false(node: Optional[cst.CSTNode]) -> bool:

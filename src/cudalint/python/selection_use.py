@@ -30,6 +30,7 @@ import libcst as cst
 from cudalint.project.paths import test_module
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
+from cudalint.python.children import arm_statements, enclosing_block
 
 LOADERS = frozenset({"torch.load"})
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in (
@@ -146,20 +147,15 @@ def _overridden_for_mac(node: cst.IfExp, ctx: FileContext) -> bool:
 def _attribute_overridden(target: cst.Attribute, stack, depth: int) -> bool:
     """A later statement of the selection's block (or an `if` there) binds the same attribute of the same
     name to a Mac's device: `if torch.backends.mps.is_available(): self.device = torch.device("mps")`."""
-    at = next((at for at in range(depth, 0, -1) if isinstance(stack[at - 1], (cst.IndentedBlock, cst.Module))), None)
-    if at is None:
+    found = enclosing_block(stack, depth)
+    if found is None:
         return False
-    body = list(stack[at - 1].body)
-    pending = body[body.index(stack[at]) + 1:]
+    body, at = found
+    pending = body[at + 1:]
     while pending:
         statement = pending.pop()
         if isinstance(statement, cst.If):
-            pending.extend(statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ())
-            if statement.orelse is not None:
-                pending.append(statement.orelse)
-            continue
-        if isinstance(statement, cst.Else):
-            pending.extend(statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ())
+            pending.extend(arm_statements(statement))
             continue
         if not isinstance(statement, cst.SimpleStatementLine):
             continue

@@ -506,13 +506,16 @@ def _catches_only_unrelated(handler: cst.ExceptHandler, model=None) -> bool:
     if caught is None:
         return False
     types = [element.value for element in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    unrelated = optional_facts().unrelated_exceptions
-    for node in types:
-        name = dotted(node)  # a builtin (`StopIteration`) resolves to nothing: its own name, unless rebound
-        key = (model.resolve(node) or (None if name is None or model.lookup(name) else name)) if model is not None else name
-        if key not in unrelated:
-            return False
-    return True
+    return all(_exception_name(node, model) in optional_facts().unrelated_exceptions for node in types)
+
+
+def _exception_name(node: cst.BaseExpression, model=None) -> Optional[str]:
+    """`queue.Empty` as imported; a builtin (`StopIteration`) by its own name unless the file rebinds it."""
+    qualified = model.resolve(node) if model is not None else None
+    if qualified is not None:
+        return qualified
+    name = dotted(node)
+    return None if name is None or (model is not None and model.lookup(name)) else name
 
 
 def _recovers_cuda_oom_only(block: cst.BaseSuite, model=None) -> bool:

@@ -25,7 +25,7 @@ from cudalint.project.paths import test_module
 from cudalint.python.children import code_children
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
-from cudalint.python.names import dotted, int_literal, negative_literal, string_value
+from cudalint.python.names import dotted, int_literal, is_none, negative_literal, string_value
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.values import UNSET
@@ -306,7 +306,7 @@ class GuardEvaluator:
             return found if found.known else self._switch(test, scope)
         if isinstance(test, cst.NamedExpr):
             return self.guard(test.value, scope, depth + 1)
-        if isinstance(test, cst.IfExp) and not (_is_none(test.body) or _is_none(test.orelse)):
+        if isinstance(test, cst.IfExp) and not (is_none(test.body) or is_none(test.orelse)):
             # `True if torch.cuda.is_available() else False` (an arm of None: none_guard reads its tests)
             return _chosen(self.guard(test.test, scope, depth + 1), self._value_guard(test.body, scope, depth),
                            self._value_guard(test.orelse, scope, depth))
@@ -660,9 +660,10 @@ class GuardEvaluator:
         if not isinstance(node, (cst.Name, cst.Attribute)):
             return False
         values = self.model.values(node, scope, depth + 1)
-        texts = [v.text for v in values if v.kind == "str"]
-        return bool(values) and len(texts) == len(values) and "cpu" in texts and all(
-            text == "cpu" or self.facts.names_off_mac_device(text) for text in texts) and len(set(texts)) > 1
+        if any(v.kind != "str" for v in values):
+            return False
+        others = [v.text for v in values if v.text != "cpu"]
+        return len(others) < len(values) and bool(others) and all(self.facts.names_off_mac_device(text) for text in others)
 
     def _container_all_cuda(self, node, scope, depth) -> bool:
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)) and node.elements:
@@ -773,10 +774,6 @@ def _chosen(condition: Guard, body: Guard, orelse: Guard) -> Guard:
         (condition.when_true or body.when_true) and (condition.when_false or orelse.when_true),
         (condition.when_true or body.when_false) and (condition.when_false or orelse.when_false),
     )
-
-
-def _is_none(node) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _constant_truth(node) -> Optional[bool]:

@@ -48,6 +48,9 @@ def cuda_host(monkeypatch):
     def load(*args, **kwargs):
         return _device(_bound(torch.serialization.load, args, kwargs)["map_location"])
 
+    def jit_load(*args, **kwargs):
+        return _device(_bound(torch.jit._serialization.load, args, kwargs)["map_location"])
+
     def cuda_event(enable_timing=False, blocking=False, interprocess=False, **extra):
         return (None, enable_timing, blocking, interprocess, tuple(sorted(extra)))
 
@@ -75,6 +78,7 @@ def cuda_host(monkeypatch):
         (torch, "ones"): recorder("tensor", tensor),
         (torch, "zeros"): recorder("tensor", tensor),
         (torch, "load"): recorder("load", load, {}),
+        (torch.jit, "load"): recorder("jit load", jit_load, {}),
         (torch.cuda, "Event"): recorder("event", cuda_event),
         (torch, "Event"): recorder("event", event),
         (torch.cuda, "synchronize"): recorder("synchronize", one_device),
@@ -133,6 +137,7 @@ SAFE_KINDS = [
     ("CDL104 inside torch.device", 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'),
     ("CDL105 set_device", "import torch\ntorch.cuda.set_device(1)\nindex = torch.cuda.current_device()\n"),
     ("CDL109 load", 'import torch\nstate = torch.load("m.pt")\nweights = torch.load("w.pt", weights_only=True)\n'),
+    ("CDL109 jit load", 'import torch\nmodule = torch.jit.load("m.pt")\n'),
     ("CDL111 is_built", 'import torch\nuse = "mps" if torch.backends.mps.is_built() else "cpu"\n'),
     ("CDL201 synchronize", "import torch\ntorch.cuda.synchronize()\ntorch.cuda.synchronize(device=0)\n"),
     ("CDL202 memory", "import torch\ntorch.cuda.empty_cache()\npeak = torch.cuda.max_memory_allocated()\n"),

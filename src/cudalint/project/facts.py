@@ -468,8 +468,9 @@ class _Reader:
                     and not item.name.startswith("__")
                 )
                 for item in node.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
-                        self._defaults(node.name, item.args, method=True)
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        static = any(isinstance(decorator, ast.Name) and decorator.id == "staticmethod" for decorator in item.decorator_list)
+                        self._defaults(node.name if item.name == "__init__" else f"{node.name}.{item.name}", item.args, method=not static)
                 self._calls(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not prefix:
                 self._constant(node)

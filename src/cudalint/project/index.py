@@ -14,10 +14,10 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequenc
 from cudalint.digests import sha256
 from cudalint.project.availability import libraries_of, library_of
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
-from cudalint.project import reach
+from cudalint.project import default_calls, reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "17"
+INDEX_VERSION = "18"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -53,6 +53,7 @@ class ProjectIndex:
         self.off_mac_modules = off_mac_modules  # those and the packages of device types no Mac has: never on a Mac
         self.facts_digest = ""  # changes only when a fact another file can read changes
         self.cuda_only: Set[str] = set()  # classes and functions the project reaches only off a Mac
+        self.default_calls: Dict[str, Dict[str, List[int]]] = {}  # see default_calls.py
 
         self._gate: Dict[bool, Dict[str, frozenset]] = {}  # a top package's __init__ or not -> _gate_roots
         self._gate_words: Optional[frozenset] = None
@@ -488,6 +489,11 @@ class ProjectIndex:
         found = table.get("".join(choices))
         return tuple(found) if isinstance(found, list) else found
 
+    def every_call_passes(self, name: str, param: str) -> bool:
+        """The project calls `name` and each of those calls passes `param` (default_calls.py)."""
+        counts = self.default_calls.get(name, {}).get(param)
+        return bool(counts) and counts[0] > 0 and counts[1] == 0
+
     def cuda_defaults(self, qualified: str):
         found = self.function(qualified)
         if found is None or found[0] is None:
@@ -584,6 +590,11 @@ def _parse(data: bytes, path: str) -> Optional[ast.Module]:
         return None
 
 
+def _parse_quietly(data: bytes, path: str) -> Optional[ast.Module]:
+    """A module's tree for default_calls, within the size the facts reader parses."""
+    return _parse(data, path) if len(data) <= FACTS_MAX_BYTES else None
+
+
 def _stable_table(facts) -> list:
     """A catalog table of name sets in one order in every process (a set's repr follows string hashing,
     which differs per process, and a salt built from it would never match the next run's)."""
@@ -612,6 +623,7 @@ def build_index(
     changed = False  # a module whose facts were read again (not taken from the stored index)
     index = ProjectIndex(root=root_text, cuda_modules=tuple(sorted(cuda_modules)),
                          off_mac_modules=tuple(sorted({*cuda_modules, *guards.off_mac_libraries})))
+    contents: List[Tuple[str, str, str]] = []  # (path on disk, path in the project, content digest) of each module read
     files = list(_walk(root_text))
     relative_paths = [project_key(path, root_text) for path in files]
     roots = _import_roots(relative_paths)
@@ -630,6 +642,7 @@ def build_index(
                 continue
             folder = relative.rpartition("/")[0]
             content = sha256(salt + data + beside.get(folder, b"")).hexdigest()
+            contents.append((path, relative, content))
             index.modules.setdefault(module, relative)
             index.paths[relative] = module
             index.packages.add(module.split(".")[0])
@@ -666,6 +679,12 @@ def build_index(
                     column = match.start(2) - (text.rfind("\n", 0, match.start(2)) + 1) + 1
                     index.extensions.setdefault(match.group(2), Place(relative, line, column))
     index.cuda_only = reach.cuda_only(index)
+    index.default_calls, calls_entry = default_calls.collect(
+        contents, default_calls.wanted_names(index.facts), cached.get(default_calls.CACHE_KEY), _read, _parse_quietly
+    )
+    if calls_entry is not None:
+        fresh[default_calls.CACHE_KEY] = tuple(calls_entry)
+        changed = changed or list(calls_entry) != list(cached.get(default_calls.CACHE_KEY) or ())
     for facts in index.facts.values():  # read only by reach: not held (nor sent to workers) after it
         facts.uses, facts.loads, facts.tried, facts.mentions, facts.decorators = {}, {}, {}, {}, {}
     material = {
@@ -674,6 +693,7 @@ def build_index(
         "facts": {path: facts.shared_json() for path, facts in index.facts.items()},
         "extensions": {name: [p.path, p.line, p.column] for name, p in index.extensions.items()},
         "cuda_only": sorted(index.cuda_only),
+        "default_calls": index.default_calls,
     }
     index.facts_digest = sha256(json.dumps(material, sort_keys=True, default=list).encode()).hexdigest()[:16]
     if changed or fresh.keys() != cached.keys():  # a warm run of a large tree need not write it all again

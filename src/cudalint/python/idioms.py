@@ -17,6 +17,7 @@ import libcst as cst
 
 from cudalint.catalog import Rule
 from cudalint.project.availability import libraries_of, library_of
+from cudalint.project.paths import test_module
 from cudalint.python import oom_messages, op_coverage, project_checks, selection_use
 from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
@@ -468,8 +469,16 @@ def device_selection(registry: Registry) -> None:
 
 # -- CDL108: "cuda" as a default -----------------------------------------------------
 def _default_param(node: cst.Param, ctx: FileContext) -> None:
-    if node.default is not None and is_cuda_device_string(node.default):
+    if node.default is not None and is_cuda_device_string(node.default) and not _every_caller_passes(node, ctx):
         ctx.report("CDL108", node.default, f"parameter {node.name.value!r} defaults to a CUDA device")
+
+
+def _every_caller_passes(param: cst.Param, ctx: FileContext) -> bool:
+    """Every call of the function in the project passes the parameter (CallSites.default_never_used)."""
+    function = next((holder for holder in reversed(ctx.stack) if isinstance(holder, (cst.FunctionDef, cst.Lambda))), None)
+    scope = ctx.model.scopes.get(id(function)) if isinstance(function, cst.FunctionDef) else None
+    binding = next((found for found in (scope.bindings.get(param.name.value, ()) if scope is not None else ()) if found.node is param), None)
+    return binding is not None and ctx.model.call_sites.default_never_used(binding)
 
 
 def _default_keyword(node: cst.Call, ctx: FileContext) -> None:
@@ -544,16 +553,20 @@ def default_backend(registry: Registry) -> None:
 
 # -- CDL109: torch.load without a map_location that works off CUDA -------------------
 def _torch_load(node: cst.Call, ctx: FileContext) -> None:
-    if ctx.imports.resolve(node.func) != "torch.load":
+    loader = ctx.imports.resolve(node.func) or ""
+    saver = selection_use.loaders(ctx).get(loader)
+    if saver is None:
         return
     positional = [arg for arg in node.args if arg.keyword is None]
     if any(arg.star for arg in node.args):
         return
     location = _load_location(node)
-    if location is None and positional and (_saved_here(positional[0].value, ctx) or _temporary(positional[0].value, ctx)):
+    if location is None and positional and (_saved_here(positional[0].value, saver, ctx) or _temporary(positional[0].value, ctx)):
         return  # a file this code saved itself (a round-trip test) loads onto the device it came from
-    if location is None and positional and _class_cache(positional[0].value, ctx):
+    if location is None and positional and _class_cache(positional[0].value, saver, ctx):
         return  # a class reading back its own cache (processed data, an id table): written on this host, no model state
+    if location is None and _written_earlier_in_test(node, saver, ctx):
+        return  # a test that saves, then loads: a round trip on the machine that runs it
     if location is None and _locates_other_loads(node, ctx):
         return  # the function maps the loads that hold tensors: the others hold host-side state by choice
     if location is None:
@@ -566,7 +579,7 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
         ctx.report(
             "CDL109",
             node,
-            "torch.load without map_location restores tensors to the device they were saved from; "
+            f"{loader} without map_location restores tensors to the device they were saved from; "
             "a checkpoint saved on CUDA fails to load on MPS or CPU",
             FixPlan(Safety.SAFE, "load onto the accelerator in use", [(node, render(with_location))]),
         )
@@ -600,7 +613,8 @@ def _locates_other_loads(node: cst.Call, ctx: FileContext) -> bool:
         return False
     known = ctx.check_state.setdefault("located loads", {})
     if id(frame) not in known:
-        loads = [(call, _load_location(call)) for call in _calls_in(frame.body) if ctx.model.resolve(call.func) == "torch.load"]
+        known_loaders = selection_use.loaders(ctx)
+        loads = [(call, _load_location(call)) for call in _calls_in(frame.body) if ctx.model.resolve(call.func) in known_loaders]
         located = [(call, location) for call, location in loads if location is not None]
         # the files some load maps to a device of the code's choosing (not the CPU: "cpu" says nothing of what the file
         # holds: transformers maps its scheduler's numbers there on one path and not on the others)
@@ -636,12 +650,12 @@ def _calls_in(body) -> List[cst.Call]:
     return found
 
 
-def _saved_here(path: cst.BaseExpression, ctx: FileContext) -> bool:
-    """The function (or module) holding the load also saves to the same path with torch.save (a round
-    trip); saving what was loaded somewhere else (a conversion) does not make the load safe."""
+def _saved_here(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
+    """The function (or module) holding the load also saves to the same path with the loader's saver (a
+    round trip); saving what was loaded somewhere else (a conversion) does not make the load safe."""
     written = _spelling(path)
     for call in ctx.model.scope.called:
-        if ctx.model.resolve(call.func) != "torch.save":
+        if ctx.model.resolve(call.func) != saver:
             continue
         target = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "f"), None)
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
@@ -656,7 +670,7 @@ def _spelling(node: cst.BaseExpression) -> str:
     return "".join(source_of(node).split())
 
 
-def _class_cache(path: cst.BaseExpression, ctx: FileContext) -> bool:
+def _class_cache(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
     """A method loads a file that a method of the same class writes with torch.save, and what it writes
     holds no module's state (`torch.save(self.collate(data_list), self.processed_paths[0])` then
     `torch.load(self.processed_paths[idx])`; an id table), at a path made from the instance's own
@@ -673,9 +687,9 @@ def _class_cache(path: cst.BaseExpression, ctx: FileContext) -> bool:
     if not all(_object_path(form, scope, ctx) for form in forms):
         return False  # a path the caller passes may be a checkpoint brought from any machine
     known = ctx.check_state.setdefault("class caches", {})
-    caches = known.get(id(klass.node))
+    caches = known.get((id(klass.node), saver))
     if caches is None:
-        caches = known[id(klass.node)] = _cache_paths(klass.node, ctx)
+        caches = known[(id(klass.node), saver)] = _cache_paths(klass.node, saver, ctx)
     # the same spelling (a local name the class hands to the method that saves under that name), or
     # the same file by every binding of the name
     return bool(caches) and (_path_key(path) in caches or all(_path_key(form) in caches for form in forms))
@@ -704,8 +718,8 @@ def _object_path(path: cst.BaseExpression, scope, ctx: FileContext) -> bool:
     return found_self
 
 
-def _cache_paths(klass: cst.ClassDef, ctx: FileContext) -> FrozenSet[str]:
-    """The path keys of the class's torch.save calls whose value holds no module state."""
+def _cache_paths(klass: cst.ClassDef, saver: str, ctx: FileContext) -> FrozenSet[str]:
+    """The path keys of the class's calls of `saver` (torch.save) whose value holds no module state."""
     module_class = any((dotted(base.value) or "").endswith("Module") for base in klass.bases)
     found: Set[str] = set()
     for method in klass.body.body if isinstance(klass.body, cst.IndentedBlock) else ():
@@ -713,7 +727,7 @@ def _cache_paths(klass: cst.ClassDef, ctx: FileContext) -> FrozenSet[str]:
         if scope is None:
             continue
         for call in _calls_in(method.body):
-            if ctx.model.resolve(call.func, scope) != "torch.save":
+            if ctx.model.resolve(call.func, scope) != saver:
                 continue
             positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
             target = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "f"), None)
@@ -785,6 +799,29 @@ def _path_key(node: cst.BaseExpression) -> str:
     while type(node) is cst.Subscript:
         node = node.value
     return _spelling(node)
+
+
+def _written_earlier_in_test(node: cst.Call, saver: str, ctx: FileContext) -> bool:
+    """A load in a test function of a test module, after a statement of the same test that saves: the
+    loader's own saver, or a method the catalog names a writer (`trainer.save(...)`,
+    `model.save_pretrained(...)`). What the test loads was most likely written by that call, on the
+    machine that runs the test (a test that reads a checkpoint shipped beside it writes nothing first)."""
+    model = ctx.model
+    function = model.scope.node
+    if (model.scope.kind != "function" or not isinstance(function, cst.FunctionDef) or not function.name.value.startswith("test")
+            or not test_module(model.module_name or "", model.path)):
+        return False
+    writers = tuple(ctx.rules["CDL109"].match.get("writers", ()))
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    inside = {id(holder) for holder in ctx.stack}
+    for statement in body:
+        if id(statement) in inside:
+            return False  # the statement holding the load: nothing before it saved
+        for call in _calls_in(statement):
+            callee = call.func
+            if model.resolve(callee) == saver or (isinstance(callee, cst.Attribute) and callee.attr.value.startswith(writers)):
+                return True
+    return False
 
 
 TEMPORARY_FIXTURES = {"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"}  # pytest's own fixtures

@@ -23,7 +23,8 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+import functools
+from typing import Dict, List, Optional
 
 import libcst as cst
 
@@ -32,7 +33,20 @@ from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
 from cudalint.python.children import arm_statements, enclosing_block
 
-LOADERS = frozenset({"torch.load"})
+def loaders(ctx: FileContext) -> Dict[str, str]:
+    """Each loader that takes a map_location -> the saver whose files it reads back (CDL109's catalog
+    entry, whichever rules are selected: CDL104 reads it too)."""
+    return _catalog_loaders()
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_loaders() -> Dict[str, str]:
+    from cudalint.catalog import load_catalog
+
+    catalog = load_catalog()
+    return dict(catalog["CDL109"].match.get("loaders", {})) if "CDL109" in catalog else {}
+
+
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in (
     "all_reduce", "all_gather", "all_gather_into_tensor", "reduce", "broadcast", "gather", "scatter",
     "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
@@ -193,7 +207,7 @@ def _is_map_location(arg, call, ctx: FileContext) -> bool:
         and arg.keyword is not None
         and arg.keyword.value == "map_location"
         and isinstance(call, cst.Call)
-        and ctx.model.resolve(call.func) in LOADERS
+        and ctx.model.resolve(call.func) in loaders(ctx)
     )
 
 

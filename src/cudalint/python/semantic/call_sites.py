@@ -90,6 +90,22 @@ class CallSites:
             found.append((caller, given[0] if given else None))
         return found
 
+    def default_never_used(self, binding: "Binding") -> bool:
+        """The project calls the parameter's function (a class's `__init__`: the class) and every call
+        passes the parameter, so its default is never what runs (project/default_calls.py: calls matched
+        by the name they call, across the project). A function nothing in the project calls is an entry
+        point for users: its default counts."""
+        function, project = binding.scope.node, self.model.project
+        if project is None or not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param):
+            return False
+        name = function.name.value
+        if name == "__init__":
+            klass = binding.scope.enclosing_class
+            if klass is None:
+                return False
+            name = klass.node.name.value
+        return project.every_call_passes(name, binding.name)
+
     # -- whose callers are all here ------------------------------------------------------------------
     def _callers_in_sight(self, function: cst.FunctionDef, scope: "Scope") -> bool:
         name = function.name.value

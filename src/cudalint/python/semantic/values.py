@@ -194,7 +194,8 @@ class Evaluator:
             return self.values(binding.value, binding.context, depth + 1)
         if kind == "param":
             found: List[Value] = [Value(UNKNOWN_KIND, None, binding.node)]  # whatever a caller passes
-            if binding.value is not None:  # the default, evaluated where the function is defined
+            # the default, evaluated where the function is defined, unless every call in the project passes one
+            if binding.value is not None and not self.model.call_sites.default_never_used(binding):
                 found[:0] = self.values(binding.value, binding.context, depth + 1)
             if _names_int(binding.annotation):
                 found.append(Value("int", None, binding.node))

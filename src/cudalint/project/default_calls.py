@@ -1,0 +1,106 @@
+"""How the project's own code calls its functions whose parameter defaults to a CUDA device.
+
+`def grid_priors(self, sizes, device="cuda")` is CDL108's finding where the default can reach a Mac.
+When the project calls the function and every one of those calls passes the parameter (by keyword,
+or by position), the default is never what the code runs with: an internal helper whose callers
+choose the device. Calls are matched by the name they call (`grid_priors(...)`, `x.grid_priors(...)`,
+`Generator(...)` for a class's `__init__`), so a call the matching cannot tell apart from a call of
+this function counts too: that errs towards keeping the finding. A call that spreads `*args` or
+`**kwargs` may leave the parameter out and counts as one that does.
+
+The table is built by the project index after every module's facts are read (the names come from
+those facts): each module's calls of those names, kept in the index cache under the module's content
+and the set of names, so a warm run reads no file again.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
+
+from cudalint.digests import sha256
+
+CACHE_KEY = "\0default-calls"  # the index cache's entry: [names digest, {path: [content, calls]}]
+
+Wanted = Dict[str, Tuple[Tuple[str, int], ...]]  # called name -> (parameter, position; -1: keyword only)
+Calls = Dict[str, Dict[str, List[int]]]  # called name -> parameter -> [calls, calls that may leave it out]
+
+
+def wanted_names(facts_by_path) -> Wanted:
+    """The names a call of a function with a CUDA default goes by (a class's for its `__init__`)."""
+    wanted: Dict[str, set] = {}
+    for facts in facts_by_path.values():
+        for qualified, params in facts.cuda_defaults.items():
+            name = qualified.rpartition(".")[2]
+            if name.startswith("__"):
+                continue  # a dunder method is called by syntax, not by its name
+            wanted.setdefault(name, set()).update((param[0], param[1]) for param in params)
+    return {name: tuple(sorted(found)) for name, found in sorted(wanted.items())}
+
+
+def calls_in(tree: ast.AST, wanted: Wanted) -> Calls:
+    """The calls of the wanted names in one module, and how many may leave each parameter out."""
+    found: Calls = {}
+    for node in ast.walk(tree):
+        if type(node) is not ast.Call:
+            continue
+        func = node.func
+        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+        params = wanted.get(name) if name is not None else None
+        if not params:
+            continue
+        spread = any(type(arg) is ast.Starred for arg in node.args) or any(keyword.arg is None for keyword in node.keywords)
+        keywords = {keyword.arg for keyword in node.keywords}
+        for param, position in params:
+            passes = not spread and (param in keywords or 0 <= position < len(node.args))
+            counts = found.setdefault(name, {}).setdefault(param, [0, 0])
+            counts[0] += 1
+            counts[1] += 0 if passes else 1
+    return found
+
+
+def collect(
+    modules: Iterable[Tuple[str, str, str]],
+    wanted: Wanted,
+    stored,
+    read: Callable[[str], Optional[bytes]],
+    parse: Callable[[bytes, str], Optional[ast.AST]],
+) -> Tuple[Calls, Optional[list]]:
+    """The project's table (summed over modules) and the cache entry to store. `modules` are (path on
+    disk, path in the project, content digest); a module whose content and the names are those stored
+    is not read again; one whose text names none of them is not parsed."""
+    if not wanted:
+        return {}, None
+    names_digest = sha256(json.dumps(wanted, sort_keys=True).encode()).hexdigest()
+    previous = stored[1] if isinstance(stored, (list, tuple)) and len(stored) == 2 and stored[0] == names_digest and isinstance(stored[1], dict) else {}
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in wanted) + rb")\s*\(")
+    entries: Dict[str, list] = {}
+    total: Calls = {}
+    for path, relative, content in modules:
+        entry = previous.get(relative)
+        if isinstance(entry, list) and len(entry) == 2 and entry[0] == content and _well_formed(entry[1]):
+            calls = entry[1]
+        else:
+            data = read(path)
+            tree = parse(data, relative) if data is not None and pattern.search(data) else None
+            calls = calls_in(tree, wanted) if tree is not None else {}
+        entries[relative] = [content, calls]
+        for name, params in calls.items():
+            for param, (count, leaving) in params.items():
+                counts = total.setdefault(name, {}).setdefault(param, [0, 0])
+                counts[0] += count
+                counts[1] += leaving
+    return total, [names_digest, entries]
+
+
+def _well_formed(calls) -> bool:
+    """A stored module's calls as calls_in makes them (the cache sits in the linted tree: never trusted)."""
+    return isinstance(calls, dict) and all(
+        isinstance(name, str) and isinstance(params, dict) and all(
+            isinstance(param, str) and isinstance(counts, list) and len(counts) == 2
+            and all(type(count) is int for count in counts) for param, counts in params.items()
+        )
+        for name, params in calls.items()
+    )

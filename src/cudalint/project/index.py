@@ -334,6 +334,13 @@ class ProjectIndex:
             }
         return module in self._imported
 
+    def is_program_only(self, module: str) -> bool:
+        """The module runs as a program (`if __name__ == "__main__":`) and no other module of the project
+        imports it: nothing but its own code calls its functions."""
+        path = self.modules.get(module)
+        facts = self.facts.get(path) if path is not None else None
+        return facts is not None and facts.script and not self.is_imported(module)
+
     def is_cuda_only(self, qualified: str) -> bool:
         """A class or function whose every use in the project sits where the host is not a Mac."""
         return qualified in self.cuda_only

@@ -34,6 +34,19 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     off_mac_programs: FrozenSet[str] = frozenset()  # programs no Mac has (nvidia-smi)
     program_runners: FrozenSet[str] = frozenset()  # calls that raise when the program they start is missing
     checked_runners: FrozenSet[str] = frozenset()  # those that raise for a failed exit status too (through a shell)
+    kernel_registrations: FrozenSet[str] = frozenset()  # decorators that register a function as an operator's kernel
+    kernel_methods: FrozenSet[str] = frozenset()  # methods that do (a custom op's `.register_kernel`)
+    dispatch_prefixes: FrozenSet[str] = frozenset()  # dispatch keys that are a device's variant (AutocastCUDA)
+
+    def off_mac_dispatch(self, key) -> bool:
+        """"cuda", "CUDA", "AutocastCUDA", "SparseCUDA": a device type or dispatch key no Mac has."""
+        if not isinstance(key, str) or not key:
+            return False
+        for prefix in self.dispatch_prefixes:
+            if key.startswith(prefix) and key[len(prefix):].isupper():
+                key = key[len(prefix):]
+                break
+        return key.lower() in self.off_mac_device_types
 
     def run_fails_on_mac(self, qualified, program, shell: bool) -> bool:
         """`subprocess.check_output(["nvidia-smi", ...])`: starting a program no Mac has raises there

@@ -565,8 +565,8 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
         return  # a file this code saved itself (a round-trip test) loads onto the device it came from
     if location is None and positional and _class_cache(positional[0].value, saver, ctx):
         return  # a class reading back its own cache (processed data, an id table): written on this host, no model state
-    if location is None and _written_earlier_in_test(node, saver, ctx):
-        return  # a test that saves, then loads: a round trip on the machine that runs it
+    if location is None and _written_earlier(node, saver, ctx):
+        return  # a function that saves, then loads: a round trip on the machine that runs it
     if location is None and _locates_other_loads(node, ctx):
         return  # the function maps the loads that hold tensors: the others hold host-side state by choice
     if location is None:
@@ -801,17 +801,18 @@ def _path_key(node: cst.BaseExpression) -> str:
     return _spelling(node)
 
 
-def _written_earlier_in_test(node: cst.Call, saver: str, ctx: FileContext) -> bool:
-    """A load in a test function of a test module, after a statement of the same test that saves: the
-    loader's own saver, or a method the catalog names a writer (`trainer.save(...)`,
-    `model.save_pretrained(...)`). What the test loads was most likely written by that call, on the
-    machine that runs the test (a test that reads a checkpoint shipped beside it writes nothing first)."""
+def _written_earlier(node: cst.Call, saver: str, ctx: FileContext) -> bool:
+    """A load after a statement of the same function that saves with the loader's saver (files exchanged
+    through the disk by one job: written, then read back), or, in a test function of a test module,
+    that calls a method the catalog names a writer (`trainer.save(...)`, `model.save_pretrained(...)`).
+    What is loaded was most likely written there, on the machine that runs it. A conversion loads
+    first and saves after: its load is still reported."""
     model = ctx.model
     function = model.scope.node
-    if (model.scope.kind != "function" or not isinstance(function, cst.FunctionDef) or not function.name.value.startswith("test")
-            or not test_module(model.module_name or "", model.path)):
+    if model.scope.kind != "function" or not isinstance(function, cst.FunctionDef):
         return False
-    writers = tuple(ctx.rules["CDL109"].match.get("writers", ()))
+    in_test = function.name.value.startswith("test") and test_module(model.module_name or "", model.path)
+    writers = tuple(ctx.rules["CDL109"].match.get("writers", ())) if in_test else ()
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     inside = {id(holder) for holder in ctx.stack}
     for statement in body:
@@ -819,7 +820,7 @@ def _written_earlier_in_test(node: cst.Call, saver: str, ctx: FileContext) -> bo
             return False  # the statement holding the load: nothing before it saved
         for call in _calls_in(statement):
             callee = call.func
-            if model.resolve(callee) == saver or (isinstance(callee, cst.Attribute) and callee.attr.value.startswith(writers)):
+            if model.resolve(callee) == saver or (writers and isinstance(callee, cst.Attribute) and callee.attr.value.startswith(writers)):
                 return True
     return False
 
@@ -835,8 +836,13 @@ def _temporary(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bo
         for binding in ctx.model.lookup(node.value):
             if binding.kind == "param" and node.value in TEMPORARY_FIXTURES:
                 return True
-            if binding.kind in ("assign", "with") and binding.value is not None and _temporary(binding.value, ctx, depth + 1):
+            if binding.kind == "assign" and binding.value is not None and _temporary(binding.value, ctx, depth + 1):
                 return True
+            if binding.kind == "with" and isinstance(binding.node, cst.With) and any(
+                item.asname is not None and isinstance(item.asname.name, cst.Name) and item.asname.name.value == node.value
+                and _temporary(item.item, ctx, depth + 1) for item in binding.node.items
+            ):
+                return True  # `with tempfile.TemporaryFile() as f:`
         return False
     if isinstance(node, cst.Call):
         qualified = ctx.model.resolve(node.func) or ""

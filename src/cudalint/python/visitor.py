@@ -36,6 +36,7 @@ TYPING_MODULES = ("typing.", "typing_extensions.", "collections.abc.")  # where 
 BUILTIN_GENERICS = frozenset({"list", "dict", "tuple", "set", "frozenset", "type"})  # PEP 585 generics
 TYPE_ALIAS = frozenset({"typing.TypeAlias", "typing_extensions.TypeAlias"})
 TYPING_CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
+KERNEL_KEYWORDS = frozenset({"types", "device_types", "dispatch_key"})  # where a kernel registration names its devices
 
 
 # The node kinds whose fields the walk's state depends on (see _shielded_fields, _optional_fields,
@@ -258,14 +259,31 @@ class Walker:
 
     def _skipped_off_cuda(self, node) -> bool:
         """A test skipped unless CUDA is there: `@unittest.skipIf(not torch.cuda.is_available(), ...)`,
-        `@pytest.mark.skipif(...)`, a marker bound to one, or a class's `pytestmark`."""
-        if any(self._skips_off_cuda(decorator.decorator) for decorator in node.decorators):
+        `@pytest.mark.skipif(...)`, a marker bound to one, or a class's `pytestmark`; or a kernel
+        registered only for a device no Mac has (`@torch.library.impl("ns::op", "AutocastCUDA")`)."""
+        if any(self._skips_off_cuda(decorator.decorator) or self._off_mac_kernel(decorator.decorator) for decorator in node.decorators):
             return True
         if isinstance(node, cst.ClassDef):
             inner = self.model.scopes.get(id(node))
             marker = inner.bindings.get("pytestmark") if inner is not None else None
             return bool(marker) and self._skips_off_cuda(marker[0].value)
         return False
+
+    def _off_mac_kernel(self, decorator: cst.BaseExpression) -> bool:
+        """A kernel registration whose device types or dispatch key (its last positional string or list
+        of strings, or `types=`/`device_types=`/`dispatch_key=`) are all off a Mac."""
+        if not isinstance(decorator, cst.Call):
+            return False
+        facts = self.model.guards.facts
+        func = decorator.func
+        if not (self.model.resolve(func) in facts.kernel_registrations
+                or (isinstance(func, cst.Attribute) and func.attr.value in facts.kernel_methods)):
+            return False
+        keyed = [arg.value for arg in decorator.args if arg.keyword is not None and arg.keyword.value in KERNEL_KEYWORDS]
+        positional = [arg.value for arg in decorator.args if arg.keyword is None and not arg.star]
+        chosen = keyed[0] if keyed else next((value for value in reversed(positional) if _strings(value) is not None), None)
+        keys = _strings(chosen) if chosen is not None else None
+        return bool(keys) and all(facts.off_mac_dispatch(key) for key in keys)
 
     def _class_skipped(self, node: cst.ClassDef) -> bool:
         found = self.skipped_classes.get(id(node))
@@ -457,6 +475,17 @@ class Walker:
 EXITS = {"sys.exit", "os._exit", "pytest.exit", "pytest.fail"}
 SKIPS = {"pytest.skip", "unittest.SkipTest", "pytest.importorskip"}
 BUILTIN_EXITS = {"exit", "quit"}
+
+
+def _strings(node: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
+    """A string literal's value, or the values of a list or tuple of string literals (None otherwise)."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return (value,) if isinstance(value, str) else None
+    if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+        found = [_strings(element.value) for element in node.elements]
+        return tuple(value for values in found for value in values) if all(values is not None and len(values) == 1 for values in found) else None
+    return None
 
 
 def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:

@@ -114,7 +114,12 @@ class CallSites:
         parent = scope.parent
         if name.startswith("test") or (parent is not None and parent.kind == "function"):
             return True
-        return test_module(self.model.module_name, self.model.path)
+        if test_module(self.model.module_name, self.model.path):
+            return True
+        # a module-level function of a program no other module of the project imports: its calls are here
+        project, module = self.model.project, self.model.module_name
+        return (parent is self.model.module_scope and project is not None and bool(module)
+                and project.is_program_only(module))
 
     def _calls_it(self, site: Site, function_scope: "Scope") -> bool:
         call, scope, _ = site

@@ -16,6 +16,7 @@ and the set of names, so a warm run reads no file again.
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import re
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
@@ -40,10 +41,25 @@ def wanted_names(facts_by_path) -> Wanted:
     return {name: tuple(sorted(found)) for name, found in sorted(wanted.items())}
 
 
-def calls_in(tree: ast.AST, wanted: Wanted) -> Calls:
-    """The calls of the wanted names in one module, and how many may leave each parameter out."""
+def calls_in(tree: ast.AST, wanted: Wanted, lines: Optional[List[int]] = None) -> Calls:
+    """The calls of the wanted names in one module, and how many may leave each parameter out. With
+    `lines` (sorted: where the text names one of them), only the nodes that span one of those lines are
+    visited."""
     found: Calls = {}
-    for node in ast.walk(tree):
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for field in node._fields:
+            child = getattr(node, field, None)
+            for item in child if type(child) is list else (child,):
+                if not isinstance(item, ast.AST):
+                    continue
+                first = getattr(item, "lineno", None)
+                if lines is not None and first is not None:
+                    at = bisect.bisect_left(lines, first)
+                    if at == len(lines) or lines[at] > (item.end_lineno or first):
+                        continue  # no line of this node names a wanted function
+                stack.append(item)
         if type(node) is not ast.Call:
             continue
         func = node.func
@@ -84,8 +100,9 @@ def collect(
             calls = entry[1]
         else:
             data = read(path)
-            tree = parse(data, relative) if data is not None and pattern.search(data) else None
-            calls = calls_in(tree, wanted) if tree is not None else {}
+            lines = _lines_of(pattern, data) if data is not None else []
+            tree = parse(data, relative) if lines else None
+            calls = calls_in(tree, wanted, lines) if tree is not None else {}
         entries[relative] = [content, calls]
         for name, params in calls.items():
             for param, (count, leaving) in params.items():
@@ -93,6 +110,18 @@ def collect(
                 counts[0] += count
                 counts[1] += leaving
     return total, [names_digest, entries]
+
+
+def _lines_of(pattern: "re.Pattern[bytes]", data: bytes) -> List[int]:
+    """The lines (from 1, in order) where the pattern matches."""
+    lines: List[int] = []
+    line, position = 1, 0
+    for found in pattern.finditer(data):
+        line += data.count(b"\n", position, found.start())
+        position = found.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
 
 
 def _well_formed(calls) -> bool:

@@ -103,6 +103,21 @@ class FileContext:
         _, holder = self._unwrapped(depth, (cst.Tuple, cst.List, cst.Set))
         return holder >= 0 and isinstance(self.stack[holder], (cst.Comparison, cst.ComparisonTarget))
 
+    def truth_tested(self, depth: int) -> bool:
+        """The node at `stack[depth]` is used only as a truth value: the test of an if, while, assert or
+        conditional expression, or an operand of `not` (or of `and`/`or` that are themselves so used)."""
+        node = self.stack[depth]
+        while depth > 0:
+            holder = self.stack[depth - 1]
+            if isinstance(holder, (cst.If, cst.While, cst.Assert, cst.IfExp)):
+                return holder.test is node
+            if isinstance(holder, cst.UnaryOperation) and isinstance(holder.operator, cst.Not):
+                return True
+            if not isinstance(holder, cst.BooleanOperation):
+                return False
+            node, depth = holder, depth - 1
+        return False
+
     def names_class(self, depth: int) -> bool:
         """The node at `stack[depth]` is the class argument of isinstance/issubclass, alone or in a tuple
         (`isinstance(s, torch.cuda.Stream)`): a test of what the code has, as a comparison is."""

@@ -666,6 +666,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                 continue
             if entry.spec.get("unless_on_host") and on_host(ctx.model, func.value, ctx.model.scope):
                 continue  # `x.cpu().double()`: converted where no device is involved
+            if entry.spec.get("makes_tensor") and ctx.truth_tested(len(ctx.stack) - 1):
+                continue  # `if ev.double():` tests another object's answer; a tensor is not used so
             if _own_method(func, ctx):
                 continue  # `self.cuda(device)` in a class that defines `cuda`: the project's method
             ctx.report(entry.rule.code, func.attr, entry.message(f".{func.attr.value}()"), _method_fix(entry, node, ctx))

@@ -131,6 +131,17 @@ class SemanticModel:
             owner = self.self_class(node.value.value, scope)
             if owner is not None:
                 return self.class_attributes.bindings(owner, node.attr.value) or []
+            stored = self.stores(node.value.value, node.attr.value, scope)
+            # a store made only under some test leaves the value the attribute had otherwise: not known here
+            return stored if any(not binding.conditions for binding in stored) else []
+        return []
+
+    def stores(self, base: str, name: str, scope: Scope) -> List[Binding]:
+        """The stores `base.name = value` (`args.device = "cuda"`) of the scope that reads `base.name`,
+        where `base` is a name of that scope (a parameter or a local; a module name at module level)."""
+        stored = scope.stores.get((base, name)) if scope is not None else None
+        if stored and any(binding.scope is scope for binding in self.lookup(base, scope)):
+            return stored
         return []
 
     def self_class(self, name: str, scope: Scope) -> Optional[Scope]:

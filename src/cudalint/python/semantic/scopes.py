@@ -54,6 +54,8 @@ class Scope:
     attributes: Dict[str, List[Binding]] = field(default_factory=dict)  # class: self.<name> = ...
     self_name: Optional[str] = None  # function defined in a class: its first parameter
     called: List[cst.Call] = field(default_factory=list)  # the scope's call statements (`f(x)` on a line of its own)
+    # `args.device = "cuda"`: (name, attribute) -> the stores into an attribute of a name other than self
+    stores: Dict[Tuple[str, str], List[Binding]] = field(default_factory=dict)
 
     def bind(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.name, []).append(binding)
@@ -296,6 +298,9 @@ class ScopeBuilder:
             if owner_class is not None and target.value.value == scope.self_name:
                 binding = Binding(target.attr.value, kind, owner_class, node, value, conditions=conditions, where=scope)
                 owner_class.attributes.setdefault(target.attr.value, []).append(binding)
+            elif kind == "assign" and value is not None:
+                key = (target.value.value, target.attr.value)
+                scope.stores.setdefault(key, []).append(Binding(target.attr.value, kind, scope, node, value, conditions=conditions))
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

@@ -223,9 +223,17 @@ class Evaluator:
             if owner is not None:
                 bindings = self.model.class_attributes.bindings(owner, name) or ()
                 return self._bound(bindings, depth) or (Value(UNKNOWN_KIND, None, node),)
+            # `args.device = "cuda"` in this function (or at module level): what it stores; where every
+            # store is made under some test, also what the attribute held otherwise
+            stored = self.model.stores(base.value, name, scope)
+            found = list(self._bound(stored, depth)) if stored else []
+            if stored and any(not binding.conditions for binding in stored):
+                return tuple(found) or (Value(UNKNOWN_KIND, None, node),)
             options = self.model.options.get(name)
             if options and self.may_hold_options(base, scope, depth):
-                return self._option_values(options, node, depth)
+                return tuple(found) + tuple(self._option_values(options, node, depth))
+            if found:
+                return tuple(found) + (Value(UNKNOWN_KIND, None, node),)
             for value in self.values(base, scope, depth + 1):
                 if value.kind == "instance":
                     return self._instance_field(value.data, name, node, depth)

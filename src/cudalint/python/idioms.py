@@ -554,7 +554,7 @@ def default_backend(registry: Registry) -> None:
 # -- CDL109: torch.load without a map_location that works off CUDA -------------------
 def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     loader = ctx.imports.resolve(node.func) or ""
-    saver = selection_use.loaders(ctx).get(loader)
+    saver = selection_use.loaders().get(loader)
     if saver is None:
         return
     positional = [arg for arg in node.args if arg.keyword is None]
@@ -613,7 +613,7 @@ def _locates_other_loads(node: cst.Call, ctx: FileContext) -> bool:
         return False
     known = ctx.check_state.setdefault("located loads", {})
     if id(frame) not in known:
-        known_loaders = selection_use.loaders(ctx)
+        known_loaders = selection_use.loaders()
         loads = [(call, _load_location(call)) for call in _calls_in(frame.body) if ctx.model.resolve(call.func) in known_loaders]
         located = [(call, location) for call, location in loads if location is not None]
         # the files some load maps to a device of the code's choosing (not the CPU: "cpu" says nothing of what the file

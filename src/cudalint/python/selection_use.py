@@ -33,14 +33,10 @@ from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
 from cudalint.python.children import arm_statements, enclosing_block
 
-def loaders(ctx: FileContext) -> Dict[str, str]:
+@functools.lru_cache(maxsize=1)
+def loaders() -> Dict[str, str]:
     """Each loader that takes a map_location -> the saver whose files it reads back (CDL109's catalog
     entry, whichever rules are selected: CDL104 reads it too)."""
-    return _catalog_loaders()
-
-
-@functools.lru_cache(maxsize=1)
-def _catalog_loaders() -> Dict[str, str]:
     from cudalint.catalog import load_catalog
 
     catalog = load_catalog()
@@ -207,7 +203,7 @@ def _is_map_location(arg, call, ctx: FileContext) -> bool:
         and arg.keyword is not None
         and arg.keyword.value == "map_location"
         and isinstance(call, cst.Call)
-        and ctx.model.resolve(call.func) in loaders(ctx)
+        and ctx.model.resolve(call.func) in loaders()
     )
 
 

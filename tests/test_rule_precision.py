@@ -508,8 +508,21 @@ def test_is_cuda_kept_in_a_name_that_is_only_tested_is_a_guard():
             while fast and x.numel():
                 x = x[1:]
             return x
+
+
+        def contract(x, fused, kernel):
+            ok = fused and x.is_cuda and kernel is not None
+            if ok:
+                return kernel(x)
+            return x * 2
+
+
+        def either(x, fused):
+            ok = fused or x.is_cuda
+            return x if ok else x * 2
         """
-    assert lint(source, select={"CDL103"}) == [("CDL103", 8, 15), ("CDL103", 13, 14)]
+    # a conjunct of an `and` kept in a name is true only where the attribute is; an `or` says nothing so
+    assert lint(source, select={"CDL103"}) == [("CDL103", 8, 15), ("CDL103", 13, 14), ("CDL103", 34, 19)]
 
 
 def test_a_load_of_the_same_file_the_function_maps_elsewhere_is_reported():

@@ -857,13 +857,19 @@ def _kept_for_tests(node: cst.Attribute, ctx: FileContext) -> bool:
 
 
 def _stored_in(node: cst.Attribute, ctx: FileContext) -> Optional[str]:
-    """The local name an assignment stores the node in: `f = node`, or the matching name of `a, f, b = x, node, y`
-    (elements after a starred one are matched from the end)."""
+    """The local name an assignment stores the node in: `f = node`, `f = a and node and b` (the name is
+    true only where the node is), or the matching name of `a, f, b = x, node, y` (elements after a
+    starred one are matched from the end)."""
     stack = ctx.stack
-    holder = stack[-2] if len(stack) >= 2 else None
-    if isinstance(holder, cst.Assign) and holder.value is node and len(holder.targets) == 1:
+    depth = len(stack) - 1
+    while depth >= 1 and isinstance(stack[depth - 1], cst.BooleanOperation) and isinstance(stack[depth - 1].operator, cst.And):
+        depth -= 1  # `ok = flag and x.is_cuda and n % 8 == 0`
+    holder = stack[depth - 1] if depth >= 1 else None
+    if isinstance(holder, cst.Assign) and holder.value is stack[depth] and len(holder.targets) == 1:
         target = holder.targets[0].target
         return target.value if isinstance(target, cst.Name) else None
+    if depth != len(stack) - 1:
+        return None
     assign = stack[-4] if len(stack) >= 4 else None
     if not (isinstance(holder, cst.Element) and isinstance(stack[-3], cst.Tuple) and isinstance(assign, cst.Assign)
             and assign.value is stack[-3] and len(assign.targets) == 1):

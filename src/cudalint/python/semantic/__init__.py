@@ -144,17 +144,30 @@ class SemanticModel:
             return stored
         return []
 
-    def self_class(self, name: str, scope: Scope) -> Optional[Scope]:
-        """The class scope when `name` is the `self` parameter of an enclosing method."""
+    def self_class(self, name: str, scope: Scope, depth: int = 0) -> Optional[Scope]:
+        """The class scope when `name` is the `self` parameter of an enclosing method, or a name bound
+        once to it (`me = self`, `self_ref = weakref.proxy(self)`, and a closure's `self = self_ref`)."""
         current: Optional[Scope] = scope
         while current is not None:
             if current.kind == "function":
                 if current.self_name == name:
                     return current.enclosing_class
-                if name in current.bindings:
-                    return None
+                bindings = current.bindings.get(name)
+                if bindings:
+                    alias = self._alias_of(bindings, current)
+                    return self.self_class(alias, current.parent if alias == name else current, depth + 1) \
+                        if alias is not None and depth < 3 else None
             current = current.parent
         return None
+
+    def _alias_of(self, bindings: List[Binding], scope: Scope) -> Optional[str]:
+        """The name a single assignment binds another name to, directly or through `weakref.proxy(...)`."""
+        if len(bindings) != 1 or bindings[0].kind != "assign":
+            return None
+        value = bindings[0].value
+        if isinstance(value, cst.Call) and len(value.args) == 1 and self.resolve(value.func, scope) == "weakref.proxy":
+            value = value.args[0].value
+        return value.value if isinstance(value, cst.Name) else None
 
     def resolve(self, node: cst.BaseExpression, scope: Optional[Scope] = None, depth: int = 0) -> Optional[str]:
         """The canonical qualified name a Name/Attribute chain refers to through an import, else None.

@@ -120,12 +120,10 @@ def test_mentions_answers_for_the_modules_a_file_imports(text, answer):
 
 
 def _large(tail: str) -> str:
-    """A module larger than one part (parts.PART_BYTES), `tail` at its end."""
-    from cudalint.python import parts
-
+    """A module larger than one part (analyze.PART_BYTES), `tail` at its end."""
     body = "".join(f"def helper_{index}(config):\n    return json.load(config)  # {'x' * 60}\n\n\n" for index in range(3000))
     text = "import json\nimport torch\n\n\n" + body + tail
-    assert len(text) > parts.PART_BYTES
+    assert len(text) > analyze.PART_BYTES
     return text
 
 

@@ -17,8 +17,7 @@ from cudalint.config import Settings
 from cudalint.discover import SourceFile, discover, kind_of
 from cudalint.fileio import UnreadableFile, read_regular, read_regular_text
 from cudalint.findings import Finding, Severity
-from cudalint.python import parts
-from cudalint.python.analyze import PASSES, SETTLED, Pregates, checks_for, check_python, gate, package_root, unreadable
+from cudalint.python.analyze import PART_BYTES, PASSES, SETTLED, Pregates, checks_for, check_python, gate, package_root, unreadable
 from cudalint.source import decode_python, decode_text
 from cudalint.versions import parse_version, plain_version
 
@@ -209,7 +208,7 @@ class NeedsEngine(Exception):
 
 def _gate_only(path: str, text: str, checks, torch_version, device, unsafe_fixes, project) -> List[Finding]:
     """check_python up to libcst: the gates' findings, or NeedsEngine."""
-    if len(text) > parts.PART_BYTES:
+    if len(text) > PART_BYTES:
         raise NeedsEngine(path)
     settled = gate(path, text, checks, torch_version, project)
     if not isinstance(settled, list):

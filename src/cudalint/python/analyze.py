@@ -16,11 +16,11 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
 from cudalint.catalog import Rule
 from cudalint.findings import Finding, Severity
-from cudalint.python import parts
 from cudalint.python.call_gate import CallGate
 from cudalint.python.device_setting import DeviceSetting
 
 # libcst recurses once per nesting level; deep but valid code needs a deep stack.
+PART_BYTES = 192 * 1024  # a larger file is checked in parts (parts.py): one tree of it would not fit in memory
 _STACK_BYTES = 512 * 1024 * 1024
 _RECURSION_LIMIT = 30000  # on the deep-stack thread only, for the libcst stage, restored after each file
 _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refuses deeper nesting under it
@@ -166,7 +166,9 @@ def check_python(
 ) -> List[Finding]:
     """`passed`: the outline of CPython's tree of exactly this text, from an earlier parse that found it
     passes both gates (the project index's, see Pregates): the gates are not run again."""
-    if not whole and len(text) > parts.PART_BYTES:  # too large for one tree in memory: in parts
+    if not whole and len(text) > PART_BYTES:  # too large for one tree in memory: in parts
+        from cudalint.python import parts
+
         pieces = parts.split(text)
         if pieces and len(pieces) > 1:
             return parts.check_in_parts(
@@ -604,7 +606,7 @@ class Pregates:
             return tree
         # A file checked in parts (parts.py) may still be settled here, as a whole: each part holds only
         # names and imports the whole file holds, so no part can pass where the whole does not.
-        whole = len(text) <= parts.PART_BYTES
+        whole = len(text) <= PART_BYTES
         if self.prepare is not None:
             self.prepare()
             self.prepare = None

@@ -19,8 +19,8 @@ import re
 from typing import Callable, List, NamedTuple, Optional, Sequence
 
 from cudalint.findings import Finding
+from cudalint.python.analyze import PART_BYTES
 
-PART_BYTES = 192 * 1024
 _LINE_START = re.compile(r"\r\n|\r|\n")
 _CONTINUES = frozenset({"else", "elif", "except", "finally"})  # part of the statement above, never a start
 

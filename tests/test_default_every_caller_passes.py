@@ -101,3 +101,32 @@ def test_a_damaged_stored_table_is_not_trusted(tmp_path):
         modules[relative][1] = {"grid": {"device": ["many", None]}}
     stored.write_text(json.dumps(entries), encoding="utf-8")
     assert project_index(settings, cache=True).default_calls == expected
+
+
+def test_a_device_object_default_every_call_overrides_is_not_reported():
+    """`torch.device("cuda")` as the default (CDL101 at the literal, CDL113 at a call that omits it)."""
+    generators = '''import torch
+
+
+class Cache:
+    def __init__(self, n, device=torch.device("cuda")):
+        self.data = torch.zeros(n, device=device)
+
+
+def frames(path, compute_device=torch.device("cuda")):
+    return torch.zeros(2, device=compute_device)
+
+
+def loader(path, compute_device=torch.device("cuda")):
+    return torch.zeros(2, device=compute_device)
+'''
+    uses = '''from generators import Cache, frames, loader
+
+cache = Cache(3, device="cpu")
+first = frames("a", compute_device="cpu")
+second = loader("b")
+'''
+    found = findings_of(generators, path="generators.py", select={"CDL101", "CDL108"}, project_files={"uses.py": uses})
+    assert triples(found) == [("CDL101", 13, 46)]
+    callers = findings_of(uses, path="uses.py", select={"CDL113"}, project_files={"generators.py": generators})
+    assert triples(callers) == [("CDL113", 5, 10)]

@@ -563,14 +563,22 @@ class _Reader:
         found = []
         offset = len(positional) - len(args.defaults)
         for index, default in enumerate(args.defaults):
-            if isinstance(default, ast.Constant) and _is_cuda(default.value):
+            if self._cuda_default(default):
                 position = offset + index - (1 if method else 0)
                 found.append((positional[offset + index].arg, position, default.lineno, default.col_offset + 1))
         for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-            if isinstance(default, ast.Constant) and _is_cuda(default.value):
+            if default is not None and self._cuda_default(default):
                 found.append((arg.arg, -1, default.lineno, default.col_offset + 1))
         if found:
             self.facts.cuda_defaults[name] = found
+
+    def _cuda_default(self, default: ast.AST) -> bool:
+        """"cuda", "cuda:1", or `torch.device("cuda")` as a parameter's default."""
+        if isinstance(default, ast.Call) and len(default.args) == 1 and not default.keywords:
+            if self.resolve(default.func) != "torch.device":
+                return False
+            default = default.args[0]
+        return isinstance(default, ast.Constant) and _is_cuda(default.value)
 
     def _calls(self, node: ast.AST) -> None:
         if not self.builds:

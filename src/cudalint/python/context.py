@@ -103,6 +103,24 @@ class FileContext:
         _, holder = self._unwrapped(depth, (cst.Tuple, cst.List, cst.Set))
         return holder >= 0 and isinstance(self.stack[holder], (cst.Comparison, cst.ComparisonTarget))
 
+    def _in_unused_default(self, node: cst.CSTNode) -> bool:
+        """The node is (inside) a parameter's default that every call of its function in the project passes
+        a value for (CallSites.default_never_used): what the default holds never reaches anything."""
+        for depth in range(len(self.stack) - 1, 0, -1):
+            holder = self.stack[depth]
+            if isinstance(holder, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+                return False
+            if isinstance(holder, cst.Param):
+                inner = self.stack[depth + 1] if depth + 1 < len(self.stack) else node
+                if holder.default is None or inner is not holder.default:
+                    return False
+                function = next((node for node in reversed(self.stack[:depth]) if isinstance(node, (cst.FunctionDef, cst.Lambda))), None)
+                scope = self.model.scopes.get(id(function)) if isinstance(function, cst.FunctionDef) else None
+                bindings = scope.bindings.get(holder.name.value, ()) if scope is not None else ()
+                binding = next((found for found in bindings if found.node is holder), None)
+                return binding is not None and self.model.call_sites.default_never_used(binding)
+        return False
+
     def truth_tested(self, depth: int) -> bool:
         """The node at `stack[depth]` is used only as a truth value: the test of an if, while, assert or
         conditional expression, or an operand of `not` (or of `and`/`or` that are themselves so used)."""
@@ -202,6 +220,8 @@ class FileContext:
                 return  # code that never runs on a Mac is not a portability problem
         if self.type_depth:
             return  # a type expression names an API; it makes nothing and runs nothing
+        if self._in_unused_default(node):
+            return  # `def f(device="cuda")` whose every call in the project passes a device: never used
         if self.silenced and code.startswith(self.silenced):
             return  # `def cuda(self)` of a class: the user's own `.cuda()` call is where this belongs
         if id(node) in self.handled:

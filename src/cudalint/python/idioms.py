@@ -469,16 +469,8 @@ def device_selection(registry: Registry) -> None:
 
 # -- CDL108: "cuda" as a default -----------------------------------------------------
 def _default_param(node: cst.Param, ctx: FileContext) -> None:
-    if node.default is not None and is_cuda_device_string(node.default) and not _every_caller_passes(node, ctx):
+    if node.default is not None and is_cuda_device_string(node.default):
         ctx.report("CDL108", node.default, f"parameter {node.name.value!r} defaults to a CUDA device")
-
-
-def _every_caller_passes(param: cst.Param, ctx: FileContext) -> bool:
-    """Every call of the function in the project passes the parameter (CallSites.default_never_used)."""
-    function = next((holder for holder in reversed(ctx.stack) if isinstance(holder, (cst.FunctionDef, cst.Lambda))), None)
-    scope = ctx.model.scopes.get(id(function)) if isinstance(function, cst.FunctionDef) else None
-    binding = next((found for found in (scope.bindings.get(param.name.value, ()) if scope is not None else ()) if found.node is param), None)
-    return binding is not None and ctx.model.call_sites.default_never_used(binding)
 
 
 def _default_keyword(node: cst.Call, ctx: FileContext) -> None:

@@ -89,3 +89,24 @@ def test_a_warm_run_that_changed_nothing_does_not_write_the_stored_index_again(t
     (tmp_path / "a.py").write_text("import torch\nDEVICE = 'cpu'\n")
     read, _ = _build(tmp_path, monkeypatch)
     assert read == 1 and stored.stat().st_mtime_ns != before - 10**9
+
+
+def test_an_index_cache_the_tree_ships_is_never_read_as_facts(tmp_path, monkeypatch):
+    """A cache file made by another installation (another code fingerprint), whose facts were then made
+    up (a CUDA default's parameter list cut short), as a hostile tree could ship it: every entry is a
+    miss, the facts are read from the modules, and the run goes on."""
+    from cudalint import cache as cache_module
+
+    (tmp_path / "lib.py").write_text('import torch\n\n\ndef f(x, device="cuda"):\n    return x.to(device)\n')
+    (tmp_path / "use.py").write_text("from lib import f\n\nf(1)\n")
+    monkeypatch.setattr(cache_module, "_code_fingerprint", lambda: "another installation")
+    _build(tmp_path, monkeypatch)
+    monkeypatch.undo()
+    [stored] = (tmp_path / ".cudalint_cache").glob("project-index-*.data")
+    entries = json.loads(stored.read_text(encoding="utf-8"))
+    entries["lib.py"][1]["cuda_defaults"] = {"f": [["device"]]}
+    stored.write_text(json.dumps(entries), encoding="utf-8")
+    read, built = _build(tmp_path, monkeypatch)
+    assert read == 2
+    assert built.facts["lib.py"].cuda_defaults == {"f": [("device", 1, 4, 17, '"cuda"')]}
+    assert built.default_calls == {"f": {"device": [1, 1]}}

@@ -37,8 +37,11 @@ def wanted_names(facts_by_path) -> Wanted:
             name = qualified.rpartition(".")[2]
             if name.startswith("__"):
                 continue  # a dunder method is called by syntax, not by its name
-            wanted.setdefault(name, set()).update((param[0], param[1]) for param in params)
-    return {name: tuple(sorted(found)) for name, found in sorted(wanted.items())}
+            wanted.setdefault(name, set()).update(
+                (param[0], param[1]) for param in params
+                if len(param) >= 2 and isinstance(param[0], str) and type(param[1]) is int
+            )
+    return {name: tuple(sorted(found)) for name, found in sorted(wanted.items()) if found}
 
 
 def calls_in(tree: ast.AST, wanted: Wanted, lines: Optional[List[int]] = None) -> Calls:

@@ -10,6 +10,7 @@ not, references that let a name escape) for the project's reachability (`project
 from __future__ import annotations
 
 import ast
+import json
 import itertools
 import re
 from typing import Any, Dict, List, Optional, Set, Tuple
@@ -36,7 +37,8 @@ class FileFacts:
     def __init__(self) -> None:
         self.imports: List[Tuple[str, int, int, bool]] = []  # (module, line, column, guarded)
         self.guards: Dict[str, Tuple[bool, bool]] = {}  # function -> (true off a Mac, false off a Mac)
-        self.cuda_defaults: Dict[str, List[Tuple[str, int, int, int]]] = {}  # callable -> [(param, position, line, col)]
+        # callable -> [(param, position, line, col, the default as written: '"cuda"', 'torch.device("cuda")')]
+        self.cuda_defaults: Dict[str, List[Tuple[str, int, int, int, str]]] = {}
         self.constants: Dict[str, Tuple[str, object, int, int]] = {}  # NAME -> (kind, value, line, col)
         self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
@@ -563,22 +565,29 @@ class _Reader:
         found = []
         offset = len(positional) - len(args.defaults)
         for index, default in enumerate(args.defaults):
-            if self._cuda_default(default):
+            written = self._cuda_default(default)
+            if written:
                 position = offset + index - (1 if method else 0)
-                found.append((positional[offset + index].arg, position, default.lineno, default.col_offset + 1))
+                found.append((positional[offset + index].arg, position, default.lineno, default.col_offset + 1, written))
         for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-            if default is not None and self._cuda_default(default):
-                found.append((arg.arg, -1, default.lineno, default.col_offset + 1))
+            written = self._cuda_default(default) if default is not None else ""
+            if written:
+                found.append((arg.arg, -1, default.lineno, default.col_offset + 1, written))
         if found:
             self.facts.cuda_defaults[name] = found
 
-    def _cuda_default(self, default: ast.AST) -> bool:
-        """"cuda", "cuda:1", or `torch.device("cuda")` as a parameter's default."""
+    def _cuda_default(self, default: ast.AST) -> str:
+        """"cuda", "cuda:1", or `torch.device("cuda")` as a parameter's default: the default as it reads
+        ('"cuda"', 'torch.device("cuda")'), else ""."""
+        device = None
         if isinstance(default, ast.Call) and len(default.args) == 1 and not default.keywords:
             if self.resolve(default.func) != "torch.device":
-                return False
-            default = default.args[0]
-        return isinstance(default, ast.Constant) and _is_cuda(default.value)
+                return ""
+            default, device = default.args[0], True
+        if not (isinstance(default, ast.Constant) and _is_cuda(default.value)):
+            return ""
+        written = json.dumps(default.value)
+        return f"torch.device({written})" if device else written
 
     def _calls(self, node: ast.AST) -> None:
         if not self.builds:

@@ -619,11 +619,15 @@ def build_index(
     from cudalint.python.guard_facts import guard_facts
     from cudalint.python.optional_facts import optional_facts
 
+    from cudalint.cache import _code_fingerprint
+
     guards = guard_facts()  # platform tests and enum members, beside the queries and flags passed in
     root_text = os.path.abspath(str(root))
-    # Facts depend on the catalog's guard table and library list too: a cached entry is for both.
+    # Facts depend on the catalog's guard table and library list too: a cached entry is for both. And on
+    # the code that read them: the installed modules' fingerprint, which no linted tree can know, so a
+    # cache file a tree ships (made elsewhere, or made up) never matches and is never read as facts.
     inputs = [sorted(queries), sorted(flags), sorted(skip_if), sorted(skip_unless), sorted(cuda_modules),
-              _stable_table(guards), _stable_table(optional_facts())]
+              _stable_table(guards), _stable_table(optional_facts()), _code_fingerprint()]
     salt = sha256(json.dumps(inputs).encode()).digest()
     cached = _load_cache(cache_dir)
     fresh: Dict[str, Tuple[str, dict]] = {}

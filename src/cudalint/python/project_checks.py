@@ -301,12 +301,12 @@ def _cuda_default_call(node: cst.Call, ctx: FileContext) -> None:
             return
         path, params = found
         path = project.display(path)
-        for name, position, line, column in params:
+        for name, position, line, column, written in params:
             if _omitted(node, name, position):
                 ctx.report(
                     "CDL113",
                     node,
-                    f"{source_of(node.func)}() takes its {name}=\"cuda\" default here ({path}:{line}): "
+                    f"{source_of(node.func)}() takes its {name}={written} default here ({path}:{line}): "
                     f"pass the selected device",
                     related=(((path, line, column), f"{name} defaults to a CUDA device here"),),
                 )

@@ -44,10 +44,9 @@ def wanted_names(facts_by_path) -> Wanted:
     return {name: tuple(sorted(found)) for name, found in sorted(wanted.items()) if found}
 
 
-def calls_in(tree: ast.AST, wanted: Wanted, lines: Optional[List[int]] = None) -> Calls:
-    """The calls of the wanted names in one module, and how many may leave each parameter out. With
-    `lines` (sorted: where the text names one of them), only the nodes that span one of those lines are
-    visited."""
+def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
+    """The calls of the wanted names in one module, and how many may leave each parameter out; only the
+    nodes that span one of `lines` (sorted: where the text names one of them) are visited."""
     found: Calls = {}
     stack = [tree]
     while stack:
@@ -58,7 +57,7 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: Optional[List[int]] = None) -
                 if not isinstance(item, ast.AST):
                     continue
                 first = getattr(item, "lineno", None)
-                if lines is not None and first is not None:
+                if first is not None:
                     at = bisect.bisect_left(lines, first)
                     if at == len(lines) or lines[at] > (item.end_lineno or first):
                         continue  # no line of this node names a wanted function

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
@@ -52,6 +52,15 @@ def string_value(node: cst.BaseExpression) -> Optional[str]:
         if left is not None and right is not None:
             return left + right
     return None
+
+
+def string_elements(node: cst.BaseExpression) -> Tuple[str, ...]:
+    """The value of a string literal, or the values of the string literals among the elements of a tuple,
+    list or set literal (other elements left out: compare the count with the elements where that matters)."""
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return tuple(text for text in (string_value(element.value) for element in node.elements) if text is not None)
+    text = string_value(node)
+    return (text,) if text is not None else ()
 
 
 def is_cuda_device_string(node: cst.BaseExpression) -> bool:

@@ -29,9 +29,10 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from cudalint.project.paths import test_module
+from cudalint.python.children import arm_statements, enclosing_block
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
-from cudalint.python.children import arm_statements, enclosing_block
+
 
 @functools.lru_cache(maxsize=1)
 def loaders() -> Dict[str, str]:

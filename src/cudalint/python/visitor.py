@@ -15,7 +15,7 @@ import libcst as cst
 from cudalint.python.children import NODE_KINDS, OTHER_KINDS, child_fields, code_children, is_node
 from cudalint.python.context import FileContext
 from cudalint.python.mac_failures import falsy_constant
-from cudalint.python.names import dotted, string_value, tests_cuda_oom
+from cudalint.python.names import dotted, string_elements, string_value, tests_cuda_oom
 from cudalint.python.optional_facts import optional_facts
 from cudalint.python.optional_imports import _catches_import_error
 from cudalint.python.overrides import silenced_in
@@ -281,9 +281,10 @@ class Walker:
             return False
         keyed = [arg.value for arg in decorator.args if arg.keyword is not None and arg.keyword.value in KERNEL_KEYWORDS]
         positional = [arg.value for arg in decorator.args if arg.keyword is None and not arg.star]
-        chosen = keyed[0] if keyed else next((value for value in reversed(positional) if _strings(value) is not None), None)
-        keys = _strings(chosen) if chosen is not None else None
-        return bool(keys) and all(facts.off_mac_dispatch(key) for key in keys)
+        chosen = keyed[0] if keyed else next((value for value in reversed(positional) if string_elements(value)), None)
+        keys = string_elements(chosen) if chosen is not None else ()
+        complete = not isinstance(chosen, (cst.Tuple, cst.List, cst.Set)) or len(keys) == len(chosen.elements)
+        return bool(keys) and complete and all(facts.off_mac_dispatch(key) for key in keys)
 
     def _class_skipped(self, node: cst.ClassDef) -> bool:
         found = self.skipped_classes.get(id(node))
@@ -475,17 +476,6 @@ class Walker:
 EXITS = {"sys.exit", "os._exit", "pytest.exit", "pytest.fail"}
 SKIPS = {"pytest.skip", "unittest.SkipTest", "pytest.importorskip"}
 BUILTIN_EXITS = {"exit", "quit"}
-
-
-def _strings(node: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
-    """A string literal's value, or the values of a list or tuple of string literals (None otherwise)."""
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return (value,) if isinstance(value, str) else None
-    if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
-        found = [_strings(element.value) for element in node.elements]
-        return tuple(value for values in found for value in values) if all(values is not None and len(values) == 1 for values in found) else None
-    return None
 
 
 def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:

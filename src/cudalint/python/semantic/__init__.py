@@ -131,18 +131,18 @@ class SemanticModel:
             owner = self.self_class(node.value.value, scope)
             if owner is not None:
                 return self.class_attributes.bindings(owner, node.attr.value) or []
-            stored = self.stores(node.value.value, node.attr.value, scope)
-            # a store made only under some test leaves the value the attribute had otherwise: not known here
-            return stored if any(not binding.conditions for binding in stored) else []
+            stored, settled = self.stores(node.value.value, node.attr.value, scope)
+            return stored if settled else []  # a store made only under some test: the other value is not known here
         return []
 
-    def stores(self, base: str, name: str, scope: Scope) -> List[Binding]:
+    def stores(self, base: str, name: str, scope: Scope) -> Tuple[List[Binding], bool]:
         """The stores `base.name = value` (`args.device = "cuda"`) of the scope that reads `base.name`,
-        where `base` is a name of that scope (a parameter or a local; a module name at module level)."""
+        where `base` is a name of that scope (a parameter or a local; a module name at module level), and
+        whether one of them is made unconditionally (then they are all the attribute can hold there)."""
         stored = scope.stores.get((base, name)) if scope is not None else None
         if stored and any(binding.scope is scope for binding in self.lookup(base, scope)):
-            return stored
-        return []
+            return stored, any(not binding.conditions for binding in stored)
+        return [], False
 
     def self_class(self, name: str, scope: Scope, depth: int = 0) -> Optional[Scope]:
         """The class scope when `name` is the `self` parameter of an enclosing method, or a name bound
@@ -165,7 +165,8 @@ class SemanticModel:
         if len(bindings) != 1 or bindings[0].kind != "assign":
             return None
         value = bindings[0].value
-        if isinstance(value, cst.Call) and len(value.args) == 1 and self.resolve(value.func, scope) == "weakref.proxy":
+        if (isinstance(value, cst.Call) and len(value.args) == 1 and (dotted(value.func) or "").endswith("proxy")
+                and self.resolve(value.func, scope) == "weakref.proxy"):  # the name test first: this runs for every local
             value = value.args[0].value
         return value.value if isinstance(value, cst.Name) else None
 

@@ -25,7 +25,7 @@ from cudalint.project.paths import test_module
 from cudalint.python.children import code_children
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
-from cudalint.python.names import dotted, int_literal, is_none, negative_literal, string_value
+from cudalint.python.names import dotted, int_literal, is_none, negative_literal, string_elements, string_value
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.values import UNSET
@@ -616,7 +616,7 @@ class GuardEvaluator:
             cuda = self._all_cuda(left, scope, depth) or self._container_all_cuda(right, scope, depth)
             if cuda:
                 return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
-            if self.facts.mac_device_types <= _strings(right):  # device.type in {"cpu", "mps"}: false only off a Mac
+            if isinstance(right, (cst.Tuple, cst.List, cst.Set)) and self.facts.mac_device_types <= set(string_elements(right)):  # device.type in {"cpu", "mps"}: false only off a Mac
                 return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC
             return UNKNOWN
         picked = self.model.device_switches.index_when(test, scope)
@@ -686,12 +686,6 @@ class GuardEvaluator:
 
 # Builtins whose result is truthy exactly when their one argument is: bool(x), len(x), list(range(n)).
 SAME_TRUTH = frozenset({"bool", "len", "list", "tuple", "set", "frozenset", "sorted"})
-
-
-def _strings(node) -> FrozenSet[str]:
-    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return frozenset(text for text in (string_value(e.value) for e in node.elements) if text is not None)
-    return frozenset()
 
 
 def _agree(guards: Iterable[Guard]) -> Guard:

@@ -225,9 +225,9 @@ class Evaluator:
                 return self._bound(bindings, depth) or (Value(UNKNOWN_KIND, None, node),)
             # `args.device = "cuda"` in this function (or at module level): what it stores; where every
             # store is made under some test, also what the attribute held otherwise
-            stored = self.model.stores(base.value, name, scope)
+            stored, settled = self.model.stores(base.value, name, scope)
             found = list(self._bound(stored, depth)) if stored else []
-            if stored and any(not binding.conditions for binding in stored):
+            if settled:
                 return tuple(found) or (Value(UNKNOWN_KIND, None, node),)
             options = self.model.options.get(name)
             if options and self.may_hold_options(base, scope, depth):

@@ -146,8 +146,11 @@ def _read_once(path: str, text: str, kind: str) -> Tuple[Parsed, ...]:
 
 def _read(path: str, text: str, kind: str) -> List[Parsed]:
     if kind == "requirements":
+        from cudalint.manifests import conda_lists
         from cudalint.manifests.includes import requirements_tree
 
+        if conda_lists.is_package_list(text):  # conda's own list under a pip name (`conda list --export`)
+            return [conda_lists.read_package_list(path, text)]
         return requirements_tree(path, text, lambda target: manifest_kind(target) is not None)
     if kind in _READERS:
         return [_reader(_READERS[kind])(path, text)]
@@ -211,7 +214,9 @@ def sniff_kind(path: str) -> str:
         return toml_kind
     if dockerfile.looks_like_dockerfile(text):
         return "dockerfile"
-    if _looks_like_requirements(path, text):
+    from cudalint.manifests.conda_lists import is_package_list
+
+    if is_package_list(text) or _looks_like_requirements(path, text):
         return "requirements"
     return "python"
 

@@ -19,7 +19,7 @@ def read(path: str, text: str) -> Parsed:
     return parsed
 
 
-def _runs_on_mac(platform: str) -> bool:
+def runs_on_mac(platform: str) -> bool:
     return platform in ("unix", "osx") or platform.startswith("osx")
 
 
@@ -28,7 +28,7 @@ def _platforms_exclude_mac(table: Optional[Node]) -> bool:
     platforms = table.get("platforms") if table is not None else None
     if platforms is None or not platforms.strings():
         return False
-    return not any(_runs_on_mac(item.value) for item in platforms.strings())
+    return not any(runs_on_mac(item.value) for item in platforms.strings())
 
 
 def read_tables(path: str, root: Node, prefix: str, parsed: Parsed) -> None:
@@ -50,7 +50,7 @@ def _scope(path: str, table: Node, prefix: str, off_mac: bool, parsed: Parsed) -
     """Dependency tables of the project or a feature, and of its targets."""
     _dependency_tables(path, table, prefix, off_mac, parsed)
     for platform, target in items(table.get("target")):
-        target_off_mac = off_mac or not _runs_on_mac(platform)
+        target_off_mac = off_mac or not runs_on_mac(platform)
         _dependency_tables(path, target, f"{prefix}target.{platform}.", target_off_mac, parsed)
 
 

@@ -96,3 +96,16 @@ def test_an_import_of_the_projects_own_package_is_no_cuda_library_import(tmp_pat
     user = {"app/__init__.py": "", "app/model.py": "from xformers.ops import attention\n"}
     assert lint_tree(tmp_path / "user", monkeypatch, user) == [("app/model.py", "CDL404", 1, 1)]
     assert passing(tmp_path / "user", user) == ["app/model.py"]  # another project: a CUDA-only library
+
+
+def test_a_file_with_no_word_of_the_checks_still_meets_the_projects_words(tmp_path, monkeypatch):
+    """Its text holds no word the checks look for, so the gates do not walk its tree; the project's
+    words, known only once the index is built, still reach it through its import."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/helpers.py": 'def load_model(path, device="cuda"):\n    return path\n',
+        "pkg/plain.py": 'from pkg.helpers import load_model\n\nm = load_model("a.pt")\n',
+        "pkg/same_name.py": "def load_model(path):\n    return path\n\n\nm = load_model(1)\n",
+    }
+    assert lint_tree(tmp_path, monkeypatch, files) == [("pkg/helpers.py", "CDL108", 1, 29), ("pkg/plain.py", "CDL113", 3, 5)]
+    assert passing(tmp_path, files) == ["pkg/helpers.py", "pkg/plain.py"]

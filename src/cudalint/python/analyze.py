@@ -565,6 +565,7 @@ class Pregate:
 
 
 SETTLED, PASSES = "settled", "passes"
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
 
 SENT_NESTING = 64  # blocks inside blocks in an outline handed to a worker (else the worker parses the file itself)
@@ -611,11 +612,16 @@ class Pregates:
             self.prepare()
             self.prepare = None
         gates = self.checks.gates(release)
+        prefilter = gates.prefilter is not None and gates.prefilter.search(text) is not None
         seen: Set[str] = set()
-        mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved, gates.called,
-                             gates.argued)
-        # Without a mention the text search cannot change the verdict (see Pregate.verdict): not run.
-        prefilter = bool(mentions) and gates.prefilter is not None and gates.prefilter.search(text) is not None
+        if prefilter:
+            mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved,
+                                 gates.called, gates.argued)
+        else:
+            # No word of the checks in the text, so none in the tree: the walk is not needed. Where the
+            # project's words would be looked for, every identifier of the text stands in for what the walk
+            # would have seen (more words: a file may be judged by gate() after all, never settled wrongly).
+            mentions, seen = False, set(_IDENTIFIER.findall(text))
         statements = outline(tree) if mentions and prefilter and whole else None
         if statements is not None and _nesting(statements) > SENT_NESTING:
             statements = None  # sent to a worker process, pickled: a recursive structure must stay shallow

@@ -129,10 +129,25 @@ def _word_pattern(words) -> "re.Pattern[str] | None":
 
 
 def _word_source(words) -> Optional[str]:
+    """Any of the words, whole (one ending in `_` as a prefix), as one regular expression factored by
+    common prefixes: the regex engine then tries one branch per character at each place of a text, not
+    every word (a file holding none of them is searched to its end, and most files hold none)."""
     if not words:
         return None
-    ordered = sorted(words, key=len, reverse=True)
-    return "|".join(r"\b" + re.escape(w) + ("" if w.endswith("_") else r"\b") for w in ordered)
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for character in word:
+            node = node.setdefault(character, {})
+        node[""] = "" if word.endswith("_") else r"\b"  # where the word ends: what must follow it
+    return r"\b" + _branches(trie)
+
+
+def _branches(node: dict) -> str:
+    choices = [re.escape(character) + _branches(child) for character, child in sorted(node.items()) if character]
+    if "" in node:
+        choices.append(node[""])
+    return choices[0] if len(choices) == 1 else "(?:" + "|".join(choices) + ")"
 
 
 def _string_pattern(values, texts) -> "re.Pattern[str] | None":
@@ -565,7 +580,6 @@ class Pregate:
 
 
 SETTLED, PASSES = "settled", "passes"
-_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
 
 SENT_NESTING = 64  # blocks inside blocks in an outline handed to a worker (else the worker parses the file itself)
@@ -612,16 +626,11 @@ class Pregates:
             self.prepare()
             self.prepare = None
         gates = self.checks.gates(release)
-        prefilter = gates.prefilter is not None and gates.prefilter.search(text) is not None
         seen: Set[str] = set()
-        if prefilter:
-            mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved,
-                                 gates.called, gates.argued)
-        else:
-            # No word of the checks in the text, so none in the tree: the walk is not needed. Where the
-            # project's words would be looked for, every identifier of the text stands in for what the walk
-            # would have seen (more words: a file may be judged by gate() after all, never settled wrongly).
-            mentions, seen = False, set(_IDENTIFIER.findall(text))
+        mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved, gates.called,
+                             gates.argued)
+        # Without a mention the text search cannot change the verdict (see Pregate.verdict): not run.
+        prefilter = bool(mentions) and gates.prefilter is not None and gates.prefilter.search(text) is not None
         statements = outline(tree) if mentions and prefilter and whole else None
         if statements is not None and _nesting(statements) > SENT_NESTING:
             statements = None  # sent to a worker process, pickled: a recursive structure must stay shallow

@@ -245,7 +245,7 @@ def _is_catalog_file(name: str) -> bool:
 # facts, the overrides, the aliases): kept parsed in the catalog's compact copy, so a run that finds the
 # copy never imports a TOML parser. The coverage data stay apart: only a file that calls an operator
 # reads them.
-DATA_FILES = ("aliases.toml", "guards.toml", "optional_code.toml", "overrides.toml")
+DATA_FILES = ("aliases.toml", "autocast_ops.toml", "guards.toml", "optional_code.toml", "overrides.toml")
 
 
 def _is_compact_source(name: str) -> bool:

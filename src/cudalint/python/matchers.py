@@ -39,6 +39,7 @@ from cudalint.findings import Safety
 from cudalint.python.backend_choice import cpu_gets
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
+from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import dotted, source_of, string_value
 from cudalint.python.placement import (
     builds_on_default_device, held_until_waited, made_on_host, names_host, on_host, same_device_copy, synchronized_after,
@@ -291,6 +292,9 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `GradScaler(enabled=torch.cuda.is_available() and fp16)`: off on a Mac, it does nothing there
     if entry.spec.get("entered") and isinstance(ctx.parent, cst.Call) and ctx.never_entered(len(ctx.stack) - 2):
         return  # `with torch.cuda.amp.autocast() and torch.no_grad():` enters only no_grad
+    if ("unless_uncast_region" in entry.spec and isinstance(ctx.parent, cst.Call) and ctx.parent.func is node
+            and turned_off_without_effect(ctx.parent, len(ctx.stack) - 2, entry.spec["unless_uncast_region"], ctx)):
+        return  # CUDA autocast kept out of a region MPS autocast would cast nothing in
     if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
     if _argued_by_rule(node, entry.rule, ctx):
@@ -688,6 +692,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue
         if spec.get("entered") and ctx.never_entered(len(ctx.stack) - 1):
             continue  # `with torch.autocast("cuda") and torch.no_grad():` enters only no_grad
+        if "unless_uncast_region" in spec and turned_off_without_effect(node, len(ctx.stack) - 1, spec["unless_uncast_region"], ctx):
+            continue  # CUDA autocast kept out of a region MPS autocast would cast nothing in
         if "keyword" not in spec and "position" not in spec:
             ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))
             continue

@@ -1,0 +1,158 @@
+"""What an autocast turned off for CUDA leaves cast on a Mac.
+
+`with torch.autocast("cuda", enabled=False):` (or `torch.cuda.amp.autocast(enabled=False)`, or either as a
+decorator) keeps CUDA autocast out of a region so that its math runs in float32. On a Mac it turns off
+nothing: where the code enables MPS autocast, that stays on in the region. It changes a result only
+through the operators MPS autocast runs in float16 (rules/autocast_ops.toml, from torch's own table):
+matmul, convolution, linear and the like. A region whose every call is known to reach none of them
+(elementwise math, reshapes, pooling, losses; einops' layout functions; the region's modules built in
+`__init__` from torch.nn classes that multiply nothing) computes the same on a Mac with MPS autocast on
+or off, and the CUDA-only autocast there is no porting problem. A call the file cannot tell (a project
+function, a method of an object of unknown kind, a module container) may multiply: the region counts as
+casting, and the autocast is reported as before.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, FrozenSet, Mapping, Optional, Tuple
+
+import libcst as cst
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cudalint.python.context import FileContext
+    from cudalint.python.semantic.scopes import Scope
+
+
+@functools.lru_cache(maxsize=1)
+def _tables() -> Mapping[str, FrozenSet[str]]:
+    from cudalint.catalog import rules_sets
+
+    return rules_sets("autocast_ops.toml")
+
+
+@functools.lru_cache(maxsize=1)
+def _api_ops() -> Mapping[str, dict]:
+    from cudalint.coverage.api_ops import load_api_ops
+
+    return load_api_ops()["apis"]
+
+
+def turned_off_without_effect(call: cst.Call, depth: int, where: Mapping[str, object], ctx: "FileContext") -> bool:
+    """The autocast `call` (at `ctx.stack[depth]`) is turned off (`enabled=False`, found by `where`'s
+    keyword or position) around a region that runs no operator MPS autocast casts."""
+    from cudalint.python.matchers import _find_argument
+
+    enabled = _find_argument(call, where.get("keyword"), where.get("position"))
+    if enabled is None or not (isinstance(enabled.value, cst.Name) and enabled.value.value == "False"):
+        return False
+    region = _region(ctx, depth)
+    return region is not None and not _casts(*region, ctx)
+
+
+def _region(ctx: "FileContext", depth: int) -> Optional[Tuple[cst.CSTNode, "Scope"]]:
+    """The statements the autocast at stack[depth] covers, and their scope: a `with`'s body, or a
+    decorated function's."""
+    stack = ctx.stack
+    if depth < 2:
+        return None
+    holder, owner = stack[depth - 1], stack[depth - 2]
+    if isinstance(holder, cst.WithItem) and isinstance(owner, cst.With):
+        return owner.body, ctx.model.scope
+    scope = ctx.model.scopes.get(id(owner))
+    if isinstance(holder, cst.Decorator) and isinstance(owner, cst.FunctionDef) and scope is not None:
+        return owner.body, scope
+    return None
+
+
+class _Calls(cst.CSTVisitor):
+    """Every call and `@` the region runs itself (a function or class defined in it runs elsewhere)."""
+
+    def __init__(self) -> None:
+        self.calls: list = []
+        self.multiplies = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.multiplies = self.multiplies or isinstance(node.operator, cst.MatrixMultiply)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.multiplies = self.multiplies or isinstance(node.operator, cst.MatrixMultiplyAssign)
+
+
+def _casts(region: cst.CSTNode, scope: "Scope", ctx: "FileContext") -> bool:
+    found = _Calls()
+    region.visit(found)
+    return found.multiplies or any(_may_cast(call, scope, ctx) for call in found.calls)
+
+
+def _may_cast(call: cst.Call, scope: "Scope", ctx: "FileContext") -> bool:
+    func, model = call.func, ctx.model
+    qualified = model.resolve(func, scope)
+    if qualified is not None:
+        return _api_casts(qualified)
+    if isinstance(func, cst.Name):
+        return func.value not in _tables()["plain_calls"] or bool(model.lookup(func.value, scope))
+    if not isinstance(func, cst.Attribute):
+        return True
+    owner = func.value
+    if isinstance(owner, cst.Name):
+        klass = model.self_class(owner.value, scope)
+        if klass is not None:  # `self.pool(x)`: the module the class keeps there
+            return _attribute_casts(klass, func.attr.value, ctx)
+    if func.attr.value in _tables()["plain_methods"]:
+        return False
+    return _ops_cast(_api_ops().get(f"torch.Tensor.{func.attr.value}"))
+
+
+def _attribute_casts(klass, name: str, ctx: "FileContext") -> bool:
+    bindings = ctx.model.class_attributes.bindings(klass, name)
+    if not bindings:
+        return True  # bound nowhere the file shows (a base class, a setattr): not known
+    for binding in bindings:
+        value = binding.value
+        if not isinstance(value, cst.Call):
+            return True
+        qualified = ctx.model.resolve(value.func, binding.context)
+        if qualified is None or not _plain_module(qualified):
+            return True
+    return False
+
+
+def _plain_module(qualified: str) -> bool:
+    """A torch.nn module class whose forward multiplies nothing (pooling, norms, activations, dropout)."""
+    tables = _tables()
+    name = qualified.rpartition(".")[2]
+    return (qualified.startswith("torch.nn.") and name[:1].isupper() and qualified not in tables["casting_modules"]
+            and qualified not in tables["container_modules"])
+
+
+def _api_casts(qualified: str) -> bool:
+    tables = _tables()
+    if qualified in tables["plain_calls"] or qualified.partition(".")[0] in tables["plain_modules"]:
+        return False
+    record = _api_ops().get(qualified)
+    if record is not None:
+        return _ops_cast(record)
+    if qualified.startswith("torch.nn.") and qualified.rpartition(".")[2][:1].isupper():
+        return not _plain_module(qualified)  # building a module runs nothing; calling one is above
+    return True
+
+
+def _ops_cast(record: Optional[dict]) -> bool:
+    """An API's traced operators include one MPS autocast casts; an API not in the table may."""
+    if record is None:
+        return True
+    lower = _tables()["lower_precision"]
+    return any(op.partition("::")[2].partition(".")[0] in lower for op in record.get("ops", ()))

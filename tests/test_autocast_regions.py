@@ -40,12 +40,14 @@ def attend(q, k):
 
 def loss(p, t):
     with torch.autocast("cuda", enabled=False):
-        a = F.binary_cross_entropy(p.float(), t).sum(-1)
+        a = F.binary_cross_entropy(p.float(), t)
     with torch.autocast("cuda", enabled=False):
         b = p @ t
     with torch.autocast("cuda", enabled=False):
         c = helper(p)
-    return a, b, c
+    with torch.autocast("cuda", enabled=False):
+        d = F.group_norm(p.half(), 2)
+    return a, b, c, d
 
 
 def helper(p):
@@ -59,6 +61,7 @@ def test_only_regions_that_may_multiply_keep_their_finding():
         ("CDL207", 30, 11),  # torch.einsum is cast
         ("CDL207", 38, 25),  # `@` is a matmul
         ("CDL207", 40, 25),  # a project function: what it runs is not followed here
+        ("CDL207", 42, 25),  # group_norm: MPS autocast would run it in float32, not in the half precision given
     ]
 
 
@@ -75,13 +78,14 @@ def test_an_autocast_left_on_or_not_known_off_is_reported_whatever_its_region():
 
 
 def test_a_module_bound_to_a_container_or_elsewhere_counts_as_casting():
+    """`self.pool` is an nn.MaxPool2d: pooling runs in its input's precision under MPS autocast too."""
     source = (
         "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
         "    def __init__(self, pools):\n        super().__init__()\n"
-        "        self.pools = nn.ModuleList(pools)\n        self.norm = nn.LayerNorm(4)\n\n"
+        "        self.pools = nn.ModuleList(pools)\n        self.pool = nn.MaxPool2d(2)\n\n"
         "    def forward(self, x):\n"
         "        with torch.autocast('cuda', enabled=False):\n            x = self.pools[0](x)\n"
-        "        with torch.autocast('cuda', enabled=False):\n            x = self.norm(x)\n"
+        "        with torch.autocast('cuda', enabled=False):\n            x = self.pool(x)\n"
         "        with torch.autocast('cuda', enabled=False):\n            x = self.head(x)\n"
         "        return x\n"
     )

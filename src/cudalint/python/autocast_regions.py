@@ -3,13 +3,14 @@
 `with torch.autocast("cuda", enabled=False):` (or `torch.cuda.amp.autocast(enabled=False)`, or either as a
 decorator) keeps CUDA autocast out of a region so that its math runs in float32. On a Mac it turns off
 nothing: where the code enables MPS autocast, that stays on in the region. It changes a result only
-through the operators MPS autocast runs in float16 (rules/autocast_ops.toml, from torch's own table):
-matmul, convolution, linear and the like. A region whose every call is known to reach none of them
-(elementwise math, reshapes, pooling, losses; einops' layout functions; the region's modules built in
-`__init__` from torch.nn classes that multiply nothing) computes the same on a Mac with MPS autocast on
-or off, and the CUDA-only autocast there is no porting problem. A call the file cannot tell (a project
-function, a method of an object of unknown kind, a module container) may multiply: the region counts as
-casting, and the autocast is reported as before.
+through the operators MPS autocast runs in another precision (rules/autocast_ops.toml, from torch's own
+table): float16 for matmul, convolution and linear; float32 for norms, softmax, sums and most losses,
+which on the half-precision inputs such a region may mean to keep (timm's fast_norm) it would widen. A
+region whose every call is known to reach none of them (elementwise math, reshapes, pooling,
+concatenation; einops' layout functions; modules `__init__` builds there from torch.nn classes that run
+none) computes the same on a Mac with MPS autocast on or off, and the CUDA-only autocast there is no
+porting problem. A call the file cannot tell (a project function, a method of an object of unknown kind,
+a module container) may run one: the region counts as casting, and the autocast is reported as before.
 """
 
 from __future__ import annotations
@@ -154,5 +155,6 @@ def _ops_cast(record: Optional[dict]) -> bool:
     """An API's traced operators include one MPS autocast casts; an API not in the table may."""
     if record is None:
         return True
-    lower = _tables()["lower_precision"]
-    return any(op.partition("::")[2].partition(".")[0] in lower for op in record.get("ops", ()))
+    tables = _tables()
+    return any(name in tables["lower_precision"] or name in tables["float32"]
+               for name in (op.partition("::")[2].partition(".")[0] for op in record.get("ops", ())))

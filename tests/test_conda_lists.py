@@ -90,3 +90,9 @@ def test_a_conda_export_named_on_the_command_line_is_read_by_its_content(tmp_pat
                             cwd=tmp_path, capture_output=True, text=True)
     assert [line.split(" ", 2)[:2] for line in result.stdout.splitlines()] == [
         ["gpu-env.txt:6:1:", "CDL503"], ["gpu-env.txt:7:1:", "CDL508"]], result.stderr
+
+
+def test_a_hostile_explicit_list_is_read_in_linear_time():
+    line = "https://example.invalid/c/linux-64/" + "a-" * 200_000 + "\n"
+    findings = check_manifest("requirements.txt", "@EXPLICIT\n" + line)
+    assert [(f.code, f.line) for f in findings] == [("CDL000", 2)]

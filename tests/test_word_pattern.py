@@ -32,3 +32,9 @@ WORD = st.text(alphabet="ab_-c", min_size=1, max_size=5)
 @given(st.sets(WORD, min_size=1, max_size=8), st.text(alphabet="ab_-c .", max_size=30))
 def test_the_factored_search_answers_as_the_plain_one(words, text):
     assert bool(_word_pattern(words).search(text)) == bool(_plain(sorted(words, key=len, reverse=True)).search(text))
+
+
+def test_long_words_of_a_linted_project_build_a_flat_search():
+    """The project's words come from the linted code: a 20,000-character identifier is one more word."""
+    pattern = _word_pattern({"a" * 20000, "ab" * 3000, "cuda"})
+    assert pattern.search("x = " + "a" * 20000) and not pattern.search("a" * 19999 + " cuda_x")

@@ -2,7 +2,6 @@
 
 A YAML file is an environment file by what it holds, whatever its name (conda.yaml,
 env/gpu.yml): a top-level `dependencies` list of package specs, or one next to `channels`.
-
 """
 
 from __future__ import annotations

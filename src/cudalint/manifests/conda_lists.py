@@ -24,7 +24,8 @@ _EXPLICIT = "@EXPLICIT"
 # name=version=build: a line pip refuses (`=` is no version operator of pip's) and conda writes
 _EXPORT_ENTRY = re.compile(r"(?P<name>[A-Za-z0-9_][A-Za-z0-9_.-]*)=(?P<version>[^=\s]+)=(?P<build>[^=\s]+)")
 # the file a package URL of an explicit list names: name-version-build.tar.bz2 | .conda
-_PACKAGE_FILE = re.compile(r"(?P<name>[A-Za-z0-9_][A-Za-z0-9_.-]*)-(?P<version>[^-/]+)-(?P<build>[^-/]+)\.(?:tar\.bz2|conda)")
+_PACKAGE_SUFFIXES = (".tar.bz2", ".conda")
+_PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 PIP_BUILD = "pypi_0"  # the build conda records for a package pip installed into the environment
 
 
@@ -67,7 +68,7 @@ def read_package_list(path: str, text: str) -> Parsed:
             explicit = True
             continue
         if explicit:
-            dependency = _package_file(path, span, stripped, platform)
+            dependency = _package_file(path, span, stripped)
         else:
             entry = _EXPORT_ENTRY.fullmatch(stripped)
             dependency = _exported(path, span, stripped, entry) if entry else _spec(path, span, stripped)
@@ -93,19 +94,21 @@ def _exported(path: str, span: Span, text: str, entry: "re.Match[str]") -> Depen
                            extras=(), marker=None, raw=text, section="packages", kind="package", ecosystem="conda")
 
 
-def _package_file(path: str, span: Span, url: str, platform: Optional[str]) -> Optional[Dependency]:
-    """One URL of an explicit list: the package its file name says, from the channel its path names
-    (`CHANNEL/PLATFORM/FILE`; a `noarch` package runs on every platform, so only the list's header counts)."""
+def _package_file(path: str, span: Span, url: str) -> Optional[Dependency]:
+    """One URL of an explicit list: the package its file name says, from the channel and for the platform
+    its path names (`CHANNEL/PLATFORM/FILE`; `noarch` runs everywhere). The list's header, where it has
+    one, says the platform instead (read_package_list)."""
     address = url.split("#", 1)[0]
     parts = address.rsplit("/", 2)
-    found = _PACKAGE_FILE.fullmatch(parts[-1])
-    if found is None:
+    suffix = next((suffix for suffix in _PACKAGE_SUFFIXES if parts[-1].endswith(suffix)), None)
+    pieces = parts[-1][: -len(suffix)].rsplit("-", 2) if suffix else []  # split by string, never by backtracking
+    if len(pieces) != 3 or not all(pieces) or not _PACKAGE_NAME.fullmatch(pieces[0]):
         return None
+    name, version, build = pieces
     folder = parts[1] if len(parts) == 3 else "noarch"
-    own = platform or (folder if folder != "noarch" and "-" in folder else None)
     dependency = make_dependency(
-        path, span, name=found["name"].lower(), specifier=f"={found['version']}={found['build']}", extras=(),
+        path, span, name=name.lower(), specifier=f"={version}={build}", extras=(),
         marker=None, raw=url, section="packages", kind="package", ecosystem="conda", url=address,
         channel=channel_name(parts[0]) if len(parts) == 3 and "://" in parts[0] else None,
     )
-    return replace(dependency, off_mac=True) if own and not runs_on_mac(own) else dependency
+    return replace(dependency, off_mac=True) if folder != "noarch" and "-" in folder and not runs_on_mac(folder) else dependency

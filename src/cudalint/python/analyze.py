@@ -129,25 +129,20 @@ def _word_pattern(words) -> "re.Pattern[str] | None":
 
 
 def _word_source(words) -> Optional[str]:
-    """Any of the words, whole (one ending in `_` as a prefix), as one regular expression factored by
-    common prefixes: the regex engine then tries one branch per character at each place of a text, not
-    every word (a file holding none of them is searched to its end, and most files hold none)."""
+    """Any of the words, whole (one ending in `_` as a prefix), as one regular expression grouped by first
+    character: at each place of a text the engine then tries the words of one group, not every word (a
+    file holding none of them is searched to its end, and most files hold none). One level of grouping,
+    not a trie: as fast, and no nesting that grows with a word's length (the project's words come from
+    the linted code)."""
     if not words:
         return None
-    trie: dict = {}
-    for word in words:
-        node = trie
-        for character in word:
-            node = node.setdefault(character, {})
-        node[""] = "" if word.endswith("_") else r"\b"  # where the word ends: what must follow it
-    return r"\b" + _branches(trie)
-
-
-def _branches(node: dict) -> str:
-    choices = [re.escape(character) + _branches(child) for character, child in sorted(node.items()) if character]
-    if "" in node:
-        choices.append(node[""])
-    return choices[0] if len(choices) == 1 else "(?:" + "|".join(choices) + ")"
+    groups: Dict[str, List[str]] = {}
+    for word in sorted(words, key=len, reverse=True):
+        groups.setdefault(word[0], []).append(word)
+    return r"\b(?:" + "|".join(
+        re.escape(first) + "(?:" + "|".join(re.escape(word[1:]) + ("" if word.endswith("_") else r"\b") for word in group) + ")"
+        for first, group in sorted(groups.items())
+    ) + ")"
 
 
 def _string_pattern(values, texts) -> "re.Pattern[str] | None":

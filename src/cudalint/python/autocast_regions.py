@@ -39,12 +39,9 @@ def _api_ops() -> Mapping[str, dict]:
     return load_api_ops()["apis"]
 
 
-def turned_off_without_effect(call: cst.Call, depth: int, where: Mapping[str, object], ctx: "FileContext") -> bool:
-    """The autocast `call` (at `ctx.stack[depth]`) is turned off (`enabled=False`, found by `where`'s
-    keyword or position) around a region that runs no operator MPS autocast casts."""
-    from cudalint.python.matchers import _find_argument
-
-    enabled = _find_argument(call, where.get("keyword"), where.get("position"))
+def turned_off_without_effect(enabled: Optional[cst.Arg], depth: int, ctx: "FileContext") -> bool:
+    """The autocast call at `ctx.stack[depth]`, given `enabled` (its `enabled` argument, if any), is turned
+    off (`enabled=False`) around a region that runs no operator MPS autocast casts."""
     if enabled is None or not (isinstance(enabled.value, cst.Name) and enabled.value.value == "False"):
         return False
     region = _region(ctx, depth)
@@ -54,15 +51,13 @@ def turned_off_without_effect(call: cst.Call, depth: int, where: Mapping[str, ob
 def _region(ctx: "FileContext", depth: int) -> Optional[Tuple[cst.CSTNode, "Scope"]]:
     """The statements the autocast at stack[depth] covers, and their scope: a `with`'s body, or a
     decorated function's."""
-    stack = ctx.stack
     if depth < 2:
         return None
-    holder, owner = stack[depth - 1], stack[depth - 2]
+    holder, owner = ctx.stack[depth - 1], ctx.stack[depth - 2]
     if isinstance(holder, cst.WithItem) and isinstance(owner, cst.With):
         return owner.body, ctx.model.scope
-    scope = ctx.model.scopes.get(id(owner))
-    if isinstance(holder, cst.Decorator) and isinstance(owner, cst.FunctionDef) and scope is not None:
-        return owner.body, scope
+    if isinstance(holder, cst.Decorator) and isinstance(owner, cst.FunctionDef) and id(owner) in ctx.model.scopes:
+        return owner.body, ctx.model.scopes[id(owner)]
     return None
 
 
@@ -118,6 +113,7 @@ def _may_cast(call: cst.Call, scope: "Scope", ctx: "FileContext") -> bool:
 
 
 def _attribute_casts(klass, name: str, ctx: "FileContext") -> bool:
+    """`self.<name>(...)`: what the modules the class binds there (`self.pool = nn.MaxPool2d(2)`) run."""
     bindings = ctx.model.class_attributes.bindings(klass, name)
     if not bindings:
         return True  # bound nowhere the file shows (a base class, a setattr): not known
@@ -126,17 +122,18 @@ def _attribute_casts(klass, name: str, ctx: "FileContext") -> bool:
         if not isinstance(value, cst.Call):
             return True
         qualified = ctx.model.resolve(value.func, binding.context)
-        if qualified is None or not _plain_module(qualified):
+        if qualified is None or _module_casts(qualified) is not False:
             return True
     return False
 
 
-def _plain_module(qualified: str) -> bool:
-    """A torch.nn module class whose forward multiplies nothing (pooling, norms, activations, dropout)."""
+def _module_casts(qualified: str) -> Optional[bool]:
+    """For a torch.nn module class, whether running it may reach a cast operator (a container runs what
+    it holds); None for anything else."""
+    if not (qualified.startswith("torch.nn.") and qualified.rpartition(".")[2][:1].isupper()):
+        return None
     tables = _tables()
-    name = qualified.rpartition(".")[2]
-    return (qualified.startswith("torch.nn.") and name[:1].isupper() and qualified not in tables["casting_modules"]
-            and qualified not in tables["container_modules"])
+    return qualified in tables["casting_modules"] or qualified in tables["container_modules"]
 
 
 def _api_casts(qualified: str) -> bool:
@@ -146,9 +143,8 @@ def _api_casts(qualified: str) -> bool:
     record = _api_ops().get(qualified)
     if record is not None:
         return _ops_cast(record)
-    if qualified.startswith("torch.nn.") and qualified.rpartition(".")[2][:1].isupper():
-        return not _plain_module(qualified)  # building a module runs nothing; calling one is above
-    return True
+    module = _module_casts(qualified)
+    return module if module is not None else True  # building a module is judged as running it: no harm
 
 
 def _ops_cast(record: Optional[dict]) -> bool:

@@ -292,8 +292,9 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `GradScaler(enabled=torch.cuda.is_available() and fp16)`: off on a Mac, it does nothing there
     if entry.spec.get("entered") and isinstance(ctx.parent, cst.Call) and ctx.never_entered(len(ctx.stack) - 2):
         return  # `with torch.cuda.amp.autocast() and torch.no_grad():` enters only no_grad
-    if ("unless_uncast_region" in entry.spec and isinstance(ctx.parent, cst.Call) and ctx.parent.func is node
-            and turned_off_without_effect(ctx.parent, len(ctx.stack) - 2, entry.spec["unless_uncast_region"], ctx)):
+    where = entry.spec.get("unless_uncast_region")
+    if (where and isinstance(ctx.parent, cst.Call) and ctx.parent.func is node and turned_off_without_effect(
+            _find_argument(ctx.parent, where.get("keyword"), where.get("position")), len(ctx.stack) - 2, ctx)):
         return  # CUDA autocast kept out of a region MPS autocast would cast nothing in
     if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
@@ -692,7 +693,9 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue
         if spec.get("entered") and ctx.never_entered(len(ctx.stack) - 1):
             continue  # `with torch.autocast("cuda") and torch.no_grad():` enters only no_grad
-        if "unless_uncast_region" in spec and turned_off_without_effect(node, len(ctx.stack) - 1, spec["unless_uncast_region"], ctx):
+        where = spec.get("unless_uncast_region")
+        if where and turned_off_without_effect(_find_argument(node, where.get("keyword"), where.get("position")),
+                                               len(ctx.stack) - 1, ctx):
             continue  # CUDA autocast kept out of a region MPS autocast would cast nothing in
         if "keyword" not in spec and "position" not in spec:
             ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))

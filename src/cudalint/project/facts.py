@@ -16,6 +16,7 @@ import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests, library_of
+from cudalint.project.device_params import holds_device
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
@@ -39,6 +40,8 @@ class FileFacts:
         self.guards: Dict[str, Tuple[bool, bool]] = {}  # function -> (true off a Mac, false off a Mac)
         # callable -> [(param, position, line, col, the default as written: '"cuda"', 'torch.device("cuda")')]
         self.cuda_defaults: Dict[str, List[Tuple[str, int, int, int, str]]] = {}
+        # callable -> the parameters whose CUDA default holds no device (`impl="cuda"`: device_params.py)
+        self.choice_defaults: Dict[str, List[str]] = {}
         self.constants: Dict[str, Tuple[str, object, int, int]] = {}  # NAME -> (kind, value, line, col)
         self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
@@ -93,6 +96,7 @@ class FileFacts:
             "imports": self.imports,
             "guards": self.guards,
             "cuda_defaults": self.cuda_defaults,
+            "choice_defaults": self.choice_defaults,
             "constants": self.constants,
             "extensions": self.extensions,
             "guard_constants": self.guard_constants,
@@ -114,6 +118,7 @@ class FileFacts:
         facts.imports = [tuple(item) for item in data.get("imports", [])]
         facts.guards = {name: tuple(value) for name, value in data.get("guards", {}).items()}
         facts.cuda_defaults = {name: [tuple(p) for p in params] for name, params in data.get("cuda_defaults", {}).items()}
+        facts.choice_defaults = {name: list(params) for name, params in data.get("choice_defaults", {}).items()}
         facts.constants = {name: tuple(value) for name, value in data.get("constants", {}).items()}
         facts.extensions = [tuple(item) for item in data.get("extensions", [])]
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
@@ -458,7 +463,7 @@ class _Reader:
                             self.facts.imports.append((f"{base}.{alias.name}", node.lineno, node.col_offset + 1, guarded))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[prefix + node.name] = node
-                self._defaults(prefix + node.name, node.args, method=bool(prefix))
+                self._defaults(prefix + node.name, node, method=bool(prefix))
                 self._calls(node)
             elif isinstance(node, ast.ClassDef) and not prefix:
                 self._class_facts(node)
@@ -472,7 +477,7 @@ class _Reader:
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         static = any(isinstance(decorator, ast.Name) and decorator.id == "staticmethod" for decorator in item.decorator_list)
-                        self._defaults(node.name if item.name == "__init__" else f"{node.name}.{item.name}", item.args, method=not static)
+                        self._defaults(node.name if item.name == "__init__" else f"{node.name}.{item.name}", item, method=not static)
                 self._calls(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not prefix:
                 self._constant(node)
@@ -560,21 +565,33 @@ class _Reader:
                 return _with_value(inner, (inner.value in texts) == equal)
         return None
 
-    def _defaults(self, name: str, args: ast.arguments, method: bool) -> None:
+    def _defaults(self, name: str, function: ast.AST, method: bool) -> None:
+        """The parameters of a function whose default names CUDA: those that hold a device in `cuda_defaults`,
+        the others (`impl="cuda"`, a choice of implementation: device_params.py) in `choice_defaults`."""
+        args = function.args
         positional = [*args.posonlyargs, *args.args]
-        found = []
+        found, choices = [], []
         offset = len(positional) - len(args.defaults)
         for index, default in enumerate(args.defaults):
             written = self._cuda_default(default)
             if written:
-                position = offset + index - (1 if method else 0)
-                found.append((positional[offset + index].arg, position, default.lineno, default.col_offset + 1, written))
+                param = positional[offset + index].arg
+                if holds_device(function, param):
+                    position = offset + index - (1 if method else 0)
+                    found.append((param, position, default.lineno, default.col_offset + 1, written))
+                else:
+                    choices.append(param)
         for arg, default in zip(args.kwonlyargs, args.kw_defaults):
             written = self._cuda_default(default) if default is not None else ""
             if written:
-                found.append((arg.arg, -1, default.lineno, default.col_offset + 1, written))
+                if holds_device(function, arg.arg):
+                    found.append((arg.arg, -1, default.lineno, default.col_offset + 1, written))
+                else:
+                    choices.append(arg.arg)
         if found:
             self.facts.cuda_defaults[name] = found
+        if choices:
+            self.facts.choice_defaults[name] = choices
 
     def _cuda_default(self, default: ast.AST) -> str:
         """"cuda", "cuda:1", or `torch.device("cuda")` as a parameter's default: the default as it reads

@@ -508,6 +508,12 @@ class ProjectIndex:
         params = found[0].cuda_defaults.get(found[2])
         return (found[1], params) if params else None
 
+    def choice_default(self, qualified: str, param: str) -> bool:
+        """The CUDA default of `param` of the project's function `qualified` holds no device: a choice of
+        implementation (`impl="cuda"`, project/device_params.py)."""
+        found = self.function(qualified)
+        return found is not None and found[0] is not None and param in found[0].choice_defaults.get(found[2], ())
+
     def constant(self, qualified: str):
         found = self.function(qualified)
         if found is None or found[0] is None:

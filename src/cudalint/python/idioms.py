@@ -470,6 +470,9 @@ def device_selection(registry: Registry) -> None:
 # -- CDL108: "cuda" as a default -----------------------------------------------------
 def _default_param(node: cst.Param, ctx: FileContext) -> None:
     if node.default is not None and is_cuda_device_string(node.default):
+        function = next((held for held in reversed(ctx.stack) if isinstance(held, (cst.FunctionDef, cst.Lambda))), None)
+        if isinstance(function, cst.FunctionDef) and project_checks.choice_default(function, node.name.value, ctx):
+            return  # `impl="cuda"`: a choice of implementation the body compares or hands on, no device
         ctx.report("CDL108", node.default, f"parameter {node.name.value!r} defaults to a CUDA device")
 
 

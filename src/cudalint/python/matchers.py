@@ -703,6 +703,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
         arg = _find_argument(node, spec.get("keyword"), spec.get("position"))
         if arg is None:
             continue
+        if spec.get("unless_empty") and _always_empty(arg.value, ctx):
+            continue  # `fork_rng(devices=[])`: no device at all, on purpose
         if spec.get("unless_same_device") and same_device_copy(ctx.model, node, ctx.model.scope):
             continue  # `dst.copy_(src)` with both where the code proves one device: no host memory involved
         if "unless_synchronized" in spec and synchronized_after(ctx.model, ctx.stack, spec["unless_synchronized"]):
@@ -731,6 +733,12 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                     entry.message(f"{written} (reaching {found})"),
                     related=((arg, f"{written} reaches {source_of(func)}({found}) here"),),
                 )
+
+
+def _always_empty(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """Every value the argument can take is an empty list or tuple literal."""
+    values = ctx.model.values(node)
+    return bool(values) and all(type(value.origin) in (cst.List, cst.Tuple) and not value.origin.elements for value in values)
 
 
 def _method_fix(entry: Entry, call: cst.Call, ctx: FileContext) -> Optional[FixPlan]:

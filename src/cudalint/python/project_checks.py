@@ -250,6 +250,24 @@ def _omitted(call: cst.Call, name: str, position: int) -> bool:
     return position < 0 or positional <= position
 
 
+def choice_default(function: cst.FunctionDef, param: str, ctx: FileContext) -> bool:
+    """The project index judged the CUDA default of `param` of this file's module-level function or
+    method to hold no device (`impl="cuda"` that the body only compares or hands on under its own name:
+    project/device_params.py). A function the index does not list (a nested one) is not known so."""
+    model = ctx.model
+    project, module, scope = model.project, model.module_name, model.scopes.get(id(function))
+    if project is None or not module or scope is None:
+        return False
+    name, parent = function.name.value, scope.parent
+    if parent is model.module_scope:
+        local = name
+    elif parent is not None and parent.kind == "class" and parent.parent is model.module_scope:
+        local = parent.node.name.value if name == "__init__" else f"{parent.node.name.value}.{name}"
+    else:
+        return False
+    return project.choice_default(f"{module}.{local}", param)
+
+
 def _file_has_cuda_default(ctx: FileContext) -> bool:
     """Whether a parameter of a function of this file defaults to a CUDA device (once per file)."""
     found = ctx.check_state.get("cuda-default-call")
@@ -281,10 +299,10 @@ def _local_defaults(callee, ctx: FileContext) -> Optional[List[Tuple[str, int, c
     ordered = [*params.posonly_params, *params.params]
     found = []
     for index, param in enumerate(ordered):
-        if param.default is not None and is_cuda_device_string(param.default):
+        if param.default is not None and is_cuda_device_string(param.default) and not choice_default(node, param.name.value, ctx):
             found.append((param.name.value, index - (1 if method else 0), param.default))
     for param in params.kwonly_params:
-        if param.default is not None and is_cuda_device_string(param.default):
+        if param.default is not None and is_cuda_device_string(param.default) and not choice_default(node, param.name.value, ctx):
             found.append((param.name.value, -1, param.default))
     return found or None
 

@@ -1,0 +1,81 @@
+"""Whether a parameter whose default names CUDA holds a device, judged from its function's body.
+
+`def upfirdn2d(x, f, up=1, impl="cuda")` names CUDA in a default, but `impl` picks a kernel
+implementation: the function compares it (`impl == "cuda" and x.device.type == "cuda"`), hands it on
+under its own name (`upfirdn2d(x, f, impl=impl)`) or never reads it. Nothing is placed on CUDA by
+that default, and what the chosen implementation does is reported where it does it. A parameter holds
+a device when its name says so (`device`, `map_location`, `gpu_id`: the contract its callers read) or
+when some read of it may carry the value somewhere a device is taken: a positional argument
+(`.to(p)`, `torch.device(p)`), a device keyword (`device=p`), a store (`self.p = p`), a return, an
+f-string, a container, an operand of `or`/`if`-`else`. A function that reads its locals as a mapping
+(`locals()`, `vars()`) may hand any parameter on: every parameter holds a device there.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterator, Tuple
+
+# A parameter, keyword or option whose name says it takes a device: `device`, `eval_device`, `devices`,
+# `map_location`, `gpu`, `gpu_id`, `dev`.
+DEVICE_NAME_RE = re.compile(r"(^|_)(device|devices|dev|map_location|location|gpu|gpus|gpu_id|gpu_ids|cuda_device)(_|$)", re.IGNORECASE)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def holds_device(function: ast.AST, name: str) -> bool:
+    """Whether parameter `name` of `function` (a def or lambda) may hold a device (see the module's doc)."""
+    if DEVICE_NAME_RE.search(name):
+        return True
+    for read, holder in _reads(function, name):
+        if isinstance(holder, ast.Call) and isinstance(holder.func, ast.Name) and holder.func.id in ("locals", "vars"):
+            return True
+        if _carries(read, holder):
+            return True
+    return False
+
+
+def _carries(read: ast.Name, holder: ast.AST) -> bool:
+    """A read of the parameter, in the node that holds it, may carry its value on."""
+    if isinstance(holder, ast.Compare):
+        return False  # `impl == "cuda"`, `impl in ("cuda", "ref")`: a choice, not a placement
+    if isinstance(holder, ast.keyword):
+        return holder.arg is None or bool(DEVICE_NAME_RE.search(holder.arg))  # `impl=impl` hands on a choice
+    if isinstance(holder, (ast.If, ast.While, ast.Assert, ast.IfExp)) and holder.test is read:
+        return False  # `if impl:` tests it
+    if isinstance(holder, ast.UnaryOp) and isinstance(holder.op, ast.Not):
+        return False
+    if isinstance(holder, ast.Attribute):
+        return False  # `impl.lower()`, `impl.startswith("cuda")`: the text of a choice
+    if isinstance(holder, ast.Subscript):
+        return False  # `KERNELS[impl]` reads a table by it; `impl[0]` reads its text
+    if isinstance(holder, ast.Expr):
+        return False  # a bare `impl` statement
+    return True
+
+
+def _reads(function: ast.AST, name: str) -> Iterator[Tuple[ast.Name, ast.AST]]:
+    """Every load of `name` in the function's body (nested functions included, unless they bind the
+    name themselves) and the node that holds it; also each `locals()`/`vars()` call, held by itself."""
+    body = function.body if isinstance(function.body, list) else [function.body]
+    stack = [(node, function) for node in reversed(body)]
+    while stack:
+        node, holder = stack.pop()
+        if isinstance(node, ast.Name):
+            if node.id == name and isinstance(node.ctx, ast.Load):
+                yield node, holder
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("locals", "vars") and not node.args:
+            yield node.func, node
+        if isinstance(node, SCOPES) and node is not function and _binds(node, name):
+            continue  # a nested function or class with its own `name`
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, node))
+
+
+def _binds(scope: ast.AST, name: str) -> bool:
+    if isinstance(scope, ast.ClassDef):
+        return False  # a class body's names do not hide the function's from its methods' reads
+    arguments = scope.args
+    return any(arg.arg == name for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                           arguments.vararg, arguments.kwarg) if arg is not None)

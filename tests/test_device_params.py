@@ -1,0 +1,92 @@
+"""CDL108 and CDL113 report a "cuda" default only where the parameter holds a device
+(project/device_params.py): its name says so, or a read of it may carry the value to where a device
+is taken. `impl="cuda"` that the body compares, hands on under its own name, or never reads picks an
+implementation; what that implementation does is reported where it does it."""
+
+import ast
+
+from conftest import findings_of, triples
+
+from cudalint.project.device_params import holds_device
+
+OPS = '''import torch
+
+
+def upfirdn2d(x, f, up=1, impl="cuda"):
+    if impl == "cuda" and x.device.type == "cuda":
+        return x
+    return x
+
+
+def downsample2d(x, f, down=2, impl="cuda"):
+    return upfirdn2d(x, f, up=down, impl=impl)
+
+
+def unused(x, impl="cuda"):
+    return x
+
+
+def build(x, target="cuda"):
+    return x.to(target)
+
+
+def load(path, device="cuda"):
+    return torch.load(path, map_location=device)
+
+
+class Block:
+    def __init__(self, impl="cuda"):
+        self.impl = impl
+
+    def forward(self, x, kernel="cuda"):
+        return upfirdn2d(x, None, impl=kernel)
+
+
+y = downsample2d(torch.ones(1), None)
+z = upfirdn2d(torch.ones(1), None)
+w = build(torch.ones(1))
+'''
+
+
+def test_only_defaults_that_hold_a_device_are_reported():
+    found = findings_of(OPS, path="pkg/ops.py", select={"CDL108"}, project_files={"pkg/__init__.py": ""})
+    assert triples(found) == [("CDL108", 18, 21), ("CDL108", 22, 23), ("CDL108", 27, 29)]
+
+
+def test_calls_that_take_a_choice_default_are_not_reported():
+    found = findings_of(OPS, path="pkg/ops.py", select={"CDL113"}, project_files={"pkg/__init__.py": ""})
+    assert triples(found) == [("CDL113", 36, 5)]
+
+
+USES = '''from pkg.ops import build, downsample2d
+
+downsample2d(1, None)
+build(1)
+'''
+
+
+def test_nor_calls_in_other_modules():
+    found = findings_of(USES, path="main.py", select={"CDL113"}, project_files={"pkg/__init__.py": "", "pkg/ops.py": OPS})
+    assert triples(found) == [("CDL113", 4, 1)]
+
+
+def _holds(source: str, name: str) -> bool:
+    return holds_device(ast.parse(source).body[0], name)
+
+
+def test_what_carries_a_value_on():
+    assert _holds("def f(x, impl='cuda'):\n    return x.to(impl)\n", "impl")
+    assert _holds("def f(x, impl='cuda'):\n    return g(x, device=impl)\n", "impl")
+    assert _holds("def f(x, impl='cuda'):\n    return impl\n", "impl")
+    assert _holds("def f(x, impl='cuda'):\n    return f'{impl}:0'\n", "impl")
+    assert _holds("def f(x, impl='cuda'):\n    return g(**locals())\n", "impl")
+    assert _holds("def f(x, impl='cuda'):\n    def inner():\n        return x.to(impl)\n    return inner\n", "impl")
+    assert _holds("def f(x, gpu_id='cuda:0'):\n    pass\n", "gpu_id")
+
+
+def test_what_does_not():
+    assert not _holds("def f(x, impl='cuda'):\n    return g(x, impl=impl)\n", "impl")
+    assert not _holds("def f(x, impl='cuda'):\n    if impl in ('cuda', 'ref'):\n        return x\n", "impl")
+    assert not _holds("def f(x, impl='cuda'):\n    return KERNELS[impl](x) if impl.startswith('c') else x\n", "impl")
+    assert not _holds("def f(x, impl='cuda'):\n    def inner(impl):\n        return x.to(impl)\n    return inner\n", "impl")
+    assert not _holds("def f(x, impl='cuda'):\n    return x\n", "impl")

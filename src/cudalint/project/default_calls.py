@@ -22,7 +22,9 @@ import re
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from cudalint.digests import sha256
+from cudalint.project.paths import test_module
 
+TESTS_TOO = "*"  # a parameter name no function has: in a wanted name's parameters, its calls in test modules count
 CACHE_KEY = "\0default-calls"  # the index cache's entry: [names digest, {path: [content, calls]}]
 
 Wanted = Dict[str, Tuple[Tuple[str, int], ...]]  # called name -> (parameter, position; -1: keyword only)
@@ -30,10 +32,17 @@ Calls = Dict[str, Dict[str, List[int]]]  # called name -> parameter -> [calls, c
 
 
 def wanted_names(facts_by_path) -> Wanted:
-    """The names a call of a function with a CUDA default goes by (a class's for its `__init__`)."""
+    """The names a call of a function with a CUDA default goes by (a class's for its `__init__`), and of
+    one whose device parameter defaults to None and is filled by the function when left out. A name
+    defined only in test modules is marked (TESTS_TOO): its calls in test modules count; for the others
+    they do not (a test that passes the device says nothing of the program's callers)."""
     wanted: Dict[str, set] = {}
-    for facts in facts_by_path.values():
-        for qualified, params in facts.cuda_defaults.items():
+    in_tests: Dict[str, bool] = {}  # name -> defined in test modules only
+    for path, facts in facts_by_path.items():
+        for qualified in (*facts.cuda_defaults, *facts.filled_defaults):
+            name = qualified.rpartition(".")[2]
+            in_tests[name] = in_tests.get(name, True) and test_module("", path)
+        for qualified, params in (*facts.cuda_defaults.items(), *facts.filled_defaults.items()):
             name = qualified.rpartition(".")[2]
             if name.startswith("__"):
                 continue  # a dunder method is called by syntax, not by its name
@@ -41,7 +50,7 @@ def wanted_names(facts_by_path) -> Wanted:
                 (param[0], param[1]) for param in params
                 if len(param) >= 2 and isinstance(param[0], str) and type(param[1]) is int
             )
-    return {name: tuple(sorted(found)) for name, found in sorted(wanted.items()) if found}
+    return {name: tuple(sorted(found)) + ((TESTS_TOO, -1),) * in_tests.get(name, False) for name, found in sorted(wanted.items()) if found}
 
 
 def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
@@ -72,6 +81,8 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
         spread = any(type(arg) is ast.Starred for arg in node.args) or any(keyword.arg is None for keyword in node.keywords)
         keywords = {keyword.arg for keyword in node.keywords}
         for param, position in params:
+            if param == TESTS_TOO:
+                continue
             passes = not spread and (param in keywords or 0 <= position < len(node.args))
             counts = found.setdefault(name, {}).setdefault(param, [0, 0])
             counts[0] += 1
@@ -104,7 +115,9 @@ def collect(
             data = read(path)
             lines = _lines_of(pattern, data) if data is not None else []
             tree = parse(data, relative) if lines else None
-            calls = calls_in(tree, wanted, lines) if tree is not None else {}
+            here = wanted if not test_module("", relative) else {
+                name: params for name, params in wanted.items() if (TESTS_TOO, -1) in params}
+            calls = calls_in(tree, here, lines) if tree is not None and here else {}
         entries[relative] = [content, calls]
         for name, params in calls.items():
             for param, (count, leaving) in params.items():

@@ -79,3 +79,36 @@ def _binds(scope: ast.AST, name: str) -> bool:
     arguments = scope.args
     return any(arg.arg == name for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
                                            arguments.vararg, arguments.kwarg) if arg is not None)
+
+
+def filled_when_omitted(function: ast.AST, name: str) -> bool:
+    """Parameter `name` (default None) of a device is given a value of the function's choosing when a
+    call leaves it out: a statement of the function's body tests `name is None` (or `is not None`), as
+    the test of an `if` or of a conditional expression it assigns (`device = x if device is None else
+    device`), or assigns `name or ...`. The body's statements are looked at, and those of its `if` blocks."""
+    if not DEVICE_NAME_RE.search(name):
+        return False
+    statements = list(function.body)
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, ast.If):
+            if _tests_none(statement.test, name):
+                return True
+            statements.extend(statement.body)
+            statements.extend(statement.orelse)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+            value = statement.value
+            if isinstance(value, ast.IfExp) and _tests_none(value.test, name):
+                return True
+            if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and _is_name(value.values[0], name):
+                return True
+    return False
+
+
+def _tests_none(test: ast.AST, name: str) -> bool:
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and _is_name(test.left, name) and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name

@@ -16,7 +16,7 @@ import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests, library_of
-from cudalint.project.device_params import holds_device
+from cudalint.project.device_params import filled_when_omitted, holds_device
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
@@ -32,6 +32,17 @@ BUILDERS = {
 CUDA_SOURCE_RE = re.compile(r"\.(cu|cuh)$")
 
 
+def _with_defaults(args: ast.arguments):
+    """(position, parameter, default) of each parameter with a default; keyword-only ones at position -1."""
+    positional = [*args.posonlyargs, *args.args]
+    offset = len(positional) - len(args.defaults)
+    for index, default in enumerate(args.defaults):
+        yield offset + index, positional[offset + index], default
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if default is not None:
+            yield -1, arg, default
+
+
 class FileFacts:
     """JSON-ready facts of one module."""
 
@@ -42,6 +53,9 @@ class FileFacts:
         self.cuda_defaults: Dict[str, List[Tuple[str, int, int, int, str]]] = {}
         # callable -> the parameters whose CUDA default holds no device (`impl="cuda"`: device_params.py)
         self.choice_defaults: Dict[str, List[str]] = {}
+        # callable -> [(param, position; -1: keyword only)] of the device parameters that default to None
+        # and that the function fills itself when a call leaves them out (device_params.filled_when_omitted)
+        self.filled_defaults: Dict[str, List[Tuple[str, int]]] = {}
         self.constants: Dict[str, Tuple[str, object, int, int]] = {}  # NAME -> (kind, value, line, col)
         self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
@@ -97,6 +111,7 @@ class FileFacts:
             "guards": self.guards,
             "cuda_defaults": self.cuda_defaults,
             "choice_defaults": self.choice_defaults,
+            "filled_defaults": self.filled_defaults,
             "constants": self.constants,
             "extensions": self.extensions,
             "guard_constants": self.guard_constants,
@@ -119,6 +134,7 @@ class FileFacts:
         facts.guards = {name: tuple(value) for name, value in data.get("guards", {}).items()}
         facts.cuda_defaults = {name: [tuple(p) for p in params] for name, params in data.get("cuda_defaults", {}).items()}
         facts.choice_defaults = {name: list(params) for name, params in data.get("choice_defaults", {}).items()}
+        facts.filled_defaults = {name: [tuple(p) for p in params] for name, params in data.get("filled_defaults", {}).items()}
         facts.constants = {name: tuple(value) for name, value in data.get("constants", {}).items()}
         facts.extensions = [tuple(item) for item in data.get("extensions", [])]
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
@@ -588,10 +604,17 @@ class _Reader:
                     found.append((arg.arg, -1, default.lineno, default.col_offset + 1, written))
                 else:
                     choices.append(arg.arg)
+        filled = [
+            (param.arg, position if position < 0 else position - (1 if method else 0))
+            for position, param, default in _with_defaults(args)
+            if isinstance(default, ast.Constant) and default.value is None and filled_when_omitted(function, param.arg)
+        ]
         if found:
             self.facts.cuda_defaults[name] = found
         if choices:
             self.facts.choice_defaults[name] = choices
+        if filled:
+            self.facts.filled_defaults[name] = filled
 
     def _cuda_default(self, default: ast.AST) -> str:
         """"cuda", "cuda:1", or `torch.device("cuda")` as a parameter's default: the default as it reads

@@ -16,6 +16,11 @@
 - It only says where `torch.load` puts what it reads (`map_location=`, as it is or as `torch.device(...)`), directly or through a name
   every use of which is that: loading onto the CPU of a Mac is right, the code that moves the
   tensors on picks the device.
+- It fills a device parameter a call left out (`self.device = sel if device is None else device`,
+  `if device is None: device = sel`, `device = device or sel`) and every call of the function in the
+  project passes that parameter (the project index: project/default_calls.py): the fallback never
+  runs, as a "cuda" default every call overrides is never used (CDL108). A function nothing in the
+  project calls is an entry point for users: its fallback counts.
 - It is never used: a function's local name the selection is bound to and that nothing in the
   function reads (nor a function, class or lambda inside it; no `locals()`, `vars()`, `eval` or
   `exec` there): changing it changes nothing.
@@ -54,7 +59,43 @@ DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # their bo
 
 def is_not_a_porting_problem(node: cst.IfExp, ctx: FileContext) -> bool:
     return (_inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx)
-            or _test_variant(node, ctx) or _keyed_on_backend(node, ctx) or serves_collectives(ctx) or _never_read(ctx))
+            or _test_variant(node, ctx) or _keyed_on_backend(node, ctx) or serves_collectives(ctx) or _never_read(ctx)
+            or fallback_never_runs(ctx))
+
+
+def fallback_never_runs(ctx: FileContext) -> bool:
+    """The node on top of the stack fills a parameter that defaults to None when a call leaves it out, and
+    every call of its function in the project passes it (see the module's doc)."""
+    stack = ctx.stack
+    for depth in range(len(stack) - 2, -1, -1):
+        holder, inner = stack[depth], stack[depth + 1]
+        if isinstance(holder, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+            return False
+        name = None
+        if isinstance(holder, cst.IfExp):
+            name = _none_tested(holder.test, inner is holder.body)
+        elif isinstance(holder, cst.If) and inner is holder.body:
+            name = _none_tested(holder.test, True)
+        elif isinstance(holder, cst.BooleanOperation) and isinstance(holder.operator, cst.Or) and inner is holder.right:
+            name = holder.left.value if type(holder.left) is cst.Name else None
+        if name is not None:
+            binding = next((found for found in ctx.model.lookup(name) if isinstance(found.node, cst.Param)), None)
+            return binding is not None and ctx.model.call_sites.default_never_used(binding)
+    return False
+
+
+def _none_tested(test: cst.BaseExpression, in_body: bool) -> Optional[str]:
+    """The name `test` compares with None, where the arm it guards runs when the name is None."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.left) is not cst.Name:
+        return None
+    target = test.comparisons[0]
+    if not (type(target.comparator) is cst.Name and target.comparator.value == "None"):
+        return None
+    if type(target.operator) is cst.Is:
+        return test.left.value if in_body else None
+    if type(target.operator) is cst.IsNot:
+        return None if in_body else test.left.value
+    return None
 
 
 def _keyed_on_backend(node: cst.IfExp, ctx: FileContext) -> bool:

@@ -23,7 +23,7 @@ def test_exit_1_with_findings_and_text_format(project):
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert lines[0] == "pkg/train.py:2:19: CDL102 .cuda() moves data to CUDA only; use .to(device)"
-    assert lines[1].startswith("pkg/train.py:3:1: CDL201 torch.cuda.synchronize only waits for CUDA")
+    assert lines[1].startswith("pkg/train.py:3:1: CDL201 torch.cuda.synchronize raises without CUDA")
     assert lines[2] == (
         "Found 2 problems (2 errors) in 2 files checked; 1 fixable with --fix (1 more with --unsafe-fixes); "
         "target torch 2.15 (newest release cudalint knows)."

@@ -19,7 +19,7 @@ CUDA_FILE = (
 )
 LINE_102 = "a.py:2:19: CDL102 .cuda() moves data to CUDA only; use .to(device)"
 LINE_201 = (
-    "a.py:3:1: CDL201 torch.cuda.synchronize only waits for CUDA; use torch.accelerator.synchronize() (torch >= 2.6)"
+    "a.py:3:1: CDL201 torch.cuda.synchronize raises without CUDA; use torch.accelerator.synchronize() (torch >= 2.6)"
 )
 ROW = "%(path)s|%(row)d|%(col)d|%(code)s"
 

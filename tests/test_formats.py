@@ -168,7 +168,7 @@ def test_github_format_exact_lines(project):
     (flash,) = lint_text("requirements.txt", "requirements", "torch>=2.3\nflash-attn\n", settings, "2.3")
     assert result.stdout.splitlines() == [
         "::error file=pkg/my file.py,line=2,col=1,endLine=2,endColumn=23,title=CDL201::"
-        "torch.cuda.synchronize only waits for CUDA; use torch.accelerator.synchronize() (torch >= 2.6)",
+        "torch.cuda.synchronize raises without CUDA; use torch.accelerator.synchronize() (torch >= 2.6)",
         "::error file=pkg/train.py,line=2,col=19,endLine=2,endColumn=23,title=CDL102::"
         ".cuda() moves data to CUDA only; use .to(device)",
         "::error file=pkg/train.py,line=3,col=23,endLine=3,endColumn=29,title=CDL101::"

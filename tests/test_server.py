@@ -61,7 +61,7 @@ def test_open_diagnose_fix_and_noqa_until_the_diagnostics_are_cleared(project):
             ("CDL102", (3, 18, 3, 22), types.DiagnosticSeverity.Error, "cudalint"),
         ]
         assert first[0].message == (
-            "torch.cuda.synchronize only waits for CUDA; use torch.accelerator.synchronize() (torch >= 2.6)"
+            "torch.cuda.synchronize raises without CUDA; use torch.accelerator.synchronize() (torch >= 2.6)"
         )
         for d in first:  # the link opens the rule's whole doc, a file cudalint ships
             doc = Path(d.code_description.href.removeprefix("file://"))

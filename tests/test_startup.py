@@ -271,7 +271,7 @@ def test_a_clean_file_is_checked_without_libcst_or_a_worker(tmp_path):
     assert again.stdout.splitlines() == ["0 []"], again.stderr
     (tmp_path / "clean.py").write_text(CUDA)
     found = subprocess.run([sys.executable, "-c", STARTUP, "clean.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert found.stdout.splitlines()[0] == "clean.py:2:1: CDL201 torch.cuda.synchronize only waits for CUDA; use torch.accelerator.synchronize() (torch >= 2.6)"
+    assert found.stdout.splitlines()[0] == "clean.py:2:1: CDL201 torch.cuda.synchronize raises without CUDA; use torch.accelerator.synchronize() (torch >= 2.6)"
     assert "'concurrent.futures.process'" in found.stdout.splitlines()[-1]
 
 

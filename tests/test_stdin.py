@@ -17,7 +17,7 @@ BUFFER = (
 )
 LINES = [
     "{path}:2:19: CDL102 .cuda() moves data to CUDA only; use .to(device)",
-    "{path}:3:1: CDL201 torch.cuda.synchronize only waits for CUDA; use torch.accelerator.synchronize() (torch >= 2.6)",
+    "{path}:3:1: CDL201 torch.cuda.synchronize raises without CUDA; use torch.accelerator.synchronize() (torch >= 2.6)",
     "{path}:4:28: CDL705 fused=True has no MPS kernel before torch 2.5; drop it or target torch >= 2.5",
 ]
 

@@ -566,6 +566,8 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
         return  # a function that saves, then loads: a round trip on the machine that runs it
     if location is None and _locates_other_loads(node, ctx):
         return  # the function maps the loads that hold tensors: the others hold host-side state by choice
+    if location is None and _restores_rng_state(node, ctx):
+        return  # generator states are CPU byte tensors, whichever device's generator they were taken from
     if location is None:
         # On a CUDA host map_location=None is torch.load's own default (tensors return to the device they
         # were saved from, a CPU-saved checkpoint stays on the CPU): identical there; elsewhere the device.
@@ -597,6 +599,70 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
                 )
     elif isinstance(location, cst.Lambda) and ".cuda(" in source_of(location):
         ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
+
+
+MAX_RESTORE_NODES = 5000  # the largest function body searched for the reads of a loaded state
+
+
+def _restores_rng_state(node: cst.Call, ctx: FileContext) -> bool:
+    """What the load returns only goes back into random number generators (CDL109's `restorers`:
+    `torch.set_rng_state`, `torch.cuda.set_rng_state_all`, `random.setstate`, `numpy.random.set_state`):
+    handed to one directly, or bound to a name every read of which, in the same function, is an argument
+    of one (`states["cuda"]`, `states.get("cpu")`) or a test (`"cuda" in states`, `states is None`).
+    `torch.get_rng_state()` and `torch.cuda.get_rng_state()` both return CPU byte tensors (torch/random.py,
+    torch/cuda/random.py), so such a file holds no device storage to map."""
+    restorers = frozenset(ctx.rules["CDL109"].match.get("restorers", ()))
+    if not restorers:
+        return False
+    parent, model = ctx.parent, ctx.model
+    if isinstance(parent, cst.Arg) and len(ctx.stack) >= 3 and isinstance(ctx.stack[-3], cst.Call):
+        return model.resolve(ctx.stack[-3].func) in restorers
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        return False
+    if model.scope.kind != "function" or not isinstance(model.scope.node, cst.FunctionDef):
+        return False
+    name = parent.targets[0].target.value
+    restored, pending, seen = False, [(model.scope.node.body, ())], 0
+    while pending:
+        current, around = pending.pop()
+        seen += 1
+        if seen > MAX_RESTORE_NODES or isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False  # too large to follow, or a nested function that may read the state later
+        if isinstance(current, cst.AssignTarget) and isinstance(current.target, cst.Name):
+            continue
+        if isinstance(current, cst.Attribute):
+            pending.append((current.value, (*around, current)))
+            continue  # the attribute's own name is no read of a local
+        if isinstance(current, cst.Name) and current.value == name:
+            use = _state_use(around, restorers, model)
+            if use is None:
+                return False
+            restored = restored or use
+            continue
+        pending.extend((child, (*around, current)) for child in code_children(current))
+    return restored
+
+
+def _state_use(around: Tuple[cst.CSTNode, ...], restorers: FrozenSet[str], model) -> Optional[bool]:
+    """A read of a loaded state, from the innermost node out: True where it (an item of it, a method's
+    result on it) is an argument of a restorer, False where it is only tested, None otherwise."""
+    child: Optional[cst.CSTNode] = None
+    for holder in reversed(around):
+        if isinstance(holder, cst.Subscript) and (child is None or holder.value is child):
+            child = holder
+        elif isinstance(holder, cst.Attribute) and (child is None or holder.value is child):
+            child = holder
+        elif isinstance(holder, cst.Call) and child is not None and holder.func is child:
+            child = holder  # `states.get("cpu")`
+        elif isinstance(holder, cst.Arg):
+            child = holder
+        elif isinstance(holder, cst.Call) and isinstance(child, cst.Arg):
+            return True if model.resolve(holder.func) in restorers else None
+        elif isinstance(holder, (cst.Comparison, cst.ComparisonTarget)):
+            return False
+        else:
+            return None
+    return None
 
 
 def _locates_other_loads(node: cst.Call, ctx: FileContext) -> bool:

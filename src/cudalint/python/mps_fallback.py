@@ -129,6 +129,16 @@ def _tests_mps(model: "SemanticModel", test: cst.BaseExpression) -> bool:
     return False
 
 
+def true_on_mps(model: "SemanticModel", test: cst.BaseExpression) -> bool:
+    """The test holds whenever the device tested is MPS: a comparison with "mps" (`==`, `in`), `.is_mps`,
+    an MPS availability query, or an `or` one of whose sides is one (unlike `and`, which may fail on MPS)."""
+    if type(test) is cst.BooleanOperation and isinstance(test.operator, cst.Or):
+        return true_on_mps(model, test.left) or true_on_mps(model, test.right)
+    if type(test) is cst.BooleanOperation:
+        return False
+    return _tests_mps(model, test)
+
+
 def _names_mps(node: cst.BaseExpression) -> bool:
     text = string_value(node)
     if text is not None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Collection, Hashable, Optional, Sequence
 import libcst as cst
 
 from cudalint.python.children import code_children
+from cudalint.python.mps_fallback import true_on_mps
 from cudalint.python.names import chain_root, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -230,7 +231,7 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
     """The tensor an expression gives is on the CPU, as the expression itself shows: `x.cpu()`,
     `x.to("cpu")`, `torch.from_numpy(a)` or a factory that builds on the host, a call told to put what
     it makes on the host (`torch.load(f, map_location="cpu")`, `load_model(f, device=torch.device("cpu"))`),
-    followed by any methods that keep the device (`x.cpu().detach().contiguous()`); a name every
+    a move to a device that is the CPU whenever it would be MPS (_host_for_mps; on a Mac), followed by any methods that keep the device (`x.cpu().detach().contiguous()`); a name every
     binding of which in its scope is such an expression (or one of these methods of the name itself:
     `m = m.double()`)."""
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not model.is_module_ref(node.func.value):
@@ -240,7 +241,7 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
         if name == "to":
             target = _target(model, node, scope)
             if target is not None:
-                return place(model, target, scope) == ("device", "cpu")
+                return place(model, target, scope) == ("device", "cpu") or _host_for_mps(model, target, scope)
         elif name not in SAME_DEVICE_METHODS:
             return False
         node = node.func.value
@@ -249,6 +250,18 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
     if not isinstance(node, cst.Call):
         return False
     return model.resolve(node.func, scope) in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+
+
+def _host_for_mps(model: "SemanticModel", target: cst.BaseExpression, scope: "Scope") -> bool:
+    """A device chosen as the CPU whenever the device tested is MPS (`torch.device("cpu") if
+    x.device.type == "mps" else x.device`, as written or bound to a name once): on a Mac, where MPS is
+    the only accelerator, the other arm runs only off MPS, so the tensor moved there is on the CPU."""
+    if type(target) is cst.Name:
+        bindings = model.lookup(target.value, scope)
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            return False
+        target, scope = bindings[0].value, bindings[0].context
+    return type(target) is cst.IfExp and true_on_mps(model, target.test) and place(model, target.body, scope) == ("device", "cpu")
 
 
 def _told_host(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:

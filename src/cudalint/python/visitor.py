@@ -19,6 +19,7 @@ from cudalint.python.names import dotted, string_elements, string_value, tests_c
 from cudalint.python.optional_facts import optional_facts
 from cudalint.python.optional_imports import _catches_import_error
 from cudalint.python.overrides import silenced_in
+from cudalint.project.paths import test_module
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
 
@@ -65,6 +66,7 @@ class Walker:
         self.visit_handlers = visit
         self.leave_handlers = leave
         self.block_guards: List[int] = []  # per open block: guards added by early exits
+        self._in_test_suite: Optional[bool] = None  # the file is a module of a test suite (_test_suite)
         self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
         self.block_branches: List[int] = []  # per open block: early exits whose guard is judged when needed
         self.block_forced: List[int] = []  # per open block: names set to a false constant under a test
@@ -429,8 +431,16 @@ class Walker:
                 self._guard_rest_of_block()
         elif kind is cst.SimpleStatementLine and len(self.block_guards) == 1 and self.model.cuda_imports.integration_after(node):
             self._guard_rest_of_block()  # `import tensorrt_llm` at the top: the module is a TensorRT integration
+        elif kind in IMPORTING and len(self.block_guards) == 1 and self._test_suite() and self.model.cuda_imports.after(node):
+            self._guard_rest_of_block()  # a test module that cannot import on a Mac tests CUDA code: the import is its finding
         if (kind is cst.Assign or kind is cst.AnnAssign) and ctx.forced_off:
             self._rebound(node)
+
+    def _test_suite(self) -> bool:
+        """The file is a module of a test suite (project.paths.test_module), worked out once."""
+        if self._in_test_suite is None:
+            self._in_test_suite = test_module(self.model.module_name or "", self.model.path)
+        return self._in_test_suite
 
     def _early_exit_guard(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;

@@ -15,7 +15,9 @@ statement leaves one imported when it completes only after importing it: the imp
 whose body does and whose every handler does too or leaves the block (a handler that falls back on
 something else is the other way, so the code after the try may run on a Mac); an `if` whose arms each
 do or leave; a `with` whose body does. Only inside functions: a module-level import of such a library
-is the finding itself (CDL404), and what follows it is the same problem. The walk guards the rest of
+is the finding itself (CDL404), and what follows it is the same problem; except in a module of a test
+suite, whose tests then run only where the library imports (tests of CUDA kernels): there the import is
+the module's one finding and the walk guards the rest of the module. The walk guards the rest of
 the block; the scopes make the bindings there conditional on the statement, so a value bound after
 it never holds on a Mac. The guard evaluator asks `cuda_only` too: a test true only where such a
 library imports (`if is_triton_available():`) is true only off a Mac.

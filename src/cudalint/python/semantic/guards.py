@@ -782,7 +782,9 @@ def _is_quantity(node) -> bool:
 
 
 def _counted(inner: Guard, op, other, atom_left: bool) -> Guard:
-    """`device_count() > 0` keeps the query's meaning; `== 0`, `is None` turn it round."""
+    """`device_count() > 0` keeps the query's meaning; `== 0`, `is None` turn it round. The count is 0
+    on a Mac: `device_count() >= 2` and `== 2` hold only where it is positive, so keep the meaning;
+    `device_count() < 2` (a multi-GPU test's skip) and `!= 2` fail only where it is, so turn it round."""
     if isinstance(other, cst.Name):  # None
         if isinstance(op, (cst.IsNot, cst.NotEqual)):
             return inner
@@ -796,10 +798,10 @@ def _counted(inner: Guard, op, other, atom_left: bool) -> Guard:
         op = flipped.get(type(op), type(op))()
     if isinstance(op, cst.GreaterThan) and number >= 0 or isinstance(op, cst.GreaterThanEqual) and number >= 1:
         return inner
-    if isinstance(op, cst.NotEqual) and number == 0:
+    if isinstance(op, cst.NotEqual) and number == 0 or isinstance(op, cst.Equal) and number >= 1:
         return inner
-    if isinstance(op, cst.Equal) and number == 0 or isinstance(op, cst.LessThan) and number <= 1:
+    if isinstance(op, cst.Equal) and number == 0 or isinstance(op, cst.LessThan) and number >= 1:
         return inner.negated()
-    if isinstance(op, cst.LessThanEqual) and number == 0:
+    if isinstance(op, cst.LessThanEqual) and number >= 0 or isinstance(op, cst.NotEqual) and number >= 1:
         return inner.negated()
     return UNKNOWN

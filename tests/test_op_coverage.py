@@ -157,6 +157,9 @@ def test_float64_messages():
     found = {f.code: f.message for f in lint_fixture("python/float64_device.py")}
     assert "NumPy's default float" in found["CDL607"] and ".float()" in found["CDL607"]
     assert found["CDL608"].startswith("a float64 tensor moves to the device: MPS has no float64 and raises")
+    made = {(f.line, f.message) for f in lint_fixture("python/float64_device.py") if f.code == "CDL608"}
+    assert (28, "a complex128 tensor is made on the device: MPS has no complex128 and raises; make it complex64 there, "
+                "or make it on the CPU where precision needs complex128") in made
 
 
 def test_float64_dtype_still_reported_when_the_move_rule_is_off():

@@ -399,6 +399,11 @@ class ProjectIndex:
                 return None if truth is None or self.subclass_binds(qualified, name, elsewhere=False) else truth
         return None
 
+    def derives_from(self, qualified: str, bases: frozenset) -> bool:
+        """The class (through re-exports) is one of `bases` or derives from one at any remove, as far as
+        the index holds the project's classes (`StrEnum` of the project's own compatibility module)."""
+        return any(klass in bases for klass, _entry in self._lineage(self.follow(qualified)))
+
     def _class(self, qualified: str) -> Optional[dict]:
         facts = self.facts.get(self._home(qualified) or "")
         return facts.classes.get(qualified.rpartition(".")[2]) if facts is not None else None

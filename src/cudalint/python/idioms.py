@@ -490,15 +490,20 @@ def _default_field(node: cst.CSTNode, ctx: FileContext) -> None:
             ctx.report("CDL108", node.value, "class attribute defaults to a CUDA device")
 
 
-ENUM_BASES = {"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"}
+ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
 
 
 def _is_enum(klass: cst.ClassDef, ctx: FileContext, depth: int = 0) -> bool:
-    """The class derives from enum.Enum, directly or through classes of this file."""
+    """The class derives from enum.Enum, directly, through classes of this file, or through the project's
+    own (the index's classes and re-exports: a compatibility module's `StrEnum`)."""
     if depth > 4:
         return False
+    project = ctx.model.project
     for base in klass.bases:
-        if ctx.model.resolve(base.value) in ENUM_BASES:
+        qualified = ctx.model.resolve(base.value)
+        if qualified in ENUM_BASES:
+            return True
+        if qualified and project is not None and project.derives_from(qualified, ENUM_BASES):
             return True
         if isinstance(base.value, cst.Name):
             for binding in ctx.model.lookup(base.value.value, ctx.model.module_scope):

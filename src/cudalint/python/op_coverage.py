@@ -37,7 +37,7 @@ from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
 from cudalint.python.context import FileContext
 from cudalint.python.names import string_value
 from cudalint.python.mps_fallback import moved_off_mps
-from cudalint.python.placement import STATE_METHODS, made_on_host, names_host, on_host
+from cudalint.python.placement import STATE_METHODS, made_on_host, names_dtype, names_host, on_host
 from cudalint.python.visitor import Registry
 
 CHECK = "op-coverage"
@@ -751,6 +751,8 @@ def _is_device(node: cst.BaseExpression, ctx: FileContext) -> bool:
         return False  # torch.float32 and friends: a conversion, not a move
     if names_host(ctx.model, node):
         return False  # torch.device("cpu"), a name bound only to "cpu"
+    if names_dtype(ctx.model, node):
+        return False  # `.to(x.dtype)`, or a name bound to one: a cast
     return fact_of(node, ctx) is None  # x.to(other_tensor) follows another tensor
 
 
@@ -797,12 +799,14 @@ def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
     else:
         state = (isinstance(call.func, cst.Attribute) and call.func.attr.value in STATE_METHODS) or (
             ctx.imports.resolve(call.func) in PARAMETER_CLASSES)
-        ctx.report(
-            "CDL608", call,
-            f"a {fact.dtype} tensor {'becomes state that moves with its module' if state else 'moves'} to the device: "
-            f"MPS has no {fact.dtype} and raises; make it {'float32' if fact.dtype == 'float64' else 'complex64'} "
-            f"before the {'registration' if state else 'move'}",
-        )
+        narrow = "float32" if fact.dtype == "float64" else "complex64"
+        if moved is None:  # `torch.zeros(..., dtype=torch.float64, device=device)`
+            message = (f"a {fact.dtype} tensor is made on the device: MPS has no {fact.dtype} and raises; make it "
+                       f"{narrow} there, or make it on the CPU where precision needs {fact.dtype}")
+        else:
+            message = (f"a {fact.dtype} tensor {'becomes state that moves with its module' if state else 'moves'} to the "
+                       f"device: MPS has no {fact.dtype} and raises; make it {narrow} before the {'registration' if state else 'move'}")
+        ctx.report("CDL608", call, message)
         if ctx.hits and ctx.hits[-1].node is call and ctx.hits[-1].code == "CDL608":
             _supersede(fact.origin, ctx)
 

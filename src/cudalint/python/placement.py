@@ -387,7 +387,22 @@ def _target(model, call: cst.Call, scope) -> Optional[cst.BaseExpression]:
     qualified = model.resolve(positional[0], scope)
     if qualified is not None and qualified.startswith("torch.") and qualified != "torch.device":
         return None  # `.to(torch.float16)`: a dtype
+    if names_dtype(model, positional[0], scope):
+        return None  # `.to(x.dtype)`, `.to(input_dtype)` with `input_dtype = x.dtype`: a cast
     return positional[0]
+
+
+def names_dtype(model: "SemanticModel", node: cst.BaseExpression, scope: Optional["Scope"] = None) -> bool:
+    """A tensor's dtype read from it (`x.dtype`), as written or bound to a local name every binding of
+    which is one: what `.to(...)` gets there casts, it moves nothing."""
+    if type(node) is cst.Name:
+        bindings = model.lookup(node.value, scope)
+        return bool(bindings) and all(binding.kind == "assign" and _reads_dtype(model, binding.value) for binding in bindings)
+    return _reads_dtype(model, node)
+
+
+def _reads_dtype(model: "SemanticModel", node: Optional[cst.BaseExpression]) -> bool:
+    return type(node) is cst.Attribute and node.attr.value == "dtype" and not model.is_module_ref(node.value)
 
 
 def _bound_place(model, node, scope, depth) -> Optional[Hashable]:

@@ -457,3 +457,19 @@ def test_a_function_spawned_after_an_assert_of_cuda_runs_only_off_a_mac():
     }
     assert lint(files, path="pkg/run.py") == [("CDL112", 17, 9)]  # the assert itself is the finding
     assert lint(files, path="pkg/other.py") == [("CDL105", 6, 5)]
+
+
+def test_a_function_picked_by_an_arm_of_a_cuda_test_runs_only_where_the_test_holds():
+    picker = """
+    from pkg.accelerators import CpuAccelerator, CudaAccelerator, free
+
+
+    def measure(device, fn):
+        accelerator = CudaAccelerator if device == "cuda" else CpuAccelerator
+        release = None if device != "cuda" else free
+        return accelerator(), release
+    """
+    assert lint({"pkg/accelerators.py": ACCELERATORS, "pkg/picker.py": picker}) == [("CDL201", 11, 9)]
+    unguarded = picker.replace('if device == "cuda"', "if device").replace('if device != "cuda"', "if not device")
+    assert lint({"pkg/accelerators.py": ACCELERATORS, "pkg/picker.py": unguarded}) == [
+        ("CDL201", 6, 9), ("CDL201", 11, 9), ("CDL202", 15, 5)]

@@ -364,8 +364,16 @@ class _Uses:
         elif kind is ast.IfExp:
             push = self._push
             push(node.test, guarded, context, function)
-            push(node.body, self._under(guarded, node.test, True, function), context, function)
-            push(node.orelse, self._under(guarded, node.test, False, function), context, function)
+            for arm, polarity in ((node.body, True), (node.orelse, False)):
+                under = self._under(guarded, node.test, polarity, function)
+                arm_kind = type(arm)
+                name = arm.id if arm_kind is ast.Name else self._chain(arm) if arm_kind is ast.Attribute else None
+                if name is not None:
+                    # `measure = _measure_cuda if device == "cuda" else _wall_clock`: the function is
+                    # picked, so it can run, only where its arm's test holds: a call from this place.
+                    self.raw[(name, True, under, context)] = None
+                else:
+                    push(arm, under, context, function)
         else:
             if kind is ast.JoinedStr and node.values and type(node.values[0]) is ast.Constant:
                 parts = [part.value if type(part) is ast.Constant else "*" for part in node.values]

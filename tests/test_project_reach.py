@@ -473,3 +473,32 @@ def test_a_function_picked_by_an_arm_of_a_cuda_test_runs_only_where_the_test_hol
     unguarded = picker.replace('if device == "cuda"', "if device").replace('if device != "cuda"', "if not device")
     assert lint({"pkg/accelerators.py": ACCELERATORS, "pkg/picker.py": unguarded}) == [
         ("CDL201", 6, 9), ("CDL201", 11, 9), ("CDL202", 15, 5)]
+
+
+def test_a_worker_spawned_after_asserting_two_cuda_devices_runs_only_off_a_mac():
+    # opacus' tensor-parallel demos: `assert n_gpus >= 2` with n_gpus = torch.cuda.device_count(); the count
+    # is 0 on a Mac, so `>= 2` and `== 2` hold only with CUDA, while `!= 2` and `< 2` hold there.
+    script = """
+    import torch
+    import torch.multiprocessing as mp
+
+
+    def worker(rank, world_size):
+        torch.cuda.set_device(rank)
+
+
+    def helper(rank):
+        torch.cuda.synchronize()
+
+
+    def main():
+        n_gpus = torch.cuda.device_count()
+        assert n_gpus >= 2, "Requires at least 2 GPUs"
+        mp.spawn(worker, args=(n_gpus,), nprocs=n_gpus)
+
+
+    def other():
+        if torch.cuda.device_count() != 2:
+            helper(0)
+    """
+    assert lint({"pkg/demo.py": script}, path="pkg/demo.py") == [("CDL201", 10, 5), ("CDL112", 15, 5)]

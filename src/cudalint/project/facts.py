@@ -20,6 +20,7 @@ from cudalint.project.device_params import filled_when_omitted, holds_device
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
+from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import guard_facts
 from cudalint.python.optional_facts import optional_facts
 
@@ -926,11 +927,14 @@ class _Reader:
         the platform against a constant (the libcst guard evaluator's rules, on CPython's tree)."""
         left, op, right = node.left, node.ops[0], node.comparators[0]
         inner = self._guard(left, function, depth + 1)
-        if inner[0] and isinstance(right, ast.Constant):
-            if isinstance(op, (ast.Gt, ast.NotEq, ast.IsNot)) or (isinstance(op, ast.GtE) and right.value == 1):
-                return inner
-            if isinstance(op, (ast.Eq, ast.Is, ast.Lt)):
-                return inner[1], inner[0]
+        number = right.value if isinstance(right, ast.Constant) else ""
+        operator = AST_OPERATORS.get(type(op), "")
+        if type(number) is bool:  # `use_cuda == True`, `flag is False`: 1 and 0
+            number, operator = int(number), {"is": "==", "is not": "!="}.get(operator, operator)
+        if inner[0] and (number is None or (type(number) is int and number >= 0)):
+            meaning = count_meaning(operator, number)
+            if meaning is not None:
+                return inner if meaning else (inner[1], inner[0])
         positive = isinstance(op, (ast.Eq, ast.Is, ast.In))
         if not positive and not isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)):
             return False, False
@@ -983,6 +987,9 @@ class _Reader:
                             found.setdefault(target.id, []).append(inner.value)
             self._locals[id(function)] = found
         return found
+
+
+AST_OPERATORS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not"}
 
 
 def _may_return(statement: ast.stmt) -> bool:

@@ -23,6 +23,7 @@ import libcst as cst
 from cudalint.project.facts import ENVIRONMENT_READERS
 from cudalint.project.paths import test_module
 from cudalint.python.children import code_children
+from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
 from cudalint.python.names import dotted, int_literal, is_none, negative_literal, string_elements, string_value
@@ -781,27 +782,12 @@ def _is_quantity(node) -> bool:
     return isinstance(node, cst.Integer) or (isinstance(node, cst.Name) and node.value == "None")
 
 
+CST_OPERATORS = {cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">",
+                 cst.GreaterThanEqual: ">=", cst.Is: "is", cst.IsNot: "is not"}
+
+
 def _counted(inner: Guard, op, other, atom_left: bool) -> Guard:
-    """`device_count() > 0` keeps the query's meaning; `== 0`, `is None` turn it round. The count is 0
-    on a Mac: `device_count() >= 2` and `== 2` hold only where it is positive, so keep the meaning;
-    `device_count() < 2` (a multi-GPU test's skip) and `!= 2` fail only where it is, so turn it round."""
-    if isinstance(other, cst.Name):  # None
-        if isinstance(op, (cst.IsNot, cst.NotEqual)):
-            return inner
-        if isinstance(op, (cst.Is, cst.Equal)):
-            return inner.negated()
-        return UNKNOWN
-    number = int(other.value.replace("_", ""), 0)
-    if not atom_left:  # 0 < n  ->  n > 0
-        flipped = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan,
-                   cst.LessThanEqual: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.LessThanEqual}
-        op = flipped.get(type(op), type(op))()
-    if isinstance(op, cst.GreaterThan) and number >= 0 or isinstance(op, cst.GreaterThanEqual) and number >= 1:
-        return inner
-    if isinstance(op, cst.NotEqual) and number == 0 or isinstance(op, cst.Equal) and number >= 1:
-        return inner
-    if isinstance(op, cst.Equal) and number == 0 or isinstance(op, cst.LessThan) and number >= 1:
-        return inner.negated()
-    if isinstance(op, cst.LessThanEqual) and number >= 0 or isinstance(op, cst.NotEqual) and number >= 1:
-        return inner.negated()
-    return UNKNOWN
+    """A query compared with a number or None (count_tests.count_meaning): kept, turned round, or unknown."""
+    number = None if isinstance(other, cst.Name) else int(other.value.replace("_", ""), 0)
+    meaning = count_meaning(CST_OPERATORS.get(type(op), ""), number, atom_left)
+    return UNKNOWN if meaning is None else inner if meaning else inner.negated()

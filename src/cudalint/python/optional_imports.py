@@ -118,6 +118,10 @@ class Availability:
 
     def _reference(self, node, scope, depth) -> Tested:
         model = self.model
+        if isinstance(node, cst.Name):
+            module = _module_or_none(model.bindings_of(node, scope))
+            if module:  # `try: import tensorrt as trt` / `except ImportError: trt = None`, then `if not trt:`
+                return AVAILABLE, module
         qualified = model.resolve(node, scope)
         if qualified in self.facts.never_true:
             return AVAILABLE, ""  # its body never runs
@@ -254,6 +258,16 @@ def _raises(block: cst.BaseSuite) -> bool:
     last = block.body[-1] if block.body else None
     statements = last.body if isinstance(last, cst.SimpleStatementLine) else ()
     return bool(statements) and isinstance(statements[-1], cst.Raise)
+
+
+def _module_or_none(bindings) -> Optional[str]:
+    """The module a name holds when every binding of it imports that one module or sets None or False
+    (the handler of a `try:` around the import): the name is true only where the module imported."""
+    modules = {binding.qualified for binding in bindings if binding.kind == "import"}
+    if len(modules) != 1 or not all(binding.kind == "import" or (binding.kind == "assign" and _is_false(binding.value))
+                                    for binding in bindings):
+        return None
+    return modules.pop()
 
 
 def _is_false(node: Optional[cst.CSTNode]) -> bool:

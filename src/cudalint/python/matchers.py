@@ -506,12 +506,24 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     device = _find_argument(call, "device", None)
     if device is not None and names_host(ctx.model, device.value):
         return False
+    if device is None and any(arg.keyword is None and not arg.star and _names_host_device(arg.value, ctx) for arg in call.args):
+        return False  # `occnumber(a, 3, torch.double, torch.device("cpu"))`: told the host by position
     if device is None and builds_on_default_device(ctx.model, call):
         return False  # the file's own `def f(..., dtype=None, device=None)`, given no device: built on the CPU
     after = stack[-4] if len(stack) >= 4 and stack[-3] is call else None
     if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE:
         return False
     return True
+
+
+def _names_host_device(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A positional argument that is a device naming the host: `torch.device("cpu")`, or a name bound
+    only to one (a bare "cpu" string in another position may be anything else)."""
+    if isinstance(node, cst.Call) and ctx.model.resolve(node.func) == "torch.device":
+        return names_host(ctx.model, node)
+    return isinstance(node, cst.Name) and names_host(ctx.model, node) and all(
+        isinstance(binding.value, cst.Call) and ctx.model.resolve(binding.value.func, binding.context) == "torch.device"
+        for binding in ctx.model.lookup(node.value))
 
 
 def _kept_on_device(call: cst.Call, depth: int, ctx: FileContext) -> bool:

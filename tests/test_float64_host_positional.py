@@ -1,0 +1,21 @@
+"""CDL601: a dtype handed to a call that is also handed `torch.device("cpu")` by position (or a name bound
+only to one) makes its tensor on the host. A bare "cpu" string by position may be anything else, and a
+CUDA device is no host: both stay reported."""
+
+from conftest import findings_of, triples
+
+SOURCE = '''import torch
+
+
+def test_occ(occnumber):
+    cpu = torch.device("cpu")
+    a = occnumber(torch.tensor(2.6), 3, torch.double, torch.device('cpu'))
+    b = occnumber(torch.tensor(2.6), 3, torch.double, cpu)
+    c = occnumber(torch.tensor(2.6), 3, torch.double, "cpu")
+    d = occnumber(torch.tensor(2.6), 3, torch.double, torch.device("cuda"))
+    return a, b, c, d
+'''
+
+
+def test_a_host_device_by_position_keeps_float64_on_the_cpu():
+    assert triples(findings_of(SOURCE, select={"CDL601"})) == [("CDL601", 8, 41), ("CDL601", 9, 41)]

@@ -100,3 +100,27 @@ def test_a_class_reading_back_its_own_cache():
         ("CDL109", 45, 12),
         ("CDL109", 59, 21),
     ]
+
+
+def test_a_cache_path_made_through_a_local_name_of_the_objects_own_attributes():
+    # matgl's MGLDataset: `root = Path(self.root)` in both save() and load(); a root the caller hands
+    # over (a parameter) is no object path.
+    source = '''from pathlib import Path
+
+import torch
+
+
+class Graphs:
+    def save(self):
+        root = Path(self.root)
+        torch.save(self.graphs, root / self.filename)
+
+    def load(self):
+        root = Path(self.root)
+        self.graphs = torch.load(root / self.filename)
+
+    def load_from(self, where):
+        root = Path(where)
+        return torch.load(root / self.filename)
+'''
+    assert triples(findings_of(source, select={"CDL109"})) == [("CDL109", 17, 16)]

@@ -763,10 +763,11 @@ def _class_cache(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool
     return bool(caches) and (_path_key(path) in caches or all(_path_key(form) in caches for form in forms))
 
 
-def _object_path(path: cst.BaseExpression, scope, ctx: FileContext) -> bool:
+def _object_path(path: cst.BaseExpression, scope, ctx: FileContext, depth: int = 0) -> bool:
     """A path made from the instance's own attributes, with module-level names and constants only
-    (`self.processed_paths[i]`, `osp.join(self.processed_dir, "pre_filter.pt")`): the object's storage,
-    not a location its caller hands it."""
+    (`self.processed_paths[i]`, `osp.join(self.processed_dir, "pre_filter.pt")`), or local names bound
+    only to such paths (`root = Path(self.root)`, then `root / self.filename`): the object's storage, not
+    a location its caller hands it."""
     found_self = False
     pending = [path]
     while pending:
@@ -777,8 +778,15 @@ def _object_path(path: cst.BaseExpression, scope, ctx: FileContext) -> bool:
         if type(node) is cst.Name:
             if node.value == scope.self_name:
                 found_self = True
-            elif any(binding.scope is not ctx.model.module_scope for binding in ctx.model.lookup(node.value, scope)):
+                continue
+            bindings = ctx.model.lookup(node.value, scope)
+            if all(binding.scope is ctx.model.module_scope for binding in bindings):
+                continue
+            if depth >= 2 or not bindings or not all(
+                    binding.kind == "assign" and binding.value is not None and binding.scope is scope
+                    and _object_path(binding.value, scope, ctx, depth + 1) for binding in bindings):
                 return False
+            found_self = True
             continue
         if isinstance(node, (cst.Lambda, cst.BaseComp)):
             return False

@@ -18,7 +18,7 @@ import libcst as cst
 from cudalint.catalog import Rule
 from cudalint.project.availability import libraries_of, library_of
 from cudalint.project.paths import test_module
-from cudalint.python import oom_messages, op_coverage, project_checks, selection_use
+from cudalint.python import oom_messages, op_coverage, project_checks, selection_use, shipped_files
 from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
@@ -573,6 +573,8 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
         return  # the function maps the loads that hold tensors: the others hold host-side state by choice
     if location is None and _restores_rng_state(node, ctx):
         return  # generator states are CPU byte tensors, whichever device's generator they were taken from
+    if location is None and positional and _ships_cpu_storages(positional[0].value, ctx):
+        return  # a file the project ships beside this module, saved from the CPU
     if location is None:
         # On a CUDA host map_location=None is torch.load's own default (tensors return to the device they
         # were saved from, a CPU-saved checkpoint stays on the CPU): identical there; elsewhere the device.
@@ -604,6 +606,16 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
                 )
     elif isinstance(location, cst.Lambda) and ".cuda(" in source_of(location):
         ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
+
+
+def _ships_cpu_storages(path: cst.BaseExpression, ctx: FileContext) -> bool:
+    """The path, built from `__file__`, names a torch archive of the project whose every storage the
+    pickle records on the CPU (shipped_files)."""
+    project = ctx.model.project
+    if project is None:
+        return False
+    found = shipped_files.shipped_path(path, ctx.model, ctx.path, project.root)
+    return found is not None and shipped_files.holds_cpu_storages_only(found)
 
 
 MAX_RESTORE_NODES = 5000  # the largest function body searched for the reads of a loaded state

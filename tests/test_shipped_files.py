@@ -1,0 +1,76 @@
+"""CDL109 and files a project ships: a `torch.load` of a path built from `__file__` that names a torch
+archive of the project whose pickles record every storage on the CPU needs no map_location. The archive
+is read as pickle opcodes, never unpickled. Anything else stays reported: a storage on another device
+(a meta tensor), any string naming one, an archive of the old format, a FIFO, a path that leaves the
+project through `..` or a symbolic link, a file that is not there."""
+
+import os
+
+import torch
+
+from conftest import lint_tree
+
+MODULE = '''import os
+import pathlib
+from pathlib import Path
+
+import torch
+
+
+def tables():
+    return torch.load(os.path.join(os.path.dirname(__file__), "tables.pt"))
+
+
+def hadamard():
+    parent = pathlib.Path(os.path.abspath(__file__)).parent
+    return torch.load(str(parent) + "/tables.pt", weights_only=True)
+
+
+def by_pathlib(name):
+    here = Path(__file__).resolve().parent
+    return torch.load(here / "data" / name), torch.load(here / "data" / "other.pt")
+
+
+def meta():
+    return torch.load(os.path.join(os.path.dirname(__file__), "meta.pt"))
+
+
+def named():
+    return torch.load(os.path.join(os.path.dirname(__file__), "named.pt"))
+
+
+def legacy():
+    return torch.load(os.path.join(os.path.dirname(__file__), "legacy.pt"))
+
+
+def fifo():
+    return torch.load(os.path.join(os.path.dirname(__file__), "fifo.pt"))
+
+
+def outside():
+    return torch.load(os.path.join(os.path.dirname(__file__), "..", "..", "outside.pt"))
+
+
+def linked():
+    return torch.load(os.path.join(os.path.dirname(__file__), "linked.pt"))
+
+
+def missing():
+    return torch.load(os.path.join(os.path.dirname(__file__), "missing.pt"))
+'''
+
+
+def test_only_archives_of_cpu_storages_inside_the_project_load_without_map_location(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    (project / "pkg" / "data").mkdir(parents=True)
+    torch.save({"a": torch.ones(3), "b": torch.arange(4)}, project / "pkg" / "tables.pt")
+    torch.save(torch.zeros(2), project / "pkg" / "data" / "other.pt")
+    torch.save(torch.empty(2, device="meta"), project / "pkg" / "meta.pt")
+    torch.save({"weights": torch.ones(2), "device": "cuda:0"}, project / "pkg" / "named.pt")
+    torch.save(torch.ones(2), project / "pkg" / "legacy.pt", _use_new_zipfile_serialization=False)
+    os.mkfifo(project / "pkg" / "fifo.pt")
+    torch.save(torch.ones(2), tmp_path / "outside.pt")
+    os.symlink(tmp_path / "outside.pt", project / "pkg" / "linked.pt")
+    files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "", "pkg/model.py": MODULE}
+    found = [(line, column) for path, code, line, column in lint_tree(project, monkeypatch, files) if code == "CDL109"]
+    assert found == [(19, 12), (23, 12), (27, 12), (31, 12), (35, 12), (39, 12), (43, 12), (47, 12)]

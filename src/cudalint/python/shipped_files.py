@@ -16,12 +16,9 @@ later by one saved on CUDA is judged again only when the module changes or the c
 
 from __future__ import annotations
 
-import io
 import os
-import pickletools
 import re
 import stat
-import zipfile
 from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 import libcst as cst
@@ -125,6 +122,8 @@ def holds_cpu_storages_only(path: str) -> bool:
 
 
 def _judge(path: str) -> bool:
+    import zipfile  # only where a load names a shipped file: the start-up of every run does without it
+
     try:
         with zipfile.ZipFile(path) as archive:
             pickles = [entry for entry in archive.infolist() if entry.filename.endswith(".pkl")]
@@ -144,6 +143,9 @@ def _judge(path: str) -> bool:
 def _locations(data: bytes) -> Optional[bool]:
     """None when a string of the pickle names a device other than the CPU (or the pickle cannot be
     walked); else whether one names the CPU."""
+    import io
+    import pickletools
+
     cpu = False
     try:
         for count, (_opcode, argument, _position) in enumerate(pickletools.genops(io.BytesIO(data))):

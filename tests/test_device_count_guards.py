@@ -35,3 +35,20 @@ def unsure():
 
 def test_a_count_compared_with_a_number_guards_by_what_it_is_on_a_mac():
     assert triples(findings_of(SOURCE, select={"CDL101"})) == [("CDL101", 26, 29)]
+
+
+def test_cuda_memory_statistics_are_zero_on_a_mac():
+    # opacus' benchmarks: torch.cuda's memory statistics are 0 until CUDA is initialised, so a test that
+    # one is positive holds only with CUDA; the statistics themselves stay CDL202's.
+    source = """import torch
+
+
+def reset(device):
+    peak = torch.cuda.max_memory_allocated(device)
+    if peak != torch.cuda.memory_allocated(device) and peak > 0:
+        torch.cuda.reset_peak_memory_stats(device)
+    if torch.cuda.memory_reserved() == 0:
+        torch.cuda.reset_peak_memory_stats(device)
+"""
+    assert triples(findings_of(source, select={"CDL202"})) == [
+        ("CDL202", 5, 12), ("CDL202", 6, 16), ("CDL202", 8, 8), ("CDL202", 9, 9)]

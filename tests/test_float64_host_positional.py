@@ -19,3 +19,12 @@ def test_occ(occnumber):
 
 def test_a_host_device_by_position_keeps_float64_on_the_cpu():
     assert triples(findings_of(SOURCE, select={"CDL601"})) == [("CDL601", 8, 41), ("CDL601", 9, 41)]
+
+
+def test_a_dtype_a_test_compares_makes_no_tensor():
+    source = (
+        "import unittest\n\nimport torch\n\n\nclass T(unittest.TestCase):\n    def test_dtype(self):\n"
+        "        q = torch.ones(2, dtype=torch.complex64)\n        self.assertEqual(q.dtype, torch.complex128)\n"
+        "        self.assertNotEqual(torch.float64, q.dtype)\n        return make(dtype=torch.float64)\n"
+    )
+    assert triples(findings_of(source, select={"CDL601"})) == [("CDL601", 11, 27)]

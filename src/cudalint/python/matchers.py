@@ -501,6 +501,8 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
             return False  # `x.cpu().detach().to(torch.float64)`: cast where the tensor is, the CPU
     if ctx.model.resolve(call.func) in DTYPE_QUERIES:
         return False  # torch.finfo(torch.float64).eps: a question about the dtype makes no tensor
+    if isinstance(func, cst.Attribute) and func.attr.value.startswith("assert") and isinstance(func.value, cst.Name):
+        return False  # `self.assertEqual(q.dtype, torch.complex128)`: a test's comparison makes no tensor
     if made_on_host(ctx.model, call, stack[:depth]) and not _kept_on_device(call, depth, ctx):
         return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
     device = _find_argument(call, "device", None)

@@ -23,7 +23,7 @@ from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
-from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_value
+from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_elements, string_value
 from cudalint.python.semantic import guard_facts
 from cudalint.python.visitor import Registry, ends_flow
 from cudalint.versions import INT_DEVICE_ACCELERATOR
@@ -1127,6 +1127,83 @@ def cuda_required(registry: Registry) -> None:
     registry.on(cst.Assert, _cuda_required_assert)
 
 
+# -- CDL116: a list of accepted devices without MPS ----------------------------------------
+def _device_list(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> Optional[cst.BaseExpression]:
+    """The list, tuple or set of device names (CDL116's `devices`, "cuda:0" as cuda) the expression is,
+    written out or bound once to a name; None for anything else."""
+    if isinstance(node, cst.Name) and depth == 0:
+        bindings = ctx.model.lookup(node.value)
+        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+            return _device_list(bindings[0].value, ctx, 1)
+        return None
+    if not isinstance(node, (cst.List, cst.Tuple, cst.Set)) or len(node.elements) < 2:
+        return None
+    names = string_elements(node)
+    devices = ctx.rules["CDL116"].match["devices"]
+    if len(names) != len(node.elements) or not all(name.split(":")[0] in devices for name in names):
+        return None
+    return node
+
+
+def _without_mps(node: Optional[cst.BaseExpression], ctx: FileContext) -> bool:
+    if node is None:
+        return False
+    names = {name.split(":")[0] for name in string_elements(node)}
+    return "cuda" in names and "mps" not in names
+
+
+def _report_device_list(found: cst.BaseExpression, ctx: FileContext, where: cst.BaseExpression) -> None:
+    """Reported where the list is written; where it is bound to a name, the test or call that reads it
+    is the related location."""
+    related = () if found is where else ((where, f"{source_of(where)} accepts only these devices"),)
+    ctx.report("CDL116", found, ctx.rules["CDL116"].match["message"].format(found=source_of(found)), None, related)
+
+
+def _device_choices_call(node: cst.Call, ctx: FileContext) -> None:
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
+        choices = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "choices"), None)
+    elif node.args and node.args[0].keyword is None and ctx.imports.resolve(func) in ctx.rules["CDL116"].match["choice_calls"]:
+        choices = node.args[0].value
+    else:
+        return
+    found = _device_list(choices, ctx) if choices is not None else None
+    if _without_mps(found, ctx):
+        _report_device_list(found, ctx, choices)
+
+
+def _accepted(test: cst.BaseExpression, ctx: FileContext, membership) -> Optional[cst.BaseExpression]:
+    """The device list of a test `X in LIST` (membership cst.In) or `X not in LIST` (cst.NotIn), X not
+    a tensor's own placement (`x.device.type`)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, membership)):
+        return None
+    left = test.left
+    if isinstance(left, cst.Attribute) and left.attr.value == "type" and isinstance(left.value, cst.Attribute) and left.value.attr.value == "device":
+        return None
+    found = _device_list(test.comparisons[0].comparator, ctx)
+    return found if _without_mps(found, ctx) else None
+
+
+def _device_choices_assert(node: cst.Assert, ctx: FileContext) -> None:
+    found = _accepted(node.test, ctx, cst.In)
+    if found is not None:
+        _report_device_list(found, ctx, node.test.comparisons[0].comparator)
+
+
+def _device_choices_if(node: cst.If, ctx: FileContext) -> None:
+    found = _accepted(node.test, ctx, cst.NotIn) if ends_flow(node.body, ctx.model) == "raise" else None
+    if found is None and isinstance(node.orelse, cst.Else) and ends_flow(node.orelse.body, ctx.model) == "raise":
+        found = _accepted(node.test, ctx, cst.In)
+    if found is not None:
+        _report_device_list(found, ctx, node.test.comparisons[0].comparator)
+
+
+def device_choices(registry: Registry) -> None:
+    registry.on(cst.Call, _device_choices_call)
+    registry.on(cst.Assert, _device_choices_assert)
+    registry.on(cst.If, _device_choices_if)
+
+
 # -- CDL402: JIT-compiled CUDA sources ------------------------------------------------
 def _jit_extension(node: cst.Call, ctx: FileContext) -> None:
     qualified = ctx.imports.resolve(node.func)
@@ -1210,6 +1287,7 @@ CHECKS: Dict[str, Check] = {
     "mps-built": Check(mps_built, frozenset({"CDL111"}), frozenset({"torch"}), names=True),
     "zero-divisor": Check(zero_divisor, frozenset({"CDL115"}), frozenset({"torch"}), names=True),
     "cuda-required": Check(cuda_required, frozenset({"CDL112"})),
+    "device-choices": Check(device_choices, frozenset({"CDL116"})),
     "jit-extension": Check(jit_extension, frozenset({"CDL402"}), frozenset({"torch"}), names=True),
     "mps-daemon": Check(mps_daemon, frozenset({"CDL217"})),
     "oom-message": Check(oom_messages.oom_message, frozenset({"CDL218"})),

@@ -1,0 +1,48 @@
+"""CDL116: a list of accepted devices that has "cuda" but not "mps", where it accepts or rejects: the
+choices of an argparse option or a click.Choice, an assert, an `if` that raises. Written out or bound
+once to a name (reported where written, the reading test as the related location). A tensor's own
+placement (`x.device.type in ...`), a list that is not all device names, one that has "mps", and a
+test whose branches do not raise are not reported."""
+
+from conftest import findings_of, triples
+
+SOURCE = '''import argparse
+
+import click
+import torch
+
+ALLOWED = ("auto", "cpu", "cuda", "xpu")
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+parser.add_argument("--device2", choices=["cpu", "cuda", "mps"], default="cpu")
+parser.add_argument("--mode", choices=["cuda", "triton"])
+
+
+@click.option("--device", type=click.Choice(["cpu", "cuda:0"]))
+def main(device):
+    assert device in ["cpu", "cuda"]
+    if device not in ALLOWED:
+        raise ValueError(device)
+    if device in ("cpu", "cuda"):
+        pass
+    else:
+        raise ValueError(device)
+    x = torch.ones(2)
+    assert x.device.type in ("cpu", "cuda")
+    if device in ("cpu", "cuda"):
+        return 1
+'''
+
+
+def test_accepted_devices_without_mps():
+    found = findings_of(SOURCE, select={"CDL116"})
+    assert triples(found) == [("CDL116", 6, 12), ("CDL116", 8, 41), ("CDL116", 13, 45), ("CDL116", 15, 22), ("CDL116", 18, 19)]
+    first = sorted(found, key=lambda f: f.sort_key)[0]
+    assert first.message == (
+        'accepted devices ("auto", "cpu", "cuda", "xpu") leave out "mps": a Mac\'s GPU is turned away here; accept "mps" too')
+    assert [(r.line, r.column, r.message) for r in first.related] == [(16, 22, "ALLOWED accepts only these devices")]
+
+
+def test_accepted_devices_under_a_cuda_guard_are_not_reported():
+    source = 'import torch\n\nif torch.cuda.is_available():\n    assert DEVICE in ("cpu", "cuda")\n'
+    assert findings_of(source, select={"CDL116"}) == []

@@ -1,7 +1,7 @@
 """CDL116: a list of accepted devices that has "cuda" but not "mps", where it accepts or rejects: the
 choices of an argparse option or a click.Choice, an assert, an `if` that raises. Written out or bound
 once to a name (reported where written, the reading test as the related location). A tensor's own
-placement (`x.device.type in ...`), a list that is not all device names, one that has "mps", and a
+placement (`x.device.type in ...`), a list with the meta device (a kernel's implementations), a list that is not all device names, one that has "mps", and a
 test whose branches do not raise are not reported."""
 
 from conftest import findings_of, triples
@@ -31,16 +31,23 @@ def main(device):
     assert x.device.type in ("cpu", "cuda")
     if device in ("cpu", "cuda"):
         return 1
+    assert device.type in ["cuda", "meta"]
+    if device not in [
+        "cpu",
+        "cuda",
+    ]:
+        raise ValueError(device)
 '''
 
 
 def test_accepted_devices_without_mps():
     found = findings_of(SOURCE, select={"CDL116"})
-    assert triples(found) == [("CDL116", 6, 12), ("CDL116", 8, 41), ("CDL116", 13, 45), ("CDL116", 15, 22), ("CDL116", 18, 19)]
+    assert triples(found) == [("CDL116", 6, 12), ("CDL116", 8, 41), ("CDL116", 13, 45), ("CDL116", 15, 22), ("CDL116", 18, 19), ("CDL116", 27, 22)]
     first = sorted(found, key=lambda f: f.sort_key)[0]
     assert first.message == (
         'accepted devices ("auto", "cpu", "cuda", "xpu") leave out "mps": a Mac\'s GPU is turned away here; accept "mps" too')
     assert [(r.line, r.column, r.message) for r in first.related] == [(16, 22, "ALLOWED accepts only these devices")]
+    assert sorted(found, key=lambda f: f.sort_key)[-1].message.startswith('accepted devices ["cpu", "cuda"] leave out')
 
 
 def test_accepted_devices_under_a_cuda_guard_are_not_reported():

@@ -1146,17 +1146,28 @@ def _device_list(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> 
 
 
 def _without_mps(node: Optional[cst.BaseExpression], ctx: FileContext) -> bool:
+    """The list has cuda and not mps, nor "meta": a list with the meta device (shapes only, no data)
+    names the implementations a kernel has, not devices a user may pick."""
     if node is None:
         return False
     names = {name.split(":")[0] for name in string_elements(node)}
-    return "cuda" in names and "mps" not in names
+    return "cuda" in names and "mps" not in names and "meta" not in names
+
+
+BRACKETS = {cst.List: "[]", cst.Tuple: "()", cst.Set: "{}"}
+
+
+def _written_list(node: cst.BaseExpression) -> str:
+    """The list on one line (`["cpu", "cuda"]`), however it is laid out in the file."""
+    opening, closing = BRACKETS[type(node)]
+    return opening + ", ".join(f'"{name}"' for name in string_elements(node)) + closing
 
 
 def _report_device_list(found: cst.BaseExpression, ctx: FileContext, where: cst.BaseExpression) -> None:
     """Reported where the list is written; where it is bound to a name, the test or call that reads it
     is the related location."""
     related = () if found is where else ((where, f"{source_of(where)} accepts only these devices"),)
-    ctx.report("CDL116", found, ctx.rules["CDL116"].match["message"].format(found=source_of(found)), None, related)
+    ctx.report("CDL116", found, ctx.rules["CDL116"].match["message"].format(found=_written_list(found)), None, related)
 
 
 def _device_choices_call(node: cst.Call, ctx: FileContext) -> None:

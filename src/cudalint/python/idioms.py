@@ -142,14 +142,15 @@ def device_sink(registry: Registry) -> None:
 
 # -- CDL104 / CDL107: device selection that forgets MPS, or collapses the type ------
 def _is_cuda_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A CUDA device string, or `torch.device` of one or of CUDA's current ordinal
+    (`torch.device(torch.cuda.current_device())`)."""
     if is_cuda_device_string(node):
         return True
-    return (
-        isinstance(node, cst.Call)
-        and ctx.imports.resolve(node.func) == "torch.device"
-        and bool(node.args)
-        and is_cuda_device_string(node.args[0].value)
-    )
+    if not (isinstance(node, cst.Call) and node.args and ctx.imports.resolve(node.func) == "torch.device"):
+        return False
+    first = node.args[0].value
+    return is_cuda_device_string(first) or (
+        isinstance(first, cst.Call) and ctx.imports.resolve(first.func) == "torch.cuda.current_device")
 
 
 def _chooses_cuda(node: cst.BaseExpression, ctx: FileContext) -> bool:

@@ -309,8 +309,14 @@ class GuardEvaluator:
             return self.guard(test.value, scope, depth + 1)
         if isinstance(test, cst.IfExp) and not (is_none(test.body) or is_none(test.orelse)):
             # `True if torch.cuda.is_available() else False` (an arm of None: none_guard reads its tests)
-            return _chosen(self.guard(test.test, scope, depth + 1), self._value_guard(test.body, scope, depth),
-                           self._value_guard(test.orelse, scope, depth))
+            body, orelse = self._value_guard(test.body, scope, depth), self._value_guard(test.orelse, scope, depth)
+            # `torch.cuda.is_available() if use_cuda is None else use_cuda`: beside a CUDA query, a switch
+            # that is off unless a caller turns it on asks for the CUDA path, as in an `or`
+            if body.when_true and not orelse.when_true and self.model.opt_in_switches.opt_in(test.orelse, scope, depth):
+                orelse = Guard(True, orelse.when_false)
+            elif orelse.when_true and not body.when_true and self.model.opt_in_switches.opt_in(test.body, scope, depth):
+                body = Guard(True, body.when_false)
+            return _chosen(self.guard(test.test, scope, depth + 1), body, orelse)
         return UNKNOWN
 
     def _configured_cuda(self, test, scope, depth) -> Guard:

@@ -229,3 +229,16 @@ def test_walking_finds_environments_scripts_and_docs_only_when_asked(tmp_path):
     assert files == ["env/conda-extras.yaml", "shell/.github/workflows/ci.yml", "shell/Makefile", "shell/install.sh"]
     with_docs = run_cli("check", "--no-cache", "-q", "--include-docs", ".", cwd=tmp_path)
     assert with_docs.stdout.splitlines()[0].startswith("docs/README.md:4:15: CDL501 ")
+
+
+def test_the_note_of_an_entry_a_mac_does_not_install_says_why():
+    pyproject = (
+        '[project]\nname = "pkg"\ndependencies = ["torch"]\n\n[project.optional-dependencies]\n'
+        'marlin-cuda = ["nvidia-cuda-runtime>=13.4"]\nextra = ["xformers"]\n'
+    )
+    notes = {(f.code, f.line): f.message.partition(" (")[2] for f in check_manifest("pyproject.toml", pyproject)}
+    assert notes[("CDL503", 6)] == (
+        "listed under `project.optional-dependencies.marlin-cuda`, named for CUDA, Linux or Windows machines: a Mac does not install it)")
+    assert notes[("CDL501", 7)] == ""  # a Mac may install it: no note
+    named = {f.line: f.message.partition("(in ")[2] for f in check_manifest("requirements-gpu.txt", "xformers\n")}
+    assert named == {1: "requirements-gpu.txt, named for CUDA, Linux or Windows machines: a Mac does not install it)"}

@@ -40,12 +40,19 @@ def platform_named(name: str) -> bool:
 
 
 def is_off_mac(dep: Dependency) -> bool:
-    return (
-        dep.off_mac
-        or excludes_macos(dep.marker)
-        or platform_named(dep.section)
-        or platform_named(PurePath(dep.path).stem)
-    )
+    return off_mac_note(dep) is not None
+
+
+def off_mac_note(dep: Dependency) -> Optional[str]:
+    """Why a Mac never installs the entry, as the end of its message; None when one may."""
+    if dep.off_mac or excludes_macos(dep.marker):
+        return _OFF_MAC_NOTE
+    if platform_named(dep.section):
+        return f" (listed under `{dep.section}`, named for CUDA, Linux or Windows machines: a Mac does not install it)"
+    name = PurePath(dep.path).name
+    if platform_named(PurePath(dep.path).stem):
+        return f" (in {name}, named for CUDA, Linux or Windows machines: a Mac does not install it)"
+    return None
 
 
 def cuda_index_url(url: str) -> bool:
@@ -164,7 +171,7 @@ def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] 
             continue
         if excludes_macos(dep.marker):
             continue  # its own marker is false on every Mac: pip never installs it there
-        off_mac = is_off_mac(dep)
+        note = off_mac_note(dep)
         for code, message in _problems(dep, torch_version):
             findings.append(
                 Finding(
@@ -174,8 +181,8 @@ def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] 
                     column=dep.column,
                     end_line=dep.end_line,
                     end_column=dep.end_column,
-                    message=message + (_OFF_MAC_NOTE if off_mac else ""),
-                    severity=Severity.INFO if off_mac else catalog[code].severity,
+                    message=message + (note or ""),
+                    severity=Severity.INFO if note else catalog[code].severity,
                 )
             )
     return findings

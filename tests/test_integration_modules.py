@@ -59,3 +59,19 @@ def test_through_a_project_module_that_imports_the_runtime():
     assert lint(user, project_files=files, path="pkg/serve.py") == []
     user = 'import torch\nfrom pkg.kernels import launch\n\nx = torch.zeros(3).to("cuda")\n'
     assert lint(user, project_files=files, path="pkg/serve.py") == [("CDL101", 4, 23)]
+
+
+def test_a_megatron_core_trainer_is_reported_once_at_its_import():
+    # ms-swift's Megatron backend: megatron-core needs NVIDIA GPUs (CUDA toolkit, NCCL, Transformer Engine);
+    # a port drops or replaces the backend, it does not edit its lines
+    source = '''
+import torch
+from megatron.core import mpu
+
+
+class Trainer:
+    def step(self, batch):
+        torch.cuda.synchronize()
+        return batch.cuda()
+'''
+    assert lint(source) == [("CDL404", 2, 1)]

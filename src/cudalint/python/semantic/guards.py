@@ -66,6 +66,7 @@ class GuardEvaluator:
         self.binding_memo = {}
         self.raises_memo = {}  # id(function) -> it raises off CUDA before it can return
         self.none_on_mac = set()  # (id(node), id(scope)) of the references that are None on every Mac
+        self.checked = {}  # (id(function), switch as written) -> the function checks it against CUDA
 
     def guard(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Guard:
         key = (id(test), id(scope))
@@ -436,10 +437,70 @@ class GuardEvaluator:
         if is_cuda:
             return TRUE_OFF_MAC
         found = _agree(self._bound_guards(node, scope, depth))
+        if not found.known and depth < MAX_DEPTH and self._checked_switch(node, scope, depth):
+            return TRUE_OFF_MAC
         if found.known or not none_on_mac(self.model, node, scope, depth):
             return found
         self.none_on_mac.add((id(node), id(scope)))  # true only off a Mac, as a value: not a count
         return TRUE_OFF_MAC
+
+    def _checked_switch(self, node, scope, depth) -> bool:
+        """A switch the code checks against CUDA before it relies on it: `if use_cuda: assert
+        torch.cuda.is_available()`, `if args.cuda and not torch.cuda.is_available(): raise ...` in the
+        function that binds the name, or, for `self.use_cuda`, in the class's `__init__` (there also
+        through `self.use_cuda = use_cuda`, for the parameter). Wherever the switch holds past that
+        check, CUDA is there: on a Mac the program stopped at it."""
+        if isinstance(node, cst.Name):
+            bindings = self.model.bindings_of(node, scope)
+            owner = bindings[0].scope if bindings else None
+            spelling = node.value
+        elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and self.model.self_class(node.value.value, scope):
+            init = self.model.self_class(node.value.value, scope).bindings.get("__init__")
+            owner = self.model.scopes.get(id(init[0].node)) if init and init[0].kind == "def" else None
+            spelling = f"{owner.self_name}.{node.attr.value}" if owner is not None and owner.self_name else ""
+        elif isinstance(node, cst.Attribute) and dotted(node):  # `args.cuda`: checked in the function that reads it
+            owner = scope
+            while owner is not None and owner.kind != "function":
+                owner = owner.parent
+            spelling = dotted(node)
+        else:
+            return False
+        if owner is None or owner.kind != "function" or not isinstance(owner.node, cst.FunctionDef) or not spelling:
+            return False
+        key = (id(owner.node), spelling)
+        if key not in self.checked:
+            self.checked[key] = False  # a cycle through the check's own test is no check
+            self.checked[key] = self._checks_switch(owner, spelling, depth)
+        return self.checked[key]
+
+    def _checks_switch(self, owner, spelling: str, depth) -> bool:
+        body = owner.node.body.body if isinstance(owner.node.body, cst.IndentedBlock) else ()
+        spellings = {spelling}
+        for line in body:  # `self.use_cuda = use_cuda`: checking the attribute checks the name
+            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) else None
+            if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name)
+                    and small.value.value == spelling and dotted(small.targets[0].target)):
+                spellings.add(dotted(small.targets[0].target))
+        for statement in body:
+            if not isinstance(statement, cst.If) or statement.orelse is not None:
+                continue
+            test = statement.test
+            if dotted(test) in spellings and self._asserts_cuda(statement.body, owner, depth):
+                return True  # `if use_cuda: assert torch.cuda.is_available()`
+            if (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and dotted(test.left) in spellings
+                    and _raises(statement.body, self.model) and self.guard(test.right, owner, depth + 1).when_false):
+                return True  # `if args.cuda and not torch.cuda.is_available(): raise ...`
+        return False
+
+    def _asserts_cuda(self, suite, owner, depth) -> bool:
+        """The suite's first statement asserts a CUDA query, or raises unless one holds."""
+        statements = suite.body if isinstance(suite, cst.IndentedBlock) else ()
+        first = statements[0] if statements else None
+        if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Assert):
+            return self.guard(first.body[0].test, owner, depth + 1).when_true
+        if isinstance(first, cst.If) and first.orelse is None and _raises(first.body, self.model):
+            return self.guard(first.test, owner, depth + 1).when_false
+        return False
 
     def _bound_guards(self, node, scope, depth):
         """The guards of every expression a name (or self.attr, across the class's bases and
@@ -693,6 +754,12 @@ class GuardEvaluator:
 
 # Builtins whose result is truthy exactly when their one argument is: bool(x), len(x), list(range(n)).
 SAME_TRUTH = frozenset({"bool", "len", "list", "tuple", "set", "frozenset", "sorted"})
+
+
+def _raises(suite: cst.BaseSuite, model) -> bool:
+    from cudalint.python.visitor import ends_flow  # the walk's own rule (the walk imports the model)
+
+    return ends_flow(suite, model) == "raise"
 
 
 def _agree(guards: Iterable[Guard]) -> Guard:

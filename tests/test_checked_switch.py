@@ -1,0 +1,46 @@
+"""A switch the code checks against CUDA before it relies on it is a CUDA guard past the check: `if
+use_cuda: assert torch.cuda.is_available()` (in the function binding the name, or in `__init__` for
+`self.use_cuda`, also through `self.use_cuda = use_cuda`) and `if args.cuda and not
+torch.cuda.is_available(): raise ...` in the function that reads it. On a Mac the program stops at the
+check. An unchecked switch guards nothing; a method's parameter whose callers the file does not show
+(call_sites reads tests' and nested functions' callers only) stays unknown."""
+
+from conftest import findings_of, triples
+
+SOURCE = '''import torch
+
+
+class Synthesizer:
+    def __init__(self, path, use_cuda=False):
+        self.use_cuda = use_cuda
+        if self.use_cuda:
+            assert torch.cuda.is_available(), "CUDA is not available on this machine."
+        self._load(path, use_cuda=use_cuda)
+
+    def _load(self, path, *, use_cuda):
+        model = torch.load(path, map_location="cpu")
+        if use_cuda:
+            model.cuda()
+        return model
+
+    def tts(self, x):
+        if self.use_cuda:
+            x = x.cuda()
+        return x
+
+
+def main(args, model):
+    if args.cuda and not torch.cuda.is_available():
+        raise ValueError("--cuda given but CUDA is not available")
+    if args.cuda:
+        model.cuda()
+
+
+def unchecked(args, model):
+    if args.cuda:
+        model.cuda()
+'''
+
+
+def test_a_switch_checked_against_cuda_guards_what_it_switches():
+    assert triples(findings_of(SOURCE, select={"CDL102"})) == [("CDL102", 14, 19), ("CDL102", 32, 15)]

@@ -44,3 +44,14 @@ def unchecked(args, model):
 
 def test_a_switch_checked_against_cuda_guards_what_it_switches():
     assert triples(findings_of(SOURCE, select={"CDL102"})) == [("CDL102", 14, 19), ("CDL102", 32, 15)]
+
+
+def test_a_private_methods_parameter_takes_what_its_class_passes():
+    # In a project whose index finds `_load` read nowhere but as `self._load(...)` in its class, the
+    # method's callers are all in sight: `use_cuda` there is __init__'s checked switch.
+    files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": ""}
+    found = findings_of(SOURCE, path="pkg/synth.py", select={"CDL102"}, project_files=files)
+    assert triples(found) == [("CDL102", 32, 15)]
+    elsewhere = {**files, "pkg/other.py": "from pkg.synth import Synthesizer\n\nSynthesizer(None)._load('x', use_cuda=True)\n"}
+    found = findings_of(SOURCE, path="pkg/synth.py", select={"CDL102"}, project_files=elsewhere)
+    assert triples(found) == [("CDL102", 14, 19), ("CDL102", 32, 15)]

@@ -64,6 +64,7 @@ class ProjectIndex:
         self._importing: Dict[str, bool] = {}  # path -> imports_cuda_library(path)
         self._extension_of: Dict[str, Optional[Tuple[str, Place]]] = {}  # module -> extension(module)
         self._imported: Optional[Set[str]] = None  # modules another module imports at module level (see is_imported)
+        self._private_reads: Optional[frozenset] = None  # see reads_private
         self._reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
         self._stars: Dict[str, Dict[str, str]] = {}  # module -> star_exports(module)
         self._siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
@@ -398,6 +399,13 @@ class ProjectIndex:
                 truth = entry.get("constants", {}).get(name)
                 return None if truth is None or self.subclass_binds(qualified, name, elsewhere=False) else truth
         return None
+
+    def reads_private(self, name: str) -> bool:
+        """Some module reads the private attribute `name` (`x._load`) other than in a method of its own
+        class: a private method called only as `self._load(...)` has its callers in its class."""
+        if self._private_reads is None:
+            self._private_reads = frozenset(name for facts in self.facts.values() for name in facts.private)
+        return name in self._private_reads
 
     def derives_from(self, qualified: str, bases: frozenset) -> bool:
         """The class (through re-exports) is one of `bases` or derives from one at any remove, as far as

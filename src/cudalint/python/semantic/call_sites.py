@@ -5,9 +5,11 @@ under `if torch.cuda.is_available():` (and by a test runner with the default) is
 the branch never runs on a Mac. A parameter's values are its default plus what each call of its
 function passes, each with the guards around that call. That holds only where every caller is in
 sight, so only for a function nobody outside the file is expected to call: a test (`test_*`: a
-runner calls it with the defaults), one nested in another function, or any function of a test
-module. (A private library helper would qualify too, but finding its calls means walking its
-module, a cost every large library file would pay for a pattern met in test suites.) A call that spreads `*args`/`**kwargs` makes the parameter unknown.
+runner calls it with the defaults), one nested in another function, any function of a test module,
+or a private method (`_load`) whose name the project index finds read nowhere but in methods of its
+own class (its calls are `self._load(...)` in the classes walked for it; asked lazily, by the guard
+questions that reach such a parameter). (A private module-level helper would qualify too, but finding
+its calls means walking its module, a cost every large library file would pay.) A call that spreads `*args`/`**kwargs` makes the parameter unknown.
 """
 
 from __future__ import annotations
@@ -116,8 +118,12 @@ class CallSites:
             return True
         if test_module(self.model.module_name, self.model.path):
             return True
+        project = self.model.project
+        if (parent is not None and parent.kind == "class" and name.startswith("_") and project is not None
+                and self.model.module_name and not project.reads_private(name)):
+            return True  # a private method nothing outside its class reads: `self._load(...)` in the class
         # a module-level function of a program no other module of the project imports: its calls are here
-        project, module = self.model.project, self.model.module_name
+        module = self.model.module_name
         return (parent is self.model.module_scope and project is not None and bool(module)
                 and project.is_program_only(module))
 

@@ -137,3 +137,12 @@ def test_a_file_checked_in_parts_is_settled_as_a_whole(tmp_path, monkeypatch, ta
     result = runner.run(["big.py"], resolve(load_catalog(), config_path=None), jobs=1)
     assert [(f.code, f.line, f.column) for f in result.findings] == expected
     assert pools == ([["big.py"]] if expected else [])  # json.load everywhere: settled here, not cut into parts
+
+
+def test_common_tensor_factories_alone_need_no_libcst(settings, engine_calls):
+    # CDL301's entries for torch's factories count only where `pin_memory` is written (their `words`): a
+    # file that builds tensors without it holds no finding of theirs and never reaches libcst.
+    text = "import torch\n\nx = torch.tensor([1.0])\ny = torch.zeros(3)\n"
+    assert lint(text, settings) == []
+    assert engine_calls == []
+    assert lint(text + "z = torch.tensor([1.0], pin_memory=True)\n", settings) == [("CDL301", 5, 25)]

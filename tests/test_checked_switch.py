@@ -55,3 +55,10 @@ def test_a_private_methods_parameter_takes_what_its_class_passes():
     elsewhere = {**files, "pkg/other.py": "from pkg.synth import Synthesizer\n\nSynthesizer(None)._load('x', use_cuda=True)\n"}
     found = findings_of(SOURCE, path="pkg/synth.py", select={"CDL102"}, project_files=elsewhere)
     assert triples(found) == [("CDL102", 14, 19), ("CDL102", 32, 15)]
+
+
+def test_a_module_the_index_could_not_read_may_call_the_private_method():
+    files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "",
+             "pkg/broken.py": "def f(:\n    Synthesizer(None)._load('x', use_cuda=True)\n"}
+    found = findings_of(SOURCE, path="pkg/synth.py", select={"CDL102"}, project_files=files)
+    assert triples(found) == [("CDL102", 14, 19), ("CDL102", 32, 15)]

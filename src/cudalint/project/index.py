@@ -402,10 +402,12 @@ class ProjectIndex:
 
     def reads_private(self, name: str) -> bool:
         """Some module reads the private attribute `name` (`x._load`) other than in a method of its own
-        class: a private method called only as `self._load(...)` has its callers in its class."""
+        class, or may (a module whose tree was not read holds the word, or too many to list): a private
+        method called only as `self._load(...)` has its callers in its class."""
         if self._private_reads is None:
-            self._private_reads = frozenset(name for facts in self.facts.values() for name in facts.private)
-        return name in self._private_reads
+            self._private_reads = frozenset(
+                word for facts in self.facts.values() for word in (*facts.private, *facts.words))
+        return name in self._private_reads or "*" in self._private_reads
 
     def derives_from(self, qualified: str, bases: frozenset) -> bool:
         """The class (through re-exports) is one of `bases` or derives from one at any remove, as far as

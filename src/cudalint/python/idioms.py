@@ -1189,11 +1189,21 @@ def _accepted(test: cst.BaseExpression, ctx: FileContext, membership) -> Optiona
     a tensor's own placement (`x.device.type`)."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, membership)):
         return None
-    left = test.left
-    if isinstance(left, cst.Attribute) and left.attr.value == "type" and isinstance(left.value, cst.Attribute) and left.value.attr.value == "device":
+    if _tensor_placement(test.left, ctx):
         return None
     found = _device_list(test.comparisons[0].comparator, ctx)
     return found if _without_mps(found, ctx) else None
+
+
+def _tensor_placement(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`x.device.type`, or a local name every binding of which is one (`device_type = input.device.type`):
+    where a tensor is, which a kernel launcher tests against the devices it has kernels for."""
+    if isinstance(node, cst.Name):
+        bindings = ctx.model.lookup(node.value)
+        return bool(bindings) and all(binding.kind == "assign" and binding.value is not None
+                                      and _tensor_placement(binding.value, ctx) for binding in bindings)
+    return (isinstance(node, cst.Attribute) and node.attr.value == "type" and isinstance(node.value, cst.Attribute)
+            and node.value.attr.value == "device")
 
 
 def _device_choices_assert(node: cst.Assert, ctx: FileContext) -> None:

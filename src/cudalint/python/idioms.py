@@ -94,12 +94,14 @@ def _takes_device_object(call: cst.Call, ctx: FileContext) -> bool:
 
 
 def _device_call(node: cst.Call, ctx: FileContext) -> None:
+    func = node.func
+    qualified = ctx.model.resolve(func) or ""
+    if qualified.startswith(CUDA_API) or (qualified == "torch.device" and _argument_of_cuda_api(ctx)):
+        return  # `torch.cuda.max_memory_allocated(device="cuda:1")`: the CUDA call is the finding, by its own rule
     as_string = not _takes_device_object(node, ctx)
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "device":
             _device_sink(arg.value, ctx, as_string)
-    func = node.func
-    qualified = ctx.model.resolve(func) or ""
     position = DEVICE_POSITIONAL.get(qualified)
     if position is None and isinstance(func, cst.Attribute) and func.attr.value == "to":
         position = None if ctx.model.is_module_ref(func.value) else 0
@@ -110,6 +112,16 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
             if qualified == "torch.device" and len(node.args) > 1:
                 as_string = True  # torch.device(type, index): the type must be a string
             _device_sink(positional[position].value, ctx, as_string, whole)
+
+
+CUDA_API = "torch.cuda."
+
+
+def _argument_of_cuda_api(ctx: FileContext) -> bool:
+    """The call being visited is an argument of a torch.cuda call (`torch.cuda.set_device(torch.device("cuda:1"))`)."""
+    stack = ctx.stack
+    return (len(stack) >= 3 and isinstance(stack[-2], cst.Arg) and isinstance(stack[-3], cst.Call)
+            and (ctx.model.resolve(stack[-3].func) or "").startswith(CUDA_API))
 
 
 def _only_compared(node: cst.Call, ctx: FileContext) -> bool:

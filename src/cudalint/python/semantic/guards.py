@@ -449,13 +449,15 @@ class GuardEvaluator:
         torch.cuda.is_available()`, `if args.cuda and not torch.cuda.is_available(): raise ...` in the
         function that binds the name, or, for `self.use_cuda`, in the class's `__init__` (there also
         through `self.use_cuda = use_cuda`, for the parameter). Wherever the switch holds past that
-        check, CUDA is there: on a Mac the program stopped at it."""
+        check, CUDA is there: on a Mac the program stopped at it. Where the check stands in the function
+        is not compared with the reference's place: a switch checked there is read as checked throughout
+        (code that uses it before checking it is rare, and the check states what the switch means)."""
         if isinstance(node, cst.Name):
             bindings = self.model.bindings_of(node, scope)
             owner = bindings[0].scope if bindings else None
             spelling = node.value
         elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and self.model.self_class(node.value.value, scope):
-            init = self.model.self_class(node.value.value, scope).bindings.get("__init__")
+            init = self.model.self_class(node.value.value, scope).bindings.get("__init__")  # self.use_cuda
             owner = self.model.scopes.get(id(init[0].node)) if init and init[0].kind == "def" else None
             spelling = f"{owner.self_name}.{node.attr.value}" if owner is not None and owner.self_name else ""
         elif isinstance(node, cst.Attribute) and dotted(node):  # `args.cuda`: checked in the function that reads it

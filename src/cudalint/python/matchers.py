@@ -42,7 +42,8 @@ from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import dotted, source_of, string_value
 from cudalint.python.placement import (
-    builds_on_default_device, held_until_waited, made_on_host, names_host, on_host, same_device_copy, synchronized_after,
+    builds_on_default_device, held_until_waited, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
+    synchronized_after,
 )
 from cudalint.python.semantic import Value
 from cudalint.python.visitor import Registry, ends_flow, statement_flow
@@ -725,6 +726,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # the copy has landed before the next statement runs
         if "unless_synchronized" in spec and held_until_waited(ctx.model, ctx.stack, node, spec["unless_synchronized"]):
             continue  # its source is held until the function waits for the device
+        if "unless_synchronized" in spec and read_back_in_place(ctx.model, ctx.stack, node):
+            continue  # the same expression reads the result back on the host, waiting for the copy
         if "unless_cpu_gets" in spec and cpu_gets(arg.value, spec["unless_cpu_gets"], ctx.model):
             continue  # `"gloo" if device == "cpu" else "nccl"`: the CPU, a Mac's only device for collectives, gets gloo
         found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)

@@ -456,6 +456,42 @@ HOST_READS = frozenset({"cpu", "item", "tolist", "numpy"})
 VIEWS = frozenset({"detach", "view", "view_as"})  # methods that keep the storage they are called on
 
 
+def read_back_in_place(model: "SemanticModel", stack: Sequence[cst.CSTNode], call: cst.Call) -> bool:
+    """A non-blocking copy of a named tensor (`packed.to(dev, non_blocking=True)`, the name holding its
+    source to the end of the statement at least) whose result the same expression reads back on the host
+    (`_dequant(packed=packed.to(dev, non_blocking=True), ...).to("cpu")`, `.cpu()`, `.item()`): the read
+    waits for the device's queue, the copy among it, before the statement ends."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda") or model.is_module_ref(func.value):
+        return False
+    if not isinstance(chain_root(func.value), cst.Name) or any(type(part) is cst.Call for part in _chain_parts(func.value)):
+        return False  # a temporary (`f(x).to(...)`) may be freed as soon as the copy is queued
+    child: cst.CSTNode = call
+    for holder in reversed(stack[:-1]):
+        if isinstance(holder, (cst.BaseStatement, cst.BaseSmallStatement)):
+            return False
+        if isinstance(holder, cst.Attribute) and holder.value is child:
+            parent = stack[stack.index(holder) - 1] if stack.index(holder) > 0 else None
+            if isinstance(parent, cst.Call) and parent.func is holder and _reads_to_host(model, parent):
+                return True
+        child = holder
+    return False
+
+
+def _chain_parts(node: cst.BaseExpression):
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        yield node
+        node = node.value
+
+
+def _reads_to_host(model: "SemanticModel", call: cst.Call) -> bool:
+    name = call.func.attr.value
+    if name in HOST_READS:
+        return True
+    target = _target(model, call, model.scope) if name == "to" else None
+    return target is not None and names_host(model, target)
+
+
 def held_until_waited(model: "SemanticModel", stack: Sequence[cst.CSTNode], call: cst.Call, apis: Collection[str]) -> bool:
     """A non-blocking `.to(...)`/`.cuda()` in a function whose source stays referenced for the whole call
     (a parameter, an entry or attribute of one, or of `self`, not replaced by the statement that copies,

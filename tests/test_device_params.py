@@ -5,7 +5,7 @@ implementation; what that implementation does is reported where it does it."""
 
 import ast
 
-from conftest import findings_of, triples
+from conftest import findings_of, lint_tree, triples
 
 from cudalint.project.device_params import holds_device
 
@@ -81,12 +81,26 @@ def test_what_carries_a_value_on():
     assert _holds("def f(x, impl='cuda'):\n    return f'{impl}:0'\n", "impl")
     assert _holds("def f(x, impl='cuda'):\n    return g(**locals())\n", "impl")
     assert _holds("def f(x, impl='cuda'):\n    def inner():\n        return x.to(impl)\n    return inner\n", "impl")
-    assert _holds("def f(x, gpu_id='cuda:0'):\n    pass\n", "gpu_id")
+    assert _holds("def f(x, gpu_id='cuda:0'):\n    if gpu_id:\n        return x\n", "gpu_id")  # named for one, and read
 
 
 def test_what_does_not():
+    assert not _holds("def f(x, gpu_id='cuda:0'):\n    pass\n", "gpu_id")  # named for one, never read
     assert not _holds("def f(x, impl='cuda'):\n    return g(x, impl=impl)\n", "impl")
     assert not _holds("def f(x, impl='cuda'):\n    if impl in ('cuda', 'ref'):\n        return x\n", "impl")
     assert not _holds("def f(x, impl='cuda'):\n    return KERNELS[impl](x) if impl.startswith('c') else x\n", "impl")
     assert not _holds("def f(x, impl='cuda'):\n    def inner(impl):\n        return x.to(impl)\n    return inner\n", "impl")
     assert not _holds("def f(x, impl='cuda'):\n    return x\n", "impl")
+
+
+def test_a_device_parameter_the_body_never_reads_holds_nothing(tmp_path, monkeypatch):
+    source = (
+        'class Client:\n    def __init__(self, url, device_map="cuda"):\n        self.url = url\n\n\n'
+        'class Model:\n    def __init__(self, device="cuda"):\n        self.device = device\n\n\n'
+        'def stub(x, device="cuda"):\n    raise NotImplementedError\n\n\n'
+        'def forwards(device="cuda", **kwargs):\n    return make(**locals())\n'
+    )
+    found = lint_tree(tmp_path, monkeypatch, {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n",
+                                              "pkg/__init__.py": "", "pkg/m.py": source})
+    assert [(path, code, line, column) for path, code, line, column in found if code == "CDL108"] == [
+        ("pkg/m.py", "CDL108", 7, 31), ("pkg/m.py", "CDL108", 15, 21)]

@@ -4,8 +4,8 @@
 implementation: the function compares it (`impl == "cuda" and x.device.type == "cuda"`), hands it on
 under its own name (`upfirdn2d(x, f, impl=impl)`) or never reads it. Nothing is placed on CUDA by
 that default, and what the chosen implementation does is reported where it does it. A parameter holds
-a device when its name says so (`device`, `map_location`, `gpu_id`: the contract its callers read) or
-when some read of it may carry the value somewhere a device is taken: a positional argument
+a device when its name says so (`device`, `map_location`, `gpu_id`: the contract its callers read) and
+the body reads it, or when some read of it may carry the value somewhere a device is taken: a positional argument
 (`.to(p)`, `torch.device(p)`), a device keyword (`device=p`), a store (`self.p = p`), a return, an
 f-string, a container, an operand of `or`/`if`-`else`. A function that reads its locals as a mapping
 (`locals()`, `vars()`) may hand any parameter on: every parameter holds a device there.
@@ -24,9 +24,11 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def holds_device(function: ast.AST, name: str) -> bool:
-    """Whether parameter `name` of `function` (a def or lambda) may hold a device (see the module's doc)."""
+    """Whether parameter `name` of `function` (a def or lambda) may hold a device (see the module's doc).
+    One the body never reads holds nothing, whatever its name (`def __init__(self, device="cuda"):` of an
+    HTTP client or a NumPy evaluator that keeps the parameter for a common signature)."""
     if DEVICE_NAME_RE.search(name):
-        return True
+        return next(_reads(function, name), None) is not None
     for read, holder in _reads(function, name):
         if isinstance(holder, ast.Call) and isinstance(holder.func, ast.Name) and holder.func.id in ("locals", "vars"):
             return True

@@ -10,7 +10,7 @@ from cudalint.config import resolve
 FILES = {
     "pkg/__init__.py": "",
     "pkg/config.py": 'DEVICE = "cuda"\n',
-    "pkg/helpers.py": 'def load_model(path, device="cuda"):\n    return path\n',
+    "pkg/helpers.py": 'def load_model(path, device="cuda"):\n    return path, device\n',
     # the same names, none of them the project's: its own class attribute and method
     "pkg/unrelated.py": "class Thing:\n    DEVICE = None\n\n    def load_model(self):\n        return self.DEVICE\n",
     "pkg/user.py": (
@@ -103,7 +103,7 @@ def test_a_file_with_no_word_of_the_checks_still_meets_the_projects_words(tmp_pa
     words, known only once the index is built, still reach it through its import."""
     files = {
         "pkg/__init__.py": "",
-        "pkg/helpers.py": 'def load_model(path, device="cuda"):\n    return path\n',
+        "pkg/helpers.py": 'def load_model(path, device="cuda"):\n    return path, device\n',
         "pkg/plain.py": 'from pkg.helpers import load_model\n\nm = load_model("a.pt")\n',
         "pkg/same_name.py": "def load_model(path):\n    return path\n\n\nm = load_model(1)\n",
     }

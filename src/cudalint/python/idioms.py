@@ -93,6 +93,9 @@ def _takes_device_object(call: cst.Call, ctx: FileContext) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and not ctx.model.is_module_ref(call.func.value)
 
 
+CUDA_API = "torch.cuda."  # calls whose own rules report them: a device given to one is their finding
+
+
 def _device_call(node: cst.Call, ctx: FileContext) -> None:
     func = node.func
     qualified = ctx.model.resolve(func) or ""
@@ -112,9 +115,6 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
             if qualified == "torch.device" and len(node.args) > 1:
                 as_string = True  # torch.device(type, index): the type must be a string
             _device_sink(positional[position].value, ctx, as_string, whole)
-
-
-CUDA_API = "torch.cuda."
 
 
 def _argument_of_cuda_api(ctx: FileContext) -> bool:
@@ -1211,9 +1211,8 @@ def _tensor_placement(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """`x.device.type`, or a local name every binding of which is one (`device_type = input.device.type`):
     where a tensor is, which a kernel launcher tests against the devices it has kernels for."""
     if isinstance(node, cst.Name):
-        bindings = ctx.model.lookup(node.value)
-        return bool(bindings) and all(binding.kind == "assign" and binding.value is not None
-                                      and _tensor_placement(binding.value, ctx) for binding in bindings)
+        values = ctx.model.assigned(node)
+        return bool(values) and all(type(value) is not cst.Name and _tensor_placement(value, ctx) for value, _ in values)
     return (isinstance(node, cst.Attribute) and node.attr.value == "type" and isinstance(node.value, cst.Attribute)
             and node.value.attr.value == "device")
 
@@ -1225,6 +1224,8 @@ def _device_choices_assert(node: cst.Assert, ctx: FileContext) -> None:
 
 
 def _device_choices_if(node: cst.If, ctx: FileContext) -> None:
+    if type(node.test) is not cst.Comparison:
+        return  # the cheap test first: this runs on every `if`
     found = _accepted(node.test, ctx, cst.NotIn) if ends_flow(node.body, ctx.model) == "raise" else None
     if found is None and isinstance(node.orelse, cst.Else) and ends_flow(node.orelse.body, ctx.model) == "raise":
         found = _accepted(node.test, ctx, cst.In)

@@ -522,11 +522,10 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
 def _names_host_device(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """A positional argument that is a device naming the host: `torch.device("cpu")`, or a name bound
     only to one (a bare "cpu" string in another position may be anything else)."""
-    if isinstance(node, cst.Call) and ctx.model.resolve(node.func) == "torch.device":
-        return names_host(ctx.model, node)
-    return isinstance(node, cst.Name) and names_host(ctx.model, node) and all(
-        isinstance(binding.value, cst.Call) and ctx.model.resolve(binding.value.func, binding.context) == "torch.device"
-        for binding in ctx.model.lookup(node.value))
+    if isinstance(node, cst.Name):
+        values = ctx.model.assigned(node)
+        return bool(values) and all(type(value) is not cst.Name and _names_host_device(value, ctx) for value, _ in values)
+    return isinstance(node, cst.Call) and ctx.model.resolve(node.func) == "torch.device" and names_host(ctx.model, node)
 
 
 def _kept_on_device(call: cst.Call, depth: int, ctx: FileContext) -> bool:

@@ -231,7 +231,8 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
     """The tensor an expression gives is on the CPU, as the expression itself shows: `x.cpu()`,
     `x.to("cpu")`, `torch.from_numpy(a)` or a factory that builds on the host, a call told to put what
     it makes on the host (`torch.load(f, map_location="cpu")`, `load_model(f, device=torch.device("cpu"))`),
-    a move to a device that is the CPU whenever it would be MPS (_host_for_mps; on a Mac), followed by any methods that keep the device (`x.cpu().detach().contiguous()`); a name every
+    a move to a device that is the CPU whenever it would be MPS (_host_for_mps; on a Mac), followed by any
+    methods that keep the device (`x.cpu().detach().contiguous()`); a name every
     binding of which in its scope is such an expression (or one of these methods of the name itself:
     `m = m.double()`)."""
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not model.is_module_ref(node.func.value):
@@ -257,10 +258,8 @@ def _host_for_mps(model: "SemanticModel", target: cst.BaseExpression, scope: "Sc
     x.device.type == "mps" else x.device`, as written or bound to a name once): on a Mac, where MPS is
     the only accelerator, the other arm runs only off MPS, so the tensor moved there is on the CPU."""
     if type(target) is cst.Name:
-        bindings = model.lookup(target.value, scope)
-        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
-            return False
-        target, scope = bindings[0].value, bindings[0].context
+        values = model.assigned(target, scope)
+        return bool(values) and all(_host_for_mps(model, value, where) for value, where in values if type(value) is not cst.Name)
     return type(target) is cst.IfExp and true_on_mps(model, target.test) and place(model, target.body, scope) == ("device", "cpu")
 
 
@@ -396,8 +395,8 @@ def names_dtype(model: "SemanticModel", node: cst.BaseExpression, scope: Optiona
     """A tensor's dtype read from it (`x.dtype`), as written or bound to a local name every binding of
     which is one: what `.to(...)` gets there casts, it moves nothing."""
     if type(node) is cst.Name:
-        bindings = model.lookup(node.value, scope)
-        return bool(bindings) and all(binding.kind == "assign" and _reads_dtype(model, binding.value) for binding in bindings)
+        values = model.assigned(node, scope)
+        return bool(values) and all(_reads_dtype(model, value) for value, _ in values)
     return _reads_dtype(model, node)
 
 
@@ -464,24 +463,16 @@ def read_back_in_place(model: "SemanticModel", stack: Sequence[cst.CSTNode], cal
     func = call.func
     if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda") or model.is_module_ref(func.value):
         return False
-    if not isinstance(chain_root(func.value), cst.Name) or any(type(part) is cst.Call for part in _chain_parts(func.value)):
+    if type(chain_root(func.value)) is not cst.Name:
         return False  # a temporary (`f(x).to(...)`) may be freed as soon as the copy is queued
-    child: cst.CSTNode = call
-    for holder in reversed(stack[:-1]):
+    for depth in range(len(stack) - 2, 0, -1):  # the expressions around the copy, innermost first
+        holder, parent = stack[depth], stack[depth - 1]
         if isinstance(holder, (cst.BaseStatement, cst.BaseSmallStatement)):
             return False
-        if isinstance(holder, cst.Attribute) and holder.value is child:
-            parent = stack[stack.index(holder) - 1] if stack.index(holder) > 0 else None
-            if isinstance(parent, cst.Call) and parent.func is holder and _reads_to_host(model, parent):
-                return True
-        child = holder
+        if (type(holder) is cst.Attribute and holder.value is stack[depth + 1] and type(parent) is cst.Call
+                and parent.func is holder and _reads_to_host(model, parent)):
+            return True
     return False
-
-
-def _chain_parts(node: cst.BaseExpression):
-    while isinstance(node, (cst.Attribute, cst.Subscript)):
-        yield node
-        node = node.value
 
 
 def _reads_to_host(model: "SemanticModel", call: cst.Call) -> bool:

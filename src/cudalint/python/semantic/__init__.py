@@ -122,6 +122,14 @@ class SemanticModel:
             return bindings[0]
         return None
 
+    def assigned(self, name: cst.Name, scope: Optional[Scope] = None) -> List[Tuple[cst.BaseExpression, Scope]]:
+        """What a local name is bound to, when every binding of it assigns an expression: (the value, the
+        scope it is evaluated in) per binding; [] when one is a parameter, an import, a loop target, ..."""
+        bindings = self.lookup(name.value, scope or self.scope)
+        if not all(binding.kind == "assign" and binding.value is not None for binding in bindings):
+            return []
+        return [(binding.value, binding.context) for binding in bindings]
+
     def bindings_of(self, node: cst.BaseExpression, scope: Optional[Scope] = None) -> List[Binding]:
         """What a Name, or `self.attr` inside a method, is bound to."""
         scope = scope or self.scope

@@ -456,8 +456,9 @@ class GuardEvaluator:
             bindings = self.model.bindings_of(node, scope)
             owner = bindings[0].scope if bindings else None
             spelling = node.value
-        elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and self.model.self_class(node.value.value, scope):
-            init = self.model.self_class(node.value.value, scope).bindings.get("__init__")  # self.use_cuda
+        elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and (
+                klass := self.model.self_class(node.value.value, scope)) is not None:
+            init = klass.bindings.get("__init__")  # `self.use_cuda`: checked in __init__
             owner = self.model.scopes.get(id(init[0].node)) if init and init[0].kind == "def" else None
             spelling = f"{owner.self_name}.{node.attr.value}" if owner is not None and owner.self_name else ""
         elif isinstance(node, cst.Attribute) and dotted(node):  # `args.cuda`: checked in the function that reads it

@@ -1,6 +1,6 @@
 """The one-file start-up floor: a run loads only what its files need. A file the gates settle whatever
 the project holds builds no project index (nor imports its modules), reads no TOML and loads no
-tokenizer, temporary-file, threading, OpenSSL or output-format module it does not use; a file whose answer may depend on
+tokenizer, temporary-file, threading, OpenSSL, typing or output-format module it does not use; a file whose answer may depend on
 the project still gets the index, and the same findings as when the index is always built."""
 
 import ast
@@ -21,7 +21,7 @@ WATCHED = (
     "cudalint.project.index", "cudalint.project.facts", "cudalint.project.reach", "cudalint.project.availability",
     "cudalint.python.guard_facts", "cudalint.python.optional_facts", "cudalint.python.engine", "libcst", "tomllib",
     "tempfile", "shutil", "cudalint.manifests.checks", "cudalint.report.json_format", "cudalint.python.fixplan",
-    "concurrent.futures.process", "_hashlib", "threading", "tokenize",
+    "concurrent.futures.process", "_hashlib", "threading", "tokenize", "typing",
 )
 
 # Runs cudalint's main as the console script would, then says which watched modules it loaded.

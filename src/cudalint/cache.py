@@ -19,14 +19,20 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
 
 import cudalint
 from cudalint.catalog import Catalog, CatalogError, rules_dir
 from cudalint.config import Settings
 from cudalint.digests import sha256
-from cudalint.fileio import files_fingerprint, inside, read_regular, replace_file, sweep_temporaries
+from cudalint.fileio import (
+    files_fingerprint,
+    inside,
+    read_regular,
+    replace_file,
+    sweep_temporaries,
+)
 from cudalint.findings import Edit, Finding, Fix, Related, Safety, Severity
 
 CACHE_DIR = ".cudalint_cache"
@@ -38,7 +44,7 @@ def content_digest(data: bytes) -> str:
     return sha256(data).hexdigest()
 
 
-def _data_fingerprint(folder: Optional[str]) -> str:
+def _data_fingerprint(folder: str | None) -> str:
     """Every data file in rules/ (the catalog TOML, the coverage database, package tables), by name,
     size and mtime, as cudalint's modules are: an edited file is a new key, and no run reads and
     hashes the whole coverage database only to learn it is the one it was."""
@@ -63,7 +69,7 @@ def _schema() -> str:
 def run_fingerprint(catalog: Catalog, settings: Settings, torch_version: str) -> str:
     """Everything but the file itself that decides a file's findings."""
     try:
-        folder: Optional[str] = str(rules_dir())
+        folder: str | None = str(rules_dir())
     except CatalogError:
         folder = None
     parts = {
@@ -91,12 +97,12 @@ def run_fingerprint(catalog: Catalog, settings: Settings, torch_version: str) ->
 NOT_PER_FILE = frozenset({"exclude", "root", "config_file", "project", "file_timeout"})  # a timed-out file is never stored
 
 
-def _is_record(value: Any) -> bool:
+def _is_record(value: object) -> bool:
     """A NamedTuple (Finding, Fix, Edit, Related, DeviceSetting): stored as a table of its fields."""
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
-def _canonical(value: Any) -> Any:
+def _canonical(value: object) -> object:
     """A JSON value that is the same for equal settings in any process (sets sorted, no hash order)."""
     if _is_record(value):
         return {name: _canonical(item) for name, item in zip(value._fields, value)}
@@ -121,7 +127,7 @@ class ResultCache:
         self.writable = True
         self.hits = 0
         self.misses = 0
-        self.refused: Optional[str] = None  # why the cache is not used at all
+        self.refused: str | None = None  # why the cache is not used at all
         if os.path.lexists(self.folder) and not inside(self.root, self.folder):
             self.refused = f"{CACHE_DIR} leads outside the project (to {os.path.realpath(self.folder)}); the cache is not used"
             self.writable = False
@@ -135,7 +141,7 @@ class ResultCache:
     def _key(self, digest: str) -> str:
         return sha256(f"{self.fingerprint}:{digest}".encode()).hexdigest()
 
-    def get(self, display: str, kind: str, digest: str) -> Optional[List[Finding]]:
+    def get(self, display: str, kind: str, digest: str) -> list[Finding] | None:
         if self.refused:
             return None
         try:
@@ -177,7 +183,7 @@ def prepare_folder(folder: Path) -> None:
         handle.write(b"# created by cudalint: this folder is a cache\n*\n")
 
 
-def encode(value: Any) -> Any:
+def encode(value: object) -> object:
     if _is_record(value):
         return {name: encode(item) for name, item in zip(value._fields, value)}
     if isinstance(value, (Severity, Safety)):
@@ -187,7 +193,7 @@ def encode(value: Any) -> Any:
     return value
 
 
-def decode_finding(data: Dict[str, Any], display: str) -> Finding:
+def decode_finding(data: dict[str, object], display: str) -> Finding:
     fields = dict(data)
     fields["path"] = display
     fields["severity"] = Severity(fields["severity"])

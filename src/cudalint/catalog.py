@@ -4,14 +4,17 @@ A rule is data. Its documentation (summary, why, bad and good examples, fix
 safety) and what it matches live in one TOML table; the checks read `match`.
 """
 
+from __future__ import annotations
+
 import functools
 import json
 import os
 import re
 import sys
+from collections import namedtuple
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
 from cudalint.digests import sha256
 from cudalint.findings import Severity
@@ -48,29 +51,31 @@ class CatalogError(ValueError):
     """The rule catalog itself is malformed (a bug in rules/, not in user input)."""
 
 
-class Rule(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py on start-up cost
-    code: str
-    name: str
-    severity: Severity
-    summary: str
-    why: str
-    bad: str
-    good: str
-    fix: str = "none"
-    default: bool = True
-    blocks: Optional[str] = None  # one of BLOCKS: the finding is a blocker in the portability report
-    remedy: str = ""  # what to do about a blocker
-    checklist: Optional[str] = None  # one of CHECKLIST_ITEMS: the checklist item its findings are evidence for
-    example_file: str = "example.py"
-    example_torch: Optional[str] = None  # the target release the examples are checked against
-    match: Mapping = EMPTY
-    silenced_by_guard: bool = True  # code that never runs on a Mac (a CUDA guard) gets no finding
-    supersedes: tuple = ()  # codes whose finding on the same node this rule's finding replaces
-    silenced_in_tests: bool = False  # a reference inside an if/while test is a decision, not a use
+# A rule's fields: the seven it must have, then the rest with their defaults. (A namedtuple, not a
+# dataclass nor a typing.NamedTuple: see findings.py on start-up cost.)
+_RULE_FIELDS = ("code", "name", "severity", "summary", "why", "bad", "good")  # str, but severity: a Severity
+_RULE_DEFAULTS = (  # (field, default), in order
+    ("fix", "none"),
+    ("default", True),
+    ("blocks", None),  # one of BLOCKS: the finding is a blocker in the portability report
+    ("remedy", ""),  # what to do about a blocker
+    ("checklist", None),  # one of CHECKLIST_ITEMS: the checklist item its findings are evidence for
+    ("example_file", "example.py"),
+    ("example_torch", None),  # the target release the examples are checked against
+    ("match", EMPTY),
+    ("silenced_by_guard", True),  # code that never runs on a Mac (a CUDA guard) gets no finding
+    ("supersedes", ()),  # codes whose finding on the same node this rule's finding replaces
+    ("silenced_in_tests", False),  # a reference inside an if/while test is a decision, not a use
     # none in a test module that places no tensor on a device: its tensors stay on the CPU (host_tests.py)
-    silenced_in_host_tests: bool = False
-    example_files: Mapping = EMPTY  # other files of the examples' project (path -> text)
-    provenance: str = ""  # the PyTorch source or docs a policy (leaving the default set, say) rests on
+    ("silenced_in_host_tests", False),
+    ("example_files", EMPTY),  # other files of the examples' project (path -> text)
+    ("provenance", ""),  # the PyTorch source or docs a policy (leaving the default set, say) rests on
+)
+
+
+class Rule(namedtuple("Rule", _RULE_FIELDS + tuple(name for name, _ in _RULE_DEFAULTS),
+                      defaults=tuple(default for _, default in _RULE_DEFAULTS))):
+    __slots__ = ()
 
     # A rule is itself, not its fields: rules key caches and sets, and `match` is a dict.
     __eq__ = object.__eq__
@@ -117,8 +122,8 @@ def _indent(text: str) -> str:
 
 
 class Catalog:
-    def __init__(self, rules: Iterable[Rule], version: str, data: Optional[Mapping[str, dict]] = None):
-        self.rules: Dict[str, Rule] = {}
+    def __init__(self, rules: Iterable[Rule], version: str, data: Mapping[str, dict] | None = None):
+        self.rules: dict[str, Rule] = {}
         self.data: Mapping[str, dict] = data or {}  # DATA_FILES as parsed, by path
         for rule in rules:
             if rule.code in self.rules:
@@ -135,7 +140,7 @@ class Catalog:
     def __contains__(self, code: str) -> bool:
         return code in self.rules
 
-    def codes_for(self, selector: str) -> List[str]:
+    def codes_for(self, selector: str) -> list[str]:
         """All codes a selector (a code or a prefix like CDL1, CDL20) names; empty when none."""
         return sorted(code for code in self.rules if code.startswith(selector))
 
@@ -209,7 +214,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
 
 
 @functools.lru_cache(maxsize=None)
-def load_catalog(directory: Optional[str] = None) -> Catalog:
+def load_catalog(directory: str | None = None) -> Catalog:
     folder = Path(directory) if directory else rules_dir()
     from cudalint.fileio import files_fingerprint
 
@@ -274,12 +279,12 @@ def rules_table(name: str) -> dict:
     return kept if kept is not None else _data_file(path)
 
 
-def rules_sets(name: str) -> Dict[str, frozenset]:
+def rules_sets(name: str) -> dict[str, frozenset]:
     """A rules/ data file whose lists are sets of names: each list-valued key as a frozenset."""
     return {key: frozenset(value) for key, value in rules_table(name).items() if isinstance(value, list)}
 
 
-def _tables(data: bytes, directory: Optional[str]) -> List[dict]:
+def _tables(data: bytes, directory: str | None) -> list[dict]:
     """A TOML file's rule tables; CDL404's `imports = "packages.toml"` becomes the import names of that table."""
     tables = toml_parser().loads(data.decode("utf-8")).get("rule", [])
     for table in tables:
@@ -297,10 +302,10 @@ def _tables(data: bytes, directory: Optional[str]) -> List[dict]:
 COMPACT_FORMAT = 3  # 2: keyed by the files' stamps, the version kept beside the tables; 3: DATA_FILES too
 COMPACT_NAME = "catalog.data"
 COMPACT_MAX_BYTES = 8 * 1024 * 1024
-_compact_root: Optional[Path] = None
+_compact_root: Path | None = None
 
 
-def keep_compact_copy(root: Optional[Path]) -> None:
+def keep_compact_copy(root: Path | None) -> None:
     """Let load_catalog read and write its compact copy in `root`'s cache folder (None: parse the TOML).
     The copy changes how fast the catalog loads, never what it holds."""
     global _compact_root
@@ -313,7 +318,7 @@ def _package_version() -> str:
     return __version__
 
 
-def _compact_folder() -> Optional[Path]:
+def _compact_folder() -> Path | None:
     from cudalint.fileio import inside
 
     if _compact_root is None:
@@ -322,7 +327,7 @@ def _compact_folder() -> Optional[Path]:
     return None if os.path.lexists(folder) and not inside(_compact_root, folder) else folder
 
 
-def _read_compact(key: str) -> Optional[Tuple[str, List[Tuple[str, List[dict]]], Dict[str, dict]]]:
+def _read_compact(key: str) -> tuple[str, list[tuple[str, list[dict]]], dict[str, dict]] | None:
     folder = _compact_folder()
     if folder is None:
         return None
@@ -343,7 +348,7 @@ def _read_compact(key: str) -> Optional[Tuple[str, List[Tuple[str, List[dict]]],
         return None
 
 
-def _write_compact(key: str, version: str, tables: List[Tuple[str, List[dict]]], data: Dict[str, dict]) -> None:
+def _write_compact(key: str, version: str, tables: list[tuple[str, list[dict]]], data: dict[str, dict]) -> None:
     folder = _compact_folder()
     if folder is None:
         return

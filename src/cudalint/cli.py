@@ -6,12 +6,18 @@ import argparse
 import functools
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Optional, Sequence
 
 from cudalint import __version__
 from cudalint.catalog import FAMILIES, keep_compact_copy, load_catalog
-from cudalint.config import ConfigError, find_pyproject, project_root, resolve, split_codes
+from cudalint.config import (
+    ConfigError,
+    find_pyproject,
+    project_root,
+    resolve,
+    split_codes,
+)
 from cudalint.discover import MissingPath
 from cudalint.report import FORMATS
 
@@ -53,7 +59,7 @@ class Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-def _long_options(parser: argparse.ArgumentParser) -> List[str]:
+def _long_options(parser: argparse.ArgumentParser) -> list[str]:
     found = []
     for action in parser._actions:
         found += [o for o in action.option_strings if o.startswith("--")]
@@ -63,7 +69,7 @@ def _long_options(parser: argparse.ArgumentParser) -> List[str]:
     return found
 
 
-def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line. With `command`, only that command's parser is built (its help and errors are
     the same): a run builds the options of the command it runs, not of all eight."""
     formatter = functools.partial(argparse.HelpFormatter, width=_help_width())  # the terminal asked once
@@ -212,7 +218,7 @@ def write_out(text: str, stream=None) -> None:
     stream.write(text)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     args = parser.parse_args(words)
@@ -449,7 +455,7 @@ def _server() -> int:
     return EXIT_CLEAN
 
 
-def _coverage(query: Optional[str], torch_version: Optional[str], why: bool, project: Optional[str]) -> int:
+def _coverage(query: str | None, torch_version: str | None, why: bool, project: str | None) -> int:
     from cudalint.coverage.query import coverage_table
 
     if (query is None) == (project is None):
@@ -495,7 +501,7 @@ def rules_json() -> str:
 
 def rules_table(markdown: bool = False) -> str:
     catalog = load_catalog()
-    rows: List[str] = []
+    rows: list[str] = []
     if markdown:
         rows.append("| code | name | severity | fix | default | summary |")
         rows.append("|---|---|---|---|---|---|")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from cudalint.catalog import Catalog, toml_parser
 from cudalint.fileio import DEFAULT_MAX_BYTES, UnreadableFile, read_regular_text
@@ -67,16 +67,16 @@ class Settings:
 
     def __init__(
         self,
-        select: FrozenSet[str],
-        per_file_ignores: Tuple[Tuple[str, FrozenSet[str]], ...] = (),
-        unfixable: FrozenSet[str] = frozenset(),  # codes whose fixes are dropped (--fixable/--unfixable)
-        exclude: Tuple[str, ...] = DEFAULT_EXCLUDE,
-        torch_version: Optional[str] = None,
-        root: Optional[Path] = None,  # None: the current folder
-        config_file: Optional[Path] = None,
+        select: frozenset[str],
+        per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = (),
+        unfixable: frozenset[str] = frozenset(),  # codes whose fixes are dropped (--fixable/--unfixable)
+        exclude: tuple[str, ...] = DEFAULT_EXCLUDE,
+        torch_version: str | None = None,
+        root: Path | None = None,  # None: the current folder
+        config_file: Path | None = None,
         device: DeviceSetting = DeviceSetting(),
         unsafe_fixes: bool = False,  # decides, e.g., whether enough fixes use the device to define DEVICE once
-        project: Optional[object] = None,  # the run's project index (cudalint.project)
+        project: object | None = None,  # the run's project index (cudalint.project)
         include_docs: bool = False,  # also read install commands in the code blocks of Markdown/reST files
         max_file_bytes: int = DEFAULT_MAX_BYTES,  # no file is read past this size
         file_timeout: float = DEFAULT_FILE_TIMEOUT_S,  # a file still being checked after this long gets CDL000
@@ -143,7 +143,7 @@ def read_json_input(path: Path, option: str, accepted, written_by: str) -> dict:
     return doc
 
 
-def find_pyproject(start: Path) -> Optional[Path]:
+def find_pyproject(start: Path) -> Path | None:
     start = start.resolve()
     for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = folder / "pyproject.toml"
@@ -160,7 +160,7 @@ def find_pyproject(start: Path) -> Optional[Path]:
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
-def _marked_folder(start: Path) -> Optional[Path]:
+def _marked_folder(start: Path) -> Path | None:
     """The nearest folder at or above `start` that holds one of PROJECT_MARKERS."""
     for folder in [start, *start.parents]:
         if any(os.path.lexists(folder / marker) for marker in PROJECT_MARKERS):
@@ -168,7 +168,7 @@ def _marked_folder(start: Path) -> Optional[Path]:
     return None
 
 
-def project_root(paths: Sequence[Path], cwd: Optional[Path] = None) -> Path:
+def project_root(paths: Sequence[Path], cwd: Path | None = None) -> Path:
     """The project a run without [tool.cudalint] lints: where its index, caches and per-file patterns start.
 
     For each path, the nearest folder at or above it that holds a project marker (pyproject.toml,
@@ -228,7 +228,7 @@ def read_table(path: Path) -> dict:
     return table
 
 
-def expand(selectors: Iterable[str], catalog: Catalog, where: str) -> FrozenSet[str]:
+def expand(selectors: Iterable[str], catalog: Catalog, where: str) -> frozenset[str]:
     codes = set()
     for selector in selectors:
         selector = selector.strip().upper()
@@ -260,26 +260,26 @@ def _edits(a: str, b: str) -> int:
     return row[-1]
 
 
-def split_codes(text: Optional[str]) -> List[str]:
+def split_codes(text: str | None) -> list[str]:
     return [part for part in (text or "").replace(" ", ",").split(",") if part]
 
 
 def resolve(
     catalog: Catalog,
     *,
-    config_path: Optional[Path],
-    select: Optional[Sequence[str]] = None,
+    config_path: Path | None,
+    select: Sequence[str] | None = None,
     ignore: Sequence[str] = (),
     extend_select: Sequence[str] = (),
-    exclude: Optional[Sequence[str]] = None,
+    exclude: Sequence[str] | None = None,
     extend_exclude: Sequence[str] = (),
     per_file_ignores: Sequence[str] = (),
-    torch_version: Optional[str] = None,
-    max_file_size: Optional[int] = None,
-    file_timeout: Optional[float] = None,
-    fixable: Optional[Sequence[str]] = None,
+    torch_version: str | None = None,
+    max_file_size: int | None = None,
+    file_timeout: float | None = None,
+    fixable: Sequence[str] | None = None,
     unfixable: Sequence[str] = (),
-    root: Optional[Path] = None,
+    root: Path | None = None,
 ) -> Settings:
     """Merge file and flags; flags win. Raises ConfigError with the offending key or code.
     The project root is the configuration file's folder; without one, `root` (else the working folder)."""

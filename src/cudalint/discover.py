@@ -1,10 +1,13 @@
 """Paths on the command line -> the files to lint, each with its kind."""
 
+from __future__ import annotations
+
 import fnmatch
 import os
 import re
+from collections import namedtuple
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from cudalint import manifests
 from cudalint.fileio import UnreadableFile, inside, is_regular, read_regular
@@ -13,19 +16,18 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 MAX_FOLDER_REQUIREMENTS = 100  # .txt/.in files read as requirements because of their folder, per walk
 
 
-class SourceFile(NamedTuple):
-    """A file to lint. (A NamedTuple: made at every start, a dataclass costs about ten times as much.)"""
+class SourceFile(namedtuple("SourceFile", "path display kind")):
+    """A file to lint: path, a Path as found on disk; display, a str as the user would write it; kind,
+    "python" or a manifest kind. (A namedtuple: made at every start; see findings.py.)"""
 
-    path: Path  # as found on disk
-    display: str  # as the user would write it
-    kind: str  # "python" or a manifest kind
+    __slots__ = ()
 
 
 class MissingPath(ValueError):
     pass
 
 
-def kind_of(path: Path, include_docs: bool = False) -> Optional[str]:
+def kind_of(path: Path, include_docs: bool = False) -> str | None:
     """"python" for a Python file (setup.py too: the runner reads it as a manifest as well), else the
     manifest reader for the name, else None."""
     if path.name.endswith(PYTHON_SUFFIXES):
@@ -45,7 +47,7 @@ class GitIgnore:
 
     def __init__(self) -> None:
         # (folder, compiled pattern, matches the path relative to folder?, negate, dir_only)
-        self.rules: List[Tuple[str, "re.Pattern[str]", bool, bool, bool]] = []
+        self.rules: list[tuple[str, "re.Pattern[str]", bool, bool, bool]] = []
 
     def load(self, folder: str) -> None:
         try:
@@ -103,7 +105,7 @@ def is_virtualenv(folder: str) -> bool:
 
 
 def discover(
-    paths: Sequence[str], exclude: Sequence[str], root: Path, cwd: Optional[Path] = None, include_docs: bool = False
+    paths: Sequence[str], exclude: Sequence[str], root: Path, cwd: Path | None = None, include_docs: bool = False
 ) -> Iterator[SourceFile]:
     """Files named on the command line are always linted, read as what their content says when their
     name does not; folders are walked with the excludes.
@@ -111,7 +113,7 @@ def discover(
     A walk yields regular files only (a FIFO, a device or a socket is passed over); anything else named
     on the command line is yielded too, and reading it then gives a CDL000 saying what it is."""
     cwd = (cwd or Path.cwd()).resolve()
-    excludes: Optional[Excludes] = None  # compiled for the first folder: files named alone need none
+    excludes: Excludes | None = None  # compiled for the first folder: files named alone need none
     seen: set = set()
     for raw in paths:
         path = Path(raw)
@@ -128,7 +130,7 @@ def discover(
 
 
 def _walk(
-    top: str, excludes: Excludes, cwd: Path, seen: set, include_docs: bool = False, root: Optional[str] = None
+    top: str, excludes: Excludes, cwd: Path, seen: set, include_docs: bool = False, root: str | None = None
 ) -> Iterator[SourceFile]:
     gitignore = GitIgnore()
     ancestors = [str(folder) for folder in reversed(Path(top).parents)]

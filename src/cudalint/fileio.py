@@ -12,10 +12,12 @@ still that file with those bytes (an edit saved meanwhile is never overwritten).
 left by a killed run are swept by `sweep_temporaries`.
 """
 
+from __future__ import annotations
+
 import os
 import stat
 import time
-from typing import NamedTuple, Optional, Union
+from collections import namedtuple
 
 from cudalint.digests import sha256
 
@@ -24,7 +26,7 @@ TEMP_PREFIX = ".cudalint-"
 TEMP_SUFFIX = ".tmp"
 STALE_AFTER_S = 24 * 3600  # a temporary file this old belongs to no running cudalint
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = "str | os.PathLike[str]"  # for annotations only
 
 
 class UnreadableFile(OSError):
@@ -63,14 +65,11 @@ def is_regular(path: PathLike) -> bool:
         return False
 
 
-class Snapshot(NamedTuple):
-    """What was read, and from which file: a write based on it checks both are still so. (A NamedTuple:
-    made at every start, a dataclass costs about ten times as much.)"""
+class Snapshot(namedtuple("Snapshot", "data device inode mode")):
+    """What was read (bytes), and from which file (its device, inode and mode, ints): a write based on it
+    checks both are still so. (A namedtuple: made at every start; see findings.py.)"""
 
-    data: bytes
-    device: int
-    inode: int
-    mode: int
+    __slots__ = ()
 
 
 def read_regular(path: PathLike, limit: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -130,7 +129,7 @@ def _too_large(size: int, limit: int) -> str:
     return f"larger than the size limit ({size} bytes; max-file-size is {limit}); not read"
 
 
-def writable_output(path: PathLike) -> Optional[str]:
+def writable_output(path: PathLike) -> str | None:
     """Why a report could not be written to `path` (checked before any work), or None."""
     folder = os.path.dirname(os.path.abspath(path)) or "."
     if os.path.isdir(path):
@@ -163,7 +162,7 @@ def write_target(path: PathLike, root: PathLike) -> str:
 
 
 def replace_file(
-    path: PathLike, data: bytes, root: PathLike, expected: Optional[Snapshot] = None, follow_links: bool = True
+    path: PathLike, data: bytes, root: PathLike, expected: Snapshot | None = None, follow_links: bool = True
 ) -> None:
     """Atomically make `path` hold `data`: temporary file beside it (mode kept), fsync, rename.
 

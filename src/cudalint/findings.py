@@ -1,13 +1,15 @@
 """The values every check produces and every front end consumes.
 
-NamedTuples, not dataclasses: every run makes these classes at start-up, and a clean file's run
-should not pay for importing dataclasses (and inspect) to do so. No `from __future__ import
-annotations` here nor in the other modules that make NamedTuples at start-up (catalog, source,
-fileio, discover, noqa, op_cases, device_setting, parts): with it, typing.NamedTuple compiles every
-field's annotation string into a ForwardRef."""
+collections.namedtuple classes, not dataclasses nor typing.NamedTuple: every run makes these classes
+at start-up, and a clean file's run should pay neither for importing dataclasses (and inspect) nor
+for importing typing (about 3 ms, 7 % of a one-file run). The same holds for the other records made
+at start-up (catalog, source, fileio, discover, op_cases, device_setting); each lists its fields'
+types in its docstring."""
+
+from __future__ import annotations
 
 import enum
-from typing import NamedTuple, Optional, Tuple
+from collections import namedtuple
 
 
 class Severity(str, enum.Enum):
@@ -21,14 +23,11 @@ class Safety(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
-class Edit(NamedTuple):
-    """Replace the text between two 1-based (line, column) positions; end is exclusive."""
+class Edit(namedtuple("Edit", "line column end_line end_column content")):
+    """Replace the text between two 1-based (line, column) positions; end is exclusive. The positions
+    are ints, content a str."""
 
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    content: str
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {
@@ -40,10 +39,10 @@ class Edit(NamedTuple):
         }
 
 
-class Fix(NamedTuple):
-    safety: Safety
-    description: str
-    edits: Tuple[Edit, ...] = ()
+class Fix(namedtuple("Fix", "safety description edits", defaults=((),))):
+    """safety: Safety; description: str; edits: a tuple of Edit."""
+
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {
@@ -53,15 +52,11 @@ class Fix(NamedTuple):
         }
 
 
-class Related(NamedTuple):
-    """Another place in the same file that explains a finding (the device argument a value reaches)."""
+class Related(namedtuple("Related", "line column end_line end_column message path", defaults=("",))):
+    """Another place that explains a finding (the device argument a value reaches): int positions, a
+    str message, and path, another file of the project (empty: the finding's own file)."""
 
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    message: str
-    path: str = ""  # another file of the project; empty: the finding's own file
+    __slots__ = ()
 
     def to_json(self) -> dict:
         return {
@@ -74,19 +69,14 @@ class Related(NamedTuple):
         }
 
 
-class Finding(NamedTuple):
-    """One problem at one place. Lines and columns are 1-based; columns count characters."""
+_FINDING_FIELDS = "code path line column end_line end_column message severity fix related"
 
-    code: str
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    message: str
-    severity: Severity
-    fix: Optional[Fix] = None
-    related: Tuple[Related, ...] = ()
+
+class Finding(namedtuple("Finding", _FINDING_FIELDS, defaults=(None, ()))):
+    """One problem at one place. Lines and columns are 1-based ints; columns count characters. code,
+    path and message are str; severity a Severity; fix a Fix or None; related a tuple of Related."""
+
+    __slots__ = ()
 
     # Two findings are the same problem at the same place whatever fix or related places they carry.
     def __eq__(self, other) -> bool:

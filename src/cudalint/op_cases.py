@@ -8,16 +8,22 @@ gate's side (`CallJudge`) assumes the worst of every value it cannot see, so it 
 the engine would report.
 """
 
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import product
-from typing import Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 UNKNOWN = object()  # an argument value the source does not show (or a required argument's default)
 
 
-class Case(NamedTuple):  # not a dataclass: this module loads with the gates, on every run
-    when: Mapping[str, object]  # argument values / input rank this case stands for
-    gaps: Tuple[Tuple[str, str], ...]  # (operator, RAISES or ON_CPU)
-    otherwise: bool = False  # the default case: holds when no other case does
+class Case(namedtuple("Case", "when gaps otherwise", defaults=(False,))):
+    """One case of an operator's coverage: when, a mapping of the argument values / input rank it
+    stands for; gaps, a tuple of (operator, RAISES or ON_CPU); otherwise, True for the default case,
+    which holds when no other case does. (A namedtuple, not a dataclass: this module loads with the
+    gates, on every run.)"""
+
+    __slots__ = ()
 
 
 class _Tensor:
@@ -38,7 +44,7 @@ def same(expected: object, given: object) -> bool:
     return expected == given
 
 
-def possible(case: Case, values: Mapping[str, object], ndim: Optional[int], defaults: Mapping) -> bool:
+def possible(case: Case, values: Mapping[str, object], ndim: int | None, defaults: Mapping) -> bool:
     """Whether a call with these visible values can be in ``case``; a key the case lacks holds its default."""
     for key, given in values.items():
         if given is UNKNOWN:
@@ -53,7 +59,7 @@ def possible(case: Case, values: Mapping[str, object], ndim: Optional[int], defa
     return ndim is None or wanted is None or wanted == ndim
 
 
-def certain(case: Case, values: Mapping[str, object], ndim: Optional[int]) -> bool:
+def certain(case: Case, values: Mapping[str, object], ndim: int | None) -> bool:
     """Whether the visible values put the call in ``case`` for sure."""
     for key, expected in case.when.items():
         given = ndim if key == "ndim" else values.get(key, UNKNOWN)
@@ -62,8 +68,8 @@ def certain(case: Case, values: Mapping[str, object], ndim: Optional[int]) -> bo
     return True
 
 
-def possible_cases(cases: Sequence[Case], values: Mapping[str, object], ndim: Optional[int],
-                   defaults: Mapping) -> List[Case]:
+def possible_cases(cases: Sequence[Case], values: Mapping[str, object], ndim: int | None,
+                   defaults: Mapping) -> list[Case]:
     """The cases a call can be in; the default case holds unless another case certainly does."""
     specific = [case for case in cases if not case.otherwise]
     found = [case for case in specific if possible(case, values, ndim, defaults)]
@@ -72,8 +78,8 @@ def possible_cases(cases: Sequence[Case], values: Mapping[str, object], ndim: Op
     return found
 
 
-def case_gaps(cases: Sequence[Case], values: Mapping[str, object], ndim: Optional[int], defaults: Mapping,
-              reached: Set[Tuple[str, str]], forced: Set[Tuple[str, str]]) -> Optional[List[Set[Tuple[str, str]]]]:
+def case_gaps(cases: Sequence[Case], values: Mapping[str, object], ndim: int | None, defaults: Mapping,
+              reached: set[tuple[str, str]], forced: set[tuple[str, str]]) -> list[set[tuple[str, str]]] | None:
     """The gaps of each case the call can be in (those of its operators it reaches, and the `forced` ones an
     argument brings in whatever the case), when every such case has one; else None."""
     gaps = [(set(case.gaps) & reached) | forced for case in possible_cases(cases, values, ndim, defaults)]
@@ -87,9 +93,9 @@ _OTHER_NDIM = -1  # an input rank no case names
 MAX_COMBINATIONS = 50_000  # a judge's whole search (the largest table today needs a few hundred)
 
 
-def call_spec(arguments: Mapping[str, Tuple[int, object]], releases: Iterable[Sequence[Case]],
-              needs: Mapping[str, Tuple[str, Optional[int], Optional[FrozenSet[object]]]],
-              pools: Mapping[str, Tuple[str, Optional[int]]]) -> dict:
+def call_spec(arguments: Mapping[str, tuple[int, object]], releases: Iterable[Sequence[Case]],
+              needs: Mapping[str, tuple[str, int | None, frozenset[object] | None]],
+              pools: Mapping[str, tuple[str, int | None]]) -> dict:
     """What the gate needs to judge a call of one API, as plain data (JSON, for the gate cache): the
     case-choosing arguments (position, default; no default: left out), the cases at each release the
     project may run, and the operators an argument brings in (`needs`, `pools`: see op_coverage)."""
@@ -110,7 +116,7 @@ class CallJudge:
     arguments the gate cannot read (a name may hold any value, a tensor among them)."""
 
     def __init__(self, spec: Mapping):
-        self.defaults: Dict[str, Tuple[Optional[int], object]] = {
+        self.defaults: dict[str, tuple[int | None, object]] = {
             key: (position, UNKNOWN if missing else _value(default))
             for key, (position, default, missing) in spec["arguments"].items()}
         self.releases = [[Case(_when(when), tuple((op, kind) for op, kind in gaps), otherwise)
@@ -136,7 +142,7 @@ class CallJudge:
             raise ValueError(f"{combinations} combinations of arguments to try: more than {MAX_COMBINATIONS}")
 
     @staticmethod
-    def _given(key: str, position: Optional[int], keywords: Mapping[str, object], positional: Sequence[object]):
+    def _given(key: str, position: int | None, keywords: Mapping[str, object], positional: Sequence[object]):
         if key in keywords:
             return keywords[key]
         if position is not None and 0 <= position < len(positional):
@@ -177,11 +183,11 @@ def _value(value: object) -> object:
     return tuple(_value(item) for item in value) if isinstance(value, list) else value
 
 
-def _when(when: Mapping[str, object]) -> Dict[str, object]:
+def _when(when: Mapping[str, object]) -> dict[str, object]:
     return {key: _value(value) for key, value in when.items()}
 
 
-def _choices(key: str, releases: Sequence[Sequence[Case]]) -> List[object]:
+def _choices(key: str, releases: Sequence[Sequence[Case]]) -> list[object]:
     """The values an unreadable argument may hold, one of each kind the cases tell apart: each value a case
     names, None, False, True, a number and a string no case names, a tensor, and a value the engine cannot
     read either."""
@@ -194,7 +200,7 @@ def _choices(key: str, releases: Sequence[Sequence[Case]]) -> List[object]:
     return [*named, None, False, True, -(2 ** 61), "\x00unnamed", TENSOR, UNKNOWN]
 
 
-def visible_sizes(value: object) -> Optional[set]:
+def visible_sizes(value: object) -> set | None:
     """The set of sizes in an int or tuple of ints; None when not all visible."""
     sizes = set(value) if isinstance(value, tuple) else {value}
     return None if not sizes or any(not isinstance(size, int) or isinstance(size, bool) for size in sizes) else sizes

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable, Mapping, Optional, TextIO
+from collections.abc import Callable, Mapping
+from io import TextIOBase
 
 
-def wanted(stream: TextIO, environ: Mapping[str, str]) -> bool:
+def wanted(stream: TextIOBase, environ: Mapping[str, str]) -> bool:
     ci = environ.get("CI", "")
     if ci and ci.lower() not in ("0", "false", "no"):
         return False
@@ -26,8 +27,8 @@ def wanted(stream: TextIO, environ: Mapping[str, str]) -> bool:
 class Progress:
     def __init__(
         self,
-        stream: Optional[TextIO] = None,
-        environ: Optional[Mapping[str, str]] = None,
+        stream: TextIOBase | None = None,
+        environ: Mapping[str, str] | None = None,
         *,
         min_files: int = 200,
         min_seconds: float = 2.0,

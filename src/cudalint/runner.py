@@ -8,8 +8,8 @@ import fnmatch
 import functools
 import os
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 from cudalint import manifests
 from cudalint.catalog import Catalog, load_catalog
@@ -17,7 +17,17 @@ from cudalint.config import Settings
 from cudalint.discover import SourceFile, discover, kind_of
 from cudalint.fileio import UnreadableFile, read_regular, read_regular_text
 from cudalint.findings import Finding, Severity
-from cudalint.python.analyze import PART_BYTES, PASSES, SETTLED, Pregates, checks_for, check_python, gate, package_root, unreadable
+from cudalint.python.analyze import (
+    PART_BYTES,
+    PASSES,
+    SETTLED,
+    Pregates,
+    check_python,
+    checks_for,
+    gate,
+    package_root,
+    unreadable,
+)
 from cudalint.source import decode_python, decode_text
 from cudalint.versions import parse_version, plain_version
 
@@ -38,30 +48,30 @@ class RunResult:
 
     def __init__(
         self,
-        findings: Optional[List[Finding]] = None,
+        findings: list[Finding] | None = None,
         files: int = 0,
         torch_version: str = NEWEST_KNOWN_TORCH,
         torch_version_source: str = "newest release cudalint knows",
         fixed: int = 0,
-        notes: Optional[List[str]] = None,  # said once: project-level advice (the suggested torch lower bound), why the cache was not used
+        notes: list[str] | None = None,  # said once: project-level advice (the suggested torch lower bound), why the cache was not used
         lint_version: str = NEWEST_KNOWN_TORCH,  # what files were linted for: the target and the oldest allowed release
-        targets: Optional[Dict[str, str]] = None,  # subtree -> its own target, where it differs
-        checked: Optional[List[str]] = None,  # the display path of every file linted
-        texts: Optional[Dict[str, str]] = None,  # the text of files linted from memory (stdin, an editor)
+        targets: dict[str, str] | None = None,  # subtree -> its own target, where it differs
+        checked: list[str] | None = None,  # the display path of every file linted
+        texts: dict[str, str] | None = None,  # the text of files linted from memory (stdin, an editor)
     ):
-        self.findings: List[Finding] = [] if findings is None else findings
+        self.findings: list[Finding] = [] if findings is None else findings
         self.files = files
         self.torch_version = torch_version
         self.torch_version_source = torch_version_source
         self.fixed = fixed
-        self.notes: List[str] = [] if notes is None else notes
+        self.notes: list[str] = [] if notes is None else notes
         self.lint_version = lint_version
-        self.targets: Dict[str, str] = {} if targets is None else targets
-        self.checked: List[str] = [] if checked is None else checked
-        self.texts: Dict[str, str] = {} if texts is None else texts
+        self.targets: dict[str, str] = {} if targets is None else targets
+        self.checked: list[str] = [] if checked is None else checked
+        self.texts: dict[str, str] = {} if texts is None else texts
 
 
-def top_level_manifests(root: Path) -> List[SourceFile]:
+def top_level_manifests(root: Path) -> list[SourceFile]:
     """The manifests at the top of the project (requirements*.txt, pyproject.toml, setup.py, ...)."""
     try:
         entries = sorted(root.iterdir())
@@ -75,7 +85,7 @@ def top_level_manifests(root: Path) -> List[SourceFile]:
     return found
 
 
-def torch_requirement(settings: Settings, files: Sequence[SourceFile]) -> Optional[manifests.Dependency]:
+def torch_requirement(settings: Settings, files: Sequence[SourceFile]) -> manifests.Dependency | None:
     """The project's torch requirement: in the files linted, then at the top of the project (so a
     pre-commit run on one changed file still sees it)."""
     for source in [*files, *top_level_manifests(settings.root)]:
@@ -91,7 +101,7 @@ def torch_requirement(settings: Settings, files: Sequence[SourceFile]) -> Option
     return None
 
 
-def target_torch(settings: Settings, files: Sequence[SourceFile]) -> Tuple[str, str]:
+def target_torch(settings: Settings, files: Sequence[SourceFile]) -> tuple[str, str]:
     """--torch-version, else the newest covered release the project's torch requirement allows (what a
     user installing today gets; the text also carries the oldest allowed release, see
     versions.with_floor), else the newest known release."""
@@ -140,18 +150,18 @@ def lint_text(
     text: str,
     settings: Settings,
     torch_version: str,
-    catalog: Optional[Catalog] = None,
+    catalog: Catalog | None = None,
     *,
     noqa: bool = True,
-    python_check: Optional[Callable[..., List[Finding]]] = None,
-) -> List[Finding]:
+    python_check: Callable[..., list[Finding]] | None = None,
+) -> list[Finding]:
     """Lint text already in memory (used by the flake8 plugin and tests).
 
     `noqa=False` keeps findings on `# noqa` lines, for a front end that applies noqa itself.
     `python_check` replaces check_python (the runner's gate-only check for files linted here).
     """
     catalog = catalog or load_catalog()
-    findings: List[Finding] = []
+    findings: list[Finding] = []
     if kind == "python":
         checks = checks_for(settings.select, tuple(catalog))
         findings.extend(
@@ -167,13 +177,13 @@ def lint_text(
     return _filter(findings, text, display, settings, noqa, kind, catalog)
 
 
-def lint_file(source: SourceFile, settings: Settings, torch_version: str) -> List[Finding]:
+def lint_file(source: SourceFile, settings: Settings, torch_version: str) -> list[Finding]:
     return lint_source(source, settings, torch_version)[1]
 
 
 def lint_source(
-    source: SourceFile, settings: Settings, torch_version: str, passed: Optional["Passed"] = None
-) -> Tuple[Optional[str], List[Finding]]:
+    source: SourceFile, settings: Settings, torch_version: str, passed: "Passed" | None = None
+) -> tuple[str | None, list[Finding]]:
     """Read the file once and lint exactly those bytes: (their content digest, the findings).
     The digest is None when nothing was read. `passed`: (digest, outline) of bytes an earlier parse
     found to pass both gates; for those bytes the gates are not run again."""
@@ -189,8 +199,8 @@ def lint_source(
 
 
 def lint_bytes(
-    source: SourceFile, data: bytes, settings: Settings, torch_version: str, python_check: Optional[Callable[..., List[Finding]]] = None
-) -> List[Finding]:
+    source: SourceFile, data: bytes, settings: Settings, torch_version: str, python_check: Callable[..., list[Finding]] | None = None
+) -> list[Finding]:
     decoded = decode_python(data) if source.kind == "python" else decode_text(data)
     if decoded.text is None:
         return [unreadable(source.display, f"{decoded.error}; the file was not checked", decoded.error_line, decoded.error_column)]
@@ -206,7 +216,7 @@ class NeedsEngine(Exception):
     """A file linted in this process passed both gates: only a worker process may parse it with libcst."""
 
 
-def _gate_only(path: str, text: str, checks, torch_version, device, unsafe_fixes, project) -> List[Finding]:
+def _gate_only(path: str, text: str, checks, torch_version, device, unsafe_fixes, project) -> list[Finding]:
     """check_python up to libcst: the gates' findings, or NeedsEngine."""
     if len(text) > PART_BYTES:
         raise NeedsEngine(path)
@@ -216,7 +226,7 @@ def _gate_only(path: str, text: str, checks, torch_version, device, unsafe_fixes
     return settled
 
 
-def lint_here(source: SourceFile, settings: Settings, torch_version: str) -> Optional[Outcome]:
+def lint_here(source: SourceFile, settings: Settings, torch_version: str) -> Outcome | None:
     """Lint a file in this process if the gates settle it (no libcst, no worker); None if it needs the engine."""
     from cudalint.cache import content_digest
 
@@ -230,8 +240,8 @@ def lint_here(source: SourceFile, settings: Settings, torch_version: str) -> Opt
         return None
 
 
-def _filter(findings: List[Finding], text: str, display: str, settings: Settings, use_noqa: bool = True,
-            kind: str = "python", catalog: Optional[Catalog] = None) -> List[Finding]:
+def _filter(findings: list[Finding], text: str, display: str, settings: Settings, use_noqa: bool = True,
+            kind: str = "python", catalog: Catalog | None = None) -> list[Finding]:
     """Selection, per-file-ignores (patterns relative to the project root), `# noqa`, and fixes left out
     by `unfixable`."""
     ignored = set()
@@ -250,7 +260,7 @@ def _filter(findings: List[Finding], text: str, display: str, settings: Settings
     return kept
 
 
-def _pattern_subjects(display: str, root: Path) -> Tuple[str, ...]:
+def _pattern_subjects(display: str, root: Path) -> tuple[str, ...]:
     """What a per-file-ignores pattern is matched against: the path as shown, the path relative to the project
     root (the folder of the configuration), and the file name."""
     subjects = [display, Path(display).name]
@@ -262,8 +272,8 @@ def _pattern_subjects(display: str, root: Path) -> Tuple[str, ...]:
 
 
 
-Outcome = Tuple[Optional[str], List[Finding]]  # (digest of the bytes linted, findings)
-Passed = Tuple[str, list]  # (digest of bytes that pass both gates, the outline of their CPython tree)
+Outcome = tuple[str | None, list[Finding]]  # (digest of the bytes linted, findings)
+Passed = tuple[str, list]  # (digest of bytes that pass both gates, the outline of their CPython tree)
 TIMEOUT_MARK = "Timeout ("  # how faulthandler's watchdog starts what it writes when it fires
 
 
@@ -271,11 +281,11 @@ TIMEOUT_MARK = "Timeout ("  # how faulthandler's watchdog starts what it writes 
 # then carries None instead of a pickled copy (megabytes for a large project, unpickled again by the
 # worker for every batch). Set only for the time of a pool, and only where workers are forked; pools
 # of runs on several threads of one process take turns (_pool_turn), so none forks with another's.
-_forked_settings: Optional[Settings] = None
+_forked_settings: Settings | None = None
 _pool_turn = _thread.allocate_lock()
 
 
-def _sent_settings(settings: Settings) -> Optional[Settings]:
+def _sent_settings(settings: Settings) -> Settings | None:
     """What a batch carries for its settings: None where the workers are forked, after leaving the
     settings in _forked_settings for them to inherit; the settings themselves elsewhere."""
     import multiprocessing
@@ -287,7 +297,7 @@ def _sent_settings(settings: Settings) -> Optional[Settings]:
     return None
 
 
-def _lint_many(batch: "Batch", settings: Optional[Settings], journals: str, passed: Optional[Dict[int, Passed]] = None) -> List[Outcome]:
+def _lint_many(batch: "Batch", settings: Settings | None, journals: str, passed: dict[int, Passed] | None = None) -> list[Outcome]:
     """One worker's share, each file under the per-file time limit. The worker notes in its own journal
     which file it starts; when a file runs past the limit, faulthandler's watchdog (a C thread: it fires
     even while a parser holds the GIL) adds its timeout dump to that journal and ends the process, and
@@ -323,7 +333,7 @@ def timed_out(journals: str) -> set:
 
 
 Progress = Callable[[int, int], None]  # (files done, files in the run)
-Batch = List[Tuple[int, SourceFile, str]]  # (position in the run, file, the release it is linted for)
+Batch = list[tuple[int, SourceFile, str]]  # (position in the run, file, the release it is linted for)
 
 
 # Allocations between two young-generation collections during a run (CPython's default is 700): a
@@ -356,10 +366,10 @@ def _collector_for_a_run(function):
 def run(
     paths: Sequence[str],
     settings: Settings,
-    jobs: Optional[int] = None,
+    jobs: int | None = None,
     *,
     cache: bool = False,
-    progress: Optional[Progress] = None,
+    progress: Progress | None = None,
 ) -> RunResult:
     """Lint the files under `paths`. `cache=True` reads and writes `.cudalint_cache/` under settings.root;
     `progress` is told how many files are done after each step."""
@@ -369,12 +379,12 @@ def run(
                        lint_version=torch_version,
                        checked=[source.display for source in files])
     report = progress or (lambda done, total: None)
-    per_file: Dict[int, List[Finding]] = {}
+    per_file: dict[int, list[Finding]] = {}
     versions = subtree_targets(settings, files, torch_version, result)
     pregates = None
     if settings.project is None and any(source.kind == "python" for source in files):
         pregates = _pregates(settings, files, versions, cache)
-        held: Dict[str, Tuple[bytes, object]] = {}
+        held: dict[str, tuple[bytes, object]] = {}
         if not _settled_without_index(files, settings, pregates, held):
             settings = settings.replace(project=project_index(settings, cache, _held_parse(held, pregates.parse)))
         held.clear()  # files outside the project root: the index never asked for them
@@ -414,7 +424,7 @@ def run(
 
     if any(source.kind == "python" for _, source, _ in todo) and (pregates is None or pregates.prepare is not None):
         prepare_gates(settings, {version for _, source, version in todo if source.kind == "python"}, cache)
-    passed: Dict[int, Passed] = {}
+    passed: dict[int, Passed] = {}
     if pregates is not None:
         todo = _lint_pregated_here(todo, settings, pregates, passed, finished, lambda: report(done, len(files)))
     if len(todo) < GATE_HERE_FILES and _bytes(todo) < GATE_HERE_BYTES:
@@ -464,7 +474,7 @@ def _pregates(settings: Settings, files: Sequence[SourceFile], versions: Sequenc
     return Pregates(checks, releases, lambda: prepare_gates(settings, set(versions), cache))
 
 
-def _settled_without_index(files: Sequence[SourceFile], settings: Settings, pregates, held: Dict[str, Tuple[bytes, object]]) -> bool:
+def _settled_without_index(files: Sequence[SourceFile], settings: Settings, pregates, held: dict[str, tuple[bytes, object]]) -> bool:
     """Whether a small run needs no project index: every Python file to lint is settled by the gates
     whatever the project holds (no selected check can fire in it, and it has no import, attribute or
     keyword where a word of the project could count). The files are gated here, on their one CPython
@@ -489,7 +499,7 @@ def _settled_without_index(files: Sequence[SourceFile], settings: Settings, preg
     return True
 
 
-def _held_parse(held: Dict[str, Tuple[bytes, object]], parse):
+def _held_parse(held: dict[str, tuple[bytes, object]], parse):
     """`parse` for the project index, answering from `held` for the bytes parsed before."""
 
     def parse_once(key: str, data: bytes):
@@ -501,7 +511,7 @@ def _held_parse(held: Dict[str, Tuple[bytes, object]], parse):
     return parse_once
 
 
-def _lint_pregated_here(todo: Batch, settings: Settings, pregates, passed: Dict[int, "Passed"],
+def _lint_pregated_here(todo: Batch, settings: Settings, pregates, passed: dict[int, "Passed"],
                         finished: Callable[..., None], tick: Callable[[], None]) -> Batch:
     """Lint here every file the gates settled on the index's tree, and note in `passed` the outline of
     each that passed them (its worker then parses it with libcst only). A file whose bytes are not the
@@ -529,7 +539,7 @@ def _lint_pregated_here(todo: Batch, settings: Settings, pregates, passed: Dict[
     return rest
 
 
-def _lint_settled(source: SourceFile, settings: Settings, torch_version: str, digest: str) -> Optional[Outcome]:
+def _lint_settled(source: SourceFile, settings: Settings, torch_version: str, digest: str) -> Outcome | None:
     """Lint a file the gates settled before, if its bytes are still those (None if they are not)."""
     from cudalint.cache import content_digest
 
@@ -542,7 +552,7 @@ def _lint_settled(source: SourceFile, settings: Settings, torch_version: str, di
     return digest, lint_bytes(source, data, settings, torch_version, _settled)
 
 
-def _settled(path: str, text: str, *args) -> List[Finding]:
+def _settled(path: str, text: str, *args) -> list[Finding]:
     return []
 
 
@@ -577,7 +587,7 @@ def prepare_gates(settings: Settings, versions, cache: bool) -> None:
             checks.prepare(release, stored)
 
 
-def subtree_targets(settings: Settings, files: Sequence[SourceFile], default: str, result: RunResult) -> List[str]:
+def subtree_targets(settings: Settings, files: Sequence[SourceFile], default: str, result: RunResult) -> list[str]:
     """The release each file is linted for: the target of the nearest folder below the project root
     whose own manifest requires torch (an example or subproject of a monorepo), else the run's target.
     The folders with a target of their own are recorded in `result.targets`."""
@@ -585,7 +595,7 @@ def subtree_targets(settings: Settings, files: Sequence[SourceFile], default: st
     if settings.torch_version:
         return versions
     root = settings.root.resolve()
-    memo: Dict[Path, Optional[Tuple[str, str]]] = {}
+    memo: dict[Path, tuple[str, str] | None] = {}
     for index, source in enumerate(files):
         found = _folder_target(source.path.resolve().parent, root, memo)
         if found is not None and found[0] != default:
@@ -595,7 +605,7 @@ def subtree_targets(settings: Settings, files: Sequence[SourceFile], default: st
     return versions
 
 
-def _folder_target(folder: Path, root: Path, memo) -> Optional[Tuple[str, str, Path]]:
+def _folder_target(folder: Path, root: Path, memo) -> tuple[str, str, Path] | None:
     """(lint version, origin, folder) from the nearest folder between `folder` and the root (exclusive)
     whose manifests require torch; None when only the root's own manifests (the run's target) apply."""
     walked = []
@@ -669,7 +679,7 @@ def _lint_parallel(
     jobs: int,
     finished: Callable[..., None],
     tick: Callable[[], None],
-    passed: Optional[Dict[int, Passed]] = None,
+    passed: dict[int, Passed] | None = None,
 ) -> None:
     """Batches over a process pool (one worker for a small run: the time limit needs a process to end).
     A worker that dies (a segfault, the OOM killer, its watchdog at the time limit) breaks the whole
@@ -682,14 +692,14 @@ def _lint_parallel(
 
 
 def _lint_in_pool(todo: Batch, settings: Settings, jobs: int, finished: Callable[..., None], tick: Callable[[], None],
-                  passed: Optional[Dict[int, Passed]]) -> None:
+                  passed: dict[int, Passed] | None) -> None:
     import tempfile
     from concurrent.futures import ProcessPoolExecutor
 
     global _forked_settings
     size = max(1, len(todo) // (jobs * 8))
     batches = [todo[i : i + size] for i in range(0, len(todo), size)]
-    suspects: List[Batch] = []
+    suspects: list[Batch] = []
     sent = _sent_settings(settings)
     try:
         with tempfile.TemporaryDirectory(prefix="cudalint-journals-") as journals:
@@ -706,7 +716,7 @@ def _lint_in_pool(todo: Batch, settings: Settings, jobs: int, finished: Callable
         _forked_settings = None
 
 
-def _passed_in(batch: Batch, passed: Optional[Dict[int, Passed]]) -> Optional[Dict[int, Passed]]:
+def _passed_in(batch: Batch, passed: dict[int, Passed] | None) -> dict[int, Passed] | None:
     if not passed:
         return None
     return {index: passed[index] for index, _, _ in batch if index in passed} or None
@@ -744,9 +754,9 @@ def _too_slow(batch: Batch, settings: Settings, journals: str, finished: Callabl
 
 
 def _isolate(
-    suspects: List[Batch],
+    suspects: list[Batch],
     settings: Settings,
-    sent: Optional[Settings],
+    sent: Settings | None,
     jobs: int,
     finished: Callable[..., None],
     tick: Callable[[], None],
@@ -757,8 +767,8 @@ def _isolate(
     from collections import deque
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    queue: Deque[Batch] = deque(rest for rest in (_too_slow(batch, settings, journals, finished) for batch in suspects) if rest)
-    running: Dict[object, Tuple[Batch, ProcessPoolExecutor]] = {}
+    queue: deque[Batch] = deque(rest for rest in (_too_slow(batch, settings, journals, finished) for batch in suspects) if rest)
+    running: dict[object, tuple[Batch, ProcessPoolExecutor]] = {}
     try:
         while queue or running:
             while queue and len(running) < jobs:

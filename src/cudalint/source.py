@@ -1,14 +1,15 @@
 """Reading a source file into text the way CPython would, or saying exactly why not."""
 
-from typing import NamedTuple, Optional
+from __future__ import annotations
+
+from collections import namedtuple
 
 
-class SourceText(NamedTuple):  # made at every start (a dataclass costs about ten times as much)
-    text: Optional[str]
-    error: Optional[str] = None
-    error_line: int = 1
-    error_column: int = 1
-    encoding: str = "utf-8"
+class SourceText(namedtuple("SourceText", "text error error_line error_column encoding", defaults=(None, 1, 1, "utf-8"))):
+    """A file's decoded text (None when it could not be decoded), else why (error, a str) and where
+    (1-based ints); the encoding it was read with. (A namedtuple: made at every start; see findings.py.)"""
+
+    __slots__ = ()
 
 
 def decode_python(data: bytes) -> SourceText:

@@ -10,7 +10,6 @@ fail somewhere inside the allowed range. Everything else reads it as the plain t
 from __future__ import annotations
 
 import re
-from typing import Optional, Tuple
 
 _VERSION_RE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?")
 FLOOR_MARK = " from "
@@ -23,9 +22,9 @@ INT_DEVICE_ACCELERATOR = (2, 5)
 class TorchTarget(tuple):
     """A target release (compares as its version tuple) with the oldest release the project allows."""
 
-    floor: Optional[Tuple[int, int, int]]
+    floor: tuple[int, int, int] | None
 
-    def __new__(cls, version: Tuple[int, int, int], floor: Optional[Tuple[int, int, int]] = None):
+    def __new__(cls, version: tuple[int, int, int], floor: tuple[int, int, int] | None = None):
         target = super().__new__(cls, version)
         target.floor = floor if floor is not None and floor < version else None
         return target
@@ -43,7 +42,7 @@ class TorchTarget(tuple):
         return (TorchTarget, (tuple(self), self.floor))
 
 
-def parse_version(text: str) -> Tuple[int, int, int]:
+def parse_version(text: str) -> tuple[int, int, int]:
     """"2.3" -> (2, 3, 0); "2.1.0+cu118" -> (2, 1, 0); "2.15 from 2.0" -> a TorchTarget with floor (2, 0, 0).
     Raises ValueError on junk."""
     target, _, floor = text.partition(FLOOR_MARK)
@@ -56,7 +55,7 @@ def parse_version(text: str) -> Tuple[int, int, int]:
     return version  # type: ignore[return-value]
 
 
-def with_floor(target: str, floor: Optional[str]) -> str:
+def with_floor(target: str, floor: str | None) -> str:
     """The text of a target that knows the oldest allowed release (see the module docstring)."""
     return f"{target}{FLOOR_MARK}{floor}" if floor and floor != target else target
 
@@ -66,5 +65,5 @@ def plain_version(text: str) -> str:
     return text.partition(FLOOR_MARK)[0]
 
 
-def format_version(version: Tuple[int, ...]) -> str:
+def format_version(version: tuple[int, ...]) -> str:
     return ".".join(str(part) for part in version)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 from pathlib import PurePosixPath
-from typing import Dict
 
 TEST_PARTS = frozenset({"test", "tests", "testing"})
 ABSOLUTE = re.compile(r"^([A-Za-z]:)?[\\/]")  # /x, \x, C:\x, C:/x
@@ -22,7 +21,7 @@ def project_key(path: str, root: str) -> str:
     return relative.replace(os.sep, "/")
 
 
-def as_sibling(module: str, siblings: Dict[str, str]) -> str:
+def as_sibling(module: str, siblings: dict[str, str]) -> str:
     """An absolute import's module as the project names it: in a script folder (one Python puts on sys.path
     for its files, as pytest does for a tests folder without __init__.py), a module beside the file comes
     before any other of that name (`siblings`: bare name -> module, index.sibling_folders)."""

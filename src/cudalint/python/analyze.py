@@ -3,16 +3,16 @@ libcst engine (python/engine.py), which is imported only then."""
 
 from __future__ import annotations
 
+import _thread  # the lock without importing threading (a run that needs no deep stack never does)
 import ast
 import contextlib
 import functools
 import gc
 import os
 import re
-import _thread  # the lock without importing threading (a run that needs no deep stack never does)
 import sys
 import warnings
-from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
+from collections.abc import Mapping
 
 from cudalint.catalog import Rule
 from cudalint.findings import Finding, Severity
@@ -31,9 +31,9 @@ _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refus
 # checks read, which count only in an import of one of their libraries that is not the project's own
 # (these three: word -> modules), methods that count wherever they are called, and words whose calls
 # count only with arguments that can reach a finding (word -> how to judge them: call_gate.py)
-Words = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str], Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]],
-              Mapping[str, FrozenSet[str]], FrozenSet[str], Mapping[str, Mapping[str, object]]]
-NO_PROJECT_WORDS: Mapping[str, FrozenSet[str]] = {}  # a run without a project index (one object: _Gates.later keys on it)
+Words = tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str], Mapping[str, frozenset[str]], Mapping[str, frozenset[str]],
+              Mapping[str, frozenset[str]], frozenset[str], Mapping[str, Mapping[str, object]]]
+NO_PROJECT_WORDS: Mapping[str, frozenset[str]] = {}  # a run without a project index (one object: _Gates.later keys on it)
 RELATIVE = "."  # in a file's imported modules: a relative import (of the file's own package)
 STAR = "*"  # in a file's imported modules: `from m import *` (it may bring names of any module m imports)
 
@@ -52,9 +52,9 @@ class _Gates:
         self.resolved = resolved
         self.imports = imports
         self.import_words = frozenset(imports)
-        self._later: Dict[Tuple[FrozenSet[str], int], Tuple[Mapping[str, FrozenSet[str]], Mapping[str, FrozenSet[str]]]] = {}
+        self._later: dict[tuple[frozenset[str], int], tuple[Mapping[str, frozenset[str]], Mapping[str, frozenset[str]]]] = {}
 
-    def later(self, own: FrozenSet[str], project_roots: Mapping[str, FrozenSet[str]]) -> Mapping[str, FrozenSet[str]]:
+    def later(self, own: frozenset[str], project_roots: Mapping[str, frozenset[str]]) -> Mapping[str, frozenset[str]]:
         """The words of the second pass, as resolved words: the import words less the libraries that are the
         project's own packages (the import checks never report those: linting xformers, `import xformers`
         is no CUDA-only library), with the project's own words (ProjectIndex.gate_roots_of). Worked out once
@@ -62,7 +62,7 @@ class _Gates:
         key = (own, id(project_roots))
         found = self._later.get(key)
         if found is None or found[0] is not project_roots:
-            merged: Dict[str, FrozenSet[str]] = {word: roots - own for word, roots in self.imports.items() if roots - own}
+            merged: dict[str, frozenset[str]] = {word: roots - own for word, roots in self.imports.items() if roots - own}
             for word, roots in project_roots.items():
                 merged[word] = merged.get(word, frozenset()) | roots
             found = self._later[key] = (project_roots, merged)
@@ -85,11 +85,11 @@ class Checks:
     The handlers need libcst: they are built by the first file that passes both gates, or to
     compute the gates' words when no stored copy of them was given (see `prepare`)."""
 
-    def __init__(self, rules: Dict[str, Rule], catalog_rules: Tuple[Rule, ...] = ()):
+    def __init__(self, rules: dict[str, Rule], catalog_rules: tuple[Rule, ...] = ()):
         self.rules = rules
         self.catalog_rules = tuple(catalog_rules) or tuple(rules.values())
         self._engine = None
-        self._gates: Dict[Tuple[int, ...], _Gates] = {}
+        self._gates: dict[tuple[int, ...], _Gates] = {}
 
     @property
     def engine(self):
@@ -99,25 +99,25 @@ class Checks:
             self._engine = Engine(self.rules, self.catalog_rules)
         return self._engine
 
-    def words(self, torch_version: Tuple[int, ...]) -> Words:
+    def words(self, torch_version: tuple[int, ...]) -> Words:
         return self.gates(torch_version).words
 
-    def prepare(self, torch_version: Tuple[int, ...], stored: Optional[Words]) -> None:
+    def prepare(self, torch_version: tuple[int, ...], stored: Words | None) -> None:
         """Take a release's gate words from a stored copy (the runner's gate cache) instead of the engine."""
         if stored is not None and torch_version not in self._gates:
             self._gates[torch_version] = _Gates(stored)
 
-    def gates(self, torch_version: Tuple[int, ...]) -> _Gates:
+    def gates(self, torch_version: tuple[int, ...]) -> _Gates:
         """Both gates' words for a release, computed once per release (they are read for every file)."""
         if torch_version not in self._gates:
             self._gates[torch_version] = _Gates(self.engine.words(torch_version))
         return self._gates[torch_version]
 
-    def names(self, torch_version: Tuple[int, ...]) -> FrozenSet[str]:
+    def names(self, torch_version: tuple[int, ...]) -> frozenset[str]:
         """Words a file must contain for any selected check to fire at this target release."""
         return self.gates(torch_version).names
 
-    def prefilter(self, torch_version: Tuple[int, ...]) -> Optional["re.Pattern[str]"]:
+    def prefilter(self, torch_version: tuple[int, ...]) -> "re.Pattern[str]" | None:
         """The same words as a text search: the cheap first gate, before any parsing."""
         return self.gates(torch_version).prefilter
 
@@ -128,7 +128,7 @@ def _word_pattern(words) -> "re.Pattern[str] | None":
     return re.compile(source) if source is not None else None
 
 
-def _word_source(words) -> Optional[str]:
+def _word_source(words) -> str | None:
     """Any of the words, whole (one ending in `_` as a prefix), as one regular expression grouped by first
     character: at each place of a text the engine then tries the words of one group, not every word (a
     file holding none of them is searched to its end, and most files hold none). One level of grouping,
@@ -136,7 +136,7 @@ def _word_source(words) -> Optional[str]:
     the linted code)."""
     if not words:
         return None
-    groups: Dict[str, List[str]] = {}
+    groups: dict[str, list[str]] = {}
     for word in sorted(words, key=len, reverse=True):
         groups.setdefault(word[0], []).append(word)
     return r"\b(?:" + "|".join(
@@ -154,7 +154,7 @@ def _string_pattern(values, texts) -> "re.Pattern[str] | None":
 
 
 @functools.lru_cache(maxsize=8)
-def checks_for(codes: FrozenSet[str], catalog_rules: Tuple[Rule, ...]) -> Checks:
+def checks_for(codes: frozenset[str], catalog_rules: tuple[Rule, ...]) -> Checks:
     return Checks({rule.code: rule for rule in catalog_rules if rule.code in codes}, catalog_rules)
 
 
@@ -166,14 +166,14 @@ def check_python(
     path: str,
     text: str,
     checks: Checks,
-    torch_version: Tuple[int, ...],
+    torch_version: tuple[int, ...],
     device: DeviceSetting = DeviceSetting(),
     unsafe_fixes: bool = False,
     project=None,
     *,
     whole: bool = False,
-    passed: Optional[list] = None,
-) -> List[Finding]:
+    passed: list | None = None,
+) -> list[Finding]:
     """`passed`: the outline of CPython's tree of exactly this text, from an earlier parse that found it
     passes both gates (the project index's, see Pregates): the gates are not run again."""
     if not whole and len(text) > PART_BYTES:  # too large for one tree in memory: in parts
@@ -201,7 +201,7 @@ def check_python(
     )
 
 
-def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], project=None) -> Union[List[Finding], ast.AST]:
+def gate(path: str, text: str, checks: Checks, torch_version: tuple[int, ...], project=None) -> list[Finding] | ast.AST:
     """CPython's parse and both gates, without libcst: the findings when they settle the file (its CDL000,
     or none because no selected check can fire in it), else CPython's tree of a file for the engine."""
     tree = cpython_tree(path, text)  # every file: one that does not parse always gets its CDL000
@@ -223,7 +223,7 @@ def gate(path: str, text: str, checks: Checks, torch_version: Tuple[int, ...], p
     return []
 
 
-def module_and_package(path: str, project) -> Tuple[Optional[str], str]:
+def module_and_package(path: str, project) -> tuple[str | None, str]:
     """A file's module name in the project (None when not known) and the package its relative imports
     start from ("" when none)."""
     name = project.module_of(path) if project is not None else None
@@ -232,23 +232,23 @@ def module_and_package(path: str, project) -> Tuple[Optional[str], str]:
     return name, name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
 
 
-def package_root(path: str, project) -> Optional[str]:
+def package_root(path: str, project) -> str | None:
     """The first part of every name a relative import of the file resolves to (None: they resolve to nothing)."""
     package = module_and_package(path, project)[1]
     return package.split(".", 1)[0] if package else None
 
 
-def _counts(found: Union[bool, FrozenSet[str]], root: Optional[str]) -> bool:
+def _counts(found: bool | frozenset[str], root: str | None) -> bool:
     """_mentions' answer for a file whose relative imports start at package `root`."""
     return found is True or (bool(found) and root in found)
 
 
-def _any_word(words: FrozenSet[str], text: str) -> bool:
+def _any_word(words: frozenset[str], text: str) -> bool:
     return bool(words) and _word_pattern_cached(words).search(text) is not None
 
 
 @functools.lru_cache(maxsize=8)
-def _word_pattern_cached(words: FrozenSet[str]):
+def _word_pattern_cached(words: frozenset[str]):
     return _word_pattern(words)
 
 
@@ -281,7 +281,7 @@ def _recursion_limit(limit: int):
             sys.setrecursionlimit(previous)
 
 
-def cpython_tree(path: str, text: str, top_level_await: bool = True) -> Union[ast.AST, Finding]:
+def cpython_tree(path: str, text: str, top_level_await: bool = True) -> ast.AST | Finding:
     """CPython's own parser first: fast, exact messages, and it refuses nesting that would blow libcst's stack.
     Without `top_level_await`, a module-level `await` is a syntax error (the project index reads modules
     as they are imported); where both parse, the tree is the same."""
@@ -304,15 +304,15 @@ DOCUMENTED = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 def _mentions(
     tree: ast.AST,
-    names: FrozenSet[str],
-    keywords: Set[str],
-    strings: Optional["re.Pattern[str]"],
-    seen: Optional[Set[str]] = None,
-    rooted: Mapping[str, FrozenSet[str]] = {},
-    resolved: Mapping[str, FrozenSet[str]] = {},
-    called: FrozenSet[str] = frozenset(),
-    argued: Optional[CallGate] = None,
-) -> Union[bool, FrozenSet[str]]:
+    names: frozenset[str],
+    keywords: set[str],
+    strings: "re.Pattern[str]" | None,
+    seen: set[str] | None = None,
+    rooted: Mapping[str, frozenset[str]] = {},
+    resolved: Mapping[str, frozenset[str]] = {},
+    called: frozenset[str] = frozenset(),
+    argued: CallGate | None = None,
+) -> bool | frozenset[str]:
     """The exact second gate, on the tree CPython already built: a check can fire only if an attribute,
     keyword or import the checks look for is in the code, or a string they read (a device, an
     environment variable) is. A bare name reaches an API only through an import, so names are
@@ -341,18 +341,18 @@ def _mentions(
     docstrings = set()
     # (modules a word needs, where the names at that place can come from; None: any import of the file),
     # for the end: an answer not known yet where the word is met (the import may come later)
-    pending: List[Tuple[FrozenSet[str], Optional[Set[str]]]] = []
-    heads: List[Tuple[str, FrozenSet[str]]] = []  # (first name of a chain, the modules its resolved word needs)
-    imported: Set[str] = set()  # the first part of each module the file imports (RELATIVE: its own package)
-    bound: Dict[str, Set[str]] = {}  # a name an import binds -> the first parts of what it names
-    aliases: Set[str] = set()  # names an assignment may bind to another name (`tc = torch.cuda`)
-    methods: Set[int] = set()  # the callee of each call of a both-maps word's method on a call's result
-    receivers: List[Tuple[str, str]] = []  # (name, word) of each call of a both-maps word's method on a name
-    known: Set[str] = set()  # names the check may know a value of: assigned to a name, or annotated parameters
-    judged: Set[int] = set()  # the callee of each call of an argued word whose arguments reach no gap
+    pending: list[tuple[frozenset[str], set[str] | None]] = []
+    heads: list[tuple[str, frozenset[str]]] = []  # (first name of a chain, the modules its resolved word needs)
+    imported: set[str] = set()  # the first part of each module the file imports (RELATIVE: its own package)
+    bound: dict[str, set[str]] = {}  # a name an import binds -> the first parts of what it names
+    aliases: set[str] = set()  # names an assignment may bind to another name (`tc = torch.cuda`)
+    methods: set[int] = set()  # the callee of each call of a both-maps word's method on a call's result
+    receivers: list[tuple[str, str]] = []  # (name, word) of each call of a both-maps word's method on a name
+    known: set[str] = set()  # names the check may know a value of: assigned to a name, or annotated parameters
+    judged: set[int] = set()  # the callee of each call of an argued word whose arguments reach no gap
     # of those, (the dtype words that would make it count after all, the expressions its input may be)
-    dtyped: List[Tuple[FrozenSet[str], Tuple[ast.AST, ...]]] = []
-    assigned: Set[str] = set()  # names an assignment binds (op coverage knows a dtype only of such a name)
+    dtyped: list[tuple[frozenset[str], tuple[ast.AST, ...]]] = []
+    assigned: set[str] = set()  # names an assignment binds (op coverage knows a dtype only of such a name)
     stack: list = [tree]  # every node, each before its children (a docstring's holder before the docstring)
     pop, extend = stack.pop, stack.extend
     while stack:
@@ -446,7 +446,7 @@ def _mentions(
         return True  # a star import may bind any name from any module: every word that waits counts
     for head, modules in heads:
         pending.append((modules, bound.get(head, set()) | (imported if head in aliases else set())))
-    conditional: Set[str] = set()  # modules that count if the file's package is one of them
+    conditional: set[str] = set()  # modules that count if the file's package is one of them
     for modules, origins in pending:
         origins = imported if origins is None else origins
         if not modules.isdisjoint(origins):
@@ -456,7 +456,7 @@ def _mentions(
     return frozenset(conditional) if conditional else False
 
 
-def _inputs(call: ast.Call) -> Tuple[ast.AST, ...]:
+def _inputs(call: ast.Call) -> tuple[ast.AST, ...]:
     """The expressions op coverage may take a call's input tensor from: the receiver of a method, the first
     positional argument, `input=`."""
     found = [call.func.value] if type(call.func) is ast.Attribute else []
@@ -466,11 +466,11 @@ def _inputs(call: ast.Call) -> Tuple[ast.AST, ...]:
     return tuple(found)
 
 
-def _dtype_reachable(tree: ast.AST, dtyped, assigned: Set[str]) -> bool:
+def _dtype_reachable(tree: ast.AST, dtyped, assigned: set[str]) -> bool:
     """Whether a judged call may still get a dtype finding: op coverage knows the dtype of an input only when
     it is a call (`x.long()`, `torch.randint(...)`) or a name an assignment binds, and only through one of
     the dtype words, which a file names as an attribute (`torch.int64`, `.long()`) or an import."""
-    wanted: Set[str] = set()
+    wanted: set[str] = set()
     for dtypes, inputs in dtyped:
         if any(type(node) is ast.Call or type(node) is ast.Name and node.id in assigned for node in inputs):
             wanted |= dtypes
@@ -522,7 +522,7 @@ def _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound,
     return False
 
 
-def _aliases(target: ast.AST, value: Optional[ast.AST], found: Set[str]) -> None:
+def _aliases(target: ast.AST, value: ast.AST | None, found: set[str]) -> None:
     """The names an assignment binds that the semantic model may resolve through their value: a name
     bound to a name or attribute chain (any name of a tuple or list target, to be safe)."""
     if type(target) is ast.Name:
@@ -532,7 +532,7 @@ def _aliases(target: ast.AST, value: Optional[ast.AST], found: Set[str]) -> None
         found.update(node.id for node in ast.walk(target) if type(node) is ast.Name)
 
 
-def _words_at_import(words, origin: str, rooted, resolved, imported: Set[str], pending) -> bool:
+def _words_at_import(words, origin: str, rooted, resolved, imported: set[str], pending) -> bool:
     """The words of an import statement's names: a rooted word needs any import of the file, a resolved
     one this import's module. True when one counts already; the others wait in `pending`."""
     for word in words:
@@ -553,8 +553,8 @@ class Pregate:
 
     __slots__ = ("digest", "prefilter", "mentions", "seen", "statements", "imports")
 
-    def __init__(self, digest: str, prefilter: bool, mentions: Union[bool, FrozenSet[str]], seen: FrozenSet[str],
-                 statements: Optional[list], imports: FrozenSet[str] = frozenset()):
+    def __init__(self, digest: str, prefilter: bool, mentions: bool | frozenset[str], seen: frozenset[str],
+                 statements: list | None, imports: frozenset[str] = frozenset()):
         self.digest = digest  # of the bytes parsed
         self.prefilter = prefilter  # the text search found a word of the checks (searched for a file that may mention one)
         self.mentions = mentions  # the tree holds one where the checks look (the project's words aside): _mentions' answer
@@ -562,7 +562,7 @@ class Pregate:
         self.statements = statements  # the outline of the tree, for a file that may pass
         self.imports = imports  # the import checks' words at the file's release (they too wait for the project)
 
-    def verdict(self, project_words: FrozenSet[str], root: Optional[str] = None) -> Optional[str]:
+    def verdict(self, project_words: frozenset[str], root: str | None = None) -> str | None:
         """SETTLED when no check can fire in the file, PASSES when it passes both gates (its outline is
         kept), None when only the gates' own reading of the text can tell (gate() then runs as usual).
         `root`: the file's package root (see package_root)."""
@@ -594,13 +594,13 @@ class Pregates:
     parses to `parse`, which parses it as gate() would (the same text, flags and recursion limit) and
     keeps both gates' answer for it."""
 
-    def __init__(self, checks: Checks, releases: Dict[str, Tuple[int, ...]], prepare=lambda: None):
+    def __init__(self, checks: Checks, releases: dict[str, tuple[int, ...]], prepare=lambda: None):
         self.checks = checks
         self.releases = releases  # the files to lint (by project path) -> the release each is linted for
         self.prepare = prepare  # called before the gates' words are first read (the runner's gate cache)
-        self.found: Dict[str, Pregate] = {}
+        self.found: dict[str, Pregate] = {}
 
-    def parse(self, key: str, data: bytes) -> Optional[ast.Module]:
+    def parse(self, key: str, data: bytes) -> ast.Module | None:
         """CPython's tree of a module's bytes (None when it has none: the index then reads it its own way)."""
         from cudalint.python.outline import outline
         from cudalint.source import decode_python
@@ -621,7 +621,7 @@ class Pregates:
             self.prepare()
             self.prepare = None
         gates = self.checks.gates(release)
-        seen: Set[str] = set()
+        seen: set[str] = set()
         mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved, gates.called,
                              gates.argued)
         # Without a mention the text search cannot change the verdict (see Pregate.verdict): not run.

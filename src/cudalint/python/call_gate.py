@@ -12,7 +12,7 @@ that is not a call's callee (`partial(F.interpolate, mode=m)`) and any import of
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Mapping, Tuple
+from collections.abc import Mapping
 
 from cudalint.op_cases import NOT_LITERAL, CallJudge
 
@@ -22,8 +22,8 @@ class CallGate:
 
     def __init__(self, argued: Mapping[str, Mapping[str, object]]):
         self.specs = argued
-        self._judges: Dict[str, Tuple[List[CallJudge], FrozenSet[str], int]] = {}
-        self._verdicts: Dict[tuple, bool] = {}
+        self._judges: dict[str, tuple[list[CallJudge], frozenset[str], int]] = {}
+        self._verdicts: dict[tuple, bool] = {}
 
     def __contains__(self, word: str) -> bool:
         return word in self.specs
@@ -35,11 +35,11 @@ class CallGate:
                 raise ValueError(f"argued word {word!r}: malformed")
             self._judges_of(word)
 
-    def dtypes(self, word: str) -> FrozenSet[str]:
+    def dtypes(self, word: str) -> frozenset[str]:
         """The words (`long`, `int64`, `randint`) without which no tensor can have a dtype the word's API lacks."""
         return frozenset(self.specs[word]["dtypes"])  # type: ignore[arg-type]
 
-    def _judges_of(self, word: str) -> Tuple[List[CallJudge], FrozenSet[str], int]:
+    def _judges_of(self, word: str) -> tuple[list[CallJudge], frozenset[str], int]:
         found = self._judges.get(word)
         if found is None:
             judges = [CallJudge(spec) for spec in self.specs[word]["calls"]]  # type: ignore[union-attr]

@@ -16,10 +16,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import FrozenSet, Optional, Tuple
 
 import cudalint
-from cudalint.cache import CACHE_DIR, _code_fingerprint, _data_fingerprint, prepare_folder
+from cudalint.cache import (
+    CACHE_DIR,
+    _code_fingerprint,
+    _data_fingerprint,
+    prepare_folder,
+)
 from cudalint.catalog import Catalog, CatalogError, rules_dir
 from cudalint.digests import sha256
 from cudalint.fileio import inside, read_regular, replace_file
@@ -39,24 +43,24 @@ class GateCache:
         self.root = Path(root)
         self.folder = self.root / CACHE_DIR
         self.usable = not (os.path.lexists(self.folder) and not inside(self.root, self.folder))
-        self._inputs: Optional[str] = None
+        self._inputs: str | None = None
         self.catalog = catalog
 
-    def _entry(self, codes: FrozenSet[str], release: Tuple[int, ...]) -> Path:
+    def _entry(self, codes: frozenset[str], release: tuple[int, ...]) -> Path:
         name = sha256(json.dumps([sorted(codes), list(release)]).encode()).hexdigest()[:32]
         return self.folder / f"gates-{name}.data"  # JSON; not *.json, the result entries
 
-    def _key(self, codes: FrozenSet[str], release: Tuple[int, ...]) -> str:
+    def _key(self, codes: frozenset[str], release: tuple[int, ...]) -> str:
         if self._inputs is None:
             try:
-                folder: Optional[str] = str(rules_dir())
+                folder: str | None = str(rules_dir())
             except CatalogError:
                 folder = None
             parts = [FORMAT, cudalint.__version__, _code_fingerprint(), _data_fingerprint(folder), self.catalog.version]
             self._inputs = json.dumps(parts)
         return sha256(json.dumps([self._inputs, sorted(codes), list(release)]).encode()).hexdigest()
 
-    def get(self, codes: FrozenSet[str], release: Tuple[int, ...]) -> Optional[Words]:
+    def get(self, codes: frozenset[str], release: tuple[int, ...]) -> Words | None:
         if not self.usable:
             return None
         try:
@@ -76,7 +80,7 @@ class GateCache:
         except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is a miss
             return None
 
-    def put(self, codes: FrozenSet[str], release: Tuple[int, ...], words: Words) -> None:
+    def put(self, codes: frozenset[str], release: tuple[int, ...], words: Words) -> None:
         if not self.usable:
             return
         names, strings, texts, keywords, rooted, resolved, imports, called, argued = words

@@ -5,7 +5,7 @@ libcst parses the file; positions.py reads it."""
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 
 class Statement:
@@ -14,18 +14,18 @@ class Statement:
 
     __slots__ = ("lineno", "col_offset", "body")
 
-    def __init__(self, lineno: int, col_offset: int, body: Optional[List["Statement"]]):
+    def __init__(self, lineno: int, col_offset: int, body: list["Statement"] | None):
         self.lineno = lineno
         self.col_offset = col_offset
         self.body = body
 
 
-def outline(tree: ast.Module) -> List[Statement]:
+def outline(tree: ast.Module) -> list[Statement]:
     """The statements of a module, each with the statements of its block (a few per cent of the tree's nodes)."""
     return _outline(tree.body)
 
 
-def _outline(body: Sequence[ast.stmt]) -> List[Statement]:
+def _outline(body: Sequence[ast.stmt]) -> list[Statement]:
     return [
         Statement(node.lineno, node.col_offset, _outline(node.body) if isinstance(getattr(node, "body", None), list) else None)
         for node in body

@@ -1,8 +1,10 @@
 """Output formats. Each takes the run result and returns the text to print; a format's module is
 imported when it is used."""
 
+from __future__ import annotations
+
 import importlib
-from typing import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 _MODULES = {
     "text": ("text", "render_text"),

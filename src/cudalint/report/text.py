@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import collections
-from typing import Dict, List, Sequence, Tuple
+from collections.abc import Sequence
 
 from cudalint.findings import Finding, Safety, Severity
 from cudalint.runner import RunResult, count_by_severity
@@ -18,7 +18,7 @@ def render_text(result: RunResult, *, colour: bool = False, statistics: bool = F
     `quiet`, only those lines)."""
     if statistics and quiet:
         return "".join(line + "\n" for line in statistics_lines(result.findings, catalog))
-    lines: List[str] = []
+    lines: list[str] = []
     for finding in result.findings:
         code = f"{COLOURS[finding.severity]}{finding.code}{RESET}" if colour else finding.code
         where = f"{finding.path}:{finding.line}:{finding.column}:"
@@ -67,12 +67,12 @@ def _fixability(findings: Sequence[Finding]) -> str:
     return ", ".join(parts) or "no fix"
 
 
-def statistics_lines(findings: Sequence[Finding], catalog=None) -> List[str]:
+def statistics_lines(findings: Sequence[Finding], catalog=None) -> list[str]:
     """One line per code, most frequent first: count, code, rule name, what --fix can do."""
     from cudalint.catalog import load_catalog
 
     catalog = catalog or load_catalog()
-    by_code: Dict[str, List[Finding]] = collections.defaultdict(list)
+    by_code: dict[str, list[Finding]] = collections.defaultdict(list)
     for finding in findings:
         by_code[finding.code].append(finding)
     width = max([len(str(len(group))) for group in by_code.values()] + [1])
@@ -84,7 +84,7 @@ def statistics_lines(findings: Sequence[Finding], catalog=None) -> List[str]:
     ]
 
 
-def fixes_section(counts: Dict[Tuple[str, str], int], catalog, heading: str) -> str:
+def fixes_section(counts: dict[tuple[str, str], int], catalog, heading: str) -> str:
     """`--show-fixes`: per file, how many findings of each code were (or would be) fixed."""
     total = sum(counts.values())
     if not total:

@@ -97,6 +97,7 @@ class _Uses:
         self.condition_of: Dict[int, Optional[int]] = {}  # id(test) -> its index in conditions
         self.guard_of: Dict[int, Tuple[bool, bool]] = {}  # id(test) -> the reader's answer (an if asks for both arms)
         self.leaves_of: Dict[int, list] = {}  # id(test) -> the names of other modules (leaves) its judgement met
+        self.classes: Set[str] = set()  # definition paths of the classes met so far
 
     def run(self, tree: ast.Module) -> None:
         self._block(tree.body, (), "", None)
@@ -214,6 +215,10 @@ class _Uses:
                 for default in [*node.args.defaults, *node.args.kw_defaults]:
                     push(default, guarded, context, function)
             skipped = self._decorators(inner, node.decorator_list)
+            if isinstance(node, ast.ClassDef):
+                self.classes.add(inner)
+            elif context in self.classes and node.name in _off_mac_overrides():
+                skipped = True  # `def cuda(self)` of a class: runs only where the caller's `.cuda()` can
             body = True if skipped else self._backend(node, guarded) if isinstance(node, ast.ClassDef) else guarded
             self._block(node.body, body, inner, node if isinstance(node, FUNCTIONS) else function)
         elif isinstance(node, (ast.If, ast.While)):
@@ -543,6 +548,14 @@ def _place(entry: list, guarded: Guarded, context: str) -> None:
 
 
 # -- the project ------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _off_mac_overrides() -> frozenset:
+    """The methods whose override runs only where CUDA is (rules/overrides.toml `off_mac`: `cuda`)."""
+    from cudalint.catalog import rules_table
+
+    return frozenset(table["method"] for table in rules_table("overrides.toml").get("override", []) if table.get("off_mac"))
+
+
 def cuda_only(index: "ProjectIndex") -> Set[str]:
     """The project's modules, classes, functions and private methods that run only off a Mac."""
     sites: Dict[str, List[Optional[str]]] = {}  # target -> contexts of its unguarded uses (None: guarded)

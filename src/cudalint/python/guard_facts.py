@@ -37,6 +37,7 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     kernel_registrations: FrozenSet[str] = frozenset()  # decorators that register a function as an operator's kernel
     kernel_methods: FrozenSet[str] = frozenset()  # methods that do (a custom op's `.register_kernel`)
     dispatch_prefixes: FrozenSet[str] = frozenset()  # dispatch keys that are a device's variant (AutocastCUDA)
+    kernel_builders: FrozenSet[str] = frozenset()  # calls that build native kernels (cpp_extension.load)
 
     def off_mac_dispatch(self, key) -> bool:
         """"cuda", "CUDA", "AutocastCUDA", "SparseCUDA": a device type or dispatch key no Mac has."""

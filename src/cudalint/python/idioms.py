@@ -55,7 +55,7 @@ def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = F
                 message = f"{source_of(origin)} reaches a device argument ({source_of(node)}); CUDA-only"
                 related = ((node, f"{source_of(origin)} reaches this device argument"),)
                 ctx.report("CDL101", origin, message, _literal_fix(origin, as_string=True), related)
-        elif value.kind == "int" and ctx.torch_version < INT_DEVICE_ACCELERATOR:
+        elif value.kind == "int" and (value.data is None or value.data >= 0) and ctx.torch_version < INT_DEVICE_ACCELERATOR:
             ctx.report(
                 "CDL101",
                 node,
@@ -343,20 +343,29 @@ def _assigned_values(block: cst.BaseSuite) -> List[cst.BaseExpression]:
     return [value for _, value in _chosen(block)]
 
 
-def _beside(node: cst.If, ctx: FileContext) -> Tuple[List[Tuple[Optional[str], cst.BaseExpression]], List[Tuple[Optional[str], cst.BaseExpression]]]:
-    """What the simple statements right before and right after an `if` assign or return."""
+def _beside(node: cst.If, ctx: FileContext, names: Set[Optional[str]]) -> Tuple[List[Tuple[Optional[str], cst.BaseExpression]], List[Tuple[Optional[str], cst.BaseExpression]]]:
+    """What comes around an `if` in its block: the nearest simple statement before it that assigns one
+    of `names` (`device = torch.device("cpu")`, then seeding, then the `if`), looking back over simple
+    statements only (a compound one may choose again), and what the statement right after it assigns or
+    returns."""
     stack = ctx.stack
     holder = stack[-2] if len(stack) >= 2 else None
     body = holder.body if isinstance(holder, (cst.IndentedBlock, cst.Module)) else ()
     index = next((i for i, statement in enumerate(body) if statement is node), None)
     if index is None:
         return [], []
-    before = body[index - 1] if index > 0 else None
+    before: List[Tuple[Optional[str], cst.BaseExpression]] = []
+    for earlier in reversed(body[max(0, index - LOOK_BACK):index]):
+        if not isinstance(earlier, cst.SimpleStatementLine):
+            break
+        before = [(name, value) for name, value in _chosen_by(earlier.body) if name is not None and name in names]
+        if before:
+            break
     after = body[index + 1] if index + 1 < len(body) else None
-    return (
-        _chosen_by(before.body) if isinstance(before, cst.SimpleStatementLine) else [],
-        _chosen_by(after.body) if isinstance(after, cst.SimpleStatementLine) else [],
-    )
+    return before, _chosen_by(after.body) if isinstance(after, cst.SimpleStatementLine) else []
+
+
+LOOK_BACK = 8  # simple statements between a CPU choice and the `if` that may replace it
 
 
 def _ends_in_return(block: cst.BaseSuite) -> bool:
@@ -470,8 +479,8 @@ def _other_choices(node: cst.If, pairs, else_body, names, ctx: FileContext) -> L
     if else_body is not None:
         other += _assigned_values(else_body)
     elif len(pairs) == 1:
-        before, after = _beside(node, ctx)
-        other += [value for name, value in before if name is not None and name in names]
+        before, after = _beside(node, ctx, names)
+        other += [value for _, value in before]
         if None in names and _ends_in_return(pairs[0][1]):
             other += [value for name, value in after if name is None]
     return other

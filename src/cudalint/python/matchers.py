@@ -42,7 +42,7 @@ from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import dotted, source_of, string_value
 from cudalint.python.placement import (
-    builds_on_default_device, held_until_waited, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
+    builds_on_default_device, held_until_waited, kept_by_its_object, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
     synchronized_after,
 )
 from cudalint.python.semantic import Value
@@ -77,6 +77,8 @@ VALUE_TESTS: Dict[str, Callable[[Value], bool]] = {
     "cuda": Value.is_cuda_device,
     "numpy-float64": lambda value: value.kind == "ref" and value.data in NUMPY_FLOAT64,
     "torch-float64": lambda value: value.kind == "ref" and value.data in TORCH_FLOAT64,
+    # a count or list of GPUs that asks for at least one: not 0, "0" or "" (-1: all of them)
+    "some-gpus": lambda value: (value.kind == "int" and value.data != 0) or (value.kind == "str" and value.data.strip() not in ("", "0")),
 }
 
 
@@ -727,6 +729,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # its source is held until the function waits for the device
         if "unless_synchronized" in spec and read_back_in_place(ctx.model, ctx.stack, node):
             continue  # the same expression reads the result back on the host, waiting for the copy
+        if "unless_synchronized" in spec and kept_by_its_object(ctx.model, ctx.stack, node):
+            continue  # its source is an object's own tensor, kept after the copy is queued
         if "unless_cpu_gets" in spec and cpu_gets(arg.value, spec["unless_cpu_gets"], ctx.model):
             continue  # `"gloo" if device == "cpu" else "nccl"`: the CPU, a Mac's only device for collectives, gets gloo
         found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)

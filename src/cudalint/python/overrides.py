@@ -40,6 +40,8 @@ def load_overrides() -> Dict[str, Override]:
         positional = table.get("positional")
         if not isinstance(positional, int) or isinstance(positional, bool) or positional < 0:
             raise CatalogError(f"{FILE}: override {method!r} needs positional, the most positional arguments torch's method takes")
+        if not isinstance(table.get("off_mac", False), bool):
+            raise CatalogError(f"{FILE}: override {method!r}: off_mac is true or false")
         if method in found:
             raise CatalogError(f"{FILE}: override {method!r} is listed twice")
         found[method] = Override(method, positional, tuple(silences), why)

@@ -510,7 +510,75 @@ def held_until_waited(model: "SemanticModel", stack: Sequence[cst.CSTNode], call
     return any(type(node) is cst.SimpleStatementLine and _reads_back(model, node, apis) for node in later)
 
 
-def _held(model: "SemanticModel", source: cst.BaseExpression, scope: "Scope", stack: Sequence[cst.CSTNode], depth: int) -> bool:
+def kept_by_its_object(model: "SemanticModel", stack: Sequence[cst.CSTNode], call: cst.Call) -> bool:
+    """A non-blocking `.to(...)`/`.cuda()`, not to the host, whose source is an object's own tensor: an
+    attribute or entry of `self`, or a name bound only from those, that the copying statement does not
+    replace. The object keeps the source after the copy is queued, so the copy never reads released
+    memory (PyTorch issue 189690), and what reads the result on the device is queued after it (MPS runs
+    one queue per process, aten/src/ATen/mps/MPSStream.mm). The result must be a local name the function
+    neither returns nor stores: a copy that may go to the host (a device given as a parameter) and is
+    handed on can be read there before it lands (fairscale's `_MultiDeviceReplicator.get`). rwkv's layer
+    loop streams weights so: `w = self.w`; `kw = w[f"{att}key.weight"]`; `kw = kw.to(device=dev,
+    non_blocking=True)`; then `kw` feeds the layer's kernels."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda") or model.is_module_ref(func.value):
+        return False
+    scope = model.scope
+    function = scope.node if scope.kind == "function" else None
+    if type(function) is not cst.FunctionDef:
+        return False
+    if func.attr.value == "to" and place(model, _target(model, call, scope) or func.value, scope) == ("device", "cpu"):
+        return False  # to the host: the result is read there, and must land first
+    result = _assigned_name(stack, call)
+    if result is None or _escapes(function, result):
+        return False
+    return _held(model, func.value, scope, stack, 0, params=False)
+
+
+def _assigned_name(stack: Sequence[cst.CSTNode], call: cst.Call) -> Optional[str]:
+    """`name = <call>`: the local name the statement binds the call's result to."""
+    if len(stack) < 2:
+        return None
+    statement = stack[-2]
+    if type(statement) is cst.Assign and statement.value is call and len(statement.targets) == 1:
+        target = statement.targets[0].target
+        return target.value if type(target) is cst.Name else None
+    return None
+
+
+def _escapes(function: cst.FunctionDef, name: str) -> bool:
+    """The function returns or yields `name`, or stores it into an attribute, an entry or a container."""
+    pending: list = [function.body]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if kind in (cst.Return, cst.Yield) and node.value is not None and _mentions(node.value, name):
+            return True
+        if kind is cst.Assign and _mentions(node.value, name) and any(
+                type(target.target) is not cst.Name for target in node.targets):
+            return True
+        if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("append", "extend", "insert", "add", "update", "setdefault") \
+                and any(_mentions(arg.value, name) for arg in node.args):
+            return True
+        pending.extend(code_children(node))
+    return False
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    """`node` hands on the tensor `name` holds as it is: the name itself, or an element of a tuple, list or
+    set display (what a call computes from it is another tensor, queued after the copy)."""
+    if type(node) is cst.Name:
+        return node.value == name
+    if type(node) in (cst.Tuple, cst.List, cst.Set):
+        return any(_mentions(element.value, name) for element in node.elements)
+    return False
+
+
+def _held(model: "SemanticModel", source: cst.BaseExpression, scope: "Scope", stack: Sequence[cst.CSTNode], depth: int,
+          params: bool = True) -> bool:
+    """The source stays referenced for the whole call: by `self`, or (with `params`) by a parameter."""
     while type(source) is cst.Call and type(source.func) is cst.Attribute and source.func.attr.value in VIEWS:
         source = source.func.value
     while type(source) is cst.Attribute and source.attr.value == "data":
@@ -519,20 +587,24 @@ def _held(model: "SemanticModel", source: cst.BaseExpression, scope: "Scope", st
         if any(_replaces(node, source) for node in stack):
             return False  # `batch["img"] = batch["img"].to(...)`: the only reference is dropped at once
         root = chain_root(source)
-        return type(root) is cst.Name and _held(model, root, scope, stack, depth + 1)
-    if type(source) is not cst.Name or depth > 3:
+        return type(root) is cst.Name and _held(model, root, scope, stack, depth + 1, params)
+    if type(source) is not cst.Name:
         return False
     if source.value == scope.self_name:
         return True
+    if depth > 3:
+        return False
     element = _comprehension_source(source.value, stack)
     if element is not None:  # `[i.to(device, non_blocking=True) for i in target]`: the list holds each
-        return _held(model, element, scope, (), depth + 1)
+        return _held(model, element, scope, (), depth + 1, params)
     bindings = scope.bindings.get(source.value, [])
     if not bindings:
         return False
     for binding in bindings:
         if binding.kind == "param":
-            continue
+            if params:
+                continue
+            return False
         value = binding.value
         if binding.kind != "assign" or value is None:
             return False
@@ -541,7 +613,7 @@ def _held(model: "SemanticModel", source: cst.BaseExpression, scope: "Scope", st
         root = chain_root(value)
         if root is not value and type(root) is cst.Name and root.value == source.value:
             continue  # `target = target[0]`: a part of what the name held
-        if type(value) not in (cst.Attribute, cst.Subscript) or not _held(model, value, scope, (), depth + 1):
+        if type(value) not in (cst.Attribute, cst.Subscript) or not _held(model, value, scope, (), depth + 1, params):
             return False
     return True
 

@@ -167,6 +167,8 @@ class Walker:
         if kind in BRANCHING:  # the test: _branch_fields
             if kind is cst.If and self._demo_block(node):
                 return ("body",)
+            if kind is cst.If and model.opt_in_switches.kernel_switch(node, model.scope):
+                return ("body",)  # kernels built only where an environment variable asks for them
             return ("body",) if kind is not cst.While and model.opt_in_switches.placement_switch(node, model.scope) else ()
         if kind is cst.Try:
             return ("body",) if _has_fallback(node, model) and not self.availability.cannot_raise(node.body) else ()

@@ -62,6 +62,10 @@ class GuardEvaluator:
         self.facts = guard_facts()
         self.memo = {}  # (id(test), id(scope)) -> (guard, the depth it was worked out at)
         self.pending = set()  # the tests (and ids of bindings) being worked out now
+        # answers given as unknown because their question was pending (a cycle through bindings), here or
+        # in the value evaluator: an answer worked out while one was given may be short of the truth, and
+        # is memoized only where nothing else is pending
+        self.cycles = 0
         self.test_nodes: Dict[int, FrozenSet[int]] = {}  # id of a condition's test -> ids of its nodes
         self.binding_memo = {}
         self.raises_memo = {}  # id(function) -> it raises off CUDA before it can return
@@ -73,12 +77,17 @@ class GuardEvaluator:
         cached = self.memo.get(key)
         if cached is not None and cached[1] <= depth:  # worked out with at least this much depth left
             return cached[0]
-        if depth > MAX_DEPTH or key in self.pending:
-            return UNKNOWN  # too deep, or a cycle through bindings
+        if depth > MAX_DEPTH:
+            return UNKNOWN
+        if key in self.pending:
+            self.cycles += 1
+            return UNKNOWN  # a cycle through bindings
         self.pending.add(key)
+        cycles = self.cycles
         found = self._guard(test, scope, depth)
         self.pending.discard(key)
-        self.memo[key] = (found, depth)
+        if self.cycles == cycles or not (self.pending or self.model.evaluator.pending):
+            self.memo[key] = (found, depth)
         return found
 
     def binding_off_mac(self, binding: "Binding", depth: int = 0) -> bool:
@@ -88,11 +97,14 @@ class GuardEvaluator:
         if cached is not None and cached[1] <= depth:
             return cached[0]
         if key in self.pending:
+            self.cycles += 1
             return False
         self.pending.add(key)
+        cycles = self.cycles
         found = self.conditions_off_mac(binding.conditions, binding.context, depth) or self._in_skipped_class(binding)
         self.pending.discard(key)
-        self.binding_memo[key] = (found, depth)
+        if self.cycles == cycles or not (self.pending or self.model.evaluator.pending):
+            self.binding_memo[key] = (found, depth)
         return found
 
     def _in_skipped_class(self, binding: "Binding") -> bool:
@@ -385,6 +397,11 @@ class GuardEvaluator:
         if isinstance(func, cst.Name) and func.value in SAME_TRUTH and not self.model.lookup(func.value, scope):
             if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
                 return self.guard(call.args[0].value, scope, depth + 1)  # the builtin keeps its argument's truth
+        if isinstance(func, cst.Name) and func.value in ("all", "any") and not self.model.lookup(func.value, scope):
+            # `all(d.type == "cuda" for d in devices)`: true only where an element's test is (all() of an
+            # empty list aside, which no list of the devices in use is); false says nothing
+            if len(call.args) == 1 and type(call.args[0].value) in COMPREHENSIONS and not call.args[0].star:
+                return Guard(self.guard(call.args[0].value.elt, scope, depth + 1).when_true, False)
         default = self._option_default(call, scope)
         if default is not None:  # `kwargs.get("use_cuda", torch.cuda.is_available())`: the query, unless set
             found = self.guard(default, scope, depth + 1)
@@ -757,6 +774,7 @@ class GuardEvaluator:
 
 # Builtins whose result is truthy exactly when their one argument is: bool(x), len(x), list(range(n)).
 SAME_TRUTH = frozenset({"bool", "len", "list", "tuple", "set", "frozenset", "sorted"})
+COMPREHENSIONS = (cst.GeneratorExp, cst.ListComp, cst.SetComp)
 
 
 def _raises(suite: cst.BaseSuite, model) -> bool:

@@ -68,12 +68,20 @@ class Evaluator:
         cached = self.memo.get(key)
         if cached is not None and cached[1] <= depth:  # worked out with at least this much depth left
             return cached[0]
-        if depth > MAX_DEPTH or key in self.pending:
-            return (Value(UNKNOWN_KIND, None, node),)  # too deep, or a cycle
+        guards = self.model.guards
+        if depth > MAX_DEPTH:
+            return (Value(UNKNOWN_KIND, None, node),)
+        if key in self.pending:
+            guards.cycles += 1
+            return (Value(UNKNOWN_KIND, None, node),)  # a cycle
         self.pending.add(key)
+        cycles = guards.cycles
         found = self._values(node, scope, depth)[:MAX_VALUES]
         self.pending.discard(key)
-        self.memo[key] = (found, depth)
+        # an answer worked out while a cycle gave an unknown part (here or in the guard evaluator, which
+        # keeps the count) may be short of the truth: memoized only where nothing else is pending
+        if guards.cycles == cycles or not (self.pending or guards.pending):
+            self.memo[key] = (found, depth)
         return found
 
     # -- one expression -----------------------------------------------------------
@@ -428,6 +436,9 @@ def _literal(node) -> Optional[Value]:
             return Value("int", None, node)
     if isinstance(node, cst.Float):
         return Value("float", None, node)
+    if kind is cst.UnaryOperation and type(node.operator) is cst.Minus and isinstance(node.expression, cst.Integer):
+        inner = _literal(node.expression)  # `-1`: an int written with a sign
+        return Value("int", -inner.data if inner.data is not None else None, node)
     if isinstance(node, cst.Name):
         if node.value == "True":
             return Value("bool", True, node)

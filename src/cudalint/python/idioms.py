@@ -25,7 +25,7 @@ from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
 from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_elements, string_value
 from cudalint.python.semantic import guard_facts
-from cudalint.python.visitor import Registry, ends_flow
+from cudalint.python.visitor import Registry, asserted_at_import, ends_flow
 from cudalint.versions import INT_DEVICE_ACCELERATOR
 
 DEVICE_POSITIONAL = {"torch.device": 0, "torch.set_default_device": 0, "torch.amp.GradScaler": 0}
@@ -589,6 +589,8 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
         return  # a file this code saved itself (a round-trip test) loads onto the device it came from
     if location is None and positional and _class_cache(positional[0].value, saver, ctx):
         return  # a class reading back its own cache (processed data, an id table): written on this host, no model state
+    if location is None and positional and _dataset_file(positional[0].value, ctx):
+        return  # a dataset reading the files under its own root: the CPU data a DataLoader hands out
     if location is None and _written_earlier(node, saver, ctx):
         return  # a function that saves, then loads: a round trip on the machine that runs it
     if location is None and _locates_other_loads(node, ctx):
@@ -795,6 +797,56 @@ def _class_cache(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool
     # the same spelling (a local name the class hands to the method that saves under that name), or
     # the same file by every binding of the name
     return bool(caches) and (_path_key(path) in caches or all(_path_key(form) in caches for form in forms))
+
+
+def _dataset_file(path: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A method of a dataset loads a file under the object's own storage (a path with an attribute of
+    `self` in it: `osp.join(self.root, "split", name)`): the dataset's data, which a DataLoader hands its
+    workers and pins on the host, so CPU tensors (ogb's split and edge files). A dataset is a class that
+    implements the map-style protocol (`__getitem__` and `__len__`, torch/utils/data/dataset.py) or
+    derives from one of CDL109's `dataset_bases`. A path its caller hands it (a feature extractor's
+    checkpoint) is still reported."""
+    scope = ctx.model.scope
+    klass = scope.enclosing_class
+    if klass is None or type(klass.node) is not cst.ClassDef or not _mentions_self(ctx.model, path, scope):
+        return False
+    known = ctx.check_state.setdefault("datasets", {})
+    key = id(klass.node)
+    if key not in known:
+        known[key] = _is_dataset(klass.node, klass, ctx)
+    return known[key]
+
+
+def _mentions_self(model, path: cst.BaseExpression, scope, depth: int = 0) -> bool:
+    """The expression reads an attribute of `self`, itself or through a local name bound from one."""
+    pending = [path]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == scope.self_name:
+            return True
+        if type(node) is cst.Name and depth < 2:
+            for binding in model.lookup(node.value, scope):
+                if binding.kind == "assign" and binding.value is not None and binding.scope is scope and \
+                        _mentions_self(model, binding.value, scope, depth + 1):
+                    return True
+            continue
+        pending.extend(code_children(node))
+    return False
+
+
+def _is_dataset(node: cst.ClassDef, klass, ctx: FileContext) -> bool:
+    methods = {statement.name.value for statement in node.body.body if type(statement) is cst.FunctionDef}
+    if {"__getitem__", "__len__"} <= methods:
+        return True
+    bases = frozenset(ctx.rules["CDL109"].match.get("dataset_bases", ()))
+    project = ctx.model.project
+    for base in node.bases:
+        qualified = ctx.model.resolve(base.value, klass.parent) if base.keyword is None else None
+        if qualified is None:
+            continue
+        if qualified in bases or (project is not None and project.derives_from(qualified, bases)):
+            return True
+    return False
 
 
 def _object_path(path: cst.BaseExpression, scope, ctx: FileContext, depth: int = 0) -> bool:
@@ -1083,8 +1135,8 @@ def mps_built(registry: Registry) -> None:
 
 # -- CDL112: code that requires CUDA and stops everywhere else ---------------------
 def _cuda_required_if(node: cst.If, ctx: FileContext) -> None:
-    if not _is_chain_head(node, ctx):
-        return
+    if "CDL112" not in ctx.rules or not _is_chain_head(node, ctx):
+        return  # (the check runs for CDL117 alone too, which no `if` reports)
     guard = ctx.model.guard(node.test)
     if guard.when_false and not guard.when_true and ends_flow(node.body, ctx.model) == "raise":
         if not _tests_device_package(node.test, ctx):
@@ -1141,7 +1193,11 @@ def _is_availability_query(test: cst.BaseExpression, ctx: FileContext) -> bool:
 def _cuda_required_assert(node: cst.Assert, ctx: FileContext) -> None:
     test = node.test
     if ctx.model.guard(test).when_true and not (isinstance(test, cst.Attribute) and test.attr.value == "is_cuda"):
-        ctx.report("CDL112", node, "asserts a CUDA host: MPS and CPU hosts stop here")
+        if asserted_at_import(ctx.stack, ctx.model):
+            if "CDL117" in ctx.rules:
+                ctx.report("CDL117", node, ctx.rules["CDL117"].match["message"])
+        else:
+            ctx.report("CDL112", node, "asserts a CUDA host: MPS and CPU hosts stop here")
 
 
 def cuda_required(registry: Registry) -> None:
@@ -1330,7 +1386,7 @@ CHECKS: Dict[str, Check] = {
     "none-misuse": Check(none_misuse, frozenset({"CDL216", "CDL403"}), frozenset({"torch"}), names=True),
     "mps-built": Check(mps_built, frozenset({"CDL111"}), frozenset({"torch"}), names=True),
     "zero-divisor": Check(zero_divisor, frozenset({"CDL115"}), frozenset({"torch"}), names=True),
-    "cuda-required": Check(cuda_required, frozenset({"CDL112"})),
+    "cuda-required": Check(cuda_required, frozenset({"CDL112", "CDL117"})),
     "device-choices": Check(device_choices, frozenset({"CDL116"})),
     "jit-extension": Check(jit_extension, frozenset({"CDL402"}), frozenset({"torch"}), names=True),
     "mps-daemon": Check(mps_daemon, frozenset({"CDL217"})),

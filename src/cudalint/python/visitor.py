@@ -8,7 +8,7 @@ code only runs on a CUDA host — so no check walks the tree by itself.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Dict, List, Optional, Tuple, Type
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -422,7 +422,8 @@ class Walker:
                 self.block_optional[-1] += 1
                 ctx.optional_import_depth += 1
         elif kind is cst.Assert and self.block_guards and self.model.guard(node.test).when_true:
-            self._guard_rest_of_block()
+            if not asserted_at_import(self.ctx.stack, self.model):
+                self._guard_rest_of_block()  # a CUDA test's or a function's requirement: the rest runs only there
         elif kind in CALL_STATEMENTS and self.block_guards and isinstance(node.value, cst.Call):
             if self.model.guards.call_requires_cuda(node.value, self.model.scope):  # require_cuda() raises off CUDA
                 self._guard_rest_of_block()
@@ -488,6 +489,14 @@ class Walker:
 EXITS = {"sys.exit", "os._exit", "pytest.exit", "pytest.fail"}
 SKIPS = {"pytest.skip", "unittest.SkipTest", "pytest.importorskip"}
 BUILTIN_EXITS = {"exit", "quit"}
+
+
+def asserted_at_import(stack: Sequence[cst.CSTNode], model) -> bool:
+    """The assert being visited is at the top level of a module that is not a test suite's: it turns every
+    importer away on a Mac, and guards nothing below it, which a port must make portable too (CDL117).
+    A test module's says its tests are CUDA tests; a function's is a requirement of that function."""
+    return (len(stack) >= 3 and type(stack[-3]) is cst.Module
+            and not test_module(model.module_name or "", model.path))
 
 
 def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:

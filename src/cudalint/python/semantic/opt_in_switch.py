@@ -244,13 +244,15 @@ def _reads_environment(test: cst.BaseExpression) -> bool:
 
 
 def _builds_kernels(model: "SemanticModel", body: cst.BaseSuite, scope: "Scope") -> bool:
-    """The branch (not a function or class it defines) calls a builder of native code."""
+    """The branch calls a builder of native code: not in a function or class it defines, nor under an
+    `if` of its own (`if os.environ.get("V7_ON") == "1":` around a model whose kernels an inner switch
+    builds selects the model, not the kernels)."""
     builders = guard_facts().kernel_builders
     pending = [body]
     while pending:
         node = pending.pop()
         kind = type(node)
-        if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
+        if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda or kind is cst.If:
             continue
         if kind is cst.Call and model.resolve(node.func, scope) in builders:
             return True

@@ -386,10 +386,11 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     "cpu"` just after an `if` whose body returns the CUDA choice. The CPU choice is looked for first:
     it is plain syntax, and most if statements have none, so the guard and the values are asked
     about the few that do."""
-    if not _is_chain_head(node, ctx):
-        return
     if node.orelse is None and _moves_to_cuda(node.body, ctx):
-        _conditional_move(node, ctx)
+        if not any(mentions_mac_path(test) for test in _earlier_tests(node, ctx)):
+            _conditional_move(node, ctx)  # the head, or the last `elif` of a chain that never picks MPS
+        return
+    if not _is_chain_head(node, ctx):
         return
     pairs, else_body = _branches(node)
     first, nested_tests = _chosen_in_branches(pairs[0][1])
@@ -420,6 +421,20 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
         "available accelerator, then CPU",
     )
+
+
+def _earlier_tests(node: cst.If, ctx: FileContext) -> List[cst.BaseExpression]:
+    """The tests of the branches before an `elif` in its chain (none for the chain's head):
+    `if device: model.to(device)` / `elif torch.cuda.is_available(): model.to("cuda")`."""
+    tests: List[cst.BaseExpression] = []
+    stack, current = ctx.stack, node
+    for index in range(len(stack) - 2, -1, -1):
+        holder = stack[index]
+        if type(holder) is not cst.If or holder.orelse is not current:
+            break
+        tests.append(holder.test)
+        current = holder
+    return tests
 
 
 def _conditional_move(node: cst.If, ctx: FileContext) -> None:

@@ -546,6 +546,9 @@ def _assigned_name(stack: Sequence[cst.CSTNode], call: cst.Call) -> Optional[str
     return None
 
 
+STORING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})  # into a container
+
+
 def _escapes(function: cst.FunctionDef, name: str) -> bool:
     """The function returns or yields `name`, or stores it into an attribute, an entry or a container."""
     pending: list = [function.body]
@@ -554,25 +557,25 @@ def _escapes(function: cst.FunctionDef, name: str) -> bool:
         kind = type(node)
         if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if kind in (cst.Return, cst.Yield) and node.value is not None and _mentions(node.value, name):
+        if kind in (cst.Return, cst.Yield) and node.value is not None and _hands_on(node.value, name):
             return True
-        if kind is cst.Assign and _mentions(node.value, name) and any(
+        if kind is cst.Assign and _hands_on(node.value, name) and any(
                 type(target.target) is not cst.Name for target in node.targets):
             return True
-        if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("append", "extend", "insert", "add", "update", "setdefault") \
-                and any(_mentions(arg.value, name) for arg in node.args):
+        if (kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in STORING_METHODS
+                and any(_hands_on(arg.value, name) for arg in node.args)):
             return True
         pending.extend(code_children(node))
     return False
 
 
-def _mentions(node: cst.CSTNode, name: str) -> bool:
+def _hands_on(node: cst.CSTNode, name: str) -> bool:
     """`node` hands on the tensor `name` holds as it is: the name itself, or an element of a tuple, list or
     set display (what a call computes from it is another tensor, queued after the copy)."""
     if type(node) is cst.Name:
         return node.value == name
     if type(node) in (cst.Tuple, cst.List, cst.Set):
-        return any(_mentions(element.value, name) for element in node.elements)
+        return any(_hands_on(element.value, name) for element in node.elements)
     return False
 
 

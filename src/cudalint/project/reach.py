@@ -29,6 +29,8 @@ import functools
 import re
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 
+from cudalint.project.paths import test_module
+
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.project.index import ProjectIndex
 
@@ -594,6 +596,10 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             decorators[f"{module}.{local}"] = names
         # A module that cannot load on a Mac (an unguarded import of a CUDA-only library at its top) runs
         # its body only where an import loads it: only its loads count, not the uses of its name as a value.
+        # A test module that cannot load on a Mac tests CUDA code (its import is its one finding): what it
+        # loads and calls it reaches only off a Mac, so none of it is a use that counts either way.
+        if unloadable(module) and test_module(module, path):
+            continue
         used = [(name, *entry) for name, entry in facts.uses.items() if not unloadable(name)]
         used.extend((name, 0, *entry) for name, entry in facts.loads.items() if name in index.modules)
         for name, entry in facts.tried.items():

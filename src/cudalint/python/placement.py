@@ -510,6 +510,25 @@ def held_until_waited(model: "SemanticModel", stack: Sequence[cst.CSTNode], call
     return any(type(node) is cst.SimpleStatementLine and _reads_back(model, node, apis) for node in later)
 
 
+UNINITIALIZED = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided"})
+
+
+def copies_uninitialized(model: "SemanticModel", call: cst.Call) -> bool:
+    """A non-blocking `.to(...)`/`.cuda()` of a fresh uninitialized tensor (`torch.empty(K, D).to(device,
+    non_blocking=True)`, `x.new_empty(...)`): what lands is garbage by design, to be overwritten, so a copy
+    that reads it late changes nothing (solo-learn's k-means centroids, replaced at once)."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda"):
+        return False
+    source = func.value
+    if type(source) is not cst.Call:
+        return False
+    inner = source.func
+    if type(inner) is cst.Attribute and inner.attr.value == "new_empty" and not model.is_module_ref(inner.value):
+        return True
+    return model.resolve(inner) in UNINITIALIZED
+
+
 def kept_by_its_object(model: "SemanticModel", stack: Sequence[cst.CSTNode], call: cst.Call) -> bool:
     """A non-blocking `.to(...)`/`.cuda()`, not to the host, whose source is an object's own tensor: an
     attribute or entry of `self`, or a name bound only from those, that the copying statement does not

@@ -40,7 +40,7 @@ from cudalint.python.backend_choice import cpu_gets
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
-from cudalint.python.names import dotted, source_of, string_value
+from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, source_of, string_value
 from cudalint.python.placement import (
     builds_on_default_device, copies_uninitialized, held_until_waited, kept_by_its_object, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
     synchronized_after,
@@ -812,9 +812,14 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
         return
     if ctx.test_depth:
         if _raises_when_false(node, ctx):
-            for entry in entries:
-                if not ctx.imports.is_module_ref(node.value):
-                    ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}") + "; the branch where it is False raises")
+            why = "; the branch where it is False raises"
+        elif _decides_placement(node, ctx):
+            why = "; the branch where it is True moves values to CUDA, so beside an MPS tensor they stay on the CPU"
+        else:
+            return
+        for entry in entries:
+            if not ctx.imports.is_module_ref(node.value):
+                ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}") + why)
         return
     if isinstance(ctx.parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and ctx.parent.target is node:
         return  # `self.is_cuda = ...` stores the program's own flag; it reads no tensor's attribute
@@ -943,9 +948,54 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
             negated = isinstance(inner, cst.UnaryOperation) and inner.expression is name
             if negated:
                 return ends_flow(holder.body, ctx.model) != "raise"
+            if _places_on_cuda(holder.body, ctx):
+                return False  # `if use_cuda: batch = batch.cuda()`: "is on the accelerator", which MPS is too
             return not (isinstance(holder.orelse, cst.Else) and ends_flow(holder.orelse.body, ctx.model) == "raise")
         return False
     return False
+
+
+def _decides_placement(node: cst.Attribute, ctx: FileContext) -> bool:
+    """`if model.is_cuda: inputs = inputs.cuda()`: the attribute is the test of an `if` (or one part of an
+    `and` there) whose branch moves values to CUDA: it stands for "is on the accelerator", and where the
+    tensor is on MPS the values stay on the CPU beside it."""
+    stack = ctx.stack
+    inner: cst.CSTNode = node
+    for depth in range(len(stack) - 2, 0, -1):
+        holder = stack[depth]
+        if type(holder) is cst.BooleanOperation and type(holder.operator) is cst.And:
+            inner = holder
+            continue
+        if type(holder) is not cst.If or holder.test is not inner:
+            return False
+        # `if y.is_cuda and y.get_device() != b.get_device(): y = y.cuda(b.get_device())`: a tensor the
+        # test already finds on CUDA moves between CUDA devices, no placement from the host
+        tested = [part.value for part in conjuncts(inner) if type(part) is cst.Attribute and part.attr.value == "is_cuda"]
+        moved = _moved_to_cuda(holder.body, ctx)
+        return bool(moved) and not any(value.deep_equals(owner) for value in moved for owner in tested)
+    return False
+
+
+def _places_on_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
+    return bool(_moved_to_cuda(block, ctx))
+
+
+def _moved_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> List[cst.BaseExpression]:
+    """What the block (not a function or class it defines) moves to CUDA: the receivers of `.cuda()` and of
+    `.to()` with a CUDA device string."""
+    found: List[cst.BaseExpression] = []
+    pending: List[cst.CSTNode] = [block]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
+            continue
+        if kind is cst.Call and type(node.func) is cst.Attribute and not ctx.imports.is_module_ref(node.func.value):
+            method = node.func.attr.value
+            if method == "cuda" or (method == "to" and node.args and is_cuda_device_string(node.args[0].value)):
+                found.append(node.func.value)
+        pending.extend(code_children(node))
+    return found
 
 
 def _raises_when_false(node: cst.Attribute, ctx: FileContext) -> bool:

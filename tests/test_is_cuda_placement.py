@@ -1,0 +1,42 @@
+"""CDL103 and `is_cuda` deciding a placement: `if model_param.is_cuda: batch = batch.cuda()` (or the
+flag kept in a local name first) stands for "is on the accelerator": beside a tensor on MPS the values
+stay on the CPU, and the next operation mixes devices. A test whose branch moves nothing to CUDA is a
+guard with a working other branch, and a tensor the test already finds on CUDA moved between CUDA
+devices is no placement from the host."""
+
+import textwrap
+
+from conftest import findings_of, triples
+
+SOURCE = '''
+import torch
+
+
+def evaluate(model, batch, labels):
+    use_cuda = next(model.parameters()).is_cuda
+    if use_cuda:
+        batch = batch.cuda()
+    if labels.is_cuda:
+        batch = batch.to("cuda")
+    return model(batch), labels
+
+
+def guard(x):
+    on_gpu = x.is_cuda
+    if on_gpu:
+        torch.cuda.synchronize()
+    if x.is_cuda:
+        return x.sum()
+    return x.mean()
+
+
+def between_devices(y, bias):
+    if y.is_cuda and bias.is_cuda and y.get_device() != bias.get_device():
+        y = y.cuda(bias.get_device())
+    return y + bias
+'''
+
+
+def test_is_cuda_deciding_a_move_to_cuda_is_reported():
+    found = triples(findings_of(textwrap.dedent(SOURCE).lstrip("\n"), select={"CDL103"}))
+    assert found == [("CDL103", 5, 16), ("CDL103", 8, 8)]

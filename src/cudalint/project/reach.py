@@ -554,9 +554,9 @@ def _place(entry: list, guarded: Guarded, context: str) -> None:
 @functools.lru_cache(maxsize=1)
 def _off_mac_overrides() -> frozenset:
     """The methods whose override runs only where CUDA is (rules/overrides.toml `off_mac`: `cuda`)."""
-    from cudalint.catalog import rules_table
+    from cudalint.python.overrides import load_overrides
 
-    return frozenset(table["method"] for table in rules_table("overrides.toml").get("override", []) if table.get("off_mac"))
+    return frozenset(method for method, override in load_overrides().items() if override.off_mac)
 
 
 def cuda_only(index: "ProjectIndex") -> Set[str]:

@@ -55,7 +55,7 @@ def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = F
                 message = f"{source_of(origin)} reaches a device argument ({source_of(node)}); CUDA-only"
                 related = ((node, f"{source_of(origin)} reaches this device argument"),)
                 ctx.report("CDL101", origin, message, _literal_fix(origin, as_string=True), related)
-        elif value.kind == "int" and (value.data is None or value.data >= 0) and ctx.torch_version < INT_DEVICE_ACCELERATOR:
+        elif value.may_be_index() and ctx.torch_version < INT_DEVICE_ACCELERATOR:
             ctx.report(
                 "CDL101",
                 node,
@@ -833,17 +833,17 @@ def _dataset_file(path: cst.BaseExpression, ctx: FileContext) -> bool:
 
 
 def _mentions_self(model, path: cst.BaseExpression, scope, depth: int = 0) -> bool:
-    """The expression reads an attribute of `self`, itself or through a local name bound from one."""
+    """The expression reads an attribute of `self`, itself or through a local name bound only from such
+    expressions (`path = osp.join(self.root, "split", name)`)."""
     pending = [path]
     while pending:
         node = pending.pop()
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == scope.self_name:
             return True
         if type(node) is cst.Name and depth < 2:
-            for binding in model.lookup(node.value, scope):
-                if binding.kind == "assign" and binding.value is not None and binding.scope is scope and \
-                        _mentions_self(model, binding.value, scope, depth + 1):
-                    return True
+            values = model.assigned(node, scope)
+            if values and all(_mentions_self(model, value, scope, depth + 1) for value, _ in values):
+                return True
             continue
         pending.extend(code_children(node))
     return False

@@ -948,7 +948,7 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
             negated = isinstance(inner, cst.UnaryOperation) and inner.expression is name
             if negated:
                 return ends_flow(holder.body, ctx.model) != "raise"
-            if _places_on_cuda(holder.body, ctx):
+            if _moved_to_cuda(holder.body, ctx):
                 return False  # `if use_cuda: batch = batch.cuda()`: "is on the accelerator", which MPS is too
             return not (isinstance(holder.orelse, cst.Else) and ends_flow(holder.orelse.body, ctx.model) == "raise")
         return False
@@ -974,10 +974,6 @@ def _decides_placement(node: cst.Attribute, ctx: FileContext) -> bool:
         moved = _moved_to_cuda(holder.body, ctx)
         return bool(moved) and not any(value.deep_equals(owner) for value in moved for owner in tested)
     return False
-
-
-def _places_on_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
-    return bool(_moved_to_cuda(block, ctx))
 
 
 def _moved_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> List[cst.BaseExpression]:

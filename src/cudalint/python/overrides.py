@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
-
-import libcst as cst
+from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from cudalint.catalog import CatalogError, load_catalog, rules_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
 
 FILE = "overrides.toml"
 
@@ -20,6 +21,7 @@ class Override:
     positional: int  # positional arguments besides self that torch's own method takes at most
     silences: Tuple[str, ...]  # codes or code prefixes
     why: str
+    off_mac: bool = False  # what the override calls runs only where CUDA is (the project index reads it)
 
 
 @functools.lru_cache(maxsize=1)
@@ -40,18 +42,20 @@ def load_overrides() -> Dict[str, Override]:
         positional = table.get("positional")
         if not isinstance(positional, int) or isinstance(positional, bool) or positional < 0:
             raise CatalogError(f"{FILE}: override {method!r} needs positional, the most positional arguments torch's method takes")
-        if not isinstance(table.get("off_mac", False), bool):
+        off_mac = table.get("off_mac", False)
+        if not isinstance(off_mac, bool):
             raise CatalogError(f"{FILE}: override {method!r}: off_mac is true or false")
         if method in found:
             raise CatalogError(f"{FILE}: override {method!r} is listed twice")
-        found[method] = Override(method, positional, tuple(silences), why)
+        found[method] = Override(method, positional, tuple(silences), why, off_mac)
     return found
 
 
-def silenced_in(node: cst.CSTNode, scope_kind: str) -> Optional[Tuple[str, ...]]:
-    """The codes silenced inside a definition: a method of a class (the scope it is defined in is a
-    class) named in the table and callable as torch's own; None for anything else."""
-    if not isinstance(node, cst.FunctionDef) or scope_kind != "class":
+def silenced_in(node: cst.FunctionDef, scope_kind: str) -> Optional[Tuple[str, ...]]:
+    """The codes silenced inside a function definition: a method of a class (the scope it is defined in
+    is a class) named in the table and callable as torch's own; None for anything else. (No libcst at
+    run time here: the project index, which works on CPython's tree, reads the table too.)"""
+    if scope_kind != "class":
         return None
     override = load_overrides().get(node.name.value)
     if override is None or _required(node) > override.positional:

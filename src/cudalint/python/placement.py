@@ -455,15 +455,27 @@ HOST_READS = frozenset({"cpu", "item", "tolist", "numpy"})
 VIEWS = frozenset({"detach", "view", "view_as"})  # methods that keep the storage they are called on
 
 
+def _copy_method(model: "SemanticModel", call: cst.Call) -> Optional[cst.Attribute]:
+    """`x.to(...)` / `x.cuda(...)` on a value (not a module's function): the callee, else None."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda") or model.is_module_ref(func.value):
+        return None
+    return func
+
+
+def _to_host(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:
+    """`x.to(<the CPU>)`: a copy whose result is read on the host, so it must land first."""
+    func = call.func
+    return func.attr.value == "to" and place(model, _target(model, call, scope) or func.value, scope) == ("device", "cpu")
+
+
 def read_back_in_place(model: "SemanticModel", stack: Sequence[cst.CSTNode], call: cst.Call) -> bool:
     """A non-blocking copy of a named tensor (`packed.to(dev, non_blocking=True)`, the name holding its
     source to the end of the statement at least) whose result the same expression reads back on the host
     (`_dequant(packed=packed.to(dev, non_blocking=True), ...).to("cpu")`, `.cpu()`, `.item()`): the read
     waits for the device's queue, the copy among it, before the statement ends."""
-    func = call.func
-    if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda") or model.is_module_ref(func.value):
-        return False
-    if type(chain_root(func.value)) is not cst.Name:
+    func = _copy_method(model, call)
+    if func is None or type(chain_root(func.value)) is not cst.Name:
         return False  # a temporary (`f(x).to(...)`) may be freed as soon as the copy is queued
     for depth in range(len(stack) - 2, 0, -1):  # the expressions around the copy, innermost first
         holder, parent = stack[depth], stack[depth - 1]
@@ -491,15 +503,13 @@ def held_until_waited(model: "SemanticModel", stack: Sequence[cst.CSTNode], call
     copy has landed before the function returns and its caller can let the source go. nnunetv2's
     `train_step(self, batch)`: `data = batch["data"]; data = data.to(self.device, non_blocking=True)`
     ... `return {"loss": l.detach().cpu().numpy()}`."""
-    func = call.func
-    if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda") or model.is_module_ref(func.value):
-        return False
+    func = _copy_method(model, call)
     scope = model.scope
     function = scope.node if scope.kind == "function" else None
-    if type(function) is not cst.FunctionDef or type(function.body) is not cst.IndentedBlock:
+    if func is None or type(function) is not cst.FunctionDef or type(function.body) is not cst.IndentedBlock:
         return False
-    if func.attr.value == "to" and place(model, _target(model, call, scope) or func.value, scope) == ("device", "cpu"):
-        return False  # to the host: the result is read there, and must land first
+    if _to_host(model, call, scope):
+        return False  # the result is read there, and must land first
     body = function.body.body
     places = {id(statement): index for index, statement in enumerate(body)}
     index = next((places[id(node)] for node in stack if id(node) in places), None)
@@ -517,10 +527,8 @@ def copies_uninitialized(model: "SemanticModel", call: cst.Call) -> bool:
     """A non-blocking `.to(...)`/`.cuda()` of a fresh uninitialized tensor (`torch.empty(K, D).to(device,
     non_blocking=True)`, `x.new_empty(...)`): what lands is garbage by design, to be overwritten, so a copy
     that reads it late changes nothing (solo-learn's k-means centroids, replaced at once)."""
-    func = call.func
-    if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda"):
-        return False
-    source = func.value
+    func = _copy_method(model, call)
+    source = func.value if func is not None else None
     if type(source) is not cst.Call:
         return False
     inner = source.func
@@ -539,15 +547,13 @@ def kept_by_its_object(model: "SemanticModel", stack: Sequence[cst.CSTNode], cal
     handed on can be read there before it lands (fairscale's `_MultiDeviceReplicator.get`). rwkv's layer
     loop streams weights so: `w = self.w`; `kw = w[f"{att}key.weight"]`; `kw = kw.to(device=dev,
     non_blocking=True)`; then `kw` feeds the layer's kernels."""
-    func = call.func
-    if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda") or model.is_module_ref(func.value):
-        return False
+    func = _copy_method(model, call)
     scope = model.scope
     function = scope.node if scope.kind == "function" else None
-    if type(function) is not cst.FunctionDef:
+    if func is None or type(function) is not cst.FunctionDef:
         return False
-    if func.attr.value == "to" and place(model, _target(model, call, scope) or func.value, scope) == ("device", "cpu"):
-        return False  # to the host: the result is read there, and must land first
+    if _to_host(model, call, scope):
+        return False  # the result is read there, and must land first
     result = _assigned_name(stack, call)
     if result is None or _escapes(function, result):
         return False

@@ -40,7 +40,7 @@ import libcst as cst
 from cudalint.python.children import code_children
 from cudalint.python.names import dotted, int_literal, is_cuda_string, mentions_mac_path, string_value
 from cudalint.python.placement import names_host
-from cudalint.python.semantic.values import UNKNOWN_KIND, Value
+from cudalint.python.semantic.values import UNKNOWN_KIND
 from cudalint.versions import INT_DEVICE_ACCELERATOR
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -191,7 +191,7 @@ class DeviceSwitches:
         values = self.model.values(node, scope)
         version = self.model.torch_version
         ordinal = version is not None and version < INT_DEVICE_ACCELERATOR  # before 2.5 an index means cuda:N
-        cuda = [value.is_cuda_device() or (ordinal and _ordinal(value)) for value in values]
+        cuda = [value.is_cuda_device() or (ordinal and value.may_be_index()) for value in values]
         if any(cuda) and all(found or value.kind == UNKNOWN_KIND for found, value in zip(cuda, values)):
             return "cuda"  # a CUDA device or ordinal, unless a caller or the command line says otherwise
         return None
@@ -266,7 +266,3 @@ def _record(switches: Dict[Hashable, object], key: Optional[Hashable], cuda_when
     known = switches.get(key)
     switches[key] = cuda_when if known is None or known == cuda_when else CONFLICT
 
-
-def _ordinal(value: Value) -> bool:
-    """An int that may be a device index: not a negative one (`device=-1` is the CPU in pipelines)."""
-    return value.kind == "int" and (value.data is None or value.data >= 0)

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional
 
 import libcst as cst
 
-from cudalint.project.facts import ENVIRONMENT_READERS
 from cudalint.project.paths import test_module
 from cudalint.python.children import code_children
 from cudalint.python.count_tests import count_meaning
@@ -29,7 +28,7 @@ from cudalint.python.mac_failures import dead_returns, falsy_constant
 from cudalint.python.names import dotted, int_literal, is_none, negative_literal, string_elements, string_value
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
-from cudalint.python.semantic.values import UNSET
+from cudalint.python.semantic.values import UNSET, reads_environment
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -72,6 +71,11 @@ class GuardEvaluator:
         self.none_on_mac = set()  # (id(node), id(scope)) of the references that are None on every Mac
         self.checked = {}  # (id(function), switch as written) -> the function checks it against CUDA
 
+    def may_memoize(self, cycles: int) -> bool:
+        """An answer worked out since the count stood at `cycles` may be kept: no cycle answered part of it
+        as unknown, or nothing else (here or in the value evaluator) is being worked out now."""
+        return self.cycles == cycles or not (self.pending or self.model.evaluator.pending)
+
     def guard(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Guard:
         key = (id(test), id(scope))
         cached = self.memo.get(key)
@@ -86,7 +90,7 @@ class GuardEvaluator:
         cycles = self.cycles
         found = self._guard(test, scope, depth)
         self.pending.discard(key)
-        if self.cycles == cycles or not (self.pending or self.model.evaluator.pending):
+        if self.may_memoize(cycles):
             self.memo[key] = (found, depth)
         return found
 
@@ -103,7 +107,7 @@ class GuardEvaluator:
         cycles = self.cycles
         found = self.conditions_off_mac(binding.conditions, binding.context, depth) or self._in_skipped_class(binding)
         self.pending.discard(key)
-        if self.cycles == cycles or not (self.pending or self.model.evaluator.pending):
+        if self.may_memoize(cycles):
             self.binding_memo[key] = (found, depth)
         return found
 
@@ -341,7 +345,7 @@ class GuardEvaluator:
             if string_value(test.left) in facts.cuda_environment and self.model.resolve(test.comparisons[0].comparator, scope) == "os.environ":
                 return TRUE_OFF_MAC if type(test.comparisons[0].operator) is cst.In else TRUE_OFF_MAC.negated()
             return UNKNOWN
-        if not _reads_variable(test, facts.cuda_environment, self.model, scope):
+        if not reads_environment(test, self.model, scope, facts.cuda_environment):
             return UNKNOWN
         unset = self.model.evaluator.unset_environment(test, scope, depth + 1)
         if unset is None:
@@ -816,28 +820,6 @@ def _may_return(statement: cst.CSTNode) -> bool:
         if node is not statement and (kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda):
             continue
         stack.extend(code_children(node))
-    return False
-
-
-def _reads_variable(node, names: FrozenSet[str], model, scope) -> bool:
-    """The test reads one of these environment variables, in the forms the evaluator's unset_environment
-    reads (`os.getenv(NAME, ...)` inside `str()`, `.strip()`, a comparison). The variable's name is looked
-    at before the call is resolved: most tests read no environment at all."""
-    for _ in range(MAX_DEPTH):
-        if type(node) is cst.Comparison:
-            node = node.left
-        elif type(node) is cst.Call:
-            args = node.args
-            if args and type(args[0].value) is cst.SimpleString and string_value(args[0].value) in names:
-                return model.resolve(node.func, scope) in ENVIRONMENT_READERS
-            if type(node.func) is cst.Attribute and not args:
-                node = node.func.value  # `.strip()`, `.lower()`
-            elif len(args) == 1:
-                node = args[0].value  # `str(...)`, `int(...)`
-            else:
-                return False
-        else:
-            return False
     return False
 
 

@@ -23,8 +23,8 @@ import libcst as cst
 
 from cudalint.python.children import code_children
 from cudalint.python.guard_facts import guard_facts
-from cudalint.python.names import string_value
-from cudalint.python.semantic.values import UNSET
+from cudalint.python.names import conjuncts, string_value
+from cudalint.python.semantic.values import UNSET, reads_environment
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -62,14 +62,11 @@ class OptInSwitches:
         The kernels are built only where someone asked for them, which nobody installing or running the
         project on a Mac does: fairscale's setup.py, rwkv's `RWKV_CUDA_ON`. Only environment switches: a
         parameter or option may be turned on by the project itself."""
-        test = node.test
-        operands = _and_operands(test)
-        if not any(_reads_environment(operand) for operand in operands):
-            return False  # most tests read no environment: nothing is resolved for them
-        evaluator = self.model.evaluator
-        if not any(_false(evaluator.unset_environment(operand, scope)) for operand in operands):
+        model = self.model
+        if not any(reads_environment(operand, model, scope) and _false(model.evaluator.unset_environment(operand, scope))
+                   for operand in conjuncts(node.test)):
             return False
-        return _builds_kernels(self.model, node.body, scope)
+        return _builds_kernels(model, node.body, scope)
 
     def opt_in(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
         """`test` is false unless a caller or the command line turns it on (see the module's docstring)."""
@@ -208,39 +205,6 @@ def _false(value: object) -> bool:
     """What unset_environment said is false: an unset variable (`os.environ.get("X")`), "" or 0, not
     None (not known)."""
     return value is UNSET or (value is not None and not value)
-
-
-def _and_operands(test: cst.BaseExpression) -> list:
-    """The operands of a chain of `and` (the test itself when it is none)."""
-    found, pending = [], [test]
-    while pending:
-        node = pending.pop()
-        if type(node) is cst.BooleanOperation and type(node.operator) is cst.And:
-            pending.extend((node.right, node.left))
-        else:
-            found.append(node)
-    return found
-
-
-def _reads_environment(test: cst.BaseExpression) -> bool:
-    """The test calls something named `getenv` or `environ.get` (resolved later): a cheap look first."""
-    node = test.left if type(test) is cst.Comparison else test
-    for _ in range(4):
-        if type(node) is not cst.Call:
-            return False
-        func = node.func
-        if type(func) is cst.Attribute and (func.attr.value == "getenv" or (
-                func.attr.value == "get" and type(func.value) is cst.Attribute and func.value.attr.value == "environ")):
-            return True
-        if type(func) is cst.Name and func.value == "getenv":
-            return True
-        if type(func) is cst.Attribute and not node.args:
-            node = func.value  # `.strip()`, `.lower()`
-        elif len(node.args) == 1:
-            node = node.args[0].value  # `int(...)`, `str(...)`
-        else:
-            return False
-    return False
 
 
 def _builds_kernels(model: "SemanticModel", body: cst.BaseSuite, scope: "Scope") -> bool:

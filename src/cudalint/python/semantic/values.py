@@ -13,7 +13,7 @@ arms. Depth and fan-out are bounded; anything else is `unknown`.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -43,6 +43,10 @@ class Value:
     @property
     def text(self) -> Optional[str]:
         return self.data if self.kind in ("str", "prefix") and isinstance(self.data, str) else None
+
+    def may_be_index(self) -> bool:
+        """An int that may be a device index: not a negative one (`device=-1` is the CPU in pipelines)."""
+        return self.kind == "int" and (self.data is None or self.data >= 0)
 
     def is_cuda_device(self) -> bool:
         """"cuda", "cuda:0", or a prefix that already says "cuda:" / is "cuda" followed by more."""
@@ -78,9 +82,7 @@ class Evaluator:
         cycles = guards.cycles
         found = self._values(node, scope, depth)[:MAX_VALUES]
         self.pending.discard(key)
-        # an answer worked out while a cycle gave an unknown part (here or in the guard evaluator, which
-        # keeps the count) may be short of the truth: memoized only where nothing else is pending
-        if guards.cycles == cycles or not (self.pending or guards.pending):
+        if guards.may_memoize(cycles):  # the guard evaluator keeps the count of cycles for both
             self.memo[key] = (found, depth)
         return found
 
@@ -447,3 +449,26 @@ def _literal(node) -> Optional[Value]:
         if node.value == "None":
             return Value("none", None, node)
     return None
+
+
+def reads_environment(node: cst.BaseExpression, model: "SemanticModel", scope: "Scope",
+                      names: Optional[FrozenSet[str]] = None) -> bool:
+    """The test reads an environment variable (one of `names`, when given), in the forms unset_environment
+    reads (`os.getenv(NAME, ...)` inside `str()`, `.strip()`, a comparison). The variable's name is looked
+    at before the call is resolved: most tests read no environment at all."""
+    for _ in range(MAX_DEPTH):
+        if type(node) is cst.Comparison:
+            node = node.left
+        elif type(node) is cst.Call:
+            args = node.args
+            if args and type(args[0].value) is cst.SimpleString and (names is None or string_value(args[0].value) in names):
+                return model.resolve(node.func, scope) in ENVIRONMENT_READERS
+            if type(node.func) is cst.Attribute and not args:
+                node = node.func.value  # `.strip()`, `.lower()`
+            elif len(args) == 1:
+                node = args[0].value  # `str(...)`, `int(...)`
+            else:
+                return False
+        else:
+            return False
+    return False

@@ -36,3 +36,40 @@ def head(model):
 def test_a_conditional_move_in_an_elif_is_a_selection_that_forgets_mps():
     found = triples(findings_of(textwrap.dedent(SOURCE).lstrip("\n"), select={"CDL101", "CDL102", "CDL104"}))
     assert found == [("CDL104", 7, 5), ("CDL104", 21, 5)]
+
+
+FLAGS = '''
+import torch
+
+
+class Engine:
+    def __init__(self, model, use_gpu=True):
+        self.use_gpu = torch.cuda.is_available() and use_gpu
+        self.verbose = use_gpu
+        self.model = model
+
+    def step(self, x):
+        if self.use_gpu:
+            x = x.cuda()
+        return self.model(x)
+
+    def talk(self, x):
+        if self.verbose:
+            x = x.cuda()
+        return x
+
+
+def local(model):
+    use_cuda = torch.cuda.is_available()
+    if use_cuda:
+        model.cuda()
+    return model
+'''
+
+
+def test_a_flag_the_class_binds_to_an_availability_query_decides_the_move():
+    """torchreid's engines: `self.use_gpu = torch.cuda.is_available() and use_gpu` in `__init__`, then `if
+    self.use_gpu: imgs = imgs.cuda()`: the same CUDA-or-CPU choice as a local flag (23). A flag bound to
+    what the caller passed (17) is no question about the host: that move is CDL102's."""
+    found = triples(findings_of(textwrap.dedent(FLAGS).lstrip("\n"), select={"CDL104", "CDL102"}))
+    assert found == [("CDL104", 11, 9), ("CDL102", 17, 19), ("CDL104", 23, 5)]

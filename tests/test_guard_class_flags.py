@@ -141,8 +141,9 @@ def test_a_false_default_beside_a_query_of_the_other_polarity_is_no_guard():
     assert lint(source) == [("CDL403", 17, 37), ("CDL403", 23, 34), ("CDL201", 60, 13), ("CDL403", 73, 29), ("CDL403", 83, 29)]
 
 
-def test_a_base_in_another_file_is_not_read_so_the_flag_stays_unknown():
-    # the subclass's file binds nothing of the name; what the other file's base binds is not known here
+def test_a_base_in_another_file_binds_the_flag_through_the_project_index():
+    # the subclass's file binds nothing of the name; the other file's base binds it to a CUDA query (the
+    # project index's class facts: tests/test_guard_inherited_flags.py); bound to a parameter, it says nothing
     base = "import torch\n\n\nclass Builder:\n    def __init__(self):\n        self.build_for_cpu = not torch.cuda.is_available()\n"
     subclass = '''
     import os
@@ -161,6 +162,12 @@ def test_a_base_in_another_file_is_not_read_so_the_flag_stays_unknown():
     found = findings_of(
         textwrap.dedent(subclass).lstrip("\n"), path="pkg/async_io.py", select={"CDL403"},
         project_files={"pkg/__init__.py": "", "pkg/builder.py": base},
+    )
+    assert triples(found) == []
+    unknown = base.replace("def __init__(self):", "def __init__(self, cpu):").replace("not torch.cuda.is_available()", "cpu")
+    found = findings_of(
+        textwrap.dedent(subclass).lstrip("\n"), path="pkg/async_io.py", select={"CDL403"},
+        project_files={"pkg/__init__.py": "", "pkg/builder.py": unknown},
     )
     assert triples(found) == [("CDL403", 12, 30)]
 

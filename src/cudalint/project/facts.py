@@ -87,7 +87,9 @@ class FileFacts:
         # {"bases": qualified bases, "binds": the flags it binds (its body's assignments and properties,
         # what its test fixtures set on self), and in a test module "constants": {flag: truth} of those
         # bound to True/False/None, "calls": {method: [[passed, ...] per `self.method(...)`]}} with each
-        # passed argument as [position or keyword, ["c", truth] | ["a", flag of self] | ["?"]], or ["*"].
+        # passed argument as [position or keyword, ["c", truth] | ["a", flag of self] | ["?"]], or ["*"];
+        # and "guards": {flag: [true off a Mac, false off a Mac]} of the flags its methods bind on self to
+        # a CUDA guard (any module-level class).
         self.classes: Dict[str, dict] = {}
 
     def to_json(self) -> dict:
@@ -319,13 +321,7 @@ class _Reader:
         return f"{target}.{rest}" if rest else target
 
     def _class_facts(self, node: ast.ClassDef) -> None:
-        bases = []
-        for base in node.bases:
-            qualified = self.resolve(base)
-            if qualified is None and isinstance(base, ast.Name) and base.id in self.classes:
-                qualified = f"{self.module}.{base.id}"
-            if qualified is not None:
-                bases.append(qualified)
+        bases = self._bases(node)
         testing = self.testing
         if not bases and not testing:
             return
@@ -335,6 +331,31 @@ class _Reader:
             entry["constants"] = constants
             entry["calls"] = _self_calls(node)
         self.facts.classes[node.name] = entry
+
+    def _bases(self, node: ast.ClassDef) -> List[str]:
+        bases = []
+        for base in node.bases:
+            qualified = self.resolve(base)
+            if qualified is None and isinstance(base, ast.Name) and base.id in self.classes:
+                qualified = f"{self.module}.{base.id}"
+            if qualified is not None:
+                bases.append(qualified)
+        return bases
+
+    def _class_guards(self, name: str, node: ast.ClassDef) -> None:
+        """The flags the class's methods bind on `self` to a CUDA guard (`self.use_gpu =
+        torch.cuda.is_available() and use_gpu`), as `_attribute_guard` judges them here, for the methods
+        of classes of other modules derived from it (FileFacts.classes: "guards")."""
+        guards = {}
+        for attribute in self._attributes(node):
+            guard, _ = self._answer(lambda: self._known(self._attribute_guard(node, attribute)))
+            if guard is not None:
+                guards[attribute] = list(guard)
+        if guards:
+            entry = self.facts.classes.get(name)
+            if entry is None:
+                entry = self.facts.classes[name] = {"bases": self._bases(node), "binds": sorted(_class_flags(node)[0])}
+            entry["guards"] = guards
 
     def read(self, tree: ast.Module) -> FileFacts:
         self._statements(tree.body, guarded=False)
@@ -358,6 +379,8 @@ class _Reader:
                 self.facts.skips.append(name)
             elif table is not None:
                 self.facts.skips_via[name] = table
+        for name, node in self.classes.items():
+            self._class_guards(name, node)
         for name, value in self.pending.items():
             # CUDA_IS_AVAILABLE = checks.cuda_is_available() with checks from another module: a table
             guard, table = self._answer(lambda: self._known(self._guard(value)))

@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "24"
+INDEX_VERSION = "25"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -400,6 +400,24 @@ class ProjectIndex:
                 return None if truth is None or self.subclass_binds(qualified, name, elsewhere=False) else truth
         return None
 
+    def class_guard(self, qualified: str, name: str) -> Optional[Tuple[bool, bool]]:
+        """What a flag an instance of the class `qualified` reads guards, where the nearest class among it
+        and its bases (at any remove) that binds the name is one whose methods bind it on `self` to a CUDA
+        guard (FileFacts.classes "guards": `self.use_gpu = torch.cuda.is_available() and use_gpu` in the
+        base class of another module) and no class derived from `qualified` binds the name in its body;
+        None when that is not known."""
+        qualified = self.follow(qualified)
+        for _, entry in self._lineage(qualified):
+            if entry is None:
+                continue
+            guards = entry.get("guards")
+            guard = guards.get(name) if isinstance(guards, dict) else None
+            if isinstance(guard, list) and len(guard) == 2 and all(type(part) is bool for part in guard):
+                return None if self.subclass_binds(qualified, name, elsewhere=False) else (guard[0], guard[1])
+            if name in entry["binds"]:
+                return None
+        return None
+
     def reads_private(self, name: str) -> bool:
         """Some module reads the private attribute `name` (`x._load`) other than in a method of its own
         class, or may (a module whose tree was not read holds the word, or too many to list): a private
@@ -577,11 +595,14 @@ PROJECT_FILES = {"setup.py", "pyproject.toml", "setup.cfg"}
 
 def _import_roots(relative_paths: Sequence[str]) -> List[str]:
     """Folders modules are imported from: the root, every folder holding its own project file (a
-    subproject of a monorepo, an example with its own setup.py), and the `src/` of each of them."""
+    subproject of a monorepo, an example with its own setup.py) unless it is a package itself (the
+    `setup.py` torchreid ships inside its package builds an extension: the package's modules are still
+    imported through it), and the `src/` of each of them."""
     roots = {""}
+    packages = {path.rpartition("/")[0] for path in relative_paths if path.rpartition("/")[2] == "__init__.py"}
     for path in relative_paths:
         folder, _, name = path.rpartition("/")
-        if name in PROJECT_FILES:
+        if name in PROJECT_FILES and (not folder or folder not in packages):
             roots.add(folder)
     for folder in list(roots):
         source = f"{folder}/src" if folder else "src"

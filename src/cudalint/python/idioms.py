@@ -455,13 +455,13 @@ def _conditional_move(node: cst.If, ctx: FileContext) -> None:
 
 def _asks_host(test: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
     """One part of an `and` is an availability query (`torch.cuda.is_available()`, `device_count() > 0`),
-    or a name bound to one: a question about the host, not about where a value already is (`y.is_cuda`)
-    nor what a caller passed (a parameter)."""
+    or a name (or `self.<flag>` the file's classes bind) bound to one: a question about the host, not
+    about where a value already is (`y.is_cuda`) nor what a caller passed (a parameter)."""
     for part in conjuncts(test):
         if _is_availability_query(part, ctx):
             return True
-        if type(part) is cst.Name and depth < 4:
-            bindings = ctx.model.lookup(part.value)
+        if (type(part) is cst.Name or type(part) is cst.Attribute) and depth < 4:
+            bindings = ctx.model.bindings_of(part)
             if bindings and all(binding.kind == "assign" and binding.value is not None for binding in bindings) and any(
                     _asks_host(binding.value, ctx, depth + 1) for binding in bindings):
                 return True

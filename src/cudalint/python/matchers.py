@@ -41,6 +41,7 @@ from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, source_of, string_value
+from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import (
     builds_on_default_device, copies_uninitialized, held_until_waited, kept_by_its_object, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
     synchronized_after,
@@ -685,8 +686,9 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                 continue
             if not fits(entry.spec, node):
                 continue
-            if entry.spec.get("unless_on_host") and on_host(ctx.model, func.value, ctx.model.scope):
-                continue  # `x.cpu().double()`: converted where no device is involved
+            if entry.spec.get("unless_on_host") and (on_host(ctx.model, func.value, ctx.model.scope)
+                                                     or moved_off_mps(ctx.model, ctx.stack, func.value)):
+                continue  # `x.cpu().double()`, or x moved off MPS before: converted where no device is involved
             if entry.spec.get("makes_tensor") and ctx.truth_tested(len(ctx.stack) - 1):
                 continue  # `if ev.double():` tests another object's answer; a tensor is not used so
             if _own_method(func, ctx):

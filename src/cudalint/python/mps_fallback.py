@@ -8,7 +8,8 @@
 
 An `if` that tests for MPS (a device type compared with "mps", `.is_mps`, `torch.backends.mps.
 is_available()`) and whose body rebinds a name to its own CPU copy (`x = x.cpu()`, `x = x.to("cpu")`)
-moves that tensor off MPS on a Mac; so does `x = x.cpu() if x.device.type == "mps" else x`. After it,
+moves that tensor off MPS on a Mac; so does `x = x.cpu() if x.device.type == "mps" else x`, and so,
+everywhere, does a name bound to a CPU copy with no test at all (`votes = votes.data.cpu()`). After it,
 in the statements that follow it in the enclosing blocks, every name bound from an expression that
 reads a moved name (`x_filled` above) is derived from that CPU tensor, and an operator given one runs
 where the code put it. Names are followed in statement order only; a later rebinding from something
@@ -27,6 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
 
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_MOVES = frozenset({"to", "cuda", "mps", "xpu"})  # methods that may move a tensor to a device
+_KEPT = frozenset({"data", "grad", "T", "mT", "real", "imag"})  # attributes on the tensor's own device
 
 
 def moved_off_mps(model: "SemanticModel", stack: Sequence[cst.CSTNode], source: cst.BaseExpression) -> bool:
@@ -38,7 +41,7 @@ def moved_off_mps(model: "SemanticModel", stack: Sequence[cst.CSTNode], source: 
     moved: Set[str] = set()
     for statement in _earlier_statements(stack):
         for small in _assignments(statement):
-            _follow(model, small, moved)
+            _follow(model, small, moved, type(statement) is cst.SimpleStatementLine)
         if type(statement) is cst.If and _tests_mps(model, statement.test):
             for small in _assignments(statement.body):
                 name = _own_cpu_copy(small)
@@ -76,15 +79,17 @@ def _assignments(node: cst.CSTNode) -> Iterator[cst.Assign]:
         yield from _assignments(child)
 
 
-def _follow(model: "SemanticModel", assign: cst.Assign, moved: Set[str]) -> None:
-    """`x = x.cpu() if x.device.type == "mps" else x` moves x; `y = f(x)` with x moved derives y; a
-    rebinding from nothing moved ends a name's derivation."""
+def _follow(model: "SemanticModel", assign: cst.Assign, moved: Set[str], always: bool) -> None:
+    """`x = x.cpu() if x.device.type == "mps" else x` moves x, and so does `x = x.cpu()` where it always
+    runs (`always`: a statement of a block around the node, not inside one of theirs); `y = f(x)` with x
+    moved derives y, unless it moves a tensor to a device; a rebinding from nothing moved ends a name's
+    derivation."""
     targets = [target.target.value for target in assign.targets if type(target.target) is cst.Name]
     if not targets:
         return
     value = assign.value
     chosen = type(value) is cst.IfExp and _tests_mps(model, value.test) and _cpu_copy(value.body) is not None
-    derived = chosen or any(name in moved for name in _names(value))
+    derived = chosen or (always and _cpu_copy(value) is not None) or (any(name in moved for name in _names(value)) and not _moves(value))
     for target in targets:
         if derived:
             moved.add(target)
@@ -102,14 +107,42 @@ def _own_cpu_copy(assign: cst.Assign) -> "str | None":
 
 
 def _cpu_copy(node: cst.BaseExpression) -> "str | None":
-    """The name a `NAME....cpu()` / `NAME....to("cpu")` chain copies to the CPU, else None."""
+    """The name a `NAME....cpu()` / `NAME....to("cpu")` chain copies to the CPU (through attributes that
+    keep the device: `votes.data.cpu()`), with no move to a device after the copy, else None."""
     to_cpu = False
-    while type(node) is cst.Call and type(node.func) is cst.Attribute:
-        method = node.func.attr.value
-        if method == "cpu" or (method == "to" and node.args and string_value(node.args[0].value) == "cpu"):
-            to_cpu = True
-        node = node.func.value
-    return node.value if to_cpu and type(node) is cst.Name else None
+    while True:
+        if type(node) is cst.Call and type(node.func) is cst.Attribute:
+            method = node.func.attr.value
+            if method == "cpu" or (method == "to" and node.args and string_value(node.args[0].value) == "cpu"):
+                to_cpu = True
+            elif method in _MOVES and not to_cpu:
+                return None  # `x.cpu().cuda()`: moved again after the copy
+            node = node.func.value
+        elif type(node) is cst.Attribute and node.attr.value in _KEPT:
+            node = node.value
+        else:
+            return node.value if to_cpu and type(node) is cst.Name else None
+
+
+def _moves(node: cst.CSTNode) -> bool:
+    """The expression moves a tensor to a device (`x.to(device)`, `x.cuda()`; not `x.to("cpu")` nor a
+    cast, `x.to(torch.float32)`): what it gives is not where its input was."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Call and type(current.func) is cst.Attribute and current.func.attr.value in _MOVES:
+            first = current.args[0] if current.args else None
+            if current.func.attr.value != "to" or (first is not None and first.keyword is None and not _stays(first.value)):
+                return True
+        if not isinstance(current, _DEFINITIONS):
+            stack.extend(current.children)
+    return False
+
+
+def _stays(target: cst.BaseExpression) -> bool:
+    """A `.to(...)` target that is the CPU or a dtype of torch's (`torch.float32`)."""
+    return string_value(target) == "cpu" or (type(target) is cst.Attribute and type(chain_root(target)) is cst.Name
+                                              and chain_root(target).value == "torch")
 
 
 def _tests_mps(model: "SemanticModel", test: cst.BaseExpression) -> bool:

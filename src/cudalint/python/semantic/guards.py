@@ -534,7 +534,8 @@ class GuardEvaluator:
         only beside a binding that says something: `self.x = False` alone is no guard."""
         bindings = self.model.bindings_of(node, scope)
         if not bindings:
-            return [self._inherited_constant(node, scope)]
+            inherited = self._inherited_constant(node, scope)
+            return [inherited if inherited.known else self._inherited_guard(node, scope)]
         if len(bindings) > 1:
             bindings = self._reaching(bindings, node)
         found, informative = [], False
@@ -601,6 +602,19 @@ class GuardEvaluator:
             return UNKNOWN
         truth = self.model.project.class_constant(f"{self.model.module_name}.{owner.node.name.value}", node.attr.value)
         return UNKNOWN if truth is None else Guard(not truth, truth)
+
+    def _inherited_guard(self, node, scope) -> Guard:
+        """`self.use_gpu` in a method of a class whose file binds no `use_gpu`: the guard a base of another
+        module binds it to in its methods (`self.use_gpu = torch.cuda.is_available() and use_gpu`; the
+        project index's class facts)."""
+        project, module = self.model.project, self.model.module_name
+        if project is None or not module or not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
+            return UNKNOWN
+        owner = self.model.self_class(node.value.value, scope)
+        if owner is None or owner.parent is not self.model.module_scope:
+            return UNKNOWN
+        found = project.class_guard(f"{module}.{owner.node.name.value}", node.attr.value)
+        return UNKNOWN if found is None else Guard(*found)
 
     def _test_class(self, node, scope) -> Optional["Scope"]:
         """The module-level class of a test module whose method reads `node` as `self.<flag>`, when the

@@ -3,7 +3,6 @@ eats memory; each defect is one finding on its line and the rest of the file is 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

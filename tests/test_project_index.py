@@ -62,7 +62,7 @@ def test_a_guard_helper_in_another_module_silences(tmp_path):
 
 
 def test_subproject_roots_resolve_their_own_imports(tmp_path):
-    project = _copy(tmp_path)
+    _copy(tmp_path)
     # Linted from the folder above: the project's own setup.py makes its folder an import root.
     result = run_cli("check", "--format", "json", "project", cwd=tmp_path)
     data = json.loads(result.stdout)

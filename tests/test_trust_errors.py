@@ -5,7 +5,6 @@ import contextlib
 import errno
 import json
 import os
-import resource
 import subprocess
 import sys
 

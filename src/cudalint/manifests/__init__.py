@@ -19,7 +19,7 @@ from pathlib import PurePath
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every start)
 
-from cudalint.findings import Finding
+from cudalint.findings import Finding  # noqa: E402 - after the TYPE_CHECKING stand-in
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the records are imported on first use
     from cudalint.manifests.base import Dependency, Parsed

@@ -73,3 +73,46 @@ def test_a_flag_the_class_binds_to_an_availability_query_decides_the_move():
     what the caller passed (17) is no question about the host: that move is CDL102's."""
     found = triples(findings_of(textwrap.dedent(FLAGS).lstrip("\n"), select={"CDL104", "CDL102"}))
     assert found == [("CDL104", 11, 9), ("CDL102", 17, 19), ("CDL104", 23, 5)]
+
+
+def test_cpu_0_is_the_cpu_arm_of_a_selection():
+    """monai-generative's tests: `torch.device("cuda:0" if torch.cuda.is_available() else "cpu:0")` is the
+    same CUDA-or-CPU choice ("cpu:0" names the one CPU device); "cpu:1" is no device torch knows as the host."""
+    source = (
+        "import torch\n\na = torch.device(\"cuda:0\" if torch.cuda.is_available() else \"cpu:0\")\n"
+        "b = torch.device(\"cuda:0\" if torch.cuda.is_available() else \"cpu:1\")\n"
+    )
+    assert triples(findings_of(source, select={"CDL104"})) == [("CDL104", 3, 18)]
+
+
+RETURNS = '''
+import torch
+
+
+def maybe_cuda(x):
+    if torch.cuda.is_available():
+        return x.cuda()
+    return x
+
+
+def then_mps(x):
+    if torch.cuda.is_available():
+        return x.cuda()
+    if torch.backends.mps.is_available():
+        return x.to("mps")
+    return x
+
+
+def moved_then_mps(x):
+    if torch.cuda.is_available():
+        x = x.cuda()
+    if torch.backends.mps.is_available():
+        x = x.to("mps")
+    return x
+'''
+
+
+def test_a_move_returned_only_where_cuda_is_available():
+    """pytorch-toolbelt's `maybe_cuda`: `if torch.cuda.is_available(): return x.cuda()`, then `return x`
+    (5). A later statement of the block that picks MPS makes it a choice of either GPU (11, 19)."""
+    assert triples(findings_of(textwrap.dedent(RETURNS).lstrip("\n"), select={"CDL104"})) == [("CDL104", 5, 5)]

@@ -28,3 +28,13 @@ def test_a_dtype_a_test_compares_makes_no_tensor():
         "        self.assertNotEqual(torch.float64, q.dtype)\n        return make(dtype=torch.float64)\n"
     )
     assert triples(findings_of(source, select={"CDL601"})) == [("CDL601", 11, 27)]
+
+
+def test_a_move_to_the_host_with_a_dtype_keeps_float64_on_the_cpu():
+    """`.to(device, dtype)`: the device comes first, so `.to("cpu", torch.float64)` converts on the host
+    (torchbearer's `Trial(...).to('cpu', torch.float64)` in its tests); to another device it is reported."""
+    source = (
+        "import torch\n\n\ndef widen(trial, x, device):\n    a = trial.to(\"cpu\", torch.float64)\n"
+        "    b = x.to(device, torch.float64)\n    c = x.to(torch.device(\"cpu\"), torch.float64)\n    return a, b, c\n"
+    )
+    assert triples(findings_of(source, select={"CDL601"})) == [("CDL601", 6, 22)]

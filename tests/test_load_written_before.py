@@ -99,3 +99,32 @@ def other(path):
         return torch.load(f)
 '''
     assert triples(findings_of(source, path="utils.py", select={"CDL109"})) == [("CDL109", 15, 16)]
+
+
+SAVE_OR_RESUME = '''import os
+
+import torch
+
+
+def save_or_load_history(buffers, cwd, if_save):
+    for name, item in buffers:
+        file_path = f"{cwd}/replay_buffer_{name}.pth"
+        if if_save:
+            torch.save(item, file_path)
+        elif os.path.isfile(file_path):
+            item[:] = torch.load(file_path)
+
+
+def round_trip(item, path):
+    if item is not None:
+        torch.save(item, path)
+        return torch.load(path)
+    return None
+'''
+
+
+def test_a_save_in_another_arm_is_no_round_trip():
+    """elegantrl's replay buffer: `if if_save: torch.save(...)` / `elif exists: torch.load(...)` reads
+    what an earlier run wrote, on whatever machine (12); a save before the load in the same arm is a
+    round trip (18)."""
+    assert triples(findings_of(SAVE_OR_RESUME, select={"CDL109"})) == [("CDL109", 12, 23)]

@@ -38,6 +38,8 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     kernel_methods: FrozenSet[str] = frozenset()  # methods that do (a custom op's `.register_kernel`)
     dispatch_prefixes: FrozenSet[str] = frozenset()  # dispatch keys that are a device's variant (AutocastCUDA)
     kernel_builders: FrozenSet[str] = frozenset()  # calls that build native kernels (cpp_extension.load)
+    mock_factories: FrozenSet[str] = frozenset()  # calls that make a mock (unittest.mock.Mock)
+    mocked_moves: FrozenSet[str] = frozenset()  # methods a test replaces with one so nothing moves (`.to`)
 
     def off_mac_dispatch(self, key) -> bool:
         """"cuda", "CUDA", "AutocastCUDA", "SparseCUDA": a device type or dispatch key no Mac has."""

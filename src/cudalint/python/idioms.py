@@ -177,14 +177,19 @@ def _chooses_cuda(node: cst.BaseExpression, ctx: FileContext) -> bool:
 
 
 def _is_cpu_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    if string_value(node) == "cpu":
+    """"cpu" (or "cpu:0", the same device), as it is or as `torch.device(...)`."""
+    if _names_cpu(string_value(node)):
         return True
     return (
         isinstance(node, cst.Call)
         and ctx.imports.resolve(node.func) == "torch.device"
         and bool(node.args)
-        and string_value(node.args[0].value) == "cpu"
+        and _names_cpu(string_value(node.args[0].value))
     )
+
+
+def _names_cpu(text: Optional[str]) -> bool:
+    return text is not None and text.partition(":")[0] == "cpu" and text.partition(":")[2] in ("", "0")
 
 
 def _is_device_argument(node: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -387,7 +392,7 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     it is plain syntax, and most if statements have none, so the guard and the values are asked
     about the few that do."""
     if node.orelse is None and _moves_to_cuda(node.body, ctx):
-        if not any(mentions_mac_path(test) for test in _earlier_tests(node, ctx)):
+        if not any(mentions_mac_path(test) for test in _earlier_tests(node, ctx)) and not _mac_path_after(node, ctx):
             _conditional_move(node, ctx)  # the head, or the last `elif` of a chain that never picks MPS
         return
     if not _is_chain_head(node, ctx):
@@ -421,6 +426,15 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
         "available accelerator, then CPU",
     )
+
+
+def _mac_path_after(node: cst.If, ctx: FileContext) -> bool:
+    """A statement after the `if` in its block names MPS: `if torch.cuda.is_available(): return x.cuda()`
+    then `if torch.backends.mps.is_available(): return x.to("mps")` picks the Mac's GPU too."""
+    holder = ctx.stack[-2] if len(ctx.stack) >= 2 else None
+    body = holder.body if isinstance(holder, (cst.IndentedBlock, cst.Module)) else ()
+    index = next((i for i, statement in enumerate(body) if statement is node), None)
+    return index is not None and any(mentions_mac_path(statement) for statement in body[index + 1:])
 
 
 def _earlier_tests(node: cst.If, ctx: FileContext) -> List[cst.BaseExpression]:
@@ -470,14 +484,14 @@ def _asks_host(test: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bo
 
 def _moves_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
     """Every statement of the block moves a value to CUDA (`x = x.cuda()`, `model.cuda()`, `x =
-    x.to("cuda")`), and there is at least one."""
+    x.to("cuda")`, `return x.cuda()`), and there is at least one."""
     if not isinstance(block, cst.IndentedBlock) or not block.body:
         return False
     for statement in block.body:
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return False
         small = statement.body[0]
-        value = small.value if type(small) in (cst.Expr, cst.Assign) else None
+        value = small.value if type(small) in (cst.Expr, cst.Assign, cst.Return) else None
         if not (type(value) is cst.Call and type(value.func) is cst.Attribute) or ctx.imports.is_module_ref(value.func.value):
             return False
         method = value.func.attr.value
@@ -771,7 +785,9 @@ def _calls_in(body) -> List[cst.Call]:
 
 def _saved_here(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
     """The function (or module) holding the load also saves to the same path with the loader's saver (a
-    round trip); saving what was loaded somewhere else (a conversion) does not make the load safe."""
+    round trip); saving what was loaded somewhere else (a conversion) does not make the load safe, nor
+    does a save in another arm of an `if` the load is in (`if if_save: torch.save(x, path)` / `elif
+    exists: x = torch.load(path)`: a save-or-resume function, which reads what an earlier run wrote)."""
     written = _spelling(path)
     for call in ctx.model.scope.called:
         if ctx.model.resolve(call.func) != saver:
@@ -780,8 +796,24 @@ def _saved_here(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         if target is None and len(positional) >= 2:
             target = positional[1]
-        if target is not None and _spelling(target) == written:
+        if target is not None and _spelling(target) == written and not _in_another_arm(call, ctx.stack):
             return True
+    return False
+
+
+def _in_another_arm(node: cst.CSTNode, stack) -> bool:
+    """The node lies in another arm of an `if` around the top of the stack: never run in the same pass."""
+    for depth in range(len(stack) - 1):
+        holder = stack[depth]
+        if type(holder) is not cst.If or stack[depth + 1] is holder.test:
+            continue
+        other = holder.orelse if stack[depth + 1] is holder.body else holder.body
+        pending = [other] if other is not None else []
+        while pending:
+            current = pending.pop()
+            if current is node:
+                return True
+            pending.extend(code_children(current))
     return False
 
 

@@ -487,8 +487,8 @@ DTYPE_QUERIES = frozenset({"torch.finfo", "torch.iinfo", "torch.promote_types", 
 
 def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     """A dtype handed to a call can reach the device unless the code shows the tensor stays on the
-    host: made with `device="cpu"`, or narrowed or turned into NumPy/Python at once
-    (`torch.linspace(..., dtype=torch.float64).float()`, `.numpy()`, `.item()`). A dtype outside a
+    host: made with `device="cpu"` (or moved with `.to("cpu", dtype)`), or narrowed or turned into
+    NumPy/Python at once (`torch.linspace(..., dtype=torch.float64).float()`, `.numpy()`, `.item()`). A dtype outside a
     call (a comparison, an annotation) makes no tensor. `x.cpu().to(torch.float64)` is host-side too."""
     stack = ctx.stack
     holder = stack[-2] if len(stack) >= 2 else None
@@ -503,6 +503,9 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     if isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and not ctx.model.is_module_ref(func.value):
         if on_host(ctx.model, func.value, ctx.model.scope) and _find_argument(call, "device", None) is None:
             return False  # `x.cpu().detach().to(torch.float64)`: cast where the tensor is, the CPU
+        first = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None)
+        if func.attr.value == "to" and first is not None and first is not node and names_host(ctx.model, first):
+            return False  # `trial.to("cpu", torch.float64)`: the device comes first, and it is the host
     if ctx.model.resolve(call.func) in DTYPE_QUERIES:
         return False  # torch.finfo(torch.float64).eps: a question about the dtype makes no tensor
     if isinstance(func, cst.Attribute) and func.attr.value.startswith("assert") and isinstance(func.value, cst.Name):

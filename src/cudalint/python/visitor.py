@@ -196,6 +196,8 @@ class Walker:
             return ("args",) if self._skipped_param(node) else ()
         if kind is cst.FunctionDef and model.guards.method_off_mac(node, model.scope):
             return _function_fields(node)  # a method of a class whose constructor raises off a Mac
+        if kind is cst.FunctionDef and self._test_suite() and self._mocks_moves(node):
+            return ("body",)  # a test that replaces `.to` with a mock: nothing in it moves to a device
         if kind is cst.ClassDef and model.guards.backend_class(node):
             return ("body",)  # the CUDA backend of a device abstraction: picked only where CUDA is available
         if kind in (cst.FunctionDef, cst.ClassDef):
@@ -452,6 +454,22 @@ class Walker:
             self._guard_rest_of_block()  # a test module that cannot import on a Mac tests CUDA code: the import is its finding
         if (kind is cst.Assign or kind is cst.AnnAssign) and ctx.forced_off:
             self._rebound(node)
+
+    def _mocks_moves(self, function: cst.FunctionDef) -> bool:
+        """A statement of the function's own body (not nested in another) assigns a mock to a move method:
+        `torchmodel.to = Mock()` (rules/guards.toml mock_factories, mocked_moves)."""
+        facts = self.model.guards.facts
+        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        for statement in body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if (type(small) is cst.Assign and type(small.value) is cst.Call
+                        and any(type(target.target) is cst.Attribute and target.target.attr.value in facts.mocked_moves
+                                for target in small.targets)
+                        and self.model.resolve(small.value.func) in facts.mock_factories):
+                    return True
+        return False
 
     def _test_suite(self) -> bool:
         """The file is a module of a test suite (project.paths.test_module), worked out once."""

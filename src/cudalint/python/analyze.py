@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from cudalint.catalog import Rule
 from cudalint.findings import Finding, Severity
@@ -197,20 +197,8 @@ def check_python(
     from cudalint.python import engine
 
     return _deep_stack(
-        engine.analyze_module, path, text, checks.rules, checks.engine, torch_version, device, unsafe_fixes, project, statements,
-        worded_test(checks.gates(torch_version), project),
+        engine.analyze_module, path, text, checks.rules, checks.engine, torch_version, device, unsafe_fixes, project, statements
     )
-
-
-def worded_test(gates: _Gates, project) -> "Callable[[str], bool]":
-    """Whether a piece of code holds a word either gate reads (the first gate's test, on a piece)."""
-    prefilter = gates.prefilter
-    own = _word_pattern_cached(project.gate_words) if project is not None and project.gate_words else None
-
-    def worded(code: str) -> bool:
-        return (prefilter is not None and prefilter.search(code) is not None) or (own is not None and own.search(code) is not None)
-
-    return worded
 
 
 def gate(path: str, text: str, checks: Checks, torch_version: tuple[int, ...], project=None) -> list[Finding] | ast.AST:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -54,7 +54,6 @@ class FileContext:
         self.type_depth = 0  # inside a type expression (an annotation, a typing generic's parameters, a type alias)
         self.silenced: Tuple[str, ...] = ()  # codes (or prefixes) not reported here: inside an override of the user's call
         self.check_state: Dict[str, object] = {}  # per-file state of a custom check, keyed by its name
-        self.quiet: FrozenSet[Tuple[str, ...]] = frozenset()  # functions whose bodies the walk passes over (quiet.py)
 
     def _never_raises(self, node: cst.CSTNode) -> bool:
         """An API that does nothing without CUDA instead of raising (`torch.cuda.set_rng_state_all` is queued

@@ -7,7 +7,7 @@ never imports libcst.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -21,7 +21,6 @@ from cudalint.python.fixplan import FileFixer
 from cudalint.python.host_tests import places_on_device
 from cudalint.python.op_coverage import TORCH_DTYPES
 from cudalint.python.outline import Statement
-from cudalint.python.quiet import quiet_functions
 from cudalint.python.positions import Positions, statement_chain, whole_module
 from cudalint.python.semantic import SemanticModel
 from cudalint.python.visitor import Registry, Walker
@@ -100,15 +99,14 @@ def analyze_module(
     unsafe_fixes: bool,
     project=None,
     statements: Optional[List[Statement]] = None,
-    worded: Optional[Callable[[str], bool]] = None,
 ) -> List[Finding]:
     # No cyclic collection while the file's trees are alive: its passes would only scan them again and
     # again (libcst's tree has no cycles; what the checks build is freed with the tree, at the end).
     with without_collections():
-        return _analyze(path, text, rules, engine, torch_version, device, unsafe_fixes, project, statements, worded)
+        return _analyze(path, text, rules, engine, torch_version, device, unsafe_fixes, project, statements)
 
 
-def _analyze(path, text, rules, engine, torch_version, device, unsafe_fixes, project, statements, worded) -> List[Finding]:
+def _analyze(path, text, rules, engine, torch_version, device, unsafe_fixes, project, statements) -> List[Finding]:
     try:
         module = parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -117,16 +115,14 @@ def _analyze(path, text, rules, engine, torch_version, device, unsafe_fixes, pro
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
     model = _model(module, path, project, torch_version)
     try:
-        return _findings(path, text, module, model, rules, engine, torch_version, device, unsafe_fixes, statements, worded)
+        return _findings(path, text, module, model, rules, engine, torch_version, device, unsafe_fixes, statements)
     finally:
         model.release()
 
 
-def _findings(path, text, module, model, rules, engine, torch_version, device, unsafe_fixes, statements, worded) -> List[Finding]:
+def _findings(path, text, module, model, rules, engine, torch_version, device, unsafe_fixes, statements) -> List[Finding]:
     try:
         ctx = _AnchoredContext(rules, torch_version, model, path)
-        if statements is not None and worded is not None:
-            ctx.quiet = quiet_functions(statements, text, worded)
         Walker(ctx, engine.registry.visit, engine.registry.leave).walk(module)
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]

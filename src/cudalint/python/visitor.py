@@ -145,9 +145,7 @@ class Walker:
             ctx.type_depth += name in typed
             if branch is not None:
                 ctx.branches.append(branch)
-            if name == "body" and kind is cst.FunctionDef and ctx.quiet and self._quiet(node):
-                pass  # no check can fire in it (quiet.py)
-            elif value_kind in NODE_KINDS or (value_kind not in SEQUENCES and is_node(value)):
+            if value_kind in NODE_KINDS or (value_kind not in SEQUENCES and is_node(value)):
                 self.walk(value)
             elif value_kind in SEQUENCES:
                 for item in value:
@@ -162,18 +160,6 @@ class Walker:
             ctx.type_depth -= name in typed
             if name == "body" and kind in SCOPES:
                 self.model.leave(node)
-
-    def _quiet(self, node: cst.FunctionDef) -> bool:
-        """A module-level function or a method of a module-level class that quiet.py found quiet."""
-        scope = self.model.scope
-        if scope.node is not node:
-            return False
-        parent = scope.parent
-        if parent is self.model.module_scope:
-            return (node.name.value,) in self.ctx.quiet
-        if parent is not None and parent.kind == "class" and parent.parent is self.model.module_scope:
-            return (parent.node.name.value, node.name.value) in self.ctx.quiet
-        return False
 
     def _shielded_fields(self, node: cst.CSTNode, kind: Type) -> Tuple[str, ...]:
         """The fields of a node that only run where the host is not a Mac."""

@@ -292,6 +292,8 @@ class _Reader:
         self.pending: Dict[str, ast.AST] = {}  # module-level NAME = <expression>, judged once functions are known
         self.builds = True  # the file may build a CUDA extension (set by read_facts from its text)
         self.guards_possible = True  # the file names a query, flag or skip decorator
+        self.text = b""  # the module's bytes, and the words of those names (set by read_facts from its text)
+        self.words: Set[bytes] = set()
         self.aliases: Dict[str, str] = {}
         self.siblings: Dict[str, str] = {}  # bare name -> module, for a file of a script folder (index.sibling_folders)
         self.facts = FileFacts()
@@ -379,7 +381,15 @@ class _Reader:
                 self.facts.skips.append(name)
             elif table is not None:
                 self.facts.skips_via[name] = table
+        starts = None
         for name, node in self.classes.items():
+            if self.text:  # only a class whose own text holds a query, flag or skip word can bind a guard
+                if starts is None:
+                    starts = [0, *(found.end() for found in re.finditer(rb"\n", self.text))]
+                end = starts[node.end_lineno] if node.end_lineno is not None and node.end_lineno < len(starts) else len(self.text)
+                held = self.text[starts[node.lineno - 1]:end]
+                if not any(word in held for word in self.words):
+                    continue
             self._class_guards(name, node)
         for name, value in self.pending.items():
             # CUDA_IS_AVAILABLE = checks.cuda_is_available() with checks from another module: a table
@@ -1140,6 +1150,7 @@ def read_facts(
         if guards is not None:  # a device type a Mac has, quoted: `device.type in ("cpu", "mps")`
             words.update(f"{quote}{kind}{quote}".encode() for kind in guards.mac_device_types - {"cpu"} for quote in "'\"")
         reader.guards_possible = any(word in text for word in words)
+        reader.text, reader.words = text, words
     facts = reader.read(tree)
     facts.availability = availability_tests(tree, reader.resolve, text)
     facts.star = star_facts(tree, reader.absolute)

@@ -429,12 +429,18 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
 
 
 def _mac_path_after(node: cst.If, ctx: FileContext) -> bool:
-    """A statement after the `if` in its block names MPS: `if torch.cuda.is_available(): return x.cuda()`
-    then `if torch.backends.mps.is_available(): return x.to("mps")` picks the Mac's GPU too."""
+    """The statement right after the `if` is an `if` (or a chain) that tests for MPS: `if
+    torch.cuda.is_available(): return x.cuda()` then `if torch.backends.mps.is_available(): return
+    x.to("mps")` picks the Mac's GPU too."""
     holder = ctx.stack[-2] if len(ctx.stack) >= 2 else None
     body = holder.body if isinstance(holder, (cst.IndentedBlock, cst.Module)) else ()
     index = next((i for i, statement in enumerate(body) if statement is node), None)
-    return index is not None and any(mentions_mac_path(statement) for statement in body[index + 1:])
+    after = body[index + 1] if index is not None and index + 1 < len(body) else None
+    while type(after) is cst.If:
+        if mentions_mac_path(after.test):
+            return True
+        after = after.orelse
+    return False
 
 
 def _earlier_tests(node: cst.If, ctx: FileContext) -> List[cst.BaseExpression]:

@@ -19,7 +19,7 @@ from cudalint.catalog import Rule
 from cudalint.project.availability import libraries_of, library_of
 from cudalint.project.paths import test_module
 from cudalint.python import oom_messages, op_coverage, project_checks, selection_use, shipped_files
-from cudalint.python.children import code_children
+from cudalint.python.children import code_children, enclosing_block
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
@@ -189,7 +189,7 @@ def _is_cpu_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
 
 
 def _names_cpu(text: Optional[str]) -> bool:
-    return text is not None and text.partition(":")[0] == "cpu" and text.partition(":")[2] in ("", "0")
+    return text in ("cpu", "cpu:0")
 
 
 def _is_device_argument(node: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -353,12 +353,10 @@ def _beside(node: cst.If, ctx: FileContext, names: Set[Optional[str]]) -> Tuple[
     of `names` (`device = torch.device("cpu")`, then seeding, then the `if`), looking back over simple
     statements only (a compound one may choose again), and what the statement right after it assigns or
     returns."""
-    stack = ctx.stack
-    holder = stack[-2] if len(stack) >= 2 else None
-    body = holder.body if isinstance(holder, (cst.IndentedBlock, cst.Module)) else ()
-    index = next((i for i, statement in enumerate(body) if statement is node), None)
-    if index is None:
+    found = enclosing_block(ctx.stack, len(ctx.stack) - 1)
+    if found is None:
         return [], []
+    body, index = found
     before: List[Tuple[Optional[str], cst.BaseExpression]] = []
     for earlier in reversed(body[max(0, index - LOOK_BACK):index]):
         if not isinstance(earlier, cst.SimpleStatementLine):
@@ -432,10 +430,8 @@ def _mac_path_after(node: cst.If, ctx: FileContext) -> bool:
     """The statement right after the `if` is an `if` (or a chain) that tests for MPS: `if
     torch.cuda.is_available(): return x.cuda()` then `if torch.backends.mps.is_available(): return
     x.to("mps")` picks the Mac's GPU too."""
-    holder = ctx.stack[-2] if len(ctx.stack) >= 2 else None
-    body = holder.body if isinstance(holder, (cst.IndentedBlock, cst.Module)) else ()
-    index = next((i for i, statement in enumerate(body) if statement is node), None)
-    after = body[index + 1] if index is not None and index + 1 < len(body) else None
+    found = enclosing_block(ctx.stack, len(ctx.stack) - 1)
+    after = found[0][found[1] + 1] if found is not None and found[1] + 1 < len(found[0]) else None
     while type(after) is cst.If:
         if mentions_mac_path(after.test):
             return True
@@ -807,19 +803,15 @@ def _saved_here(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
     return False
 
 
-def _in_another_arm(node: cst.CSTNode, stack) -> bool:
-    """The node lies in another arm of an `if` around the top of the stack: never run in the same pass."""
+def _in_another_arm(node: cst.Call, stack) -> bool:
+    """The call lies in another arm of an `if` around the top of the stack: never run in the same pass."""
     for depth in range(len(stack) - 1):
         holder = stack[depth]
         if type(holder) is not cst.If or stack[depth + 1] is holder.test:
             continue
         other = holder.orelse if stack[depth + 1] is holder.body else holder.body
-        pending = [other] if other is not None else []
-        while pending:
-            current = pending.pop()
-            if current is node:
-                return True
-            pending.extend(code_children(current))
+        if other is not None and any(call is node for call in _calls_in(other)):
+            return True
     return False
 
 

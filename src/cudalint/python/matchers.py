@@ -503,8 +503,8 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     if isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and not ctx.model.is_module_ref(func.value):
         if on_host(ctx.model, func.value, ctx.model.scope) and _find_argument(call, "device", None) is None:
             return False  # `x.cpu().detach().to(torch.float64)`: cast where the tensor is, the CPU
-        first = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None)
-        if func.attr.value == "to" and first is not None and first is not node and names_host(ctx.model, first):
+        first = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None) if func.attr.value == "to" else None
+        if first is not None and first is not node and names_host(ctx.model, first):
             return False  # `trial.to("cpu", torch.float64)`: the device comes first, and it is the host
     if ctx.model.resolve(call.func) in DTYPE_QUERIES:
         return False  # torch.finfo(torch.float64).eps: a question about the dtype makes no tensor

@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Set
 
 import libcst as cst
 
+from cudalint.python import placement  # the module, not its names: placement imports this module too
 from cudalint.python.names import chain_root, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
 
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-_MOVES = frozenset({"to", "cuda", "mps", "xpu"})  # methods that may move a tensor to a device
-_KEPT = frozenset({"data", "grad", "T", "mT", "real", "imag"})  # attributes on the tensor's own device
 
 
 def moved_off_mps(model: "SemanticModel", stack: Sequence[cst.CSTNode], source: cst.BaseExpression) -> bool:
@@ -115,10 +114,10 @@ def _cpu_copy(node: cst.BaseExpression) -> "str | None":
             method = node.func.attr.value
             if method == "cpu" or (method == "to" and node.args and string_value(node.args[0].value) == "cpu"):
                 to_cpu = True
-            elif method in _MOVES and not to_cpu:
+            elif method in placement.IN_PLACE_MOVES and not to_cpu:
                 return None  # `x.cpu().cuda()`: moved again after the copy
             node = node.func.value
-        elif type(node) is cst.Attribute and node.attr.value in _KEPT:
+        elif type(node) is cst.Attribute and node.attr.value in placement.SAME_DEVICE_ATTRIBUTES:
             node = node.value
         else:
             return node.value if to_cpu and type(node) is cst.Name else None
@@ -126,13 +125,13 @@ def _cpu_copy(node: cst.BaseExpression) -> "str | None":
 
 def _moves(node: cst.CSTNode) -> bool:
     """The expression moves a tensor to a device (`x.to(device)`, `x.cuda()`; not `x.to("cpu")` nor a
-    cast, `x.to(torch.float32)`): what it gives is not where its input was."""
+    cast, `x.to(torch.float32)`, `x.type(torch.float64)`): what it gives is not where its input was."""
     stack = [node]
     while stack:
         current = stack.pop()
-        if type(current) is cst.Call and type(current.func) is cst.Attribute and current.func.attr.value in _MOVES:
+        if type(current) is cst.Call and type(current.func) is cst.Attribute and current.func.attr.value in placement.IN_PLACE_MOVES:
             first = current.args[0] if current.args else None
-            if current.func.attr.value != "to" or (first is not None and first.keyword is None and not _stays(first.value)):
+            if current.func.attr.value not in ("to", "type") or (first is not None and first.keyword is None and not _stays(first.value)):
                 return True
         if not isinstance(current, _DEFINITIONS):
             stack.extend(current.children)
@@ -140,9 +139,9 @@ def _moves(node: cst.CSTNode) -> bool:
 
 
 def _stays(target: cst.BaseExpression) -> bool:
-    """A `.to(...)` target that is the CPU or a dtype of torch's (`torch.float32`)."""
-    return string_value(target) == "cpu" or (type(target) is cst.Attribute and type(chain_root(target)) is cst.Name
-                                              and chain_root(target).value == "torch")
+    """A `.to(...)` / `.type(...)` target that is the CPU or a dtype of torch's (`torch.float32`)."""
+    root = chain_root(target)
+    return string_value(target) == "cpu" or (type(target) is cst.Attribute and type(root) is cst.Name and root.value == "torch")
 
 
 def _tests_mps(model: "SemanticModel", test: cst.BaseExpression) -> bool:

@@ -607,25 +607,24 @@ class GuardEvaluator:
         """`self.use_gpu` in a method of a class whose file binds no `use_gpu`: the guard a base of another
         module binds it to in its methods (`self.use_gpu = torch.cuda.is_available() and use_gpu`; the
         project index's class facts)."""
-        project, module = self.model.project, self.model.module_name
-        if project is None or not module or not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
+        owner = self._module_class(node, scope)
+        if owner is None:
             return UNKNOWN
-        owner = self.model.self_class(node.value.value, scope)
-        if owner is None or owner.parent is not self.model.module_scope:
-            return UNKNOWN
-        found = project.class_guard(f"{module}.{owner.node.name.value}", node.attr.value)
+        found = self.model.project.class_guard(f"{self.model.module_name}.{owner.node.name.value}", node.attr.value)
         return UNKNOWN if found is None else Guard(*found)
 
-    def _test_class(self, node, scope) -> Optional["Scope"]:
-        """The module-level class of a test module whose method reads `node` as `self.<flag>`, when the
-        run has a project index."""
-        project, module = self.model.project, self.model.module_name
-        if project is None or not module or not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
+    def _module_class(self, node, scope) -> Optional["Scope"]:
+        """The module-level class whose method reads `node` as `self.<flag>`, when the run has a project
+        index (which names the class)."""
+        if self.model.project is None or not self.model.module_name or not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
             return None
         owner = self.model.self_class(node.value.value, scope)
-        if owner is None or owner.parent is not self.model.module_scope or not test_module(module, self.model.path):
-            return None
-        return owner
+        return owner if owner is not None and owner.parent is self.model.module_scope else None
+
+    def _test_class(self, node, scope) -> Optional["Scope"]:
+        """The module-level class of a test module whose method reads `node` as `self.<flag>`."""
+        owner = self._module_class(node, scope)
+        return owner if owner is not None and test_module(self.model.module_name, self.model.path) else None
 
     def _class_constant(self, node, scope) -> bool:
         """`self.cuda` where each binding the file's classes make is a constant (`cuda = False`, a

@@ -166,3 +166,28 @@ def test_a_string_that_only_mentions_cuda_in_a_sentence_needs_no_libcst(settings
 def test_strings_a_check_reads_still_reach_the_engine(settings, engine_calls, text, expected):
     assert lint(text, settings) == expected
     assert engine_calls == ["m.py"]
+
+
+ATTRIBUTES_UNPACKED = '''import torch
+
+
+class Embed(torch.nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.h, self.w = size
+        [self.a, *self.rest] = size
+        self.mode = torch.nn.LayerNorm(4)
+
+    def forward(self, x):
+        return self.mode(x)
+'''
+
+
+def test_an_unpacking_into_attributes_binds_no_name(settings, engine_calls):
+    """`self.h, self.w = size` binds the attributes, not the name `self`: `self.mode(x)` after it is
+    still a call on a receiver the check knows nothing of, and the file is settled without libcst."""
+    assert lint(ATTRIBUTES_UNPACKED, settings) == []
+    assert engine_calls == []
+    rebound = ATTRIBUTES_UNPACKED.replace("return self.mode(x)", "self, t = self, torch\n        return self.mode(x)")
+    assert lint(rebound, settings) == []
+    assert engine_calls != []  # the name `self` itself rebound through a tuple may alias anything: the engine decides

@@ -142,3 +142,26 @@ def test_a_copy_not_waited_for_at_once_or_only_by_a_cuda_wait_is_reported():
         ("CDL304", 18, 47),
         ("CDL304", 20, 43),
     ]
+
+
+def test_copies_between_tensors_made_from_one_tensor_are_not_reported():
+    """A solver's scalars made with `b.new_tensor(...)`, results of operators and math methods on b,
+    and b rebound where it already was (`b = torch.atleast_1d(b)`): all on b's device."""
+    source = """
+    import torch
+
+
+    def solve(A, b, x0):
+        b = torch.atleast_1d(b)
+        r = b - A.mv(x0)
+        rs = r.dot(r)
+        rs_new = b.new_tensor(0.0)
+        torch.dot(r, r, out=rs_new)
+        rs.copy_(rs_new, non_blocking=True)
+        old = b.new_zeros(())
+        old.copy_(rs.sqrt() * 2, non_blocking=True)
+        other = A.new_tensor(0.0)
+        other.copy_(rs, non_blocking=True)
+        return old, other
+    """
+    assert lint(source) == [("CDL304", 14, 21)]

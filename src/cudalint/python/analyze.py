@@ -524,12 +524,22 @@ def _import_mentions(node, kind, names, rooted, resolved, seen, imported, bound,
 
 def _aliases(target: ast.AST, value: ast.AST | None, found: set[str]) -> None:
     """The names an assignment binds that the semantic model may resolve through their value: a name
-    bound to a name or attribute chain (any name of a tuple or list target, to be safe)."""
+    bound to a name or attribute chain (any name a tuple or list target binds, to be safe; not the
+    names inside its attribute and subscript targets: `self.h, self.w = ...` binds no name `self`)."""
     if type(target) is ast.Name:
         if type(value) is ast.Name or type(value) is ast.Attribute:
             found.add(target.id)
-    elif type(target) in (ast.Tuple, ast.List, ast.Starred):
-        found.update(node.id for node in ast.walk(target) if type(node) is ast.Name)
+        return
+    targets = [target]
+    while targets:
+        target = targets.pop()
+        kind = type(target)
+        if kind is ast.Name:
+            found.add(target.id)
+        elif kind is ast.Tuple or kind is ast.List:
+            targets.extend(target.elts)
+        elif kind is ast.Starred:
+            targets.append(target.value)
 
 
 def _words_at_import(words, origin: str, rooted, resolved, imported: set[str], pending) -> bool:

@@ -14,6 +14,14 @@ in the statements that follow it in the enclosing blocks, every name bound from 
 reads a moved name (`x_filled` above) is derived from that CPU tensor, and an operator given one runs
 where the code put it. Names are followed in statement order only; a later rebinding from something
 else ends the name's derivation.
+
+A test that shows a tensor is not on MPS keeps it off MPS where the test decides (not moved, but
+where the code already is): the body of `if x.device.type != "mps":` (or `== "cpu"`, `not x.is_mps`,
+`x.is_cuda`, a part of an `and`), the `else` of `if x.is_mps:`, the statements after `if x.device.type
+== "mps": return ...` (or `raise`, `continue`, `break`) and after `assert x.device.type != "mps"`, and
+the same through a function of the file that returns such a test of its parameter
+(`if not _supports_float64(x.device): return ...` with `def _supports_float64(device): return
+device.type != "mps"`).
 """
 
 from __future__ import annotations
@@ -33,36 +41,165 @@ _DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 def moved_off_mps(model: "SemanticModel", stack: Sequence[cst.CSTNode], source: cst.BaseExpression) -> bool:
     """The tensor `source` reads (its chain's first name) was moved off MPS by the code before the node at
-    the end of `stack`, or is derived from one that was."""
+    the end of `stack`, or is derived from one that was, or a test around the node or an early exit
+    before it shows it is not on MPS."""
     root = chain_root(source)
     if type(root) is not cst.Name:
         return False
     moved: Set[str] = set()
-    for statement in _earlier_statements(stack):
-        for small in _assignments(statement):
-            _follow(model, small, moved, type(statement) is cst.SimpleStatementLine)
-        if type(statement) is cst.If and _tests_mps(model, statement.test):
+    for parent, child in _path(stack):
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            for statement in parent.body:
+                if statement is child:
+                    break
+                _after(model, statement, moved)
+        elif type(parent) is cst.If or type(parent) is cst.IfExp:
+            if child is parent.body:
+                moved |= off_mps(model, parent.test, True)
+            elif child is parent.orelse:
+                moved |= off_mps(model, parent.test, False)
+    return root.value in moved
+
+
+def _path(stack: Sequence[cst.CSTNode]) -> Iterator[tuple]:
+    """(parent, child) down the stack from the innermost function (or the module) to the node."""
+    start = 0
+    for depth in range(len(stack) - 1, -1, -1):
+        if isinstance(stack[depth], _DEFINITIONS):
+            start = depth
+            break
+    for depth in range(start, len(stack) - 1):
+        yield stack[depth], stack[depth + 1]
+
+
+def _after(model: "SemanticModel", statement: cst.CSTNode, moved: Set[str]) -> None:
+    """What a statement before the node does to the names known off MPS."""
+    for small in _assignments(statement):
+        _follow(model, small, moved, type(statement) is cst.SimpleStatementLine)
+    if type(statement) is cst.If:
+        if _tests_mps(model, statement.test):
             for small in _assignments(statement.body):
                 name = _own_cpu_copy(small)
                 if name is not None:
                     moved.add(name)
-    return root.value in moved
+        if statement.orelse is None and _leaves(statement.body):
+            moved |= off_mps(model, statement.test, False)
+    elif type(statement) is cst.SimpleStatementLine:
+        for small in statement.body:
+            if type(small) is cst.Assert:
+                moved |= off_mps(model, small.test, True)
 
 
-def _earlier_statements(stack: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
-    """The statements before the node's own, in each block around it up to its function, outermost first."""
-    blocks = []
-    for depth in range(len(stack) - 1, 0, -1):
-        line, block = stack[depth], stack[depth - 1]
-        if isinstance(line, _DEFINITIONS):
-            break
-        if isinstance(block, (cst.IndentedBlock, cst.Module)):
-            blocks.append((block, line))
-    for block, line in reversed(blocks):
-        for statement in block.body:
-            if statement is line:
-                break
-            yield statement
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _leaves(body: cst.BaseSuite) -> bool:
+    """The block ends by leaving (`return`, `raise`, `continue`, `break`): what follows its `if` runs only
+    when the test is false."""
+    statements = body.body
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return isinstance(last.body[-1], _EXITS)
+    return isinstance(last, _EXITS)
+
+
+MAX_HELPERS = 2  # functions returning a device test, inside functions returning one
+
+
+def off_mps(model: "SemanticModel", test: cst.BaseExpression, truth: bool, given=None, depth: int = 0) -> Set[str]:
+    """The names of the tensors that `test`, when its value is `truth`, shows are not on MPS. `given` maps
+    the parameters of a function whose returned test this is to the arguments of the call."""
+    kind = type(test)
+    if kind is cst.UnaryOperation and isinstance(test.operator, cst.Not):
+        return off_mps(model, test.expression, not truth, given, depth)
+    if kind is cst.BooleanOperation:
+        left = off_mps(model, test.left, truth, given, depth)
+        right = off_mps(model, test.right, truth, given, depth)
+        return left | right if isinstance(test.operator, cst.And) == truth else left & right
+    if kind is cst.Comparison and len(test.comparisons) == 1:
+        return _compared_off_mps(test, truth, given)
+    if kind is cst.Attribute and test.attr.value in _DEVICE_FLAGS:
+        name = _tensor_name(test.value, given)
+        return {name} if name is not None and _DEVICE_FLAGS[test.attr.value] is truth else set()
+    if kind is cst.Call and depth < MAX_HELPERS:
+        return _helper_off_mps(model, test, truth, depth)
+    return set()
+
+
+# Tensor attributes that say where it is, and the value of each that shows it is not on MPS.
+_DEVICE_FLAGS = {"is_mps": False, "is_cuda": True, "is_cpu": True, "is_xpu": True, "is_meta": True}
+
+
+def _compared_off_mps(test: cst.Comparison, truth: bool, given) -> Set[str]:
+    """`x.device.type == "cpu"`, `!= "mps"`, `in ("cpu", "cuda")`, `not in ("mps",)`, either side for `==`/`!=`."""
+    target = test.comparisons[0]
+    operator = type(target.operator)
+    if operator in (cst.Equal, cst.NotEqual):
+        sides = ((test.left, target.comparator), (target.comparator, test.left))
+        for subject, other in sides:
+            name, text = _type_subject(subject, given), string_value(other)
+            if name is not None and text is not None:
+                is_mps = text.split(":")[0] == "mps"
+                holds_off_mps = (operator is cst.Equal) != is_mps  # `== "cpu"` or `!= "mps"`
+                return {name} if holds_off_mps is truth else set()
+        return set()
+    if operator in (cst.In, cst.NotIn) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
+        name = _type_subject(test.left, given)
+        texts = [string_value(element.value) for element in target.comparator.elements]
+        if name is None or any(text is None for text in texts):
+            return set()
+        lists_mps = any(text.split(":")[0] == "mps" for text in texts)
+        holds_off_mps = (operator is cst.In) != lists_mps
+        return {name} if holds_off_mps is truth else set()
+    return set()
+
+
+def _type_subject(node: cst.BaseExpression, given) -> "str | None":
+    """NAME of `NAME.device.type`, or of `device.type` where a call passed `NAME.device` as `device`."""
+    if type(node) is not cst.Attribute or node.attr.value != "type":
+        return None
+    device = node.value
+    if type(device) is cst.Name and given is not None:
+        device, given = given.get(device.value), None  # the argument, read where the call is
+    if type(device) is cst.Attribute and device.attr.value == "device":
+        return _tensor_name(device.value, given)
+    return None
+
+
+def _tensor_name(node: cst.BaseExpression, given) -> "str | None":
+    """The name a tensor is read by; inside a function's returned test (`given`), only a parameter's,
+    as the call passes it (a name the function reads from elsewhere is not the caller's name)."""
+    if type(node) is not cst.Name:
+        return None
+    if given is None:
+        return node.value
+    passed = given.get(node.value)
+    return passed.value if type(passed) is cst.Name else None
+
+
+def _helper_off_mps(model: "SemanticModel", call: cst.Call, truth: bool, depth: int) -> Set[str]:
+    """A call of a function of the file whose one return is a device test of its parameters."""
+    if type(call.func) is not cst.Name:
+        return set()
+    bindings = model.lookup(call.func.value)
+    if len(bindings) != 1 or bindings[0].kind != "def":
+        return set()
+    function = bindings[0].node
+    inner = model.scopes.get(id(function))
+    if inner is None or len(inner.returns) != 1 or inner.returns[0][1]:
+        return set()
+    parameters = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+    given = {}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return set()
+        if arg.keyword is not None:
+            given[arg.keyword.value] = arg.value
+        elif position < len(parameters):
+            given[parameters[position]] = arg.value
+    return off_mps(model, inner.returns[0][0], truth, given, depth + 1)
 
 
 def _assignments(node: cst.CSTNode) -> Iterator[cst.Assign]:

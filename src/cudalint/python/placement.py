@@ -36,7 +36,14 @@ SAME_DEVICE_METHODS = frozenset({
     "t", "transpose", "permute", "expand", "expand_as", "contiguous", "clone", "detach", "float", "half",
     "bfloat16", "double", "int", "long", "bool", "type_as", "chunk", "split", "select", "index_select",
     "masked_select", "flip", "roll", "abs", "neg", "sum", "mean", "norm", "zero_", "fill_", "add", "mul",
+    "sub", "div", "pow", "sqrt", "rsqrt", "exp", "log", "sign", "square", "reciprocal", "clamp", "prod",
+    "cumsum", "max", "min", "amax", "amin", "argmax", "argmin", "dot", "mv", "mm", "bmm", "matmul",
+    "tanh", "sigmoid", "softmax", "log_softmax", "masked_fill", "gather",
 })
+# Tensor methods that build a new tensor on the receiver's device unless given `device=` (torch docs,
+# Tensor.new_tensor and the rest: "By default, the returned Tensor has the same torch.dtype and
+# torch.device as this tensor").
+NEW_METHODS = frozenset({"new_tensor", "new_zeros", "new_ones", "new_empty", "new_full"})
 SAME_DEVICE_ATTRIBUTES = frozenset({"grad", "data", "T", "mT", "real", "imag"})  # torch checks grad's device
 LIKE_FACTORIES = frozenset({
     "torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like", "torch.rand_like",
@@ -313,9 +320,23 @@ def _moved_in_place(owner: cst.CSTNode, name: str) -> bool:
     return False
 
 
+# torch functions whose result is where their first argument, a tensor, is.
+SAME_DEVICE_FUNCTIONS = frozenset({
+    "torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d", "torch.flatten", "torch.reshape",
+    "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.clone", "torch.detach",
+})
+
+
 def _same_name_kept(node: cst.BaseExpression, name: str, model: "SemanticModel") -> bool:
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in SAME_DEVICE_METHODS:
-        node = node.func.value
+    """`m = m.double()`, `b = torch.atleast_1d(b)`: the name rebound where it already was."""
+    while isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in SAME_DEVICE_METHODS and not model.is_module_ref(func.value):
+            node = func.value
+        elif node.args and node.args[0].keyword is None and not node.args[0].star and model.resolve(func) in SAME_DEVICE_FUNCTIONS:
+            node = node.args[0].value
+        else:
+            break
     return type(node) is cst.Name and node.value == name
 
 
@@ -349,6 +370,11 @@ def place(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", dept
             return place(model, node.value, scope, depth + 1)
     if isinstance(node, cst.Call):
         return _call_place(model, node, scope, depth)
+    if isinstance(node, cst.BinaryOperation):
+        # An operator on tensors computes where its tensors are (they must share a device, a 0-dim
+        # CPU tensor aside): the place of its left side, or of its right when the left is a number.
+        left = place(model, node.left, scope, depth + 1)
+        return left if left is not None else place(model, node.right, scope, depth + 1)
     if isinstance(node, (cst.Name, cst.Attribute)):
         return _bound_place(model, node, scope, depth)
     return None
@@ -361,7 +387,7 @@ def _call_place(model, call: cst.Call, scope, depth) -> Optional[Hashable]:
     func = call.func
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
     if isinstance(func, cst.Attribute) and not model.is_module_ref(func.value):
-        if func.attr.value in SAME_DEVICE_METHODS:
+        if func.attr.value in SAME_DEVICE_METHODS or func.attr.value in NEW_METHODS:
             return place(model, func.value, scope, depth + 1)
         if func.attr.value == "to":
             target = _target(model, call, scope)
@@ -408,6 +434,9 @@ def _bound_place(model, node, scope, depth) -> Optional[Hashable]:
     bindings = model.bindings_of(node, scope)
     if not bindings or any(binding.kind == "import" for binding in bindings):
         return None
+    if type(node) is cst.Name and len(bindings) > 1:  # `b = torch.atleast_1d(b)` leaves b where it was
+        bindings = [binding for binding in bindings
+                    if not (binding.kind == "assign" and binding.value is not None and _same_name_kept(binding.value, node.value, model))]
     places = set()
     for binding in bindings:
         found = None

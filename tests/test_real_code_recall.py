@@ -254,6 +254,37 @@ def test_dividing_by_the_cuda_device_count_is_reported_at_the_count():
     assert [(r.line, r.column, r.message) for r in findings[0].related] == [(6, 9, "torch.cuda.device_count() divides here")]
 
 
+def test_a_count_whose_zero_is_replaced_before_it_divides_is_not_reported():
+    """Composer's launcher: `args.nproc = torch.cuda.device_count()`, then `if args.nproc == 0: args.nproc
+    = 1` in a block around the store. A test that does not replace the zero still leaves it reported."""
+    assert lint(
+        """
+        import os
+        import torch
+
+        def launch(args, rank):
+            if args.nproc is None:
+                if "LOCAL_WORLD_SIZE" in os.environ:
+                    args.nproc = int(os.environ["LOCAL_WORLD_SIZE"])
+                else:
+                    args.nproc = torch.cuda.device_count()
+                if args.nproc == 0:
+                    args.nproc = 1
+            return rank % args.nproc
+
+        def spread(rank):
+            n = torch.cuda.device_count()
+            if not n:
+                n = 1
+            m = torch.cuda.device_count()
+            if m < 1:
+                print("no GPU")
+            return rank // n + rank // m
+        """,
+        select=["CDL115"],
+    ) == [("CDL115", 18, 9)]
+
+
 # -- CDL407: the top package's __init__, extensions the project builds, packages that fail first --
 CHAIN_FILES = {
     "setup.py": (
@@ -386,3 +417,30 @@ def test_is_cuda_asserted_only_in_a_mode_the_caller_opts_into_is_no_finding():
         """,
         select=["CDL103"],
     ) == [("CDL103", 4, 12)]
+
+
+# -- CDL111: the build test after an availability check that leaves ------------------------------
+def test_is_built_after_leaving_unless_mps_is_available_is_not_reported():
+    """Composer's DeviceMPS: `if not torch.backends.mps.is_available(): raise ...` first, then `if not
+    torch.backends.mps.is_built(): raise ...`: nothing is chosen because MPS is built. A build test with
+    no such exit before it (or one after a test that does not leave) still is."""
+    assert lint(
+        """
+        import torch
+
+        class DeviceMPS:
+            def __init__(self):
+                if not torch.backends.mps.is_available():
+                    raise RuntimeError("MPS requires macOS 12.3")
+                if not torch.backends.mps.is_built():
+                    raise RuntimeError("torch was not built with MPS")
+
+        def pick():
+            if not torch.backends.mps.is_available():
+                print("no MPS")
+            if torch.backends.mps.is_built():
+                return "mps"
+            return "cpu"
+        """,
+        select=["CDL111"],
+    ) == [("CDL111", 13, 8)]

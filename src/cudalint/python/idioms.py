@@ -1141,9 +1141,66 @@ def _zero_divisor(node: cst.BinaryOperation, ctx: FileContext) -> None:
         if value.kind != "result" or value.data not in names or value.off_mac:
             continue
         origin = value.origin
+        if _zero_replaced(ctx.stack[0], origin):
+            continue
         message = rule.match["message"].format(found=source_of(origin))
         related = () if origin is node.right else ((node, f"{source_of(origin)} divides here"),)
         ctx.report("CDL115", origin, message, None, related)
+
+
+def _zero_replaced(module: cst.CSTNode, origin: cst.CSTNode) -> bool:
+    """The count is stored (`args.nproc = torch.cuda.device_count()`) and a later statement of a block
+    around the store replaces a zero (`if args.nproc == 0: args.nproc = 1`, `if not n:`, `if n < 1:`)."""
+    path = _path_to(module, origin)
+    if path is None:
+        return False
+    for depth in range(len(path) - 1, 0, -1):
+        if type(path[depth]) is cst.Assign:
+            targets = [source_of(target.target) for target in path[depth].targets]
+            break
+    else:
+        return False
+    for depth in range(depth, 0, -1):
+        found = enclosing_block(path, depth)
+        if found is None:
+            return False
+        body, index = found
+        for statement in body[index + 1:]:
+            if type(statement) is cst.If and _tests_zero(statement.test, targets) and _stores(statement.body, targets):
+                return True
+    return False
+
+
+def _path_to(root: cst.CSTNode, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
+    """The nodes from root down to node, node last."""
+    stack = [(root, 0)]
+    path: List[cst.CSTNode] = []
+    while stack:
+        current, depth = stack.pop()
+        del path[depth:]
+        path.append(current)
+        if current is node:
+            return path
+        stack.extend((child, depth + 1) for child in reversed(code_children(current)))
+    return None
+
+
+def _tests_zero(test: cst.BaseExpression, targets: List[str]) -> bool:
+    """`n == 0`, `n < 1`, `n <= 0`, `not n` of one of the targets."""
+    if type(test) is cst.UnaryOperation and isinstance(test.operator, cst.Not):
+        return source_of(test.expression) in targets
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and source_of(test.left) in targets:
+        target = test.comparisons[0]
+        bound = target.comparator.value if type(target.comparator) is cst.Integer else None
+        return (type(target.operator), bound) in ((cst.Equal, "0"), (cst.LessThan, "1"), (cst.LessThanEqual, "0"))
+    return False
+
+
+def _stores(body: cst.BaseSuite, targets: List[str]) -> bool:
+    return any(
+        type(small) is cst.Assign and any(source_of(target.target) in targets for target in small.targets)
+        for line in body.body if isinstance(line, cst.SimpleStatementLine) for small in line.body
+    )
 
 
 def zero_divisor(registry: Registry) -> None:
@@ -1156,7 +1213,7 @@ def _mps_built(node: cst.Call, ctx: FileContext) -> None:
         return
     for holder in reversed(ctx.stack):
         if isinstance(holder, (cst.If, cst.IfExp, cst.While)):
-            if "is_available" not in source_of(holder.test):
+            if "is_available" not in source_of(holder.test) and not _mps_checked_before(ctx):
                 ctx.report(
                     "CDL111",
                     node,
@@ -1165,6 +1222,35 @@ def _mps_built(node: cst.Call, ctx: FileContext) -> None:
                     _is_available_fix(node),
                 )
             return
+
+
+def _mps_checked_before(ctx: FileContext) -> bool:
+    """An earlier statement of a block around the test leaves unless MPS is available (`if not
+    torch.backends.mps.is_available(): raise ...`): the build test after it chooses nothing."""
+    stack = ctx.stack
+    for at in range(len(stack) - 1, 0, -1):
+        line, block = stack[at], stack[at - 1]
+        if isinstance(line, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            continue
+        for statement in block.body:
+            if statement is line:
+                break
+            if (type(statement) is cst.If and statement.orelse is None and ends_flow(statement.body, ctx.model)
+                    and _asks_mps_available(statement.test, ctx)):
+                return True
+    return False
+
+
+def _asks_mps_available(test: cst.BaseExpression, ctx: FileContext) -> bool:
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call and ctx.imports.resolve(node.func) == "torch.backends.mps.is_available":
+            return True
+        stack.extend(code_children(node))
+    return False
 
 
 def _is_available_fix(call: cst.Call) -> Optional[FixPlan]:

@@ -421,9 +421,29 @@ def names_dtype(model: "SemanticModel", node: cst.BaseExpression, scope: Optiona
     """A tensor's dtype read from it (`x.dtype`), as written or bound to a local name every binding of
     which is one: what `.to(...)` gets there casts, it moves nothing."""
     if type(node) is cst.Name:
+        bindings = model.bindings_of(node, scope)
+        if bindings and all(binding.kind == "param" and _annotated_dtype(model, binding) for binding in bindings):
+            return True  # `def read(path, dtype: Optional[torch.dtype] = None)`
         values = model.assigned(node, scope)
         return bool(values) and all(_reads_dtype(model, value) for value, _ in values)
     return _reads_dtype(model, node)
+
+
+def _annotated_dtype(model: "SemanticModel", binding) -> bool:
+    """A parameter annotated as a dtype: `torch.dtype`, `Optional[torch.dtype]`, `torch.dtype | None`."""
+    annotation = binding.annotation
+    if annotation is None:
+        return False
+    stack = [annotation.annotation if isinstance(annotation, cst.Annotation) else annotation]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Name, cst.Attribute)) and model.resolve(node, binding.scope) == "torch.dtype":
+            return True
+        if isinstance(node, cst.Subscript):
+            stack.extend(element.slice.value for element in node.slice if isinstance(element.slice, cst.Index))
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            stack.extend((node.left, node.right))
+    return False
 
 
 def _reads_dtype(model: "SemanticModel", node: Optional[cst.BaseExpression]) -> bool:

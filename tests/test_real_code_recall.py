@@ -444,3 +444,31 @@ def test_is_built_after_leaving_unless_mps_is_available_is_not_reported():
         """,
         select=["CDL111"],
     ) == [("CDL111", 13, 8)]
+
+
+# -- CDL108/CDL706: the class attributes of a class whose constructor raises off a Mac --------------
+def test_class_attributes_of_a_class_constructed_only_with_cuda_are_not_reported():
+    """Composer's DeviceGPU: `dist_backend = "nccl"` is read by instances, which `__init__` refuses to
+    make without CUDA. The same attributes in a class whose constructor only warns still are."""
+    assert lint(
+        """
+        import torch
+
+        class DeviceGPU:
+            dist_backend = "nccl"
+            default = "cuda"
+
+            def __init__(self):
+                if not torch.cuda.is_available():
+                    raise ValueError("no CUDA")
+
+        class DeviceAny:
+            dist_backend = "nccl"
+            default = "cuda"
+
+            def __init__(self):
+                if not torch.cuda.is_available():
+                    print("no CUDA")
+        """,
+        select=["CDL108", "CDL706"],
+    ) == [("CDL706", 12, 20), ("CDL108", 13, 15)]

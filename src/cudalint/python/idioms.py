@@ -136,8 +136,11 @@ def _only_compared(node: cst.Call, ctx: FileContext) -> bool:
 
 
 def _in_class_body(ctx: FileContext) -> bool:
-    # Assign -> SimpleStatementLine -> IndentedBlock -> ClassDef
-    return len(ctx.stack) >= 4 and type(ctx.stack[-4]) is cst.ClassDef
+    """An attribute of a class's own body (Assign -> SimpleStatementLine -> IndentedBlock -> ClassDef),
+    not of a class whose constructor raises off a Mac (Composer's `DeviceGPU`, whose `dist_backend =
+    "nccl"` only its instances read, and those exist only where CUDA is)."""
+    return (len(ctx.stack) >= 4 and type(ctx.stack[-4]) is cst.ClassDef
+            and not ctx.model.guards.constructed_off_mac(ctx.model.scope))
 
 
 def _device_dict_entry(node: cst.DictElement, ctx: FileContext) -> None:

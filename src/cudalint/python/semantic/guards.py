@@ -154,10 +154,16 @@ class GuardEvaluator:
         inner = self.model.scopes.get(id(function))
         if inner is None or inner.self_name is None or any(_named(d.decorator, "classmethod") for d in function.decorators):
             return False
-        constructors = scope.bindings.get("__init__", ())
-        if len(constructors) != 1 or constructors[0].kind != "def" or "__new__" in scope.bindings:
+        return self.constructed_off_mac(scope)
+
+    def constructed_off_mac(self, scope: "Scope") -> bool:
+        """A class (`scope`) whose one `__init__` raises off a Mac before it can return (Composer's
+        `DeviceGPU`: `if not torch.cuda.is_available(): raise ...`): its instances exist only off a Mac,
+        and the class attributes they read (`dist_backend = "nccl"`) with them."""
+        if scope.kind != "class" or "__new__" in scope.bindings:
             return False
-        return self._raises_off_mac(constructors[0].node, 0)
+        constructors = scope.bindings.get("__init__", ())
+        return len(constructors) == 1 and constructors[0].kind == "def" and self._raises_off_mac(constructors[0].node, 0)
 
     def backend_class(self, klass: cst.ClassDef) -> bool:
         """The CUDA backend of a device abstraction (Lightning's CUDAAccelerator, an accelerator class of

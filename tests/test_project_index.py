@@ -263,3 +263,27 @@ def test_a_guarded_extension_import_is_reported_at_the_first_call_without_fallba
     [finding] = [d for d in data if d["code"] == "CDL406"]
     assert finding["message"].startswith("fused_ops_cuda.fwd() calls fused_ops_cuda, a CUDA extension this project builds (setup.py:4)")
     assert finding["related"][0]["path"] == "setup.py"
+
+
+def test_a_helper_of_another_module_that_imports_torch_inside_it_is_a_guard(tmp_path):
+    """layoutparser's `is_torch_cuda_available()`: `import torch` inside the function, the CUDA query in
+    one arm and `return False` in the other. Another module's `if is_torch_cuda_available():` guards the
+    "cuda" it binds, and its `else: device = "cpu"` is the CPU fallback CDL104 reports."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "file_utils.py").write_text(
+        "import importlib.util\n\n_torch = importlib.util.find_spec('torch') is not None\n\n\n"
+        "def is_torch_cuda_available():\n    if _torch:\n        import torch\n\n"
+        "        return torch.cuda.is_available()\n    else:\n        return False\n",
+        encoding="utf-8",
+    )
+    (package / "model.py").write_text(
+        "import torch\n\nfrom .file_utils import is_torch_cuda_available\n\n\n"
+        "class Model:\n    def __init__(self, device=None):\n        if is_torch_cuda_available():\n"
+        "            if device is None:\n                device = 'cuda'\n        else:\n            device = 'cpu'\n"
+        "        self.device = device\n\n    def run(self):\n        return torch.zeros(1, device=self.device)\n",
+        encoding="utf-8",
+    )
+    found = [(d["path"], d["code"], d["line"], d["column"]) for d in _findings(tmp_path)]
+    assert found == [("pkg/model.py", "CDL104", 8, 9)]

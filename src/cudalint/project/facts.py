@@ -744,8 +744,21 @@ class _Reader:
         if not returns:
             return None
         # With the returns a Mac never reaches left out, a falsy constant is the function's value there:
-        # a GPU count that is 0 when nvidia-smi cannot start is truthy only off a Mac.
-        guards = [(True, False) if dead and _falsy_constant(value) else self._guard(value, node) for value in returns]
+        # a GPU count that is 0 when nvidia-smi cannot start is truthy only off a Mac. A function-local
+        # import (`import torch` inside it) names what its returns call.
+        saved = self.aliases
+        self.aliases = {**saved, **_local_aliases(node, self)}
+        try:
+            guards = [(True, False) if dead and _falsy_constant(value) else None if _bool_constant(value)
+                      else self._guard(value, node) for value in returns]
+        finally:
+            self.aliases = saved
+        said = [g for g in guards if g is not None]
+        if not any(g[0] or g[1] for g in said):
+            return None
+        # `else: return False` beside `return torch.cuda.is_available()`: never true anywhere, so the
+        # function is still true only off a Mac (and `return True` beside it, never false).
+        guards = [g if g is not None else (not value.value, bool(value.value)) for g, value in zip(guards, returns)]
         true, false = all(g[0] for g in guards), all(g[1] for g in guards)
         return (true, false) if true or false else None
 
@@ -1063,6 +1076,27 @@ def _returns_under(function) -> List[Tuple[ast.Return, Tuple[Tuple[ast.expr, boo
 
 
 LEAVING = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _bool_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, bool)
+
+
+def _local_aliases(function, reader) -> Dict[str, str]:
+    """The names a function's own imports bind (not those of functions or classes inside it)."""
+    found: Dict[str, str] = {}
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found[alias.asname or alias.name.split(".")[0]] = reader.sibling(alias.name if alias.asname else alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            base = reader.absolute(node.level, node.module)
+            found.update({alias.asname or alias.name: f"{base}.{alias.name}" for alias in node.names if alias.name != "*"})
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+    return found
 
 
 def _falsy_constant(node: ast.AST) -> bool:

@@ -334,3 +334,28 @@ def test_toml_positions_after_escapes_comments_and_literal_strings():
         ("CDL000", 4, 19, 26),  # not a valid distribution name; columns count characters, not bytes
         ("CDL501", 4, 28, 40),
     ]
+
+
+def test_a_config_files_cuda_device_entry_is_a_cuda_default():
+    """A Hydra/OmegaConf configuration's `device: cuda:0` (mbrl's conf/main.yaml, diffq's config.yaml) is
+    the default every run that does not override it gets: CDL108 at the value. Other keys, other
+    devices, a value that is no plain CUDA device, and CI workflows are not reported."""
+    text = (
+        "seed: 0\n"
+        "device: \"cuda:0\"\n"
+        "trainer:\n"
+        "  eval_device: cuda\n"
+        "  devices: cuda\n"
+        "  device: ${oc.env:DEVICE,cpu}\n"
+        "  backend: cuda\n"
+        "runs:\n"
+        "  - device: cuda:1\n"
+        "  - device: mps\n"
+        "note: cuda\n"
+    )
+    assert found("conf/main.yaml", text) == [
+        ("CDL108", 2, 9, "warning"),
+        ("CDL108", 4, 16, "warning"),
+        ("CDL108", 9, 13, "warning"),
+    ]
+    assert found(".github/workflows/ci.yml", "jobs:\n  test:\n    env:\n      device: cuda\n") == []

@@ -57,7 +57,40 @@ def read(path: str, text: str) -> Tuple[List[Finding], Parsed]:
                                                     or get(document.root, "predict") is not None):
         return _cog(document, parsed), parsed
     _scripts(document, parsed)
-    return [], parsed
+    return ([] if _is_ci(path) else _device_defaults(document)), parsed
+
+
+# A configuration's device entry (Hydra, OmegaConf, a trainer's YAML): `device: cuda:0`, `eval_device:
+# "cuda"`; the same keys as a Python config literal's (python/idioms.py DEVICE_KEY_RE).
+_DEVICE_KEY = re.compile(r"(^|_)device$", re.IGNORECASE)
+_CUDA_DEVICE = re.compile(r"cuda(:\d+)?")
+
+
+def _device_defaults(document: Document) -> List[Finding]:
+    """CDL108 for each device entry of a configuration whose value is a CUDA device: every run that
+    does not override it (`python train.py device=mps`) asks for CUDA."""
+    rule = load_catalog()["CDL108"]
+    findings = []
+    visited = 0
+    stack: List[yaml.Node] = [document.root]
+    while stack and visited < MAX_VISITS:
+        node = stack.pop()
+        visited += 1
+        if isinstance(node, yaml.MappingNode):
+            for key, child in mapping(node):
+                value = scalar(child) if isinstance(child, yaml.ScalarNode) and child.tag.endswith(":str") else None
+                if value is not None and _DEVICE_KEY.search(key) and _CUDA_DEVICE.fullmatch(value.strip()):
+                    span = document.span(child)
+                    findings.append(Finding(
+                        rule.code, document.path, span.line, span.column, span.end_line, span.end_column,
+                        f"config value {key}: {value} defaults to a CUDA device; every run that does not override"
+                        " it asks for CUDA, which a Mac does not have", rule.severity,
+                    ))
+                else:
+                    stack.append(child)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return findings
 
 
 def _cog(document: Document, parsed: Parsed) -> List[Finding]:

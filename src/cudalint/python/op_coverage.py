@@ -766,13 +766,26 @@ def moved_value(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression
     if not isinstance(func, cst.Attribute) or ctx.imports.is_module_ref(func.value):
         return None
     if func.attr.value in STATE_METHODS:
-        return _argument(call, STATE_METHODS[func.attr.value], 1)
+        return None if _handed_module(func.value, ctx) else _argument(call, STATE_METHODS[func.attr.value], 1)
     if func.attr.value == "cuda":
         return func.value
     if func.attr.value != "to" or _explicit_dtype(call, ctx, position=1) or _keyword(call, "dtype"):
         return None
     target = _argument(call, "device", 0)
     return func.value if target is not None and _is_device(target, ctx) else None
+
+
+def _handed_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A module the function was handed (a parameter, not `self`): thop's `add_hooks(m)` registers its
+    counters on modules already placed, and registering moves nothing; state a module gives itself
+    (`self.register_buffer`) or one the code builds goes wherever the module is moved next."""
+    if type(receiver) is not cst.Name:
+        return False
+    scope = ctx.model.scope
+    if receiver.value == scope.self_name:
+        return False
+    bindings = ctx.model.bindings_of(receiver)
+    return bool(bindings) and all(binding.kind == "param" for binding in bindings)
 
 
 def _created_on_device(call: cst.Call, ctx: FileContext) -> bool:

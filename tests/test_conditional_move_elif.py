@@ -116,3 +116,40 @@ def test_a_move_returned_only_where_cuda_is_available():
     """pytorch-toolbelt's `maybe_cuda`: `if torch.cuda.is_available(): return x.cuda()`, then `return x`
     (5). A later statement of the block that picks MPS makes it a choice of either GPU (11, 19)."""
     assert triples(findings_of(textwrap.dedent(RETURNS).lstrip("\n"), select={"CDL104"})) == [("CDL104", 5, 5)]
+
+
+def test_a_move_to_cuda_whose_other_branches_run_only_off_a_mac():
+    """open_clip's profiler: `if torch.cuda.is_available(): model = model.cuda()` / `elif device == "npu"
+    and torch.npu.is_available(): model = model.npu()`, no `else`: on a Mac no branch runs and the model
+    stays on the CPU. An `elif` a Mac can take (MPS, or a test the guard evaluator cannot place) or an
+    `else` keeps it quiet."""
+    source = textwrap.dedent(
+        """
+        import torch
+
+
+        def profile(model, device):
+            if torch.cuda.is_available():
+                model = model.cuda()
+            elif device == "npu" and torch.npu.is_available():
+                model = model.npu()
+            return model
+
+
+        def mac_too(model):
+            if torch.cuda.is_available():
+                model = model.cuda()
+            elif torch.backends.mps.is_available():
+                model = model.to("mps")
+            return model
+
+
+        def unknown(model, device):
+            if torch.cuda.is_available():
+                model = model.cuda()
+            elif device:
+                model = model.to(device)
+            return model
+        """
+    ).lstrip("\n")
+    assert triples(findings_of(source, select={"CDL104"})) == [("CDL104", 5, 5)]

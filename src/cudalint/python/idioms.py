@@ -392,7 +392,7 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     "cpu"` just after an `if` whose body returns the CUDA choice. The CPU choice is looked for first:
     it is plain syntax, and most if statements have none, so the guard and the values are asked
     about the few that do."""
-    if node.orelse is None and _moves_to_cuda(node.body, ctx):
+    if (node.orelse is None or _other_hosts_only(node.orelse, ctx)) and _moves_to_cuda(node.body, ctx):
         if not any(mentions_mac_path(test) for test in _earlier_tests(node, ctx)) and not _mac_path_after(node, ctx):
             _conditional_move(node, ctx)  # the head, or the last `elif` of a chain that never picks MPS
         return
@@ -427,6 +427,17 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
         "available accelerator, then CPU",
     )
+
+
+def _other_hosts_only(orelse: cst.CSTNode, ctx: FileContext) -> bool:
+    """`elif torch.npu.is_available(): model = model.npu()` and the like, with no `else`: every later
+    branch of the chain runs only on a host that is not a Mac (the guard evaluator's answer), so on a
+    Mac none runs and the values stay on the CPU."""
+    while type(orelse) is cst.If:
+        if mentions_mac_path(orelse.test) or not ctx.model.guard(orelse.test).when_true:
+            return False
+        orelse = orelse.orelse
+    return orelse is None
 
 
 def _mac_path_after(node: cst.If, ctx: FileContext) -> bool:

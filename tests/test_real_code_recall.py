@@ -472,3 +472,41 @@ def test_class_attributes_of_a_class_constructed_only_with_cuda_are_not_reported
         """,
         select=["CDL108", "CDL706"],
     ) == [("CDL706", 12, 20), ("CDL108", 13, 15)]
+
+
+# -- a flag cleared where CUDA is missing ---------------------------------------------------------
+def test_a_flag_the_constructor_clears_without_cuda_guards_its_readers():
+    """Ludwig's trainer: `self.use_amp = config.use_amp`, then `if self.use_amp: if torch.cuda.is_available():
+    ... else: self.use_amp = False`. After it the flag is true only where CUDA is, so the GradScaler and
+    autocast that read it are guarded. A flag cleared under a test a Mac need not take still is no guard."""
+    assert lint(
+        """
+        import contextlib
+        import torch
+
+        class Trainer:
+            def __init__(self, config):
+                self.use_amp = config.use_mixed_precision
+                if self.use_amp:
+                    if torch.cuda.is_available():
+                        print("AMP")
+                    else:
+                        self.use_amp = False
+                self.scaler = torch.amp.GradScaler("cuda") if self.use_amp else None
+
+            def step(self):
+                with torch.amp.autocast("cuda") if self.use_amp else contextlib.nullcontext():
+                    pass
+
+        class Other:
+            def __init__(self, config):
+                self.use_amp = config.use_mixed_precision
+                if config.verbose:
+                    self.use_amp = False
+
+            def step(self):
+                with torch.amp.autocast("cuda") if self.use_amp else contextlib.nullcontext():
+                    pass
+        """,
+        select=["CDL101", "CDL207"],
+    ) == [("CDL207", 25, 33)]

@@ -25,7 +25,7 @@ from cudalint.python.children import code_children
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
-from cudalint.python.names import dotted, int_literal, is_none, negative_literal, string_elements, string_value
+from cudalint.python.names import dotted, int_literal, is_none, negative_literal, source_of, string_elements, string_value
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.values import UNSET, reads_environment
@@ -566,9 +566,36 @@ class GuardEvaluator:
                 informative = True
                 continue
             guard = self._value_guard(binding.value, binding.context, depth)
+            if not guard.known and self._cleared_off_mac(binding, bindings, depth):
+                guard = TRUE_OFF_MAC
             found.append(guard)
             informative = informative or (guard.known and _constant_truth(binding.value) is None)
         return found if informative or self._module_constant(node, bindings) or self._class_constant(node, scope) else [UNKNOWN]
+
+    def _cleared_off_mac(self, binding: "Binding", bindings: List["Binding"], depth: int) -> bool:
+        """A later binding of the same name in the same function sets it False (or None) wherever a Mac
+        runs it: `self.use_amp = config.use_amp`, then `if self.use_amp: if torch.cuda.is_available():
+        ... else: self.use_amp = False` (Ludwig's trainer). Its conditions are the flag's own truth or
+        tests a Mac takes that way; after it, the flag is true only off a Mac."""
+        flag = source_of(binding.node.targets[0].target) if isinstance(binding.node, cst.Assign) and binding.node.targets else None
+        for other in bindings:
+            if (other is binding or other.kind != "assign" or other.scope is not binding.scope or not other.conditions
+                    or _constant_truth(other.value) not in (False, None) or other.value is None
+                    or not isinstance(other.value, cst.Name)):
+                continue
+            if all(self._taken_on_mac(test, polarity, flag, other.context, depth) for test, polarity in other.conditions) \
+                    and _comes_after(binding.scope.node, binding.node, other.node):
+                return True
+        return False
+
+    def _taken_on_mac(self, test, polarity: bool, flag: Optional[str], scope: "Scope", depth: int) -> bool:
+        """A Mac goes this way at the test (or the test is the flag's own truth: false, it needs no clearing)."""
+        if polarity and flag is not None and isinstance(test, cst.BaseExpression) and source_of(test) == flag:
+            return True
+        if not isinstance(test, cst.BaseExpression) or depth > MAX_DEPTH:
+            return False
+        guard = self.guard(test, scope, depth + 1)
+        return guard.when_false if polarity else guard.when_true
 
     def _reaching(self, bindings: List["Binding"], node: cst.CSTNode) -> List["Binding"]:
         """The bindings of a name read in an `if` test that can reach the test: one made under that very
@@ -864,6 +891,19 @@ def _chosen(condition: Guard, body: Guard, orelse: Guard) -> Guard:
         (condition.when_true or body.when_true) and (condition.when_false or orelse.when_true),
         (condition.when_true or body.when_false) and (condition.when_false or orelse.when_false),
     )
+
+
+def _comes_after(root: cst.CSTNode, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """`second` starts after `first` in a walk of `root` (source order)."""
+    stack, seen_first = [root], False
+    while stack:
+        node = stack.pop()
+        if node is first:
+            seen_first = True
+        elif node is second:
+            return seen_first
+        stack.extend(reversed(code_children(node)))
+    return False
 
 
 def _constant_truth(node) -> Optional[bool]:

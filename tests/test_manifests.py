@@ -359,3 +359,20 @@ def test_a_config_files_cuda_device_entry_is_a_cuda_default():
         ("CDL108", 9, 13, "warning"),
     ]
     assert found(".github/workflows/ci.yml", "jobs:\n  test:\n    env:\n      device: cuda\n") == []
+
+
+def test_a_config_files_cuda_accelerator_and_nccl_backend_are_reported():
+    """sam2's training config: `accelerator: cuda` (CDL108; "gpu" lets the trainer pick CUDA or MPS) and
+    `backend: nccl` (CDL706) are what every run that does not override them gets."""
+    text = (
+        "trainer:\n"
+        "  accelerator: cuda\n"
+        "  distributed:\n"
+        "    backend: nccl\n"
+        "    comms_dtype: null\n"
+        "other:\n"
+        "  accelerator: gpu\n"
+        "  dist_backend: gloo\n"
+    )
+    assert found("configs/train.yaml", text) == [("CDL108", 2, 16, "warning"), ("CDL706", 4, 14, "warning")]
+    assert found("configs/dist.yaml", "dist_backend: nccl\n") == [("CDL706", 1, 15, "warning")]

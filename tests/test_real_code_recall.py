@@ -510,3 +510,33 @@ def test_a_flag_the_constructor_clears_without_cuda_guards_its_readers():
         """,
         select=["CDL101", "CDL207"],
     ) == [("CDL207", 25, 33)]
+
+
+# -- CDL103: an is_cuda test whose other way reads the tensor into NumPy ---------------------------
+def test_is_cuda_whose_false_way_calls_numpy_on_the_tensor_is_reported():
+    """robomimic's to_numpy: `if x.is_cuda: return x.detach().cpu().numpy()` then `x.detach().numpy()`;
+    an MPS tensor takes the second way, and `.numpy()` raises for it. Both ways moving to the CPU, or
+    NumPy of another tensor, is no finding."""
+    assert lint(
+        """
+        def to_numpy(x):
+            if x.is_cuda:
+                return x.detach().cpu().numpy()
+            return x.detach().numpy()
+
+        def to_numpy_else(x):
+            if x.is_cuda:
+                return x.cpu().numpy()
+            else:
+                return x.data.numpy()
+
+        def to_numpy_expression(x):
+            return x.cpu().numpy() if x.is_cuda else x.numpy()
+
+        def fine(x, y):
+            if not x.is_cuda:
+                return y.numpy()
+            return x.cpu().numpy() if x.is_cuda else x.cpu().numpy()
+        """,
+        select=["CDL103"],
+    ) == [("CDL103", 2, 8), ("CDL103", 7, 8), ("CDL103", 13, 31)]

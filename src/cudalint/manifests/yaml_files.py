@@ -23,7 +23,7 @@ from cudalint.manifests.commands import scan_text
 from cudalint.manifests.yaml_nodes import Document, compose, get, mapping, scalar, scalar_source, sequence
 
 # Words one of the readers needs; a YAML file without any of them is not composed at all.
-_WORTH_READING = re.compile(r"dependencies|channels|install|python_packages|cuda|gpu", re.IGNORECASE)
+_WORTH_READING = re.compile(r"dependencies|channels|install|python_packages|cuda|gpu|nccl", re.IGNORECASE)
 _SCRIPT_KEYS = {"run", "script", "before_script", "after_script", "command", "commands", "pre_install",
                 "install", "setup"}
 MAX_VISITS = 100_000
@@ -61,15 +61,22 @@ def read(path: str, text: str) -> Tuple[List[Finding], Parsed]:
 
 
 # A configuration's device entry (Hydra, OmegaConf, a trainer's YAML): `device: cuda:0`, `eval_device:
-# "cuda"`; the same keys as a Python config literal's (python/idioms.py DEVICE_KEY_RE).
-_DEVICE_KEY = re.compile(r"(^|_)device$", re.IGNORECASE)
-_CUDA_DEVICE = re.compile(r"cuda(:\d+)?")
+# "cuda"`, `accelerator: cuda` (the same keys as a Python config literal's, python/idioms.py DEVICE_KEY_RE,
+# and Lightning-style trainers' accelerator: "gpu" there picks CUDA or MPS, "cuda" only CUDA), and its
+# distributed backend: `backend: nccl`, `dist_backend: nccl`.
+_DEFAULTS = (
+    (re.compile(r"(^|_)device$|^accelerator$", re.IGNORECASE), re.compile(r"cuda(:\d+)?"), "CDL108",
+     "defaults to a CUDA device; every run that does not override it asks for CUDA, which a Mac does not have"),
+    (re.compile(r"(^|_)backend$", re.IGNORECASE), re.compile(r"nccl"), "CDL706",
+     "defaults to the 'nccl' backend, which needs NVIDIA GPUs; a Mac has gloo"),
+)
 
 
 def _device_defaults(document: Document) -> List[Finding]:
-    """CDL108 for each device entry of a configuration whose value is a CUDA device: every run that
-    does not override it (`python train.py device=mps`) asks for CUDA."""
-    rule = load_catalog()["CDL108"]
+    """CDL108 for each device entry of a configuration whose value is a CUDA device, CDL706 for each
+    backend entry that is NCCL: every run that does not override it (`python train.py device=mps`)
+    asks for CUDA."""
+    catalog = load_catalog()
     findings = []
     visited = 0
     stack: List[yaml.Node] = [document.root]
@@ -79,12 +86,13 @@ def _device_defaults(document: Document) -> List[Finding]:
         if isinstance(node, yaml.MappingNode):
             for key, child in mapping(node):
                 value = scalar(child) if isinstance(child, yaml.ScalarNode) and child.tag.endswith(":str") else None
-                if value is not None and _DEVICE_KEY.search(key) and _CUDA_DEVICE.fullmatch(value.strip()):
-                    span = document.span(child)
+                found = next((entry for entry in _DEFAULTS if value is not None and entry[0].search(key)
+                              and entry[1].fullmatch(value.strip())), None)
+                if found is not None:
+                    rule, span = catalog[found[2]], document.span(child)
                     findings.append(Finding(
                         rule.code, document.path, span.line, span.column, span.end_line, span.end_column,
-                        f"config value {key}: {value} defaults to a CUDA device; every run that does not override"
-                        " it asks for CUDA, which a Mac does not have", rule.severity,
+                        f"config value {key}: {value} {found[3]}", rule.severity,
                     ))
                 else:
                     stack.append(child)

@@ -820,6 +820,8 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
             why = "; the branch where it is False raises"
         elif _decides_placement(node, ctx):
             why = "; the branch where it is True moves values to CUDA, so beside an MPS tensor they stay on the CPU"
+        elif _numpy_when_false(node, ctx):
+            why = "; the branch where it is False calls .numpy() on it, which raises for an MPS tensor"
         else:
             return
         for entry in entries:
@@ -979,6 +981,55 @@ def _decides_placement(node: cst.Attribute, ctx: FileContext) -> bool:
         moved = _moved_to_cuda(holder.body, ctx)
         return bool(moved) and not any(value.deep_equals(owner) for value in moved for owner in tested)
     return False
+
+
+KEEPS_TENSOR = frozenset({"detach", "clone", "contiguous", "float", "squeeze"})  # before `.numpy()`, where it is
+
+
+def _numpy_when_false(node: cst.Attribute, ctx: FileContext) -> bool:
+    """`x.cpu().numpy() if x.is_cuda else x.numpy()`, `if x.is_cuda: ... else: return x.detach().numpy()`
+    (robomimic's to_numpy): the attribute is the whole test (or its negation) and the way taken when it
+    is False reads the same tensor into NumPy where it is, which raises for an MPS tensor."""
+    stack = ctx.stack
+    holder = stack[-2] if len(stack) >= 2 else None
+    negated = isinstance(holder, cst.UnaryOperation) and isinstance(holder.operator, cst.Not)
+    test = holder if negated else node
+    branch_holder = stack[-3] if negated and len(stack) >= 3 else holder
+    if type(branch_holder) not in (cst.If, cst.IfExp) or branch_holder.test is not test:
+        return False
+    taken = branch_holder.body if negated else branch_holder.orelse
+    pending: List[cst.CSTNode] = []
+    if taken is not None:
+        pending.append(taken)
+    elif type(branch_holder) is cst.If and _leaves(branch_holder.body):
+        # `if x.is_cuda: return x.cpu().numpy()` then `return x.numpy()`: the rest of the block
+        block = stack[-4] if negated else stack[-3]
+        if isinstance(block, (cst.IndentedBlock, cst.Module)):
+            after = list(block.body)
+            pending.extend(after[after.index(branch_holder) + 1:] if branch_holder in after else [])
+    while pending:
+        current = pending.pop()
+        kind = type(current)
+        if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
+            continue
+        if kind is cst.Call and type(current.func) is cst.Attribute and current.func.attr.value == "numpy":
+            receiver = current.func.value
+            while True:
+                if type(receiver) is cst.Call and type(receiver.func) is cst.Attribute and receiver.func.attr.value in KEEPS_TENSOR:
+                    receiver = receiver.func.value
+                elif type(receiver) is cst.Attribute and receiver.attr.value == "data":
+                    receiver = receiver.value
+                else:
+                    break
+            if receiver.deep_equals(node.value):
+                return True
+        pending.extend(code_children(current))
+    return False
+
+
+def _leaves(body: cst.BaseSuite) -> bool:
+    last = body.body[-1] if body.body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Return, cst.Raise))
 
 
 def _moved_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> List[cst.BaseExpression]:

@@ -107,3 +107,28 @@ def test_double_where_the_test_does_not_cover_the_tensor_is_reported():
         ("CDL602", 22, 18),
         ("CDL602", 28, 14),
     ]
+
+
+def test_float64_handed_to_a_function_of_the_file_that_tests_for_mps_is_not_reported():
+    """lerobot's `get_safe_dtype(torch.float64, device.type)`: the function itself returns float32 for
+    "mps". A function that never tests for MPS still passes the dtype on."""
+    source = """
+    import torch
+
+
+    def get_safe_dtype(dtype, device_type):
+        if device_type == "mps" and dtype == torch.float64:
+            return torch.float32
+        return dtype
+
+
+    def widen(dtype, device_type):
+        return dtype
+
+
+    def build(n, device):
+        a = torch.arange(n, dtype=get_safe_dtype(torch.float64, device.type), device=device)
+        b = torch.arange(n, dtype=widen(torch.float64, device.type), device=device)
+        return a, b
+    """
+    assert triples(findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL601"})) == [("CDL601", 16, 37)]

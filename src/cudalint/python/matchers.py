@@ -508,6 +508,8 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
             return False  # `trial.to("cpu", torch.float64)`: the device comes first, and it is the host
     if ctx.model.resolve(call.func) in DTYPE_QUERIES:
         return False  # torch.finfo(torch.float64).eps: a question about the dtype makes no tensor
+    if _mps_aware_function(call, ctx):
+        return False  # lerobot's `get_safe_dtype(torch.float64, device.type)`: the function picks float32 on MPS
     if isinstance(func, cst.Attribute) and func.attr.value.startswith("assert") and isinstance(func.value, cst.Name):
         return False  # `self.assertEqual(q.dtype, torch.complex128)`: a test's comparison makes no tensor
     if made_on_host(ctx.model, call, stack[:depth]) and not _kept_on_device(call, depth, ctx):
@@ -523,6 +525,33 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE:
         return False
     return True
+
+
+def _mps_aware_function(call: cst.Call, ctx: FileContext) -> bool:
+    """A function of the file, handed the dtype, that itself tests for MPS (compares with "mps" or reads
+    `.is_mps`) and returns something: a dtype or tensor chooser that knows MPS lacks float64, so what it
+    gives for MPS is its own decision, made where it is written."""
+    if type(call.func) is not cst.Name:
+        return False
+    bindings = ctx.model.lookup(call.func.value)
+    if len(bindings) != 1 or bindings[0].kind != "def":
+        return False
+    function = bindings[0].node
+    inner = ctx.model.scopes.get(id(function))
+    if inner is None or not inner.returns:
+        return False
+    pending: List[cst.CSTNode] = [function.body]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Attribute and node.attr.value == "is_mps":
+            return True
+        if type(node) is cst.Comparison and any(
+                string_value(side) is not None and string_value(side).split(":")[0] == "mps"
+                for side in (node.left, *(target.comparator for target in node.comparisons))):
+            return True
+        if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            pending.extend(code_children(node))
+    return False
 
 
 def _names_host_device(node: cst.BaseExpression, ctx: FileContext) -> bool:

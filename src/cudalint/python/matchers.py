@@ -41,7 +41,7 @@ from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, source_of, string_value
-from cudalint.python.mps_fallback import moved_off_mps
+from cudalint.python.mps_fallback import leaves, moved_off_mps
 from cudalint.python.placement import (
     builds_on_default_device, copies_uninitialized, held_until_waited, kept_by_its_object, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
     synchronized_after,
@@ -1030,7 +1030,7 @@ def _numpy_when_false(node: cst.Attribute, ctx: FileContext) -> bool:
     pending: List[cst.CSTNode] = []
     if taken is not None:
         pending.append(taken)
-    elif type(branch_holder) is cst.If and _leaves(branch_holder.body):
+    elif type(branch_holder) is cst.If and leaves(branch_holder.body):
         # `if x.is_cuda: return x.cpu().numpy()` then `return x.numpy()`: the rest of the block
         block = stack[-4] if negated else stack[-3]
         if isinstance(block, (cst.IndentedBlock, cst.Module)):
@@ -1054,11 +1054,6 @@ def _numpy_when_false(node: cst.Attribute, ctx: FileContext) -> bool:
                 return True
         pending.extend(code_children(current))
     return False
-
-
-def _leaves(body: cst.BaseSuite) -> bool:
-    last = body.body[-1] if body.body else None
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Return, cst.Raise))
 
 
 def _moved_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> List[cst.BaseExpression]:

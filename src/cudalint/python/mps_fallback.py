@@ -82,7 +82,7 @@ def _after(model: "SemanticModel", statement: cst.CSTNode, moved: Set[str]) -> N
                 name = _own_cpu_copy(small)
                 if name is not None:
                     moved.add(name)
-        if statement.orelse is None and _leaves(statement.body):
+        if statement.orelse is None and leaves(statement.body):
             moved |= off_mps(model, statement.test, False)
     elif type(statement) is cst.SimpleStatementLine:
         for small in statement.body:
@@ -93,7 +93,7 @@ def _after(model: "SemanticModel", statement: cst.CSTNode, moved: Set[str]) -> N
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
-def _leaves(body: cst.BaseSuite) -> bool:
+def leaves(body: cst.BaseSuite) -> bool:
     """The block ends by leaving (`return`, `raise`, `continue`, `break`): what follows its `if` runs only
     when the test is false."""
     statements = body.body

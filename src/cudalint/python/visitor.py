@@ -182,6 +182,8 @@ class Walker:
             return ("args",) if self._skipped_param(node) else ()
         if kind is cst.FunctionDef and model.guards.method_off_mac(node, model.scope):
             return _function_fields(node)  # a method of a class whose constructor raises off a Mac
+        if kind is cst.FunctionDef and model.cuda_imports.always_calls(node):
+            return _function_fields(node)  # it calls a CUDA-only library's function whatever happens
         if kind is cst.FunctionDef and self._test_suite() and self._mocks_moves(node):
             return ("body",)  # a test that replaces `.to` with a mock: nothing in it moves to a device
         if kind is cst.ClassDef and model.guards.backend_class(node):

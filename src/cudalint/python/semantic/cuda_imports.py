@@ -105,6 +105,59 @@ class CudaImports:
             return self.cuda_only(self.model.absolute(len(small.relative), module))
         return False
 
+    def always_calls(self, function: cst.FunctionDef, depth: int = 0) -> bool:
+        """The function calls, whatever branch it takes, a name the module binds to a CUDA-only library's
+        function where it imports and to None where it does not (`if is_flash_attn_2_available(): from flash_attn import
+        flash_attn_func` / `else: flash_attn_func = None`, then `attn = flash_attn_func(q, k, v)`), or a
+        method of its class that does (`self._flash_attention_forward(...)`): it completes only where
+        that library imports, so what else it does is that library's requirement (a FlashAttention2
+        class's `torch.is_autocast_enabled()`)."""
+        key = ("calls", id(function))
+        if key not in self._memo:
+            self._memo[key] = False  # a method that calls itself proves nothing
+            inner = self.model.scopes.get(id(function))
+            self._memo[key] = inner is not None and depth <= MAX_NESTING and self._always(function.body, inner, depth)
+        return self._memo[key]
+
+    def _always(self, suite: cst.BaseSuite, scope, depth: int) -> bool:
+        for statement in suite.body if isinstance(suite, cst.IndentedBlock) else ():
+            if isinstance(statement, cst.SimpleStatementLine):
+                if any(self._calls_library(small, scope, depth) for small in statement.body):
+                    return True
+            elif isinstance(statement, cst.If):
+                arms, current = [], statement
+                while isinstance(current, cst.If):
+                    arms.append(current.body)
+                    current = current.orelse
+                if current is not None and all(self._always(arm, scope, depth) for arm in (*arms, current.body)):
+                    return True
+        return False
+
+    def _calls_library(self, small: cst.BaseSmallStatement, scope, depth: int) -> bool:
+        value = getattr(small, "value", None) if type(small) in (cst.Expr, cst.Assign, cst.AnnAssign, cst.Return) else None
+        while type(value) is cst.Call and type(value.func) is cst.Attribute and type(value.func.value) is cst.Call:
+            value = value.func.value  # `flash_attn_varlen_func(...).reshape(...)`
+        if type(value) is not cst.Call:
+            return False
+        func = value.func
+        if type(func) is cst.Name:
+            return self._library_function(func.value)
+        if (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == scope.self_name
+                and scope.parent is not None and scope.parent.kind == "class"):
+            methods = scope.parent.bindings.get(func.attr.value, ())
+            return len(methods) == 1 and methods[0].kind == "def" and self.always_calls(methods[0].node, depth + 1)
+        return False
+
+    def _library_function(self, name: str) -> bool:
+        bindings = self.model.module_scope.bindings.get(name, ())
+        imported = [binding for binding in bindings if binding.kind == "import"]
+        others = [binding for binding in bindings if binding.kind != "import"]
+        # Both: the module runs without the library (the name is None there), and this name is its function.
+        # A name only imported is the module's own CUDA import (CDL404), and what follows it is reported too.
+        return bool(imported) and bool(others) and all(self.cuda_only(binding.qualified) for binding in imported) and all(
+            binding.kind == "assign" and isinstance(binding.value, cst.Name) and binding.value.value == "None"
+            for binding in others)
+
     def integration_after(self, statement: cst.CSTNode) -> bool:
         """A module-level import line of a runtime the module is built around (integration_libraries),
         directly or through a project module that imports one at its top: the rest of the module runs

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
-from typing import List, Tuple
+from typing import List, NamedTuple, Tuple
 
 import yaml
 
 from cudalint.catalog import load_catalog
+from cudalint.device_text import CUDA_DEVICE_RE, DEVICE_KEY_RE
 from cudalint.findings import Finding
 from cudalint.manifests import conda
 from cudalint.manifests.base import Parsed
@@ -60,15 +61,21 @@ def read(path: str, text: str) -> Tuple[List[Finding], Parsed]:
     return ([] if _is_ci(path) else _device_defaults(document)), parsed
 
 
-# A configuration's device entry (Hydra, OmegaConf, a trainer's YAML): `device: cuda:0`, `eval_device:
-# "cuda"`, `accelerator: cuda` (the same keys as a Python config literal's, python/idioms.py DEVICE_KEY_RE,
-# and Lightning-style trainers' accelerator: "gpu" there picks CUDA or MPS, "cuda" only CUDA), and its
-# distributed backend: `backend: nccl`, `dist_backend: nccl`.
+# A configuration's settings that every run gets unless it overrides them: a device (the keys of a Python
+# config literal's, device_text.DEVICE_KEY_RE, and a Lightning-style trainer's `accelerator`, where
+# "gpu" picks CUDA or MPS and "cuda" only CUDA) naming CUDA, and a distributed backend that is NCCL.
+class _Default(NamedTuple):
+    key: "re.Pattern[str]"
+    value: "re.Pattern[str]"
+    code: str
+    says: str
+
+
 _DEFAULTS = (
-    (re.compile(r"(^|_)device$|^accelerator$", re.IGNORECASE), re.compile(r"cuda(:\d+)?"), "CDL108",
-     "defaults to a CUDA device; every run that does not override it asks for CUDA, which a Mac does not have"),
-    (re.compile(r"(^|_)backend$", re.IGNORECASE), re.compile(r"nccl"), "CDL706",
-     "defaults to the 'nccl' backend, which needs NVIDIA GPUs; a Mac has gloo"),
+    _Default(re.compile(DEVICE_KEY_RE.pattern + r"|^accelerator$", re.IGNORECASE), CUDA_DEVICE_RE, "CDL108",
+             "defaults to a CUDA device; every run that does not override it asks for CUDA, which a Mac does not have"),
+    _Default(re.compile(r"(^|_)backend$", re.IGNORECASE), re.compile(r"^nccl$"), "CDL706",
+             "defaults to the 'nccl' backend, which needs NVIDIA GPUs; a Mac has gloo"),
 )
 
 
@@ -86,13 +93,13 @@ def _device_defaults(document: Document) -> List[Finding]:
         if isinstance(node, yaml.MappingNode):
             for key, child in mapping(node):
                 value = scalar(child) if isinstance(child, yaml.ScalarNode) and child.tag.endswith(":str") else None
-                found = next((entry for entry in _DEFAULTS if value is not None and entry[0].search(key)
-                              and entry[1].fullmatch(value.strip())), None)
+                found = next((default for default in _DEFAULTS if value is not None and default.key.search(key)
+                              and default.value.match(value.strip())), None)
                 if found is not None:
-                    rule, span = catalog[found[2]], document.span(child)
+                    rule, span = catalog[found.code], document.span(child)
                     findings.append(Finding(
                         rule.code, document.path, span.line, span.column, span.end_line, span.end_column,
-                        f"config value {key}: {value} {found[3]}", rule.severity,
+                        f"config value {key}: {value} {found.says}", rule.severity,
                     ))
                 else:
                     stack.append(child)

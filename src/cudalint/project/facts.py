@@ -749,16 +749,14 @@ class _Reader:
         saved = self.aliases
         self.aliases = {**saved, **_local_aliases(node, self)}
         try:
-            guards = [(True, False) if dead and _falsy_constant(value) else None if _bool_constant(value)
-                      else self._guard(value, node) for value in returns]
+            # `else: return False` beside `return torch.cuda.is_available()` is never true anywhere (and
+            # `return True`, never false): it keeps what the other returns say, and says nothing alone.
+            guards = [(True, False) if dead and _falsy_constant(value) else self._held(value, node, -1)
+                      for value in returns]
         finally:
             self.aliases = saved
-        said = [g for g in guards if g is not None]
-        if not any(g[0] or g[1] for g in said):
+        if not dead and all(_bool_constant(value) for value in returns):
             return None
-        # `else: return False` beside `return torch.cuda.is_available()`: never true anywhere, so the
-        # function is still true only off a Mac (and `return True` beside it, never false).
-        guards = [g if g is not None else (not value.value, bool(value.value)) for g, value in zip(guards, returns)]
         true, false = all(g[0] for g in guards), all(g[1] for g in guards)
         return (true, false) if true or false else None
 

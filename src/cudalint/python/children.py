@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import List, Optional, Sequence, Tuple, Type
+from typing import Iterator, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -87,3 +87,44 @@ def enclosing_block(stack: Sequence[cst.CSTNode], depth: int) -> Optional[Tuple[
             body = list(block.body)
             return body, next(index for index, statement in enumerate(body) if statement is line)
     return None
+
+
+def earlier_statements(stack: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """The statements before the one holding the node at the end of `stack`, in its own block and in each
+    block around it up to its function, class or lambda: the innermost block first, each in order."""
+    for at in range(len(stack) - 1, 0, -1):
+        line, block = stack[at], stack[at - 1]
+        if isinstance(line, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if isinstance(block, (cst.IndentedBlock, cst.Module)):
+            for statement in block.body:
+                if statement is line:
+                    break
+                yield statement
+
+
+def path_to(root: cst.CSTNode, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
+    """The nodes from `root` down to `node`, `node` last; None when it is not under `root`."""
+    stack = [(root, 0)]
+    path: List[cst.CSTNode] = []
+    while stack:
+        current, depth = stack.pop()
+        del path[depth:]
+        path.append(current)
+        if current is node:
+            return path
+        stack.extend((child, depth + 1) for child in reversed(code_children(current)))
+    return None
+
+
+def comes_after(root: cst.CSTNode, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """`second` starts after `first` in a walk of `root` (source order)."""
+    stack, seen_first = [root], False
+    while stack:
+        current = stack.pop()
+        if current is first:
+            seen_first = True
+        elif current is second:
+            return seen_first
+        stack.extend(reversed(code_children(current)))
+    return False

@@ -16,10 +16,11 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tupl
 import libcst as cst
 
 from cudalint.catalog import Rule
+from cudalint.device_text import DEVICE_KEY_RE
 from cudalint.project.availability import libraries_of, library_of
 from cudalint.project.paths import test_module
 from cudalint.python import oom_messages, op_coverage, project_checks, selection_use, shipped_files
-from cudalint.python.children import code_children, enclosing_block
+from cudalint.python.children import code_children, earlier_statements, enclosing_block, path_to
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
@@ -29,7 +30,6 @@ from cudalint.python.visitor import Registry, asserted_at_import, ends_flow
 from cudalint.versions import INT_DEVICE_ACCELERATOR
 
 DEVICE_POSITIONAL = {"torch.device": 0, "torch.set_default_device": 0, "torch.amp.GradScaler": 0}
-DEVICE_KEY_RE = re.compile(r"(^|_)device$", re.IGNORECASE)  # config keys: "device", "eval_device"
 BACKEND_QUERY_RE = re.compile(r"\b(cuda|xpu|npu|hpu|mlu)\b.*is_available")
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
@@ -1165,7 +1165,7 @@ def _zero_divisor(node: cst.BinaryOperation, ctx: FileContext) -> None:
 def _zero_replaced(module: cst.CSTNode, origin: cst.CSTNode) -> bool:
     """The count is stored (`args.nproc = torch.cuda.device_count()`) and a later statement of a block
     around the store replaces a zero (`if args.nproc == 0: args.nproc = 1`, `if not n:`, `if n < 1:`)."""
-    path = _path_to(module, origin)
+    path = path_to(module, origin)
     if path is None:
         return False
     for depth in range(len(path) - 1, 0, -1):
@@ -1183,20 +1183,6 @@ def _zero_replaced(module: cst.CSTNode, origin: cst.CSTNode) -> bool:
             if type(statement) is cst.If and _tests_zero(statement.test, targets) and _stores(statement.body, targets):
                 return True
     return False
-
-
-def _path_to(root: cst.CSTNode, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
-    """The nodes from root down to node, node last."""
-    stack = [(root, 0)]
-    path: List[cst.CSTNode] = []
-    while stack:
-        current, depth = stack.pop()
-        del path[depth:]
-        path.append(current)
-        if current is node:
-            return path
-        stack.extend((child, depth + 1) for child in reversed(code_children(current)))
-    return None
 
 
 def _tests_zero(test: cst.BaseExpression, targets: List[str]) -> bool:
@@ -1241,30 +1227,11 @@ def _mps_built(node: cst.Call, ctx: FileContext) -> None:
 def _mps_checked_before(ctx: FileContext) -> bool:
     """An earlier statement of a block around the test leaves unless MPS is available (`if not
     torch.backends.mps.is_available(): raise ...`): the build test after it chooses nothing."""
-    stack = ctx.stack
-    for at in range(len(stack) - 1, 0, -1):
-        line, block = stack[at], stack[at - 1]
-        if isinstance(line, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False
-        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
-            continue
-        for statement in block.body:
-            if statement is line:
-                break
-            if (type(statement) is cst.If and statement.orelse is None and ends_flow(statement.body, ctx.model)
-                    and _asks_mps_available(statement.test, ctx)):
-                return True
-    return False
-
-
-def _asks_mps_available(test: cst.BaseExpression, ctx: FileContext) -> bool:
-    stack = [test]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Call and ctx.imports.resolve(node.func) == "torch.backends.mps.is_available":
-            return True
-        stack.extend(code_children(node))
-    return False
+    return any(
+        type(statement) is cst.If and statement.orelse is None and ends_flow(statement.body, ctx.model)
+        and any(ctx.imports.resolve(call.func) == "torch.backends.mps.is_available" for call in _calls_in(statement.test))
+        for statement in earlier_statements(ctx.stack)
+    )
 
 
 def _is_available_fix(call: cst.Call) -> Optional[FixPlan]:

@@ -33,7 +33,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 import libcst as cst
 
 from cudalint.catalog import Rule
-from cudalint.python.children import arm_statements, code_children, enclosing_block
+from cudalint.python.children import arm_statements, code_children, earlier_statements, enclosing_block
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.backend_choice import cpu_gets
@@ -41,7 +41,7 @@ from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, source_of, string_value
-from cudalint.python.mps_fallback import leaves, moved_off_mps
+from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import (
     builds_on_default_device, copies_uninitialized, held_until_waited, kept_by_its_object, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
     synchronized_after,
@@ -531,16 +531,10 @@ def _mps_aware_function(call: cst.Call, ctx: FileContext) -> bool:
     """A function of the file, handed the dtype, that itself tests for MPS (compares with "mps" or reads
     `.is_mps`) and returns something: a dtype or tensor chooser that knows MPS lacks float64, so what it
     gives for MPS is its own decision, made where it is written."""
-    if type(call.func) is not cst.Name:
+    defined = ctx.model.defined_function(call.func)
+    if defined is None or not defined[1].returns:
         return False
-    bindings = ctx.model.lookup(call.func.value)
-    if len(bindings) != 1 or bindings[0].kind != "def":
-        return False
-    function = bindings[0].node
-    inner = ctx.model.scopes.get(id(function))
-    if inner is None or not inner.returns:
-        return False
-    pending: List[cst.CSTNode] = [function.body]
+    pending: List[cst.CSTNode] = [defined[0].body]
     while pending:
         node = pending.pop()
         if type(node) is cst.Attribute and node.attr.value == "is_mps":
@@ -577,19 +571,8 @@ def _follows_call(api, ctx: FileContext) -> bool:
     the same function or module body: an earlier statement of the node's own block, or of any block
     around it up to the function, is that call. A call inside a preceding `if`/`for` is not."""
     apis = {api} if isinstance(api, str) else set(api)
-    stack = ctx.stack
-    for depth in range(len(stack) - 1, 0, -1):
-        line, block = stack[depth], stack[depth - 1]
-        if isinstance(line, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False  # the enclosing function's body was searched: its caller's code is not "before"
-        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
-            continue
-        for earlier in block.body:
-            if earlier is line:
-                break
-            if any(ctx.model.resolve(call.func) in apis for call in _statement_calls(earlier)):
-                return True
-    return False
+    return any(ctx.model.resolve(call.func) in apis  # not beyond the function: its caller's code is not "before"
+               for earlier in earlier_statements(ctx.stack) for call in _statement_calls(earlier))
 
 
 def _beside_call(apis, ctx: FileContext) -> bool:
@@ -1017,25 +1000,13 @@ KEEPS_TENSOR = frozenset({"detach", "clone", "contiguous", "float", "squeeze"}) 
 
 def _numpy_when_false(node: cst.Attribute, ctx: FileContext) -> bool:
     """`x.cpu().numpy() if x.is_cuda else x.numpy()`, `if x.is_cuda: ... else: return x.detach().numpy()`
-    (robomimic's to_numpy): the attribute is the whole test (or its negation) and the way taken when it
-    is False reads the same tensor into NumPy where it is, which raises for an MPS tensor."""
-    stack = ctx.stack
-    holder = stack[-2] if len(stack) >= 2 else None
-    negated = isinstance(holder, cst.UnaryOperation) and isinstance(holder.operator, cst.Not)
-    test = holder if negated else node
-    branch_holder = stack[-3] if negated and len(stack) >= 3 else holder
-    if type(branch_holder) not in (cst.If, cst.IfExp) or branch_holder.test is not test:
+    (robomimic's to_numpy): the way taken when the attribute is False reads the same tensor into NumPy
+    where it is, which raises for an MPS tensor."""
+    found = _false_way(node, ctx)
+    if found is None:
         return False
-    taken = branch_holder.body if negated else branch_holder.orelse
-    pending: List[cst.CSTNode] = []
-    if taken is not None:
-        pending.append(taken)
-    elif type(branch_holder) is cst.If and leaves(branch_holder.body):
-        # `if x.is_cuda: return x.cpu().numpy()` then `return x.numpy()`: the rest of the block
-        block = stack[-4] if negated else stack[-3]
-        if isinstance(block, (cst.IndentedBlock, cst.Module)):
-            after = list(block.body)
-            pending.extend(after[after.index(branch_holder) + 1:] if branch_holder in after else [])
+    way = found[1]
+    pending: List[cst.CSTNode] = list(way) if isinstance(way, list) else [way]
     while pending:
         current = pending.pop()
         kind = type(current)
@@ -1078,24 +1049,39 @@ def _raises_when_false(node: cst.Attribute, ctx: FileContext) -> bool:
     """`if not x.is_cuda: raise ...`, `if x.is_cuda: ... else: raise ...`, or `if x.is_cuda: return ...`
     followed by a raise: the attribute is the whole test (or its negation) and the way taken when it is
     False ends in a raise, so it is a demand, not a guard with a working other branch."""
+    found = _false_way(node, ctx)
+    if found is None or type(found[0]) is not cst.If:
+        return False
+    way = found[1]
+    if isinstance(way, list):
+        return bool(way) and statement_flow(way[0], ctx.model) == "raise"
+    return ends_flow(way, ctx.model) == "raise"
+
+
+def _false_way(node: cst.Attribute, ctx: FileContext):
+    """(the `if` or conditional expression whose whole test is the attribute, or its negation; what runs
+    where the attribute is False): its branch, or, after an `if` with no `else` whose body leaves, the
+    statements that follow it in its block (a list). None where the attribute is no such test."""
     stack = ctx.stack
     holder = stack[-2] if len(stack) >= 2 else None
     negated = isinstance(holder, cst.UnaryOperation) and isinstance(holder.operator, cst.Not)
     test = holder if negated else node
-    depth = -3 if negated else -2
-    branch = stack[depth] if len(stack) >= -depth else None
-    if not isinstance(branch, cst.If) or branch.test is not test:
-        return False
+    at = -3 if negated else -2
+    branch = stack[at] if len(stack) >= -at else None
+    if type(branch) not in (cst.If, cst.IfExp) or branch.test is not test:
+        return None
     if negated:
-        return ends_flow(branch.body, ctx.model) == "raise"
+        return branch, branch.body
+    if type(branch) is cst.IfExp:
+        return branch, branch.orelse
     if isinstance(branch.orelse, cst.Else):
-        return ends_flow(branch.orelse.body, ctx.model) == "raise"
-    if branch.orelse is not None or ends_flow(branch.body, ctx.model) != "return" or len(stack) < 1 - depth:
-        return False
-    block = stack[depth - 1]  # the If's own block: what runs next when the test is False
+        return branch, branch.orelse.body
+    if branch.orelse is not None or ends_flow(branch.body, ctx.model) is None or len(stack) < 1 - at:
+        return None
+    block = stack[at - 1]  # the If's own block: what runs next when the test is False
     statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
     after = next((index + 1 for index, statement in enumerate(statements) if statement is branch), len(statements))
-    return after < len(statements) and statement_flow(statements[after], ctx.model) == "raise"
+    return branch, statements[after:]
 
 
 def _check_env(index: MatchIndex, node: cst.SimpleString, ctx: FileContext) -> None:

@@ -72,6 +72,12 @@ def _path(stack: Sequence[cst.CSTNode]) -> Iterator[tuple]:
         yield stack[depth], stack[depth + 1]
 
 
+def _ends_flow(block: cst.BaseSuite, model: "SemanticModel"):
+    from cudalint.python.visitor import ends_flow  # the walk's own rule (the walk imports this module)
+
+    return ends_flow(block, model)
+
+
 def _after(model: "SemanticModel", statement: cst.CSTNode, moved: Set[str]) -> None:
     """What a statement before the node does to the names known off MPS."""
     for small in _assignments(statement):
@@ -82,27 +88,12 @@ def _after(model: "SemanticModel", statement: cst.CSTNode, moved: Set[str]) -> N
                 name = _own_cpu_copy(small)
                 if name is not None:
                     moved.add(name)
-        if statement.orelse is None and leaves(statement.body):
-            moved |= off_mps(model, statement.test, False)
+        if statement.orelse is None and _ends_flow(statement.body, model) is not None:
+            moved |= off_mps(model, statement.test, False)  # `if x.is_mps: return ...`: not on MPS after it
     elif type(statement) is cst.SimpleStatementLine:
         for small in statement.body:
             if type(small) is cst.Assert:
                 moved |= off_mps(model, small.test, True)
-
-
-_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
-
-
-def leaves(body: cst.BaseSuite) -> bool:
-    """The block ends by leaving (`return`, `raise`, `continue`, `break`): what follows its `if` runs only
-    when the test is false."""
-    statements = body.body
-    if not statements:
-        return False
-    last = statements[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return isinstance(last.body[-1], _EXITS)
-    return isinstance(last, _EXITS)
 
 
 MAX_HELPERS = 2  # functions returning a device test, inside functions returning one
@@ -181,14 +172,11 @@ def _tensor_name(node: cst.BaseExpression, given) -> "str | None":
 
 def _helper_off_mps(model: "SemanticModel", call: cst.Call, truth: bool, depth: int) -> Set[str]:
     """A call of a function of the file whose one return is a device test of its parameters."""
-    if type(call.func) is not cst.Name:
+    defined = model.defined_function(call.func)
+    if defined is None:
         return set()
-    bindings = model.lookup(call.func.value)
-    if len(bindings) != 1 or bindings[0].kind != "def":
-        return set()
-    function = bindings[0].node
-    inner = model.scopes.get(id(function))
-    if inner is None or len(inner.returns) != 1 or inner.returns[0][1]:
+    function, inner = defined
+    if len(inner.returns) != 1 or inner.returns[0][1]:
         return set()
     parameters = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
     given = {}

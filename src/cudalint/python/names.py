@@ -10,7 +10,7 @@ from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
-CUDA_DEVICE_RE = re.compile(r"^cuda(:\d+)?$")
+from cudalint.device_text import CUDA_DEVICE_RE
 
 
 def dotted(node: cst.BaseExpression) -> Optional[str]:

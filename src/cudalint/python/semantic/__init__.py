@@ -122,6 +122,17 @@ class SemanticModel:
             return bindings[0]
         return None
 
+    def defined_function(self, func: cst.BaseExpression) -> Optional[Tuple[cst.FunctionDef, Scope]]:
+        """The function a called name is, when the file defines it once under that name (`helper(x)` with
+        one `def helper`), with its own scope; None for anything else."""
+        if type(func) is not cst.Name:
+            return None
+        bindings = self.lookup(func.value)
+        if len(bindings) != 1 or bindings[0].kind != "def":
+            return None
+        inner = self.scopes.get(id(bindings[0].node))
+        return (bindings[0].node, inner) if inner is not None else None
+
     def assigned(self, name: cst.Name, scope: Optional[Scope] = None) -> List[Tuple[cst.BaseExpression, Scope]]:
         """What a local name is bound to, when every binding of it assigns an expression: (the value, the
         scope it is evaluated in) per binding; [] when one is a parameter, an import, a loop target, ..."""

@@ -149,6 +149,12 @@ class CudaImports:
         return False
 
     def _library_function(self, name: str) -> bool:
+        key = ("function", name)  # asked for the callee of every call statement of every function
+        if key not in self._memo:
+            self._memo[key] = self._optional_library_function(name)
+        return self._memo[key]
+
+    def _optional_library_function(self, name: str) -> bool:
         bindings = self.model.module_scope.bindings.get(name, ())
         imported = [binding for binding in bindings if binding.kind == "import"]
         others = [binding for binding in bindings if binding.kind != "import"]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional
 import libcst as cst
 
 from cudalint.project.paths import test_module
-from cudalint.python.children import code_children
+from cudalint.python.children import code_children, comes_after
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
@@ -584,7 +584,7 @@ class GuardEvaluator:
                     or not isinstance(other.value, cst.Name)):
                 continue
             if all(self._taken_on_mac(test, polarity, flag, other.context, depth) for test, polarity in other.conditions) \
-                    and _comes_after(binding.scope.node, binding.node, other.node):
+                    and comes_after(binding.scope.node, binding.node, other.node):
                 return True
         return False
 
@@ -891,19 +891,6 @@ def _chosen(condition: Guard, body: Guard, orelse: Guard) -> Guard:
         (condition.when_true or body.when_true) and (condition.when_false or orelse.when_true),
         (condition.when_true or body.when_false) and (condition.when_false or orelse.when_false),
     )
-
-
-def _comes_after(root: cst.CSTNode, first: cst.CSTNode, second: cst.CSTNode) -> bool:
-    """`second` starts after `first` in a walk of `root` (source order)."""
-    stack, seen_first = [root], False
-    while stack:
-        node = stack.pop()
-        if node is first:
-            seen_first = True
-        elif node is second:
-            return seen_first
-        stack.extend(reversed(code_children(node)))
-    return False
 
 
 def _constant_truth(node) -> Optional[bool]:

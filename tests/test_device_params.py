@@ -93,6 +93,44 @@ def test_what_does_not():
     assert not _holds("def f(x, impl='cuda'):\n    return x\n", "impl")
 
 
+def test_a_parameter_compared_with_a_word_no_device_is_spelled_as_picks_an_implementation():
+    # fla's Mamba layers: `backend="cuda"` is carried on (an environment override, an attribute), but the
+    # body compares it with "triton": its values are kernel implementations, never devices.
+    assert not _holds(
+        "def __init__(self, x, backend='cuda'):\n"
+        "    backend = os.environ.get('FLA_CONV_BACKEND', backend)\n"
+        "    assert backend in ['cuda', 'triton'], backend\n"
+        "    self.backend = backend\n", "backend")
+    assert not _holds("def f(x, mode='cuda'):\n    if mode != 'fused':\n        return x.to(mode)\n", "mode")
+    # Compared only with device words (a device choice's own spellings): still carried on to a device.
+    assert _holds("def f(x, target='cuda'):\n    if target == 'auto':\n        target = pick()\n    return x.to(target)\n", "target")
+    assert _holds("def f(x, target='cuda'):\n    if target in ('cpu', 'mps', 'cuda:1'):\n        return x.to(target)\n", "target")
+
+
+LAYERS = '''import os
+
+
+class Mamba:
+    def __init__(self, hidden_size, backend: str = "cuda"):
+        backend = os.environ.get("FLA_CONV_BACKEND", backend)
+        assert backend in ["cuda", "triton"], f"Unsupported backend: {backend}"
+        self.backend = backend
+
+
+class Model:
+    def __init__(self, config):
+        self.mixer = Mamba(config.hidden_size)
+'''
+
+
+def test_kernel_backend_defaults_are_neither_device_defaults_nor_defaults_taken():
+    found = findings_of(LAYERS, path="fla/layers.py", select={"CDL108", "CDL113"}, project_files={"fla/__init__.py": ""})
+    assert triples(found) == []
+    device = LAYERS.replace("backend", "target").replace('["cuda", "triton"]', '["cuda", "cpu"]')
+    found = findings_of(device, path="fla/layers.py", select={"CDL108", "CDL113"}, project_files={"fla/__init__.py": ""})
+    assert triples(found) == [("CDL108", 5, 51), ("CDL113", 13, 22)]
+
+
 def test_a_device_parameter_the_body_never_reads_holds_nothing(tmp_path, monkeypatch):
     source = (
         'class Client:\n    def __init__(self, url, device_map="cuda"):\n        self.url = url\n\n\n'

@@ -238,7 +238,19 @@ def test_the_note_of_an_entry_a_mac_does_not_install_says_why():
     )
     notes = {(f.code, f.line): f.message.partition(" (")[2] for f in check_manifest("pyproject.toml", pyproject)}
     assert notes[("CDL503", 6)] == (
-        "listed under `project.optional-dependencies.marlin-cuda`, named for CUDA, Linux or Windows machines: a Mac does not install it)")
+        "listed under `project.optional-dependencies.marlin-cuda`, named for CUDA, other hardware, Linux or Windows machines: a Mac does not install it)")
     assert notes[("CDL501", 7)] == ""  # a Mac may install it: no note
     named = {f.line: f.message.partition("(in ")[2] for f in check_manifest("requirements-gpu.txt", "xformers\n")}
-    assert named == {1: "requirements-gpu.txt, named for CUDA, Linux or Windows machines: a Mac does not install it)"}
+    assert named == {1: "requirements-gpu.txt, named for CUDA, other hardware, Linux or Windows machines: a Mac does not install it)"}
+
+
+def test_extras_named_for_other_hardware_are_not_what_a_mac_installs():
+    # flash-linear-attention: one extra per backend; only the plain and `cpu` ones are a Mac user's choice.
+    pyproject = (
+        '[project]\nname = "pkg"\ndependencies = ["torch"]\n\n[project.optional-dependencies]\n'
+        'cuda = ["xformers"]\nrocm = ["xformers"]\nxpu = ["xformers"]\nnpu = ["xformers"]\ncpu = ["xformers"]\n'
+    )
+    found = [(f.code, f.line, f.severity.value, "a Mac does not install it" in f.message)
+             for f in check_manifest("pyproject.toml", pyproject)]
+    assert found == [("CDL501", 6, "info", True), ("CDL501", 7, "info", True), ("CDL501", 8, "info", True),
+                     ("CDL501", 9, "info", True), ("CDL501", 10, "error", False)]

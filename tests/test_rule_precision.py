@@ -300,6 +300,17 @@ def test_cuda_profiler_activity_message_says_it_records_nothing():
     ]
 
 
+def test_the_cuda_runtime_bindings_raise_without_cuda():
+    # cleanrl's async PPO pins its shared buffers through the CUDA runtime at the top of the script.
+    source = ("import torch\nfrom torch.cuda import cudart\n\nrt = torch.cuda.cudart()\nrt.cudaHostRegister(0, 8, 0)\n"
+              "cudart().cudaProfilerStart()\nif torch.cuda.is_available():\n    torch.cuda.cudart().cudaProfilerStop()\n")
+    found = findings_of(source, select=["CDL213"])
+    assert triples(found) == [("CDL213", 4, 6), ("CDL213", 6, 1)]
+    assert found[0].message == (
+        "torch.cuda.cudart initializes CUDA and returns NVIDIA's runtime bindings (torch/cuda/__init__.py), so it raises "
+        "without CUDA; use torch.profiler.profile() to profile; other runtime calls (cudaHostRegister) need a CUDA guard")
+
+
 def test_an_api_named_only_to_compare_with_is_no_finding():
     found = triples(findings_of(textwrap.dedent(
         """

@@ -44,6 +44,7 @@ _NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cmake", ("cmakelists.txt", "*.cmake")),
     ("cuda_source", ("*.cu", "*.cuh")),
     ("dockerfile", ("dockerfile", "dockerfile.*", "*.dockerfile", "containerfile")),
+    ("devcontainer", ("devcontainer.json", ".devcontainer.json")),
     ("shell", ("*.sh", "*.bash", "*.zsh")),
     ("makefile", ("makefile", "gnumakefile", "*.mk")),
     ("tox", ("tox.ini",)),
@@ -73,6 +74,7 @@ _BUILD_FILES: dict[str, tuple[str, str]] = {
     "cmake": ("cmake", "check"),
     "cuda_source": ("cuda_sources", "check"),
     "dockerfile": ("dockerfile", "check"),
+    "devcontainer": ("devcontainer", "check"),
     "yaml": ("yaml_files", "read"),
 }
 

@@ -15,10 +15,11 @@ from cudalint.manifests.packages import PackageGroup, load_packages
 from cudalint.manifests.requirement import repository_name, split_url, url_problem
 from cudalint.manifests.versions import admits_at_least, cuda_local_tag, release
 
-# Words in a section, extra, group or file name that say its entries are for CUDA
-# machines only (`[project.optional-dependencies] cuda`, requirements-gpu.txt,
-# a pixi `target.linux-64` table).
-_PLATFORM_WORDS = {"cuda", "gpu", "gpus", "nvidia", "linux", "win", "windows", "tensorrt", "trt"}
+# Words in a section, extra, group or file name that say its entries are for CUDA machines, or for
+# other hardware or systems a Mac is not (`[project.optional-dependencies] cuda`, `rocm = [...]`,
+# requirements-gpu.txt, a pixi `target.linux-64` table).
+_PLATFORM_WORDS = {"cuda", "gpu", "gpus", "nvidia", "linux", "win", "windows", "tensorrt", "trt",
+                   "rocm", "xpu", "npu", "hpu", "tpu", "xla", "ascend", "habana", "gaudi", "ipex"}
 _CUDA_VERSION_WORD = re.compile(r"^cu\d{2,3}$")
 _OFF_MAC_NOTE = " (only installed off macOS here, so it does not block a Mac)"
 
@@ -48,10 +49,10 @@ def off_mac_note(dep: Dependency) -> Optional[str]:
     if dep.off_mac or excludes_macos(dep.marker):
         return _OFF_MAC_NOTE
     if platform_named(dep.section):
-        return f" (listed under `{dep.section}`, named for CUDA, Linux or Windows machines: a Mac does not install it)"
+        return f" (listed under `{dep.section}`, named for CUDA, other hardware, Linux or Windows machines: a Mac does not install it)"
     name = PurePath(dep.path).name
     if platform_named(PurePath(dep.path).stem):
-        return f" (in {name}, named for CUDA, Linux or Windows machines: a Mac does not install it)"
+        return f" (in {name}, named for CUDA, other hardware, Linux or Windows machines: a Mac does not install it)"
     return None
 
 

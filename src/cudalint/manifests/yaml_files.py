@@ -1,4 +1,4 @@
-"""Any YAML file, read for what it is: a conda environment, a cog.yaml, or a CI configuration.
+"""Any YAML file, read for what it is: a conda environment, a cog.yaml, a Compose file, or a CI configuration.
 
 What a YAML file is comes from its content (and, for CI, where it lives), not from
 its name: `conda.yaml` or `env/gpu.yml` with a `dependencies` list is an environment.
@@ -20,11 +20,12 @@ from cudalint.device_text import CUDA_DEVICE_RE, DEVICE_KEY_RE
 from cudalint.findings import Finding
 from cudalint.manifests import conda
 from cudalint.manifests.base import Parsed
+from cudalint.manifests.checks import platform_named
 from cudalint.manifests.commands import scan_text
 from cudalint.manifests.yaml_nodes import Document, compose, get, mapping, scalar, scalar_source, sequence
 
 # Words one of the readers needs; a YAML file without any of them is not composed at all.
-_WORTH_READING = re.compile(r"dependencies|channels|install|python_packages|cuda|gpu|nccl", re.IGNORECASE)
+_WORTH_READING = re.compile(r"dependencies|channels|install|python_packages|cuda|gpu|nccl|nvidia", re.IGNORECASE)
 _SCRIPT_KEYS = {"run", "script", "before_script", "after_script", "command", "commands", "pre_install",
                 "install", "setup"}
 MAX_VISITS = 100_000
@@ -58,7 +59,50 @@ def read(path: str, text: str) -> Tuple[List[Finding], Parsed]:
                                                     or get(document.root, "predict") is not None):
         return _cog(document, parsed), parsed
     _scripts(document, parsed)
-    return ([] if _is_ci(path) else _device_defaults(document)), parsed
+    if _is_ci(path):
+        return [], parsed
+    return _device_defaults(document) + _compose_gpus(document), parsed
+
+
+def _compose_gpus(document: Document) -> List[Finding]:
+    """CDL455 for each service of a Compose file that asks Docker for NVIDIA GPUs: `runtime: nvidia`,
+    `gpus:`, or a device reservation with `driver: nvidia` or the `gpu` capability. Docker on a Mac has
+    no NVIDIA runtime: `docker compose up` cannot start the service. An override file named for GPU
+    hosts (`compose.gpu.yaml`) is where such a request belongs, and is not reported."""
+    services = get(document.root, "services")
+    if not isinstance(services, yaml.MappingNode) or platform_named(PurePath(document.path).stem):
+        return []
+    rule = load_catalog()["CDL455"]
+    findings = []
+    for name, service in mapping(services):
+        for node, what in _service_gpus(service):
+            span = document.span(node)
+            findings.append(Finding(
+                rule.code, document.path, span.line, span.column, span.end_line, span.end_column,
+                f"service {name!r} {what}: Docker on a Mac has no NVIDIA runtime, so the service does not start"
+                " there. Move the GPU request to an override file for GPU hosts (compose.gpu.yaml, used with"
+                " `-f`)", rule.severity,
+            ))
+    return findings
+
+
+def _service_gpus(service: yaml.Node) -> List[Tuple[yaml.Node, str]]:
+    found = []
+    runtime = get(service, "runtime")
+    if (scalar(runtime) or "").strip().lower() == "nvidia":
+        found.append((runtime, "runs on the NVIDIA runtime (runtime: nvidia)"))
+    gpus = get(service, "gpus")
+    if gpus is not None and scalar(gpus) not in ("", "0", "null", "~"):
+        found.append((gpus, "asks for GPUs (gpus:)"))
+    reservations = get(get(get(service, "deploy"), "resources"), "reservations")
+    for device in sequence(get(reservations, "devices")):
+        driver = get(device, "driver")
+        capabilities = [item for item in sequence(get(device, "capabilities")) if (scalar(item) or "").lower() == "gpu"]
+        if (scalar(driver) or "").strip().lower() == "nvidia":
+            found.append((driver, "reserves NVIDIA GPUs (driver: nvidia)"))
+        elif capabilities:
+            found.append((capabilities[0], "reserves GPUs (capabilities: [gpu])"))
+    return found
 
 
 # A configuration's settings that every run gets unless it overrides them: a device (the keys of a Python

@@ -2,7 +2,9 @@
 
 `def upfirdn2d(x, f, up=1, impl="cuda")` names CUDA in a default, but `impl` picks a kernel
 implementation: the function compares it (`impl == "cuda" and x.device.type == "cuda"`), hands it on
-under its own name (`upfirdn2d(x, f, impl=impl)`) or never reads it. Nothing is placed on CUDA by
+under its own name (`upfirdn2d(x, f, impl=impl)`) or never reads it. One the body compares with a
+string no device is spelled as (`backend in ["cuda", "triton"]`) picks an implementation wherever its
+value goes then (`self.backend = backend`, `os.environ.get("FLA_CONV_BACKEND", backend)`). Nothing is placed on CUDA by
 that default, and what the chosen implementation does is reported where it does it. A parameter holds
 a device when its name says so (`device`, `map_location`, `gpu_id`: the contract its callers read) and
 the body reads it, or when some read of it may carry the value somewhere a device is taken: a positional argument
@@ -21,6 +23,11 @@ from typing import Iterator, Tuple
 # `map_location`, `gpu`, `gpu_id`, `dev`.
 DEVICE_NAME_RE = re.compile(r"(^|_)(device|devices|dev|map_location|location|gpu|gpus|gpu_id|gpu_ids|cuda_device)(_|$)", re.IGNORECASE)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# What a device or device type is spelled as (`cuda:1` by its type), and the words that stand for a device
+# choice (`"auto"`, `"gpu"`): a parameter compared with any other string chooses something else.
+DEVICE_WORDS = frozenset({"cuda", "cpu", "mps", "xpu", "hpu", "npu", "mtia", "meta", "xla", "lazy", "ipu", "ve",
+                          "vulkan", "metal", "maia", "fpga", "hip", "privateuseone", "mlu", "musa", "tpu", "gpu",
+                          "auto", ""})
 
 
 def holds_device(function: ast.AST, name: str) -> bool:
@@ -29,11 +36,26 @@ def holds_device(function: ast.AST, name: str) -> bool:
     HTTP client or a NumPy evaluator that keeps the parameter for a common signature)."""
     if DEVICE_NAME_RE.search(name):
         return next(_reads(function, name), None) is not None
+    if _compared_with_other_words(function, name):
+        return False  # `backend in ("cuda", "triton")`: it picks an implementation, whatever else reads it
     for read, holder in _reads(function, name):
         if isinstance(holder, ast.Call) and isinstance(holder.func, ast.Name) and holder.func.id in ("locals", "vars"):
             return True
         if _carries(read, holder):
             return True
+    return False
+
+
+def _compared_with_other_words(function: ast.AST, name: str) -> bool:
+    """The body compares the parameter with a string no device is spelled as (`backend == "triton"`,
+    `impl in ["cuda", "ref"]`): its values name implementations, so "cuda" among them is one of those."""
+    for read, holder in _reads(function, name):
+        if isinstance(holder, ast.Compare):
+            for operand in (holder.left, *holder.comparators):
+                values = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else (operand,)
+                if any(isinstance(value, ast.Constant) and isinstance(value.value, str)
+                       and value.value.split(":", 1)[0].lower() not in DEVICE_WORDS for value in values):
+                    return True
     return False
 
 

@@ -108,12 +108,8 @@ class _Parser:
 
     def members(self, depth: int) -> dict:
         found: dict = {}
-        self.at += 1
-        while True:
-            self.space()
-            if self.text.startswith("}", self.at):
-                self.at += 1
-                return found
+
+        def member() -> None:
             if not self.text.startswith('"', self.at):
                 raise _Syntax(self.at, "expected a quoted key")
             key = self.string()
@@ -122,30 +118,32 @@ class _Parser:
                 raise _Syntax(self.at, "expected ':' after a key")
             self.at += 1
             found[key] = self.value(depth + 1)
-            self.space()
-            if self.text.startswith(",", self.at):
-                self.at += 1
-            elif self.at >= len(self.text):
-                raise _Syntax(self.at, "the configuration ends early")
-            elif not self.text.startswith("}", self.at):
-                raise _Syntax(self.at, "expected ',' or '}'")
+
+        self.items("}", member)
+        return found
 
     def elements(self, depth: int) -> list:
         found: list = []
+        self.items("]", lambda: found.append(self.value(depth + 1)))
+        return found
+
+    def items(self, closer: str, item) -> None:
+        """The items of an object or array after its opening bracket, each read by `item()`, up to
+        `closer` (a comma before it is allowed)."""
         self.at += 1
         while True:
             self.space()
-            if self.text.startswith("]", self.at):
+            if self.text.startswith(closer, self.at):
                 self.at += 1
-                return found
-            found.append(self.value(depth + 1))
+                return
+            item()
             self.space()
             if self.text.startswith(",", self.at):
                 self.at += 1
             elif self.at >= len(self.text):
                 raise _Syntax(self.at, "the configuration ends early")
-            elif not self.text.startswith("]", self.at):
-                raise _Syntax(self.at, "expected ',' or ']'")
+            elif not self.text.startswith(closer, self.at):
+                raise _Syntax(self.at, f"expected ',' or '{closer}'")
 
 
 def _unescape(match: "re.Match[str]") -> str:

@@ -40,3 +40,30 @@ def between_devices(y, bias):
 def test_is_cuda_deciding_a_move_to_cuda_is_reported():
     found = triples(findings_of(textwrap.dedent(SOURCE).lstrip("\n"), select={"CDL103"}))
     assert found == [("CDL103", 5, 16), ("CDL103", 8, 8)]
+
+
+def test_is_cuda_as_a_copy_flag_is_the_safe_choice():
+    # rf-detr's postprocess: device-to-host copies are asynchronous only from CUDA; from MPS they block.
+    source = textwrap.dedent('''
+    def to_host(boxes, scores, keep):
+        is_cuda = boxes.is_cuda
+        boxes_cpu = boxes.float().to("cpu", non_blocking=is_cuda)
+        scores_cpu = scores.to("cpu", non_blocking=scores.is_cuda)
+        flag = keep.is_cuda
+        return boxes_cpu, scores_cpu, flag
+    ''').lstrip("\n")
+    assert triples(findings_of(source, select={"CDL103"})) == [("CDL103", 5, 12)]
+
+
+def test_is_cuda_beside_an_mps_test_asks_for_any_accelerator():
+    # pylate's late-interaction backend: CUDA or MPS tensors take the kernel path.
+    source = textwrap.dedent('''
+    import torch
+
+    def on_accelerator(tensors):
+        return all(t.is_cuda or t.device.type == "mps" for t in tensors)
+
+    def on_gpu(t):
+        return t.is_cuda or t.is_sparse
+    ''').lstrip("\n")
+    assert triples(findings_of(source, select={"CDL103"})) == [("CDL103", 7, 12)]

@@ -263,6 +263,23 @@ def test_dockerfile():
 
 
 @pytest.mark.parametrize(
+    "text, lines",
+    [
+        # scvi-tools: a leftover unnamed CUDA stage above the stage that is built
+        ("FROM nvidia/cuda:12.4.0-runtime-ubuntu22.04\nFROM python:3.12 AS base\nFROM base AS build\n", []),
+        # read by a later stage, by number or through a mount
+        ("FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\nFROM python:3.12\nCOPY --from=0 /usr/local/cuda /cuda\n", [1]),
+        ("FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nFROM python:3.12\nRUN --mount=type=bind,from=0,target=/x ls\n", [1]),
+        # a named stage is a `--target`; the last stage is the one built
+        ("FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04 AS gpu\nFROM python:3.12\n", [1]),
+        ("FROM python:3.12\nFROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n", [2]),
+    ],
+)
+def test_cuda_stages_nothing_builds_are_not_reported(text, lines):
+    assert [f.line for f in check_manifest("Dockerfile", text)] == lines
+
+
+@pytest.mark.parametrize(
     "path, text, expected",
     [
         (

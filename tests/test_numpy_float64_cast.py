@@ -31,3 +31,29 @@ def test_a_cast_to_a_dtype_parameter_moves_nothing():
         return torch.from_numpy(np.array(tokens, dtype=np.float64)).to(target)
     """
     assert lint(source) == [("CDL607", 16, 12)]
+
+
+def test_a_cast_to_a_name_bound_to_torch_dtypes_comes_before_the_move():
+    # lama-cleaner's MAT: `self.torch_dtype` is float16 or float32, so the float64 NumPy noise is cast
+    # before it moves; a cast to an unknown name and then a move is one finding, not one per `.to`.
+    source = """
+    import numpy as np
+    import torch
+
+
+    class MAT:
+        def __init__(self, device, use_gpu, fp16):
+            self.torch_dtype = torch.float16 if use_gpu and fp16 else torch.float32
+            self.z = torch.from_numpy(np.random.randn(1, 512)).to(self.torch_dtype).to(device)
+            self.w = torch.from_numpy(np.random.randn(1, 512)).to(device)
+
+
+    def noise(device, half):
+        dtype = torch.float16 if half else torch.float32
+        return torch.from_numpy(np.random.randn(3)).to(dtype).to(device)
+
+
+    def unknown(device, other):
+        return torch.from_numpy(np.random.randn(3)).to(other).to(device)
+    """
+    assert lint(source) == [("CDL607", 9, 18), ("CDL607", 18, 12)]

@@ -42,6 +42,22 @@ def test_tests_that_also_match_mps_and_messages_that_are_made_are_no_finding():
     ) == []
 
 
+def test_a_message_handed_back_to_the_caller_is_made_not_looked_for():
+    # lama-cleaner's server: the test is the `in`; the tuple returned is the HTTP response.
+    assert lint(
+        """
+        def inpaint(model, image):
+            try:
+                return model(image)
+            except RuntimeError as e:
+                if "CUDA out of memory. " in str(e):
+                    return "CUDA out of memory", 500
+                yield "CUDA out of memory", 500
+                return {"error": ("CUDA out of memory", 500)}
+        """
+    ) == [("CDL218", 5, 12)]
+
+
 def test_a_handler_under_a_cuda_guard_is_no_finding():
     assert lint(
         """

@@ -446,6 +446,104 @@ def test_is_built_after_leaving_unless_mps_is_available_is_not_reported():
     ) == [("CDL111", 13, 8)]
 
 
+def test_a_switch_whose_branch_takes_cuda_or_raises_forgets_mps():
+    """simpletransformers' models: `if use_cuda:` takes CUDA where it is available and raises where it is
+    not, `else:` takes the CPU: whatever the caller passes, MPS is never chosen (and the default,
+    `use_cuda=True`, raises on a Mac). A branch whose CUDA choice has a working fallback is a guard
+    the switch merely asks for, and is not such a selection."""
+    assert lint(
+        """
+        import torch
+
+        class Model:
+            def __init__(self, use_cuda=True, cuda_device=-1):
+                if use_cuda:
+                    if torch.cuda.is_available():
+                        if cuda_device == -1:
+                            self.device = torch.device("cuda")
+                        else:
+                            self.device = torch.device(f"cuda:{cuda_device}")
+                    else:
+                        raise ValueError("'use_cuda' set to True when cuda is unavailable.")
+                else:
+                    self.device = "cpu"
+
+        def pick(use_gpu):
+            if use_gpu:
+                if not torch.cuda.is_available():
+                    raise RuntimeError("no GPU")
+                device = "cuda"
+            else:
+                device = "cpu"
+            return device
+
+        def fine(use_gpu):
+            if use_gpu:
+                device = "cuda" if torch.cuda.is_available() else "mps"
+            else:
+                device = "cpu"
+            return device
+        """,
+        select=["CDL104"],
+    ) == [("CDL104", 5, 9), ("CDL104", 17, 5)]
+
+
+def test_a_move_among_other_statements_with_an_else_that_places_nothing():
+    """backgroundremover's load_model: where CUDA is available the weights load and the net moves to
+    CUDA; the `else` loads them onto the CPU and moves nothing, so a Mac's GPU is never used. An `else`
+    that places the net somewhere (a device, MPS) is a selection of its own."""
+    assert lint(
+        """
+        import torch
+
+        def load_model(net, path, device):
+            if torch.cuda.is_available():
+                net.load_state_dict(torch.load(path))
+                net.to(torch.device("cuda"))
+            else:
+                net.load_state_dict(torch.load(path, map_location="cpu"))
+            if torch.cuda.is_available():
+                net.load_state_dict(torch.load(path))
+                net.cuda()
+            else:
+                net.to(device)
+            if torch.cuda.is_available():
+                print("cuda")
+            else:
+                print("cpu")
+            if torch.cuda.is_available():
+                nan = torch.tensor(float("nan")).cuda()
+            else:
+                nan = torch.tensor(float("nan"))
+            return net
+        """,
+        select=["CDL104"],
+    ) == [("CDL104", 4, 5)]
+
+
+def test_is_built_inside_an_availability_test_is_not_reported():
+    """happytransformer's device choice: `if torch.backends.mps.is_available():` then `if
+    torch.backends.mps.is_built():` inside it. The `else` of an availability test is no such place."""
+    assert lint(
+        """
+        import torch
+
+        def pick():
+            device = None
+            if torch.backends.mps.is_available():
+                if torch.backends.mps.is_built():
+                    device = torch.device("mps")
+            if torch.backends.mps.is_available() and torch.cuda.is_available():
+                pass
+            else:
+                if torch.backends.mps.is_built():
+                    device = torch.device("mps")
+            return device
+        """,
+        select=["CDL111"],
+    ) == [("CDL111", 11, 12)]
+
+
 # -- CDL108/CDL706: the class attributes of a class whose constructor raises off a Mac --------------
 def test_class_attributes_of_a_class_constructed_only_with_cuda_are_not_reported():
     """Composer's DeviceGPU: `dist_backend = "nccl"` is read by instances, which `__init__` refuses to

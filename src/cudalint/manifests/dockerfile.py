@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from fnmatch import fnmatchcase
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding
@@ -111,6 +111,9 @@ def _run(path: str, index: LineIndex, instruction: str, offsets: List[int], word
     scan_text(path, instruction[start:], "Dockerfile RUN", parsed, index=index, offsets=offsets[start:])
 
 
+_FROM_STAGE = re.compile(r"(?:^--from=|[=,]from=)([^,\s]+)", re.IGNORECASE)  # `--from=build`, `--mount=type=bind,from=0`
+
+
 def check(path: str, text: str) -> Tuple[List[Finding], Parsed]:
     rule = load_catalog()["CDL454"]
     index = LineIndex(text)
@@ -120,6 +123,9 @@ def check(path: str, text: str) -> Tuple[List[Finding], Parsed]:
     variables: Dict[str, str] = {}
     stages = set()
     seen_from = False
+    number = -1  # the stage each FROM starts, counted from 0 as `COPY --from=0` counts them
+    unnamed: Dict[int, int] = {}  # an unnamed stage on a CUDA image -> its finding's place in `findings`
+    referenced: Set[str] = set()  # stages later instructions read: `--from=NAME|N`, `FROM name`
     for instruction, line, offsets in _instructions(text, index):
         words = [(m.group(0), m.start(), m.end()) for m in re.finditer(r"\S+", instruction)]
         if not words:
@@ -135,20 +141,32 @@ def check(path: str, text: str) -> Tuple[List[Finding], Parsed]:
             continue
         if keyword == "run":
             _run(path, index, instruction, offsets, words, parsed)
+        if keyword in ("copy", "add", "run"):
+            for word, _, _ in words[1:]:
+                found = _FROM_STAGE.search(word)
+                if found is not None and word.startswith("--"):
+                    referenced.add(found.group(1).lower())
         if keyword != "from":
             continue
         seen_from = True
+        number += 1
         arguments = [word for word in words[1:] if not word[0].startswith("--")]
         if not arguments:
             problems.append(Problem(path, index.line_span(line), f"line {line}: FROM needs an image"))
             continue
         image_text, start, end = arguments[0]
-        if len(arguments) >= 3 and arguments[1][0].lower() == "as":
+        named = len(arguments) >= 3 and arguments[1][0].lower() == "as"
+        if named:
             stages.add(arguments[2][0].lower())
         image = _substitute(image_text, variables)
-        if image.lower() in stages or not _is_cuda_image(image, rule):
+        if image.lower() in stages:
+            referenced.add(image.lower())
+            continue
+        if not _is_cuda_image(image, rule):
             continue
         span = index.span(offsets[start], offsets[end - 1] + 1)
+        if not named:
+            unnamed[number] = len(findings)
         findings.append(
             Finding(
                 rule.code, path, span.line, span.column, span.end_line, span.end_column,
@@ -158,4 +176,8 @@ def check(path: str, text: str) -> Tuple[List[Finding], Parsed]:
                 rule.severity,
             )
         )
-    return findings, parsed
+    # An unnamed stage that is not the last one and that no later instruction reads (`COPY --from=0`)
+    # is built by nobody: `docker build` builds the last stage and what it needs, and `--target` takes
+    # only names (scvi-tools' leftover `FROM nvidia/cuda:...` above `FROM python:3.12 AS base`).
+    dead = {at for stage, at in unnamed.items() if stage < number and str(stage) not in referenced}
+    return [finding for at, finding in enumerate(findings) if at not in dead], parsed

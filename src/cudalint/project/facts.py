@@ -91,6 +91,12 @@ class FileFacts:
         # and "guards": {flag: [true off a Mac, false off a Mac]} of the flags its methods bind on self to
         # a CUDA guard (any module-level class).
         self.classes: Dict[str, dict] = {}
+        # Attributes the module's classes bind to a CUDA guard, in their body (`total_visible_gpus =
+        # torch.cuda.device_count()`) or on self in a method: name -> [true off a Mac, false off a Mac], or
+        # None where another binding of the name in the module says something else (see
+        # ProjectIndex.attribute_guard, which reads `config.total_visible_gpus` of any object by it).
+        self.attribute_guards: Dict[str, Optional[List[bool]]] = {}
+        self.bound_attributes: List[str] = []  # every attribute name an assignment of the module stores
 
     def to_json(self) -> dict:
         return {
@@ -128,6 +134,8 @@ class FileFacts:
             "skips_via": self.skips_via,
             "guard_constants_via": self.guard_constants_via,
             "classes": self.classes,
+            "attribute_guards": self.attribute_guards,
+            "bound_attributes": self.bound_attributes,
         }
 
     @classmethod
@@ -151,6 +159,8 @@ class FileFacts:
         facts.skips_via = dict(data.get("skips_via", {}))
         facts.guard_constants_via = dict(data.get("guard_constants_via", {}))
         facts.classes = dict(data.get("classes", {}))
+        facts.attribute_guards = dict(data.get("attribute_guards", {}))
+        facts.bound_attributes = list(data.get("bound_attributes", []))
         facts.definitions = list(data.get("definitions", []))
         facts.uses = dict(data.get("uses", {}))
         facts.decorators = dict(data.get("decorators", {}))
@@ -283,6 +293,7 @@ class _Reader:
         self._attributes_memo: Dict[int, Dict[str, List[Tuple[ast.AST, ast.AST]]]] = {}  # class -> self.NAME's values
         # (class, NAME) -> its guard and the other modules' names met working it out
         self._attribute_memo: Dict[Tuple[int, str], Tuple[Tuple[bool, bool], tuple]] = {}
+        self._judged_attributes: Dict[str, List[Optional[Tuple[bool, bool]]]] = {}  # see _attribute_binding
         self._attribute_visits: set = set()  # (class, NAME) being judged
         self.libraries: Tuple[str, ...] = ()  # the libraries that never import on a Mac (CDL404's, off_mac_libraries)
         self.import_flags: Dict[str, List[Tuple[object, bool]]] = {}  # NAME -> (constant, after a CUDA-only import)
@@ -353,6 +364,14 @@ class _Reader:
             guard, _ = self._answer(lambda: self._known(self._attribute_guard(node, attribute)))
             if guard is not None:
                 guards[attribute] = list(guard)
+            self._attribute_binding(attribute, guard)
+        for statement in node.body:  # `total_visible_gpus = torch.cuda.device_count()` in the class body
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target] if isinstance(
+                statement, ast.AnnAssign) and statement.value is not None else []
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    guard, _ = self._answer(lambda: self._known(self._guard(statement.value)))
+                    self._attribute_binding(target.id, guard)
         if guards:
             entry = self.facts.classes.get(name)
             if entry is None:
@@ -391,6 +410,7 @@ class _Reader:
                 if not any(word in held for word in self.words):
                     continue
             self._class_guards(name, node)
+        self._attribute_guards()
         for name, value in self.pending.items():
             # CUDA_IS_AVAILABLE = checks.cuda_is_available() with checks from another module: a table
             guard, table = self._answer(lambda: self._known(self._guard(value)))
@@ -759,6 +779,21 @@ class _Reader:
             return None
         true, false = all(g[0] for g in guards), all(g[1] for g in guards)
         return (true, false) if true or false else None
+
+    def _attribute_binding(self, name: str, guard: Optional[Tuple[bool, bool]]) -> None:
+        """Note one binding of attribute `name` by a class of the module: a guard, or (None) anything else."""
+        self._judged_attributes.setdefault(name, []).append(guard)
+
+    def _attribute_guards(self) -> None:
+        """FileFacts.attribute_guards: each attribute a class of the module binds to a CUDA guard, with that
+        guard where every assignment of the module that stores the name (the reach pass counted them) is
+        one of the bindings judged, and all agree; None where one of them says something else."""
+        stored = getattr(self, "stored_attributes", {})
+        for name, guards in self._judged_attributes.items():
+            if not any(guard is not None for guard in guards):
+                continue
+            agreed = len(set(guards)) == 1 and len(guards) == stored.get(name, 0)
+            self.facts.attribute_guards[name] = list(guards[0]) if agreed else None
 
     def _held(self, value: ast.AST, function, depth: int) -> Tuple[bool, bool]:
         """What holding `value` says: True and False are never false (or never true) anywhere."""

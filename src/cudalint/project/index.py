@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "28"
+INDEX_VERSION = "29"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -69,6 +69,7 @@ class ProjectIndex:
         self._stars: Dict[str, Dict[str, str]] = {}  # module -> star_exports(module)
         self._siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
         self._subclasses: Optional[Dict[str, List[Tuple[str, str]]]] = None  # class -> [(subclass, its path)]
+        self._attribute_guards: Optional[Dict[str, Optional[Tuple[bool, bool]]]] = None  # see attribute_guard
 
     # -- queries ------------------------------------------------------------------------
     def siblings_of(self, path: str) -> Dict[str, str]:
@@ -417,6 +418,24 @@ class ProjectIndex:
             if name in entry["binds"]:
                 return None
         return None
+
+    def attribute_guard(self, name: str) -> Optional[Tuple[bool, bool]]:
+        """What reading attribute `name` of an object the code cannot name guards (`config.total_visible_gpus`
+        of a parameter), where the project's classes bind that name only to one CUDA guard (ColBERT's
+        settings class: `total_visible_gpus = torch.cuda.device_count()`), in every module that binds it
+        to one and with nothing else beside it there (FileFacts.attribute_guards); None otherwise."""
+        if self._attribute_guards is None:
+            merged: Dict[str, Optional[Tuple[bool, bool]]] = {}
+            for facts in self.facts.values():
+                for attribute, guard in facts.attribute_guards.items():
+                    found = tuple(guard) if isinstance(guard, list) and len(guard) == 2 else None
+                    merged[attribute] = found if merged.get(attribute, found) == found else None
+            for facts in self.facts.values():
+                for attribute in facts.bound_attributes:
+                    if attribute in merged and attribute not in facts.attribute_guards:
+                        merged[attribute] = None  # another module stores it, to something else
+            self._attribute_guards = merged
+        return self._attribute_guards.get(name)
 
     def reads_private(self, name: str) -> bool:
         """Some module reads the private attribute `name` (`x._load`) other than in a method of its own

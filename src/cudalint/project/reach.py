@@ -100,6 +100,8 @@ class _Uses:
         self.guard_of: Dict[int, Tuple[bool, bool]] = {}  # id(test) -> the reader's answer (an if asks for both arms)
         self.leaves_of: Dict[int, list] = {}  # id(test) -> the names of other modules (leaves) its judgement met
         self.classes: Set[str] = set()  # definition paths of the classes met so far
+        self.stored: Dict[str, int] = {}  # attribute name -> how many assignments store it (`x.name = ...`,
+        # or `name = ...` in a class body): what FileFacts.attribute_guards is checked against
 
     def run(self, tree: ast.Module) -> None:
         self._block(tree.body, (), "", None)
@@ -257,6 +259,9 @@ class _Uses:
             for target in targets:
                 if not isinstance(target, ast.Name):
                     push(target, guarded, context, function)
+                    self._stores(target)
+                elif context in self.classes:
+                    self.stored[target.id] = self.stored.get(target.id, 0) + 1
         elif type(node).__name__ == "Match":
             push(node.subject, guarded, context, function)
             for case in node.cases:
@@ -390,6 +395,17 @@ class _Uses:
                     self.mentions[(pattern, guarded, context)] = None  # f"pkg.ops.{name}_op": any module that fits
             self._children(node, guarded, context, function)
 
+    def _stores(self, target: ast.AST) -> None:
+        """Count the attributes an assignment's target stores (`self.a, obj.b = ...`)."""
+        stored = self.stored
+        pending = [target]
+        while pending:
+            node = pending.pop()
+            if type(node) is ast.Attribute and type(node.ctx) is ast.Store:
+                stored[node.attr] = stored.get(node.attr, 0) + 1
+            elif type(node) in (ast.Tuple, ast.List, ast.Starred):
+                pending.extend(node.elts if type(node) is not ast.Starred else (node.value,))
+
     def _call(self, node: ast.Call, guarded: Guarded, context: str, function) -> None:
         raw, stack = self.raw, self.stack
         func = node.func
@@ -487,6 +503,8 @@ class _Uses:
         facts.decorators = decorators
         facts.private = sorted(self.private)
         facts.mentions = mentions
+        facts.bound_attributes = sorted(self.stored)
+        self.reader.stored_attributes = self.stored
 
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException",

@@ -9,6 +9,7 @@ not selected.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
@@ -392,7 +393,8 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     "cpu"` just after an `if` whose body returns the CUDA choice. The CPU choice is looked for first:
     it is plain syntax, and most if statements have none, so the guard and the values are asked
     about the few that do."""
-    if (node.orelse is None or _other_hosts_only(node.orelse, ctx)) and _moves_to_cuda(node.body, ctx):
+    if ((node.orelse is None or _other_hosts_only(node.orelse, ctx)) and _moves_to_cuda(node.body, ctx)) or (
+            _else_moves_nothing(node) and _some_move_to_cuda(node.body, ctx)):
         if not any(mentions_mac_path(test) for test in _earlier_tests(node, ctx)) and not _mac_path_after(node, ctx):
             _conditional_move(node, ctx)  # the head, or the last `elif` of a chain that never picks MPS
         return
@@ -407,7 +409,7 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         return
     if any(mentions_mac_path(part) for part in [test for test, _ in pairs] + nested_tests + [value for _, value in first]):
         return
-    if not ctx.model.guard(node.test).when_true:
+    if not ctx.model.guard(node.test).when_true and not _cuda_or_raise(pairs[0][1], ctx):
         return
     cuda_names = {name for name, value in first if _chooses_cuda(value, ctx)}
     if not cuda_names:
@@ -427,6 +429,23 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
         "available accelerator, then CPU",
     )
+
+
+def _cuda_or_raise(block: cst.BaseSuite, ctx: FileContext) -> bool:
+    """The branch takes CUDA or stops: `if torch.cuda.is_available(): device = "cuda"` / `else: raise
+    ValueError(...)` (simpletransformers' `if use_cuda:` branch), or `if not torch.cuda.is_available():
+    raise ...` before its choice. Whatever picks the branch (a `use_cuda` switch), it never picks MPS."""
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    for statement in block.body:
+        if type(statement) is not cst.If:
+            continue
+        guard = ctx.model.guard(statement.test)
+        if guard.when_true and isinstance(statement.orelse, cst.Else) and ends_flow(statement.orelse.body, ctx.model) == "raise":
+            return True
+        if guard.when_false and statement.orelse is None and ends_flow(statement.body, ctx.model) == "raise":
+            return True
+    return False
 
 
 def _other_hosts_only(orelse: cst.CSTNode, ctx: FileContext) -> bool:
@@ -465,6 +484,27 @@ def _earlier_tests(node: cst.If, ctx: FileContext) -> List[cst.BaseExpression]:
         tests.append(holder.test)
         current = holder
     return tests
+
+
+def _else_moves_nothing(node: cst.If) -> bool:
+    """The `if` has a plain `else` that places nothing (`net.load_state_dict(torch.load(path,
+    map_location="cpu"))`): no `.cuda()`/`.to(...)` call, no `device=`, and no word of MPS."""
+    orelse = node.orelse
+    if not isinstance(orelse, cst.Else):
+        return False
+    text = source_of(orelse.body)
+    return not (mentions_mac_path(orelse.body) or ".to(" in text or ".cuda(" in text or "device" in text)
+
+
+def _some_move_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
+    """A statement directly in the block moves a module to CUDA in place, as `_moves_to_cuda` reads one
+    (`net.to(torch.device("cuda"))` after loading its weights), and none tests for MPS. An assignment
+    (`F_prev = torch.tensor(nan).cuda()` / `else: F_prev = torch.tensor(nan)`) makes a value in each
+    branch: a choice of values, not a placement left undone."""
+    if not isinstance(block, cst.IndentedBlock) or mentions_mac_path(block):
+        return False
+    return any(_moves_to_cuda(cst.IndentedBlock(body=[statement]), ctx) for statement in block.body
+               if isinstance(statement, cst.SimpleStatementLine) and type(statement.body[0]) is cst.Expr)
 
 
 def _conditional_move(node: cst.If, ctx: FileContext) -> None:
@@ -547,8 +587,29 @@ def _default_param(node: cst.Param, ctx: FileContext) -> None:
 
 def _default_keyword(node: cst.Call, ctx: FileContext) -> None:
     for arg in node.args:
-        if arg.keyword is not None and arg.keyword.value == "default" and is_cuda_device_string(arg.value):
+        if arg.keyword is None or arg.keyword.value != "default":
+            continue
+        if is_cuda_device_string(arg.value):
             ctx.report("CDL108", arg.value, "option defaults to a CUDA device")
+        elif type(arg.value) in (cst.Name, cst.Attribute):
+            _default_through_name(arg.value, ctx)
+
+
+def _default_through_name(default: cst.BaseExpression, ctx: FileContext) -> None:
+    """`add_argument("--device", default=DEFAULT_DEVICE)` with `DEFAULT_DEVICE = "cuda"` in this module
+    (reported where the constant is written) or in another of the project (reported here, with it)."""
+    for value in ctx.model.values(default):
+        if value.off_mac or not value.is_cuda_device() or value.origin is default:
+            continue
+        if value.where is not None:
+            path, line, _ = value.where
+            ctx.report("CDL108", default, f"option defaults to {source_of(default)} = {value.data!r} (set in {path}:{line}), "
+                       "a CUDA device", None, ((value.where, f"{value.data!r} is set here"),))
+        else:
+            ctx.report("CDL108", value.origin, f"{source_of(value.origin)} reaches an option default "
+                       f"({source_of(default)}): a CUDA device", None,
+                       ((default, f"{source_of(value.origin)} is this option's default"),))
+        return
 
 
 def _default_field(node: cst.CSTNode, ctx: FileContext) -> None:
@@ -642,6 +703,8 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
         return  # the function maps the loads that hold tensors: the others hold host-side state by choice
     if location is None and _restores_rng_state(node, ctx):
         return  # generator states are CPU byte tensors, whichever device's generator they were taken from
+    if location is None and _restores_host_state(node, ctx):
+        return  # a scheduler's or gradient scaler's state: Python numbers, no tensors to map
     if location is None and positional and _ships_cpu_storages(positional[0].value, ctx):
         return  # a file the project ships beside this module, saved from the CPU
     if location is None:
@@ -685,6 +748,25 @@ def _ships_cpu_storages(path: cst.BaseExpression, ctx: FileContext) -> bool:
         return False
     found = shipped_files.shipped_path(path, ctx.model, ctx.path, project.root)
     return found is not None and shipped_files.holds_cpu_storages_only(found)
+
+
+def _restores_host_state(node: cst.Call, ctx: FileContext) -> bool:
+    """The load is handed straight to `x.load_state_dict(...)` where every value `x` may hold is made by
+    one of CDL109's `host_state_factories` (a learning-rate scheduler, a gradient scaler): what those
+    objects save is numbers, so there is no storage to map (`scheduler.pt` beside `optimizer.pt`)."""
+    factories = ctx.rules["CDL109"].match.get("host_state_factories", ())
+    stack = ctx.stack
+    if not (factories and isinstance(ctx.parent, cst.Arg) and len(stack) >= 3 and isinstance(stack[-3], cst.Call)):
+        return False
+    func = stack[-3].func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict"):
+        return False
+    values = ctx.model.values(func.value)
+    return bool(values) and all(
+        isinstance(value.origin, cst.Call)
+        and any(fnmatch.fnmatchcase(ctx.model.resolve(value.origin.func) or "", pattern) for pattern in factories)
+        for value in values
+    )
 
 
 MAX_RESTORE_NODES = 5000  # the largest function body searched for the reads of a loaded state
@@ -812,7 +894,49 @@ def _saved_here(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         if target is None and len(positional) >= 2:
             target = positional[1]
-        if target is not None and _spelling(target) == written and not _in_another_arm(call, ctx.stack):
+        if target is not None and _spelling(target) == written and (
+                not _in_another_arm(call, ctx.stack) or _caches_loaded_name(call, ctx)):
+            return True
+    return False
+
+
+def _caches_loaded_name(save: cst.Call, ctx: FileContext) -> bool:
+    """The load binds a name that the save in the other arm writes (`if os.path.exists(cached):
+    features = torch.load(cached)` / `else: features = convert(examples); torch.save(features,
+    cached)`): the function's cache of what it computes, made on the host that runs it. A name some
+    binding of which holds a module's state (`.state_dict()`), or that is bound other than by assignment
+    (a parameter), is a checkpoint brought from anywhere, and is still reported."""
+    parent = ctx.parent
+    if not (type(parent) is cst.Assign and len(parent.targets) == 1 and type(parent.targets[0].target) is cst.Name):
+        return False
+    if not _loaded_when_present(save, ctx):
+        return False  # `if if_save: torch.save(x, path)` / `elif exists: x = torch.load(path)`: save or resume
+    name = parent.targets[0].target
+    saved = next((arg.value for arg in save.args if arg.keyword is None and not arg.star), None)
+    if not (type(saved) is cst.Name and saved.value == name.value):
+        return False
+    bindings = ctx.model.bindings_of(name)
+    return bool(bindings) and all(
+        binding.kind == "assign" and (binding.value is parent.value or not _holds_state(
+            binding.value if binding.value is not None else binding.node, ctx.model.scope, False, ctx))
+        for binding in bindings  # (a name unpacked from a call: the statement that binds it is looked at)
+    )
+
+
+EXISTENCE_TESTS = frozenset({"os.path.exists", "os.path.isfile", "exists", "is_file", "isfile"})
+
+
+def _loaded_when_present(save: cst.Call, ctx: FileContext) -> bool:
+    """The load sits in the body of an `if` that tests whether its file exists, and the save in what runs
+    when the test is false (its `else`, or an `elif` of it): a cache filled where it is missing."""
+    stack = ctx.stack
+    for depth in range(len(stack) - 1):
+        holder = stack[depth]
+        if type(holder) is not cst.If or stack[depth + 1] is not holder.body or holder.orelse is None:
+            continue
+        tested = any((ctx.model.resolve(call.func) or "") in EXISTENCE_TESTS or (
+            type(call.func) is cst.Attribute and call.func.attr.value in EXISTENCE_TESTS) for call in _calls_in(holder.test))
+        if tested and any(call is save for call in _calls_in(holder.orelse)):
             return True
     return False
 
@@ -1226,12 +1350,22 @@ def _mps_built(node: cst.Call, ctx: FileContext) -> None:
 
 def _mps_checked_before(ctx: FileContext) -> bool:
     """An earlier statement of a block around the test leaves unless MPS is available (`if not
-    torch.backends.mps.is_available(): raise ...`): the build test after it chooses nothing."""
+    torch.backends.mps.is_available(): raise ...`), or the test sits in the body of an `if` that asks
+    for it (`if torch.backends.mps.is_available():` then `if torch.backends.mps.is_built():`,
+    happytransformer): the build test there chooses nothing."""
+    stack = ctx.stack
+    if any(type(holder) is cst.If and stack[at + 1] is holder.body and _asks_mps_available(holder.test, ctx)
+           for at, holder in enumerate(stack[:-1])):
+        return True
     return any(
         type(statement) is cst.If and statement.orelse is None and ends_flow(statement.body, ctx.model)
-        and any(ctx.imports.resolve(call.func) == "torch.backends.mps.is_available" for call in _calls_in(statement.test))
+        and _asks_mps_available(statement.test, ctx)
         for statement in earlier_statements(ctx.stack)
     )
+
+
+def _asks_mps_available(test: cst.BaseExpression, ctx: FileContext) -> bool:
+    return any(ctx.imports.resolve(call.func) == "torch.backends.mps.is_available" for call in _calls_in(test))
 
 
 def _is_available_fix(call: cst.Call) -> Optional[FixPlan]:

@@ -40,7 +40,7 @@ from cudalint.python.backend_choice import cpu_gets
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
-from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, source_of, string_value
+from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, mentions_mac_path, source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import (
     builds_on_default_device, copies_uninitialized, held_until_waited, kept_by_its_object, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
@@ -848,6 +848,10 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
         return  # `is_cuda = q.is_cuda` ... `cuda_config if is_cuda else cpu_config`: a guard kept in a name
     if _asserted_false(node, ctx):
         return  # `assert not y.is_cuda`: holds for every tensor a Mac has
+    if _copy_flag(ctx.parent):
+        return  # `non_blocking=x.is_cuda`: asynchronous only from CUDA, a blocking copy elsewhere
+    if _or_mps(node, ctx):
+        return  # `t.is_cuda or t.device.type == "mps"`: "on an accelerator", MPS included
     for entry in entries:
         if not ctx.imports.is_module_ref(node.value):
             ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))
@@ -955,6 +959,8 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
     """The name is (part of) the test of an if / conditional expression / while, under not, and, or, whose
     branch taken when the name is False does not raise."""
     inner: cst.CSTNode = name
+    if chain and _copy_flag(chain[-1]):
+        return True
     for holder in reversed(chain):
         if isinstance(holder, (cst.BooleanOperation, cst.UnaryOperation)) and not (
             isinstance(holder, cst.UnaryOperation) and not isinstance(holder.operator, cst.Not)
@@ -972,6 +978,30 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
             return not (isinstance(holder.orelse, cst.Else) and ends_flow(holder.orelse.body, ctx.model) == "raise")
         return False
     return False
+
+
+def _or_mps(node: cst.Attribute, ctx: FileContext) -> bool:
+    """The attribute is one operand of an `or` another operand of which tests for MPS (pylate's
+    `t.is_cuda or t.device.type == "mps"`): the whole asks whether the tensor is on an accelerator."""
+    top = None
+    for holder in reversed(ctx.stack[:-1]):
+        if type(holder) is cst.BooleanOperation and type(holder.operator) is cst.Or:
+            top = holder
+        elif type(holder) is not cst.BooleanOperation:
+            break
+    return top is not None and any(mentions_mac_path(part) for part in _disjuncts(top))
+
+
+def _disjuncts(node: cst.BaseExpression) -> List[cst.BaseExpression]:
+    if type(node) is cst.BooleanOperation and type(node.operator) is cst.Or:
+        return _disjuncts(node.left) + _disjuncts(node.right)
+    return [node]
+
+
+def _copy_flag(holder: cst.CSTNode) -> bool:
+    """`x.to("cpu", non_blocking=boxes.is_cuda)`: the attribute only makes a copy asynchronous where the
+    tensor is on CUDA; elsewhere (MPS too) the copy blocks, which is the safe way there."""
+    return type(holder) is cst.Arg and holder.keyword is not None and holder.keyword.value == "non_blocking"
 
 
 def _decides_placement(node: cst.Attribute, ctx: FileContext) -> bool:

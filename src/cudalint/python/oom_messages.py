@@ -17,6 +17,8 @@ from cudalint.python.names import conjuncts, membership_literal, names_cuda_oom,
 from cudalint.python.visitor import Registry
 
 GENERIC = "out of memory"
+# What a container may sit in on its way to where it is used: other containers, and their elements.
+_HELD_IN = (cst.Element, cst.DictElement, cst.Tuple, cst.List, cst.Set, cst.Dict)
 # Methods and functions whose first argument is text searched for in another string.
 SEARCHES = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "search", "match", "fullmatch"})
 MESSAGE = (
@@ -58,8 +60,9 @@ def _container(node: cst.BaseExpression, ctx: FileContext) -> None:
     found = [(text, value) for text, value in texts if names_cuda_oom(text)]
     if not found or any(text is not None and GENERIC in text.lower() and not names_cuda_oom(text) for text, _ in texts):
         return
-    if isinstance(ctx.parent, (cst.Arg, cst.Call)):
-        return  # handed to a call: a message made, not one looked for
+    holder = next((ancestor for ancestor in reversed(ctx.stack[:-1]) if not isinstance(ancestor, _HELD_IN)), None)
+    if isinstance(holder, (cst.Arg, cst.Call, cst.Return, cst.Yield)):
+        return  # handed to a call or back to the caller (`return "CUDA out of memory", 500`): a message made
     for text, value in found:
         ctx.report("CDL218", value, MESSAGE.format(found=repr(text)))
 

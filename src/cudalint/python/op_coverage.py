@@ -503,6 +503,9 @@ def _method_fact(receiver: Fact, attr: cst.Name, call: cst.Call, ctx: FileContex
             converted = _explicit_dtype(call, ctx, position)
             if converted is not None and converted.dtype is not None:
                 return replace(converted, ndim=receiver.ndim)
+        first = _argument(call, "dtype", 0)
+        if first is not None and _bound_to_dtypes(first, ctx) and _torch_dtype(first, ctx) is None:
+            return Fact("tensor", ndim=receiver.ndim)  # `.to(self.torch_dtype)`: cast, to a dtype chosen at run time
         return receiver
     if method in SAME_TENSOR_METHODS:
         return receiver
@@ -751,9 +754,24 @@ def _is_device(node: cst.BaseExpression, ctx: FileContext) -> bool:
         return False  # torch.float32 and friends: a conversion, not a move
     if names_host(ctx.model, node):
         return False  # torch.device("cpu"), a name bound only to "cpu"
-    if names_dtype(ctx.model, node):
-        return False  # `.to(x.dtype)`, or a name bound to one: a cast
+    if names_dtype(ctx.model, node) or _bound_to_dtypes(node, ctx):
+        return False  # `.to(x.dtype)`, or a name bound to one or to torch's dtypes: a cast
     return fact_of(node, ctx) is None  # x.to(other_tensor) follows another tensor
+
+
+def _bound_to_dtypes(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
+    """A name (or `self.<attr>` in a method) every binding of which is a torch dtype, or a conditional
+    choice between such: `self.torch_dtype = torch.float16 if fp16 else torch.float32` (lama-cleaner's
+    MAT), so `.to(self.torch_dtype)` casts and moves nothing."""
+    if _torch_dtype(node, ctx) in TORCH_DTYPES.values():
+        return True
+    if type(node) is cst.IfExp:
+        return depth < 4 and _bound_to_dtypes(node.body, ctx, depth + 1) and _bound_to_dtypes(node.orelse, ctx, depth + 1)
+    if depth >= 4 or type(node) not in (cst.Name, cst.Attribute):
+        return False
+    bindings = ctx.model.bindings_of(node)
+    return bool(bindings) and all(binding.kind == "assign" and binding.value is not None
+                                  and _bound_to_dtypes(binding.value, ctx, depth + 1) for binding in bindings)
 
 
 def moved_value(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression]:
@@ -795,6 +813,8 @@ def _created_on_device(call: cst.Call, ctx: FileContext) -> bool:
 
 def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
     moved = moved_value(call, ctx)
+    if type(moved) is cst.Call and moved_value(moved, ctx) is not None:
+        return  # `x.to(a).to(b)`: the first move is the one reported, once
     if moved is not None:
         fact = fact_of(moved, ctx)
     elif _created_on_device(call, ctx):

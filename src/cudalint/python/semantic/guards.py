@@ -466,10 +466,25 @@ class GuardEvaluator:
         found = _agree(self._bound_guards(node, scope, depth))
         if not found.known and depth < MAX_DEPTH and self._checked_switch(node, scope, depth):
             return TRUE_OFF_MAC
+        if not found.known:
+            found = self._project_attribute(node, scope)
         if found.known or not none_on_mac(self.model, node, scope, depth):
             return found
         self.none_on_mac.add((id(node), id(scope)))  # true only off a Mac, as a value: not a count
         return TRUE_OFF_MAC
+
+    def _project_attribute(self, node, scope) -> Guard:
+        """`config.total_visible_gpus` of an object the file cannot name (a parameter, a local), where the
+        project's classes bind that attribute only to one CUDA guard (ProjectIndex.attribute_guard). An
+        attribute of `self` is its class's own: the class model (`_bound_guards`) answers it, not the name."""
+        project = self.model.project
+        if project is None or type(node) is not cst.Attribute or self.model.is_module_ref(node.value):
+            return UNKNOWN
+        owner = node.value
+        if type(owner) is cst.Name and owner.value == scope.self_name:
+            return UNKNOWN
+        found = project.attribute_guard(node.attr.value)
+        return Guard(*found) if found else UNKNOWN
 
     def _checked_switch(self, node, scope, depth) -> bool:
         """A switch the code checks against CUDA before it relies on it: `if use_cuda: assert

@@ -521,6 +521,39 @@ def test_a_move_among_other_statements_with_an_else_that_places_nothing():
     ) == [("CDL104", 4, 5)]
 
 
+def test_a_tuple_compared_with_one_holding_cuda_is_a_cuda_test():
+    """optimum-benchmark's trackers: `self.is_pytorch_cuda = (self.backend, self.device) == ("pytorch",
+    "cuda")` holds only where the device is CUDA, so its `if` and a private method called only under it
+    (the project index's reach) run off a Mac; `!=` is the other way round, and a tuple with no CUDA in
+    it says nothing."""
+    assert lint(
+        """
+        import torch
+
+        class LatencyTracker:
+            def __init__(self, backend, device):
+                self.backend, self.device = backend, device
+                self.is_pytorch_cuda = (self.backend, self.device) == ("pytorch", "cuda")
+
+            def track(self):
+                if self.is_pytorch_cuda:
+                    torch.cuda.synchronize()
+                    self._cuda_memory()
+                if (self.backend, self.device) != ("pytorch", "cuda"):
+                    return
+                torch.cuda.synchronize()
+
+            def _cuda_memory(self):
+                torch.cuda.synchronize()
+
+            def other(self):
+                if (self.backend, self.device) == ("pytorch", "cpu"):
+                    torch.cuda.synchronize()
+        """,
+        select=["CDL201"], path="bench/trackers.py", project_files={"bench/__init__.py": ""},
+    ) == [("CDL201", 21, 13)]
+
+
 def test_is_built_inside_an_availability_test_is_not_reported():
     """happytransformer's device choice: `if torch.backends.mps.is_available():` then `if
     torch.backends.mps.is_built():` inside it. The `else` of an availability test is no such place."""

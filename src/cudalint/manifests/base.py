@@ -63,6 +63,7 @@ class Dependency:
     off_mac: bool = False
     channel: Optional[str] = None
     command: bool = False  # an argument of an install command (a RUN line, a script), not a declaration
+    locked: bool = False  # a lock file's resolution (uv.lock, poetry.lock), not a requirement someone wrote
 
 
 @dataclass(frozen=True)

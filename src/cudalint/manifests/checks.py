@@ -173,6 +173,8 @@ def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] 
         if excludes_macos(dep.marker):
             continue  # its own marker is false on every Mac: pip never installs it there
         note = off_mac_note(dep)
+        if note is not None and dep.locked:
+            continue  # a lock file's resolution for other platforms (torch's Linux CUDA wheels): nothing to change
         for code, message in _problems(dep, torch_version):
             findings.append(
                 Finding(

@@ -24,7 +24,7 @@ def add_locked(parsed: Parsed, path: str, entries: List[Entry], edges: Iterable[
         parsed.dependencies.append(
             make_dependency(
                 path, span, name=name, specifier=f"=={version}" if version else "", extras=(), marker=None,
-                raw=source, section="package", kind="package", off_mac=marked_off_mac or name not in on_mac,
+                raw=source, section="package", kind="package", off_mac=marked_off_mac or name not in on_mac, locked=True,
             )
         )
     return parsed

@@ -59,8 +59,8 @@ def read(path: str, text: str) -> Tuple[List[Finding], Parsed]:
                                                     or get(document.root, "predict") is not None):
         return _cog(document, parsed), parsed
     _scripts(document, parsed)
-    if _is_ci(path):
-        return [], parsed
+    if _is_ci(path) or platform_named(PurePath(path).stem):
+        return [], parsed  # a workflow, or a configuration named for CUDA hosts (`cuda_llama.yaml`, `compose.gpu.yaml`)
     return _device_defaults(document) + _compose_gpus(document), parsed
 
 
@@ -70,7 +70,7 @@ def _compose_gpus(document: Document) -> List[Finding]:
     no NVIDIA runtime: `docker compose up` cannot start the service. An override file named for GPU
     hosts (`compose.gpu.yaml`) is where such a request belongs, and is not reported."""
     services = get(document.root, "services")
-    if not isinstance(services, yaml.MappingNode) or platform_named(PurePath(document.path).stem):
+    if not isinstance(services, yaml.MappingNode):
         return []
     rule = load_catalog()["CDL455"]
     findings = []
@@ -126,7 +126,8 @@ _DEFAULTS = (
 def _device_defaults(document: Document) -> List[Finding]:
     """CDL108 for each device entry of a configuration whose value is a CUDA device, CDL706 for each
     backend entry that is NCCL: every run that does not override it (`python train.py device=mps`)
-    asks for CUDA."""
+    asks for CUDA. A configuration whose file name is for CUDA hosts (`cuda_pytorch_bert.yaml` beside
+    `mps_pytorch_bert.yaml`) is not read for them: CUDA is what it is for."""
     catalog = load_catalog()
     findings = []
     visited = 0

@@ -294,6 +294,7 @@ class _Reader:
         # (class, NAME) -> its guard and the other modules' names met working it out
         self._attribute_memo: Dict[Tuple[int, str], Tuple[Tuple[bool, bool], tuple]] = {}
         self._judged_attributes: Dict[str, List[Optional[Tuple[bool, bool]]]] = {}  # see _attribute_binding
+        self.stored_attributes: Dict[str, int] = {}  # attribute name -> its stores in the module (the reach pass)
         self._attribute_visits: set = set()  # (class, NAME) being judged
         self.libraries: Tuple[str, ...] = ()  # the libraries that never import on a Mac (CDL404's, off_mac_libraries)
         self.import_flags: Dict[str, List[Tuple[object, bool]]] = {}  # NAME -> (constant, after a CUDA-only import)
@@ -788,7 +789,7 @@ class _Reader:
         """FileFacts.attribute_guards: each attribute a class of the module binds to a CUDA guard, with that
         guard where every assignment of the module that stores the name (the reach pass counted them) is
         one of the bindings judged, and all agree; None where one of them says something else."""
-        stored = getattr(self, "stored_attributes", {})
+        stored = self.stored_attributes
         for name, guards in self._judged_attributes.items():
             if not any(guard is not None for guard in guards):
                 continue
@@ -1028,6 +1029,9 @@ class _Reader:
                 found = (False, True)  # device.type in ("cpu", "mps"): true on every Mac
         elif any(self._off_mac_constant(side) or self._is_cuda_member(side) for side in (left, right)):
             found = (True, False)
+        elif isinstance(left, ast.Tuple) and isinstance(right, ast.Tuple) and len(left.elts) == len(right.elts) and any(
+                self._off_mac_constant(side) or self._is_cuda_member(side) for pair in zip(left.elts, right.elts) for side in pair):
+            found = (True, False)  # `(backend, device) == ("pytorch", "cuda")`: an `and` of pairs, one of them CUDA's
         return found if positive else (found[1], found[0])
 
     def _off_mac_constant(self, node: ast.AST) -> bool:

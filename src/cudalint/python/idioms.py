@@ -486,14 +486,21 @@ def _earlier_tests(node: cst.If, ctx: FileContext) -> List[cst.BaseExpression]:
     return tests
 
 
+PLACING_METHODS = frozenset({"to", "cuda", "xpu", "npu", "mps"})  # methods that put a value on a device other than the CPU
+
+
 def _else_moves_nothing(node: cst.If) -> bool:
     """The `if` has a plain `else` that places nothing (`net.load_state_dict(torch.load(path,
     map_location="cpu"))`): no `.cuda()`/`.to(...)` call, no `device=`, and no word of MPS."""
     orelse = node.orelse
-    if not isinstance(orelse, cst.Else):
+    if not isinstance(orelse, cst.Else) or mentions_mac_path(orelse.body):
         return False
-    text = source_of(orelse.body)
-    return not (mentions_mac_path(orelse.body) or ".to(" in text or ".cuda(" in text or "device" in text)
+    for call in _calls_in(orelse.body):
+        if type(call.func) is cst.Attribute and call.func.attr.value in PLACING_METHODS:
+            return False
+        if any(arg.keyword is not None and "device" in arg.keyword.value for arg in call.args):
+            return False
+    return True
 
 
 def _some_move_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:

@@ -40,7 +40,7 @@ from cudalint.python.backend_choice import cpu_gets
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
-from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, mentions_mac_path, source_of, string_value
+from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, mentions_mac_path, source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import (
     builds_on_default_device, copies_uninitialized, held_until_waited, kept_by_its_object, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
@@ -989,13 +989,7 @@ def _or_mps(node: cst.Attribute, ctx: FileContext) -> bool:
             top = holder
         elif type(holder) is not cst.BooleanOperation:
             break
-    return top is not None and any(mentions_mac_path(part) for part in _disjuncts(top))
-
-
-def _disjuncts(node: cst.BaseExpression) -> List[cst.BaseExpression]:
-    if type(node) is cst.BooleanOperation and type(node.operator) is cst.Or:
-        return _disjuncts(node.left) + _disjuncts(node.right)
-    return [node]
+    return top is not None and any(mentions_mac_path(part) for part in disjuncts(top))
 
 
 def _copy_flag(holder: cst.CSTNode) -> bool:

@@ -144,6 +144,15 @@ def conjuncts(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield node
 
 
+def disjuncts(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The parts of an `or` chain (the node itself when it is none)."""
+    if type(node) is cst.BooleanOperation and type(node.operator) is cst.Or:
+        yield from disjuncts(node.left)
+        yield from disjuncts(node.right)
+    else:
+        yield node
+
+
 def tests_cuda_oom(test: cst.BaseExpression) -> bool:
     """A test that holds only for an error text of CUDA's allocator: `"CUDA out of memory" in str(e)`,
     alone or as one part of an `and`; never true of an error raised on a Mac."""

@@ -772,6 +772,12 @@ class GuardEvaluator:
             if isinstance(right, (cst.Tuple, cst.List, cst.Set)) and self.facts.mac_device_types <= set(string_elements(right)):  # device.type in {"cpu", "mps"}: false only off a Mac
                 return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC
             return UNKNOWN
+        if (positive or negative) and not isinstance(op, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) and type(left) is cst.Tuple \
+                and type(right) is cst.Tuple and len(left.elements) == len(right.elements):
+            # `(self.backend, self.device) == ("pytorch", "cuda")`: each pair equal, an `and` of them
+            parts = [self._pair(a.value, b.value, scope, depth) for a, b in zip(left.elements, right.elements)]
+            found = Guard(any(part.when_true for part in parts), all(part.when_false for part in parts))
+            return found if positive else found.negated()
         picked = self.model.device_switches.index_when(test, scope)
         if picked is not None:  # `if cuda_device >= 0:` of an int device option whose default is -1
             return TRUE_OFF_MAC if picked else TRUE_OFF_MAC.negated()
@@ -787,6 +793,14 @@ class GuardEvaluator:
             for side, other in ((left, right), (right, left)):
                 if string_value(other) == "cpu" and self._cuda_or_cpu(side, scope, depth):
                     return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC  # `self.device != "cpu"`
+        return UNKNOWN
+
+    def _pair(self, left, right, scope, depth) -> Guard:
+        """What `left == right` says of the host, for one pair of a tuple comparison: true only off a
+        Mac where either side is always a CUDA device (or an enum member named for CUDA)."""
+        for side in (left, right):
+            if (isinstance(side, cst.Attribute) and side.attr.value in self.facts.enum_members) or self._all_cuda(side, scope, depth):
+                return TRUE_OFF_MAC
         return UNKNOWN
 
     def _device_index(self, node, scope, depth) -> bool:

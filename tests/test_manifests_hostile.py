@@ -202,3 +202,25 @@ def test_a_50_mb_uv_lock_is_checked_in_bounded_memory(tmp_path):
     assert [row.split(" ")[:2] for row in result.stdout.splitlines()] == [[f"uv.lock:{line}:1:", "CDL501"]]
     assert "(only installed off macOS here" not in result.stdout  # the project needs it on every platform
     assert int(result.stderr.split()[-1]) < 500 * 1024  # KiB
+
+
+def test_setup_py_lists_that_name_themselves_are_read_once(tmp_path):
+    """guidance's setup.py: `test_requires = test_requires + unittest_requires` reads the list bound before
+    it; names that add each other (`a = b + [...]`, `b = a + [...]`) are expanded once each, in a process
+    of its own so that an endless expansion would fail the test instead of hanging it."""
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "test_requires = ['pytest', 'flash-attn']\n"
+        "unit = ['anytree']\n"
+        "test_requires = test_requires + unit + ['xformers']\n"
+        "a = ['numpy']\n"
+        "b = a + ['triton']\n"
+        "a = b + a + ['torch']\n"
+        "setup(name='x', tests_require=test_requires, install_requires=a + b)\n"
+    )
+    script = "from cudalint.cli import main\nraise SystemExit(main(['check', '--no-cache', '-q', '--exit-zero', 'setup.py']))\n"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"))
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert [" ".join(row.split(" ")[:2]) for row in result.stdout.splitlines()] == [
+        "setup.py:2:28: CDL501", "setup.py:4:41: CDL501", "setup.py:6:10: CDL501"]

@@ -516,9 +516,15 @@ def test_a_move_among_other_statements_with_an_else_that_places_nothing():
             else:
                 nan = torch.tensor(float("nan"))
             return net
+
+        def try_tensor_cuda(tensor, cuda):
+            if cuda and torch.cuda.is_available():
+                return tensor.cuda()
+            else:
+                return tensor.cpu()
         """,
         select=["CDL104"],
-    ) == [("CDL104", 4, 5)]
+    ) == [("CDL104", 4, 5), ("CDL104", 25, 5)]
 
 
 def test_a_tuple_compared_with_one_holding_cuda_is_a_cuda_test():

@@ -36,14 +36,15 @@ def parse(text: str) -> Tuple[Optional[ast.Module], Optional[Tuple[int, int, str
         return None, (1, 1, f"cannot parse: {error}")
 
 
-def _module_assignments(module: ast.Module) -> Dict[str, ast.expr]:
-    """Top-level `NAME = value` statements, so install_requires=REQUIRES can be followed."""
-    found = {}
+def _module_assignments(module: ast.Module) -> Dict[str, List[ast.expr]]:
+    """Top-level `NAME = value` statements, in order, so install_requires=REQUIRES can be followed (each
+    value knows its line: `REQUIRES = REQUIRES + EXTRA` reads the REQUIRES bound before it)."""
+    found: Dict[str, List[ast.expr]] = {}
     for statement in module.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target = statement.targets[0]
             if isinstance(target, ast.Name):
-                found[target.id] = statement.value
+                found.setdefault(target.id, []).append(statement.value)
     return found
 
 
@@ -69,17 +70,27 @@ class _Reader:
                     end_line, self.column(end_line, node.end_col_offset or node.col_offset))
 
     def resolve(self, node: ast.expr) -> ast.expr:
+        """What a name read at `node` is bound to: the last top-level assignment before the line it is
+        read on (`test_requires = test_requires + unittest_requires` reads the earlier list), else the
+        last of all (a `setup()` in a function that runs once the module has bound its names)."""
         for _ in range(_FOLLOW):
             if not (isinstance(node, ast.Name) and node.id in self.assignments):
                 break
-            node = self.assignments[node.id]
+            values = self.assignments[node.id]
+            earlier = [value for value in values if value.lineno < node.lineno]
+            node = earlier[-1] if earlier else values[-1]  # read in a function that runs after the module is done
         return node
 
     def strings(self, node: ast.expr) -> Iterator[Tuple[str, ast.expr]]:
-        """The string literals of a list/tuple (or a sum of them), each with its node, in order."""
+        """The string literals of a list/tuple (or a sum of them), each with its node, in order; each
+        expression is expanded once, so sums that name each other cannot grow without end."""
         stack: List[ast.expr] = [node]
+        seen = set()
         while stack:
             current = self.resolve(stack.pop())
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
             if isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):
                 stack += [current.right, current.left]
             elif isinstance(current, (ast.List, ast.Tuple)):

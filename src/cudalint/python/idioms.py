@@ -504,14 +504,15 @@ def _else_moves_nothing(node: cst.If) -> bool:
 
 
 def _some_move_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
-    """A statement directly in the block moves a module to CUDA in place, as `_moves_to_cuda` reads one
-    (`net.to(torch.device("cuda"))` after loading its weights), and none tests for MPS. An assignment
+    """A statement directly in the block moves a module to CUDA in place, or returns a value moved there,
+    as `_moves_to_cuda` reads one (`net.to(torch.device("cuda"))` after loading its weights; voicefixer's
+    `return tensor.cuda()` / `else: return tensor.cpu()`), and none tests for MPS. An assignment
     (`F_prev = torch.tensor(nan).cuda()` / `else: F_prev = torch.tensor(nan)`) makes a value in each
     branch: a choice of values, not a placement left undone."""
     if not isinstance(block, cst.IndentedBlock) or mentions_mac_path(block):
         return False
     return any(_moves_to_cuda(cst.IndentedBlock(body=[statement]), ctx) for statement in block.body
-               if isinstance(statement, cst.SimpleStatementLine) and type(statement.body[0]) is cst.Expr)
+               if isinstance(statement, cst.SimpleStatementLine) and type(statement.body[0]) in (cst.Expr, cst.Return))
 
 
 def _conditional_move(node: cst.If, ctx: FileContext) -> None:

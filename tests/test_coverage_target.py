@@ -3,6 +3,8 @@ operators that fail in older allowed releases, and the suggested lower bound."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import findings_of, run_cli, triples
@@ -77,27 +79,46 @@ def project(tmp_path):
     return tmp_path
 
 
-def test_check_targets_the_newest_allowed_release_and_suggests_a_lower_bound(project):
+def test_check_targets_the_newest_allowed_release_and_reports_the_lower_bound_at_the_requirement(project):
+    """The operators that fail only in older releases the requirement allows are one CDL609 at the
+    requirement (what a port changes: its lower bound), each operator's first call related."""
     result = run_cli("check", "--no-cache", ".", cwd=project)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
-        "model.py:4:5: CDL609 torch.cumprod reaches aten::cumprod, which has no MPS kernel in torch 2.0 of the "
-        "releases the project allows (2.0-2.15); it runs on MPS from torch 2.1",
-        "model.py:5:6: CDL609 torch.nn.Upsample (mode='bicubic') reaches aten::upsample_bicubic2d, which has no MPS "
-        "kernel in torch 2.0-2.5 of the releases the project allows (2.0-2.15); it runs on MPS from torch 2.6",
         "model.py:7:5: CDL604 torch.Tensor.mode reaches aten::mode, which has no MPS kernel in torch 2.15: it raises "
         "NotImplementedError on MPS unless PYTORCH_ENABLE_MPS_FALLBACK=1; no torch release up to 2.15 runs it on MPS",
-        "note: raise torch>=2.0 to torch>=2.6 in pyproject.toml:5 to get MPS kernels for cumprod, upsample_bicubic2d",
-        "Found 3 problems (1 error, 2 info) in 2 files checked; 0 fixable with --fix; target torch 2.15 (the newest "
+        "pyproject.toml:5:5: CDL609 raise torch>=2.0 to torch>=2.6 to get MPS kernels for cumprod, upsample_bicubic2d: "
+        "the older releases it allows have no MPS kernel for them (first call: model.py:4)",
+        "Found 2 problems (1 error, 1 info) in 2 files checked; 0 fixable with --fix; target torch 2.15 (the newest "
         "release torch>=2.0 in pyproject.toml allows).",
     ]
+    found = json.loads(run_cli("check", "--no-cache", "--format", "json", "--select", "CDL609", ".", cwd=project).stdout)
+    assert [(f["path"], f["line"], [(r["path"], r["line"], r["column"]) for r in f["related"]]) for f in found] == [
+        ("pyproject.toml", 5, [("model.py", 4, 5), ("model.py", 5, 6)])]
+
+
+def test_a_run_that_does_not_check_the_requirement_reports_at_the_calls(project):
+    # pre-commit on one changed file: the requirement is read for the target, the notes stay at the calls
+    result = run_cli("check", "--no-cache", "model.py", cwd=project)
+    lines = result.stdout.splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines[:3]] == [
+        ["model.py:4:5:", "CDL609"], ["model.py:5:6:", "CDL609"], ["model.py:7:5:", "CDL604"]]
+    assert lines[3] == "note: raise torch>=2.0 to torch>=2.6 in pyproject.toml:5 to get MPS kernels for cumprod, upsample_bicubic2d"
+
+
+def test_a_noqa_at_the_requirement_silences_it(project):
+    text = (project / "pyproject.toml").read_text().replace('"torch>=2.0"', '"torch>=2.0",  # noqa: CDL609', 1)
+    (project / "pyproject.toml").write_text(text)
+    result = run_cli("check", "--no-cache", "--select", "CDL609", ".", cwd=project)
+    assert [line.split(" ", 2)[:2] for line in result.stdout.splitlines()[:2]] == [
+        ["model.py:4:5:", "CDL609"], ["model.py:5:6:", "CDL609"]]
 
 
 def test_one_note_per_operator_across_files(project):
     (project / "other.py").write_text("import torch\nz = torch.cumprod(torch.ones(2, device=dev), 0)\n")
-    result = run_cli("check", "--no-cache", "--select", "CDL609", ".", cwd=project)
-    assert [line.split(" ", 2)[:2] for line in result.stdout.splitlines()[:-2]] == [
-        ["model.py:4:5:", "CDL609"], ["model.py:5:6:", "CDL609"]]
+    result = run_cli("check", "--no-cache", "--select", "CDL609", "--format", "json", ".", cwd=project)
+    found = json.loads(result.stdout)
+    assert [(r["path"], r["line"]) for f in found for r in f["related"]] == [("model.py", 4), ("model.py", 5)]
 
 
 def test_torch_version_still_pins_one_release(project):

@@ -67,3 +67,20 @@ def test_is_cuda_beside_an_mps_test_asks_for_any_accelerator():
         return t.is_cuda or t.is_sparse
     ''').lstrip("\n")
     assert triples(findings_of(source, select={"CDL103"})) == [("CDL103", 7, 12)]
+
+
+def test_any_tensor_on_cuda_kept_in_a_name_that_only_chooses_a_kernel():
+    # ring-attention-pytorch: `any_cuda_inputs` sends CUDA inputs to the CUDA kernel, others (MPS too)
+    # to the portable path; kept in a name that is also returned, it is reported as before.
+    source = textwrap.dedent('''
+    def attend(q, k, v, use_kernel):
+        any_cuda_inputs = any([t.is_cuda for t in (q, k, v)])
+        if any_cuda_inputs and use_kernel:
+            return kernel(q, k, v)
+        return portable(q, k, v)
+
+    def flags(q, k):
+        all_cuda = all(t.is_cuda for t in (q, k))
+        return all_cuda
+    ''').lstrip("\n")
+    assert triples(findings_of(source, select={"CDL103"})) == [("CDL103", 8, 20)]

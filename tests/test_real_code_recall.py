@@ -677,3 +677,22 @@ def test_is_cuda_whose_false_way_calls_numpy_on_the_tensor_is_reported():
         """,
         select=["CDL103"],
     ) == [("CDL103", 2, 8), ("CDL103", 7, 8), ("CDL103", 13, 31)]
+
+
+def test_jit_extension_sources_named_through_local_names():
+    """exllamav2's ext.py: the .cu files are listed in `sources_`, joined to a folder in a comprehension
+    bound to `sources`, and `load(..., sources=sources)` compiles them with nvcc. A load whose names lead
+    only to C++ files is a CPU extension."""
+    assert lint(
+        """
+        import os
+        from torch.utils.cpp_extension import load
+
+        sources_ = ["ext_bindings.cpp", "cuda/graph.cu"]
+        sources = [os.path.join("ext", s) for s in sources_]
+        ext = load(name="ext", sources=sources)
+        cpp_only = ["ops.cpp"]
+        ops = load(name="ops", sources=[os.path.join("ops", s) for s in cpp_only])
+        """,
+        select=["CDL402"],
+    ) == [("CDL402", 6, 7)]

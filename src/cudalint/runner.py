@@ -445,10 +445,28 @@ def run(
     if result.findings and not settings.torch_version:  # notes are about findings: none without them
         from cudalint.coverage.target import project_notes
 
-        result.findings, notes = project_notes(result.findings, torch_requirement(settings, files))
+        dep = torch_requirement(settings, files)
+        result.findings, notes = project_notes(result.findings, dep, _reports_at(dep, files, settings))
         result.notes.extend(notes)
     result.findings.sort(key=lambda f: f.sort_key)
     return result
+
+
+def _reports_at(dep, files: Sequence[SourceFile], settings: Settings) -> bool:
+    """Whether a finding may stand at the torch requirement: its file is one this run checks (a run on
+    one changed Python file reports at the calls instead), and no `# noqa: CDL609` there silences it."""
+    if dep is None:
+        return False
+    source = next((source for source in files if source.display == dep.path), None)
+    if source is None:
+        return False
+    from cudalint.noqa import noqa_lines, silenced
+
+    try:
+        text = read_regular_text(source.path, settings.max_file_bytes)
+        return not silenced("CDL609", noqa_lines(text, source.kind).get(dep.line))
+    except Exception:  # noqa: BLE001 - unreadable now: it was reported when it was checked
+        return False
 
 
 def _bytes(batch: Batch) -> int:

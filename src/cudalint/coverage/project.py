@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from .target import RANGE_CODE, range_note
+from .target import RANGE_CODE, range_note, requirement_notes
 
 OP_CODES = frozenset({"CDL604", "CDL605", RANGE_CODE})
 _REACHES = re.compile(r" reaches (?P<ops>.+?), which ")
@@ -25,7 +25,15 @@ def project_report(path: str, torch_version: Optional[str] = None) -> str:
     result = run([path], Settings(select=OP_CODES, root=Path(path).resolve(), torch_version=torch_version))
     lines = [f"{path}: target torch {result.torch_version} ({result.torch_version_source})"]
     rows: Dict[Tuple[str, ...], List[str]] = {}
+    notes = list(result.notes)
     for finding in result.findings:
+        suggestion, uses = requirement_notes(finding)
+        if suggestion:  # the CDL609 at the requirement: one row per operator it names, at its first call
+            notes.append(suggestion)
+            for note, place in uses:
+                rows.setdefault(note.ops, [f"fails in an older allowed release; runs on MPS from torch {note.first}",
+                                           f"{place.path}:{place.line}:{place.column}"])
+            continue
         note = range_note(finding.message) if finding.code == RANGE_CODE else None
         if note is not None:
             verdict = f"fails in an older allowed release; runs on MPS from torch {note.first}"
@@ -40,8 +48,8 @@ def project_report(path: str, torch_version: Optional[str] = None) -> str:
     for ops, (verdict, where) in sorted(rows.items()):
         lines.append(f"  {', '.join(ops).ljust(width)}  {verdict}  (first at {where})")
     lines.append("")
-    if result.notes:
-        lines.extend(f"suggested lower bound: {note}" for note in result.notes)
+    if notes:
+        lines.extend(f"suggested lower bound: {note}" for note in notes)
     else:
         lines.append("no lower bound helps: the operators above fail in the target release too")
     return "\n".join(lines) + "\n"

@@ -143,10 +143,14 @@ def project_target(dep) -> Tuple[str, str]:
     return with_floor(short(allowed[-1]), short(allowed[0])), origin
 
 
-def project_notes(findings: list, dep) -> Tuple[list, List[str]]:
+def project_notes(findings: list, dep, at_requirement: bool = False) -> Tuple[list, List[str]]:
     """(findings with one CDL609 per operator across the project, the first; the suggested lower bound
-    as a note for the report, when some operator fails in an older allowed release)."""
-    kept, seen, notes = [], set(), []
+    as a note for the report, when some operator fails in an older allowed release). With
+    `at_requirement` (the requirement's file is one the run checks), the operators' findings become one
+    CDL609 at the requirement itself, which is what a port changes: the lower bound, with each
+    operator's first call as a related place (DESIGN.md: one info-level note with the range and a
+    suggested lower bound)."""
+    kept, seen, notes, uses = [], set(), [], []
     for finding in sorted(findings, key=lambda f: f.sort_key):
         note = range_note(finding.message) if finding.code == RANGE_CODE else None
         if note is not None:
@@ -154,17 +158,50 @@ def project_notes(findings: list, dep) -> Tuple[list, List[str]]:
                 continue
             seen.add(note.ops)
             notes.append(note)
+            uses.append((finding, note))
+            continue
         kept.append(finding)
     suggestion = suggested_floor(notes)
     if suggestion is None or dep is None:
-        return kept, []
-    return kept, [floor_message(dep, *suggestion)]
+        return kept + [finding for finding, _ in uses], []
+    if not at_requirement:
+        return kept + [finding for finding, _ in uses], [floor_message(dep, *suggestion)]
+    from cudalint.findings import Finding, Related
+
+    related = tuple(Related(finding.line, finding.column, finding.end_line, finding.end_column,
+                            USE_NOTE.format(ops=", ".join(note.ops), first=note.first), finding.path)
+                    for finding, note in uses)
+    floor, ops = suggestion
+    first = uses[0][0]
+    message = floor_message(dep, floor, ops, where=False) + FLOOR_TAIL.format(where=f"{first.path}:{first.line}")
+    return kept + [Finding(RANGE_CODE, dep.path, dep.line, dep.column, dep.end_line, dep.end_column, message,
+                           first.severity, None, related)], []
 
 
-def floor_message(dep, floor: str, ops: Sequence[str]) -> str:
+USE_NOTE = "{ops} runs on MPS from torch {first}; called here"  # a related place of the CDL609 at the requirement
+FLOOR_TAIL = ": the older releases it allows have no MPS kernel for them (first call: {where})"
+_USE = re.compile(r"^(?P<ops>.+) runs on MPS from torch (?P<first>\d+\.\d+); called here$")
+
+
+def requirement_notes(finding) -> Tuple[str, List[Tuple[RangeNote, object]]]:
+    """The suggested lower bound a CDL609 at the requirement carries (as the run's note would say it), and
+    each operator's range note with the place of its first call (a Related); ("", []) for another finding."""
+    if finding.code != RANGE_CODE or " to get MPS kernels for " not in finding.message:
+        return "", []
+    change, _, rest = finding.message.partition(" to get MPS kernels for ")
+    ops = rest.split(FLOOR_TAIL.split("{")[0], 1)[0]
+    uses = []
+    for place in finding.related:
+        match = _USE.match(place.message)
+        if match is not None:
+            uses.append((RangeNote(tuple(op.strip() for op in match.group("ops").split(",")), match.group("first")), place))
+    return f"{change} in {finding.path}:{finding.line} to get MPS kernels for {ops}", uses
+
+
+def floor_message(dep, floor: str, ops: Sequence[str], where: bool = True) -> str:
     clauses = [clause for group in alternatives(dep.specifier) for clause in group]
     if len(clauses) == 1 and clauses[0][0] in (">=", ">"):
         change = f"raise {requirement_text(dep)} to {dep.name}>={floor}"
     else:
         change = f"raise the lower bound of {requirement_text(dep)} to {floor}"
-    return f"{change} in {dep.path}:{dep.line} to get MPS kernels for {', '.join(ops)}"
+    return f"{change}{f' in {dep.path}:{dep.line}' if where else ''} to get MPS kernels for {', '.join(ops)}"

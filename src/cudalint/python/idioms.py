@@ -1566,7 +1566,7 @@ def _jit_extension(node: cst.Call, ctx: FileContext) -> None:
         positional = [a for a in node.args if a.keyword is None]
         if sources is None and len(positional) >= 2:
             sources = positional[1].value
-        if sources is not None and re.search(r"\.cuh?['\"]", source_of(sources)):
+        if sources is not None and _names_cuda_sources(sources, ctx):
             ctx.report("CDL402", node, "cpp_extension.load compiles .cu sources with nvcc: no CUDA toolkit on a Mac")
     elif qualified == "torch.utils.cpp_extension.load_inline":
         for arg in node.args:
@@ -1574,6 +1574,27 @@ def _jit_extension(node: cst.Call, ctx: FileContext) -> None:
             if (name == "cuda_sources" and not _empty(arg.value)) or (name == "with_cuda" and is_true(arg.value)):
                 ctx.report("CDL402", node, "load_inline with CUDA sources needs nvcc: no CUDA toolkit on a Mac")
                 return
+
+
+CUDA_SOURCE_RE = re.compile(r"\.cuh?['\"]")
+
+
+def _names_cuda_sources(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
+    """The sources name a .cu file: as written, or through the local names they are built from
+    (exllamav2: `sources = [os.path.join(sources_dir, s) for s in sources_]`, `sources_` a list of files)."""
+    if CUDA_SOURCE_RE.search(source_of(node)):
+        return True
+    if depth >= 3:
+        return False
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if type(current) is cst.Name:
+            if any(_names_cuda_sources(value, ctx, depth + 1) for value, _ in ctx.model.assigned(current)):
+                return True
+            continue
+        pending.extend(code_children(current))
+    return False
 
 
 def _empty(node: cst.BaseExpression) -> bool:

@@ -925,9 +925,15 @@ def _kept_for_tests(node: cst.Attribute, ctx: FileContext) -> bool:
 
 def _stored_in(node: cst.Attribute, ctx: FileContext) -> Optional[str]:
     """The local name an assignment stores the node in: `f = node`, `f = a and node and b` (the name is
-    true only where the node is), or the matching name of `a, f, b = x, node, y` (elements after a
-    starred one are matched from the end)."""
+    true only where the node is), `f = any([t.is_cuda for t in ts])` (or `all`), or the matching name of
+    `a, f, b = x, node, y` (elements after a starred one are matched from the end)."""
     stack = ctx.stack
+    if (len(stack) >= 5 and type(stack[-2]) in (cst.ListComp, cst.GeneratorExp, cst.SetComp) and stack[-2].elt is node
+            and type(stack[-3]) is cst.Arg and type(stack[-4]) is cst.Call and len(stack[-4].args) == 1
+            and type(stack[-4].func) is cst.Name and stack[-4].func.value in ("any", "all")
+            and type(stack[-5]) is cst.Assign and stack[-5].value is stack[-4] and len(stack[-5].targets) == 1
+            and type(stack[-5].targets[0].target) is cst.Name):
+        return stack[-5].targets[0].target.value  # `any_cuda = any([t.is_cuda for t in (q, k, v)])`
     depth = len(stack) - 1
     while depth >= 1 and isinstance(stack[depth - 1], cst.BooleanOperation) and isinstance(stack[depth - 1].operator, cst.And):
         depth -= 1  # `ok = flag and x.is_cuda and n % 8 == 0`

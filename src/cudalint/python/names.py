@@ -137,18 +137,18 @@ def membership_literal(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
 
 def conjuncts(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """The parts of an `and` chain (the node itself when it is none)."""
-    if type(node) is cst.BooleanOperation and type(node.operator) is cst.And:
-        yield from conjuncts(node.left)
-        yield from conjuncts(node.right)
-    else:
-        yield node
+    return _operands(node, cst.And)
 
 
 def disjuncts(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """The parts of an `or` chain (the node itself when it is none)."""
-    if type(node) is cst.BooleanOperation and type(node.operator) is cst.Or:
-        yield from disjuncts(node.left)
-        yield from disjuncts(node.right)
+    return _operands(node, cst.Or)
+
+
+def _operands(node: cst.BaseExpression, operator: type) -> Iterator[cst.BaseExpression]:
+    if type(node) is cst.BooleanOperation and type(node.operator) is operator:
+        yield from _operands(node.left, operator)
+        yield from _operands(node.right, operator)
     else:
         yield node
 

@@ -511,8 +511,7 @@ def _some_move_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
     branch: a choice of values, not a placement left undone."""
     if not isinstance(block, cst.IndentedBlock) or mentions_mac_path(block):
         return False
-    return any(_moves_to_cuda(cst.IndentedBlock(body=[statement]), ctx) for statement in block.body
-               if isinstance(statement, cst.SimpleStatementLine) and type(statement.body[0]) in (cst.Expr, cst.Return))
+    return any(_statement_moves_to_cuda(statement, ctx, (cst.Expr, cst.Return)) for statement in block.body)
 
 
 def _conditional_move(node: cst.If, ctx: FileContext) -> None:
@@ -551,18 +550,20 @@ def _moves_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
     x.to("cuda")`, `return x.cuda()`), and there is at least one."""
     if not isinstance(block, cst.IndentedBlock) or not block.body:
         return False
-    for statement in block.body:
-        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-            return False
-        small = statement.body[0]
-        value = small.value if type(small) in (cst.Expr, cst.Assign, cst.Return) else None
-        if not (type(value) is cst.Call and type(value.func) is cst.Attribute) or ctx.imports.is_module_ref(value.func.value):
-            return False
-        method = value.func.attr.value
-        if not (method == "cuda" or (method == "to" and value.args and value.args[0].keyword is None
-                                     and _is_cuda_arm(value.args[0].value, ctx))):
-            return False
-    return True
+    return all(_statement_moves_to_cuda(statement, ctx, (cst.Expr, cst.Assign, cst.Return)) for statement in block.body)
+
+
+def _statement_moves_to_cuda(statement: cst.CSTNode, ctx: FileContext, kinds: Tuple[type, ...]) -> bool:
+    """One simple statement of one of `kinds` whose value is `E.cuda()` or `E.to(<CUDA>)`."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    value = small.value if type(small) in kinds else None
+    if not (type(value) is cst.Call and type(value.func) is cst.Attribute) or ctx.imports.is_module_ref(value.func.value):
+        return False
+    method = value.func.attr.value
+    return method == "cuda" or (method == "to" and bool(value.args) and value.args[0].keyword is None
+                                and _is_cuda_arm(value.args[0].value, ctx))
 
 
 def _other_choices(node: cst.If, pairs, else_body, names, ctx: FileContext) -> List[cst.BaseExpression]:

@@ -130,3 +130,56 @@ second = loader("b")
     assert triples(found) == [("CDL101", 13, 46)]
     callers = findings_of(uses, path="uses.py", select={"CDL113"}, project_files={"generators.py": generators})
     assert triples(callers) == [("CDL113", 5, 10)]
+
+
+CONFIGS = '''import torch
+
+
+class Config:
+    def measure(self, model, compute_device="cuda"):
+        return [m.weight.to(device=compute_device) for m in model.modules()]
+
+    def place(self, model, device="cuda"):
+        return model.to(device)
+
+
+class Mixed:
+    def measure(self, model, compute_device="cuda"):
+        return [config.measure(model, compute_device=compute_device) for config in self.configs]
+
+    def place(self, model, device="cuda", spare="cpu"):
+        return [config.place(model, spare) for config in self.configs]
+'''
+
+
+def test_a_wrapper_handing_on_its_own_cuda_default_does_not_override_it():
+    # Mixed.measure passes Config.measure its own "cuda" default: the default still runs, in both.
+    # Mixed.place passes another parameter, whose default is not CUDA: Config.place's default is
+    # overridden by every call there is (Mixed.place's own "cuda" reaches nothing: no finding either).
+    found = findings_of(CONFIGS, path="configs.py", select={"CDL108"}, project_files={"other.py": "x = 1\n"})
+    assert triples(found) == [("CDL108", 5, 45), ("CDL108", 13, 45)]
+
+
+LOADERS = '''import torch
+
+
+def load_model(name, device="cuda" if torch.cuda.is_available() else "cpu"):
+    return torch.jit.load(name, map_location=device)
+
+
+def load_other(name, device="cuda" if torch.cuda.is_available() else "cpu"):
+    return torch.jit.load(name, map_location=device)
+'''
+
+FACTORY = '''from loaders import load_model, load_other
+
+
+def create(name, device):
+    load_other(name)
+    return load_model(name, device=device)
+'''
+
+
+def test_a_device_chosen_in_a_default_that_every_call_overrides_is_not_reported():
+    found = findings_of(LOADERS, path="loaders.py", select={"CDL104"}, project_files={"factory.py": FACTORY})
+    assert triples(found) == [("CDL104", 8, 29)]

@@ -229,3 +229,20 @@ def test_a_project_naming_its_own_extras_is_not_a_cuda_only_package():
         '[project.optional-dependencies]\ncuda = ["xformers"]\nall = ["fast-kernels[cuda]"]\n'
     )
     assert [(f.code, f.line, f.column) for f in check_manifest("pyproject.toml", text)] == [("CDL501", 5, 9)]
+
+
+def test_any_package_asked_for_with_a_cuda_extra_is_its_cuda_build():
+    text = (
+        '[project]\nname = "demo"\ndependencies = ["torch>=2.5", "entropack[cuda13]>=0.1", "spacy[cuda12x]",'
+        ' "rembg[gpu]", "optimum[onnxruntime-gpu]", "sentence-transformers[onnx]"]\n'
+        '[project.optional-dependencies]\nquant = ["entropack[cuda13]"]\ncuda = ["thinc[cuda11x]"]\n'
+        'all = ["demo[cuda]"]\n'
+    )
+    findings = check_manifest("pyproject.toml", text)
+    assert [(f.code, f.line, f.column, f.severity.value) for f in findings] == [
+        ("CDL502", 3, 31, "error"), ("CDL502", 3, 57, "error"), ("CDL502", 3, 75, "error"),
+        ("CDL502", 3, 89, "error"), ("CDL502", 5, 10, "error"), ("CDL502", 6, 9, "info"),
+    ]
+    assert findings[0].message.startswith("`entropack[cuda13]` is the CUDA build of a package")
+    assert "the package without its CUDA extra" in findings[0].message
+    assert check_manifest("requirements.txt", "jax[cuda12]\n")[0].message.count("plain jax (CPU)") == 1

@@ -6,7 +6,9 @@ or by position), the default is never what the code runs with: an internal helpe
 choose the device. Calls are matched by the name they call (`grid_priors(...)`, `x.grid_priors(...)`,
 `Generator(...)` for a class's `__init__`), so a call the matching cannot tell apart from a call of
 this function counts too: that errs towards keeping the finding. A call that spreads `*args` or
-`**kwargs` may leave the parameter out and counts as one that does.
+`**kwargs` may leave the parameter out and counts as one that does; so does a call that hands on a
+parameter of its own function whose default is CUDA too (`def measure(self, model, device="cuda"):
+... config.measure(model, device=device)`): a wrapper passes the same default along.
 
 The table is built by the project index after every module's facts are read (the names come from
 those facts): each module's calls of those names, kept in the index cache under the module's content
@@ -57,9 +59,11 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
     """The calls of the wanted names in one module, and how many may leave each parameter out; only the
     nodes that span one of `lines` (sorted: where the text names one of them) are visited."""
     found: Calls = {}
-    stack = [tree]
+    stack: List[Tuple[ast.AST, frozenset]] = [(tree, frozenset())]
     while stack:
-        node = stack.pop()
+        node, forwarded = stack.pop()  # forwarded: the enclosing function's parameters that default to CUDA
+        if type(node) in _FUNCTIONS:
+            forwarded = _cuda_defaulted(node, forwarded)
         for field in node._fields:
             child = getattr(node, field, None)
             for item in child if type(child) is list else (child,):
@@ -70,7 +74,7 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
                     at = bisect.bisect_left(lines, first)
                     if at == len(lines) or lines[at] > (item.end_lineno or first):
                         continue  # no line of this node names a wanted function
-                stack.append(item)
+                stack.append((item, forwarded))
         if type(node) is not ast.Call:
             continue
         func = node.func
@@ -79,15 +83,40 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
         if not params:
             continue
         spread = any(type(arg) is ast.Starred for arg in node.args) or any(keyword.arg is None for keyword in node.keywords)
-        keywords = {keyword.arg for keyword in node.keywords}
+        keywords = {keyword.arg: keyword.value for keyword in node.keywords}
         for param, position in params:
             if param == TESTS_TOO:
                 continue
-            passes = not spread and (param in keywords or 0 <= position < len(node.args))
+            given = keywords.get(param, node.args[position] if 0 <= position < len(node.args) else None)
+            passes = not spread and given is not None and not (type(given) is ast.Name and given.id in forwarded)
             counts = found.setdefault(name, {}).setdefault(param, [0, 0])
             counts[0] += 1
             counts[1] += 0 if passes else 1
     return found
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _cuda_defaulted(function: ast.AST, outer: frozenset) -> frozenset:
+    """The names whose value in the function's body may be a CUDA default of its own parameters ("cuda",
+    "cuda:1", `torch.device("cuda")`), with those of the functions around it that it does not bind anew."""
+    args = function.args  # type: ignore[attr-defined]
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+    bound = {arg.arg for arg in (*positional, *args.kwonlyargs, args.vararg, args.kwarg) if arg is not None}
+    own = {arg.arg for arg, default in pairs if default is not None and _names_cuda(default)}
+    return frozenset((outer - bound) | own) if own or outer else outer
+
+
+def _names_cuda(default: ast.AST) -> bool:
+    if type(default) is ast.Call and len(default.args) == 1 and not default.keywords:
+        func = default.func
+        if (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None) != "device":
+            return False
+        default = default.args[0]
+    value = default.value if type(default) is ast.Constant else None
+    return isinstance(value, str) and (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit()))
 
 
 def collect(

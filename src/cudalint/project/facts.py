@@ -16,7 +16,7 @@ import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests, library_of
-from cudalint.project.device_params import filled_when_omitted, holds_device
+from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, holds_device
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
@@ -55,7 +55,9 @@ class FileFacts:
         # callable -> the parameters whose CUDA default holds no device (`impl="cuda"`: device_params.py)
         self.choice_defaults: Dict[str, List[str]] = {}
         # callable -> [(param, position; -1: keyword only)] of the device parameters that default to None
-        # and that the function fills itself when a call leaves them out (device_params.filled_when_omitted)
+        # and that the function fills itself when a call leaves them out (device_params.filled_when_omitted),
+        # or whose default is a choice made at run time that names CUDA (`"cuda" if torch.cuda.is_available()
+        # else "cpu"`): CDL104's finding there is moot when every call passes the parameter
         self.filled_defaults: Dict[str, List[Tuple[str, int]]] = {}
         self.constants: Dict[str, Tuple[str, object, int, int]] = {}  # NAME -> (kind, value, line, col)
         self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
@@ -265,6 +267,11 @@ def _summary(node, owner: str) -> list:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == owner:
         return ["a", node.attr]
     return ["?"]
+
+
+def _names_cuda(expression: ast.AST) -> bool:
+    """A CUDA device string is written somewhere in the expression."""
+    return any(isinstance(node, ast.Constant) and _is_cuda(node.value) for node in ast.walk(expression))
 
 
 def _is_cuda(value) -> bool:
@@ -662,7 +669,8 @@ class _Reader:
         filled = [
             (param.arg, position if position < 0 else position - (1 if method else 0))
             for position, param, default in _with_defaults(args)
-            if isinstance(default, ast.Constant) and default.value is None and filled_when_omitted(function, param.arg)
+            if (isinstance(default, ast.Constant) and default.value is None and filled_when_omitted(function, param.arg))
+            or (isinstance(default, ast.IfExp) and DEVICE_NAME_RE.search(param.arg) and _names_cuda(default))
         ]
         if found:
             self.facts.cuda_defaults[name] = found

@@ -171,6 +171,18 @@ class FileContext:
         """The current node runs only where the host is not a Mac."""
         return bool(self.guard_depth) or self._branch_off_mac()
 
+    def _disabled_off_mac(self) -> bool:
+        """The current node is part of a call that does its work only when its `enabled=` argument is true
+        (a GradScaler, an autocast region), and that argument is false wherever the host is a Mac."""
+        for node in reversed(self.stack):
+            if type(node) is cst.Call:
+                enabled = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "enabled"), None)
+                if enabled is not None and self.model.guard(enabled, self.model.scope).when_true:
+                    return True
+            elif isinstance(node, cst.BaseStatement):
+                return False  # the statement holding the node: calls around it end here
+        return False
+
     def _branch_off_mac(self) -> bool:
         guard = self.model.guard
         for test, scope, polarity in self.branches:
@@ -218,6 +230,8 @@ class FileContext:
             shielded = self.guard_depth and not (self.guard_depth == self.fallback_depth and self._never_raises(node))
             if shielded or self._branch_off_mac():  # the branches' guards only when the shields do not settle it
                 return  # code that never runs on a Mac is not a portability problem
+        if rule.silenced_by_guard and self._disabled_off_mac():
+            return  # `GradScaler("cuda", enabled=use_amp)` with `use_amp = device.type == "cuda"`: inert on a Mac
         if self.type_depth:
             return  # a type expression names an API; it makes nothing and runs nothing
         if self._in_unused_default(node):

@@ -7,6 +7,7 @@ code only runs on a CUDA host — so no check walks the tree by itself.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
 
@@ -357,11 +358,30 @@ class Walker:
             return False
         facts = model.guards.facts
         condition = decorator.args[0].value
-        if qualified in facts.skip_if:
-            return model.guard(condition).when_false
-        if qualified in facts.skip_unless:
-            return model.guard(condition).when_true
+        if qualified in facts.skip_if or qualified in facts.skip_unless:
+            found = model.guard(condition)
+            if found.when_false if qualified in facts.skip_if else found.when_true:
+                return True
+            # a condition nothing here can judge (a helper of a module the tree lacks), with a reason that
+            # says the test needs CUDA: `skipif(not mod_task.use_cuda(), reason="gpu is required")`
+            return (not (found.when_true or found.when_false) and _needs_cuda(_skip_reason(decorator))
+                    and self._calls_outside(condition))
         return model.guards.marker_skips(decorator, model.scope)  # @RunIf(min_cuda_gpus=1): the catalog's marker keywords
+
+    def _calls_outside(self, condition: cst.BaseExpression) -> bool:
+        """The condition calls a function from outside the project and torch, whose answer is not known here
+        (the project's own helpers are read, and were judged to be no CUDA test)."""
+        model = self.model
+        stack: List[cst.CSTNode] = [condition]
+        while stack:
+            node = stack.pop()
+            stack.extend(code_children(node))
+            if type(node) is cst.Call:
+                qualified = model.resolve(node.func)
+                if qualified is not None and qualified.split(".", 1)[0] != "torch" and not (
+                        model.project is not None and model.project.is_own(qualified)):
+                    return True
+        return False
 
     def _returns_skip(self, function: cst.FunctionDef, depth: int) -> bool:
         """A decorator function of this file: `return unittest.skipUnless(<CUDA>, ...)(test_case)`, or
@@ -599,6 +619,22 @@ class Registry:
 
     def on_leave(self, kind: Type, handler: Handler) -> None:
         self.leave[kind].append(handler)
+
+
+# A skip's reason that says the test needs an NVIDIA GPU: "requires CUDA", "gpu is required", "needs 2 GPUs".
+_NEEDS_CUDA_RE = re.compile(r"\b(cuda|gpus?|nvidia)\b", re.IGNORECASE)
+
+
+def _skip_reason(call: cst.Call) -> str:
+    """The reason of a skip decorator: its `reason=` or its second positional argument, when a string."""
+    keyed = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in ("reason", "msg")), None)
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    value = keyed if keyed is not None else positional[1] if len(positional) > 1 else None
+    return (string_value(value) or "") if value is not None else ""
+
+
+def _needs_cuda(reason: str) -> bool:
+    return bool(_NEEDS_CUDA_RE.search(reason))
 
 
 def _function_fields(node: cst.FunctionDef) -> Tuple[str, ...]:

@@ -171,13 +171,17 @@ class Evaluator:
 
     def _text_test(self, node: cst.Comparison, scope, depth) -> Tuple[Value, ...]:
         """`str(os.getenv("PIN_MEMORY", True)).lower() == "true"`: a string compared with literals is a
-        bool for each string it may be, written where that string is (the environment's default)."""
+        bool for each string it may be, written where that string is (the environment's default). The bool
+        a CUDA device string gives (`args.device == "cuda"` with the option's default "cuda") is taken
+        only where the device is CUDA, never on a Mac: `pin_memory=(args.device == "cuda")` pins for CUDA
+        alone (the "cuda" default itself is CDL108's finding)."""
         wanted = _compared_texts(node)
         if wanted is None:
             return (Value(UNKNOWN_KIND, None, node),)
         texts, equal = wanted
         return tuple(
-            replace(value, kind="bool", data=(value.data in texts) == equal)
+            replace(value, kind="bool", data=(value.data in texts) == equal,
+                    off_mac=value.off_mac or value.is_cuda_device())
             if value.kind == "str" else Value(UNKNOWN_KIND, None, node)
             for value in self.values(node.left, scope, depth + 1)
         )

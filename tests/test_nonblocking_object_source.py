@@ -3,7 +3,8 @@ object's own tensor (an attribute or entry of `self`, or a name bound only from 
 the function neither returns nor stores is not reported. The object holds the source after the copy is
 queued, so the copy never reads released memory, and the kernels that read the result are queued after
 it. A copy that replaces its source, goes to the host, comes from a parameter, or is handed on as it is
-(returned, stored, appended) is still reported."""
+(returned, stored, appended) is still reported. (The object here is a plain class: in a method of a
+`torch.nn.Module`, test_nonblocking_in_module.py's terms apply first.)"""
 
 import textwrap
 
@@ -13,7 +14,7 @@ SOURCE = '''
 import torch
 
 
-class Streamed(torch.nn.Module):
+class Streamed:
     def forward(self, x, dev):
         w = self.w
         for i in range(3):

@@ -162,3 +162,25 @@ def test_pin_memory_and_record_stream_overrides_are_silent_when_callable_as_torc
         ("CDL301", 32, 42),
         ("CDL302", 33, 9),
     ]
+
+
+WRAPPER = '''import torch
+
+
+class Shares:
+    def __init__(self, share):
+        self.share = share
+
+    @property
+    def is_cuda(self):
+        return self.share.is_cuda
+
+def is_cuda(x):
+    return x.is_cuda
+'''
+
+
+def test_an_is_cuda_property_forwarding_its_tensors_flag_is_silent():
+    # the wrapper's own flag is the caller's test; a plain function of that name is ordinary code
+    assert triples(findings_of(WRAPPER, select={"CDL103"})) == [("CDL103", 13, 12)]
+    assert overrides.load_overrides()["is_cuda"].silences == ("CDL103",)

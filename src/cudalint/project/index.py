@@ -9,7 +9,7 @@ import os
 import re
 import warnings
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from cudalint.digests import sha256
 from cudalint.project.availability import libraries_of, library_of
@@ -449,7 +449,12 @@ class ProjectIndex:
     def derives_from(self, qualified: str, bases: frozenset) -> bool:
         """The class (through re-exports) is one of `bases` or derives from one at any remove, as far as
         the index holds the project's classes (`StrEnum` of the project's own compatibility module)."""
-        return any(klass in bases for klass, _entry in self._lineage(self.follow(qualified)))
+        return any(klass in bases for klass in self.lineage(qualified))
+
+    def lineage(self, qualified: str) -> Iterator[str]:
+        """The class (through re-exports) and its bases at any remove, as far as the index holds the
+        project's classes; a class from outside the project ends its line (`torch.nn.Linear`)."""
+        return (klass for klass, _entry in self._lineage(self.follow(qualified)))
 
     def _class(self, qualified: str) -> Optional[dict]:
         facts = self.facts.get(self._home(qualified) or "")

@@ -43,7 +43,7 @@ from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, mentions_mac_path, source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import (
-    builds_on_default_device, copies_uninitialized, held_until_waited, kept_by_its_object, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
+    builds_on_default_device, copies_uninitialized, held_until_waited, in_module_method, kept_by_its_object, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
     synchronized_after,
 )
 from cudalint.python.semantic import Value
@@ -750,6 +750,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # its source is an object's own tensor, kept after the copy is queued
         if "unless_synchronized" in spec and copies_uninitialized(ctx.model, node):
             continue  # `torch.empty(...).to(device, non_blocking=True)`: garbage by design, overwritten
+        if "unless_synchronized" in spec and in_module_method(ctx.model, ctx.stack, node):
+            continue  # a module moves its own state or an input its caller placed
         if "unless_cpu_gets" in spec and cpu_gets(arg.value, spec["unless_cpu_gets"], ctx.model):
             continue  # `"gloo" if device == "cpu" else "nccl"`: the CPU, a Mac's only device for collectives, gets gloo
         found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)

@@ -275,8 +275,22 @@ class Walker:
         if isinstance(node, cst.ClassDef):
             inner = self.model.scopes.get(id(node))
             marker = inner.bindings.get("pytestmark") if inner is not None else None
-            return bool(marker) and self._skips_off_cuda(marker[0].value)
+            if marker and self._skips_off_cuda(marker[0].value):
+                return True
+            # a skip on a test class is inherited (unittest's `__unittest_skip__`, pytest's class marks):
+            # `class TestTFP(MultiProcessTestCase, TestCUDA)` under `@skipIf(<no CUDA>)` on TestCUDA
+            return any(self._class_skipped(base) for base in self._file_bases(node))
         return False
+
+    def _file_bases(self, node: cst.ClassDef) -> List[cst.ClassDef]:
+        """The bases of a class that are classes this file defines (by name, each bound once)."""
+        found = []
+        for base in node.bases:
+            if base.keyword is None and type(base.value) is cst.Name:
+                bindings = self.model.lookup(base.value.value)
+                if len(bindings) == 1 and bindings[0].kind == "class" and bindings[0].node is not node:
+                    found.append(bindings[0].node)
+        return found
 
     def _off_mac_kernel(self, decorator: cst.BaseExpression) -> bool:
         """A kernel registration whose device types or dispatch key (its last positional string or list

@@ -617,7 +617,26 @@ class GuardEvaluator:
         test (in its body or else, or after it returned early) comes after it. `world_size =
         torch.cuda.device_count()`, then `if world_size > 1:` that binds `world_size = get_world_size()`."""
         found = [binding for binding in bindings if not any(id(node) in self._test_nodes(test) for test, _ in binding.conditions)]
-        return found or bindings
+        return self._straight_line(found or bindings, node)
+
+    def _straight_line(self, bindings: List["Binding"], node: cst.CSTNode) -> List["Binding"]:
+        """An assignment that is a statement of the function's own body, before the read, hides the
+        bindings before it: `use_cuda = use_cuda and torch.cuda.is_available()` after the parameter."""
+        scope = bindings[0].scope
+        if len(bindings) < 2 or scope.kind != "function" or any(binding.scope is not scope for binding in bindings) \
+                or not isinstance(scope.node, cst.FunctionDef) or not isinstance(scope.node.body, cst.IndentedBlock):
+            return bindings
+        assigns = {id(binding.node) for binding in bindings if binding.kind == "assign"}
+        last = None
+        for statement in scope.node.body.body:
+            if isinstance(statement, cst.SimpleStatementLine) and any(id(small) in assigns for small in statement.body):
+                if _holds(statement, node) or not comes_after(scope.node, statement, node):
+                    break  # the read is in this statement, or before it
+                last = statement
+        if last is None:
+            return bindings
+        return [binding for binding in bindings if _holds(last, binding.node) or (
+            binding.kind != "param" and comes_after(scope.node, last, binding.node))]
 
     def _test_nodes(self, test: cst.CSTNode) -> FrozenSet[int]:
         """The ids of the nodes of a condition's test (none for a condition that is a statement: an import
@@ -752,6 +771,11 @@ class GuardEvaluator:
         op, left, right = target.operator, test.left, target.comparator
         positive = isinstance(op, (cst.Equal, cst.Is, cst.In))
         negative = isinstance(op, (cst.NotEqual, cst.IsNot, cst.NotIn))
+        for atom, other in ((left, right), (right, left)):  # `torch.cuda.is_available() is False`: the query itself
+            if (positive or negative) and not isinstance(op, (cst.In, cst.NotIn)) and type(other) is cst.Name \
+                    and other.value in ("True", "False"):
+                inner = self.guard(atom, scope, depth + 1)
+                return inner if positive == (other.value == "True") else inner.negated()
         # A query or flag compared with a count or None: device_count() > 0, torch.version.hip is not None
         for atom, other in ((left, right), (right, left)):
             inner = self.guard(atom, scope, depth + 1)
@@ -900,6 +924,17 @@ def _may_return(statement: cst.CSTNode) -> bool:
 
 def _named(node, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
+
+
+def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """`node` is `root` or inside it."""
+    pending = [root]
+    while pending:
+        current = pending.pop()
+        if current is node:
+            return True
+        pending.extend(code_children(current))
+    return False
 
 
 def _is_property(function: cst.CSTNode) -> bool:

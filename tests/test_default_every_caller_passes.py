@@ -76,10 +76,10 @@ def test_the_table_is_kept_in_the_index_cache_and_follows_a_changed_caller(tmp_p
     (tmp_path / "uses.py").write_text(USES, encoding="utf-8")
     settings = Settings(select=frozenset({"CDL108"}), root=Path(tmp_path))
     cold = project_index(settings, cache=True).default_calls
-    assert cold["grid"] == {"device": [2, 0]} and cold["flags"] == {"device": [2, 1]} and cold["Box"] == {"device": [1, 0]}
+    assert cold["grid"] == {"device": [2, 0, []]} and cold["flags"] == {"device": [2, 1, []]} and cold["Box"] == {"device": [1, 0, []]}
     assert project_index(settings, cache=True).default_calls == cold  # read back from the stored index
     (tmp_path / "uses.py").write_text(USES + "generator.grid((3,))\n", encoding="utf-8")
-    assert project_index(settings, cache=True).default_calls["grid"] == {"device": [3, 1]}
+    assert project_index(settings, cache=True).default_calls["grid"] == {"device": [3, 1, []]}
 
 
 def test_a_damaged_stored_table_is_not_trusted(tmp_path):
@@ -183,3 +183,36 @@ def create(name, device):
 def test_a_device_chosen_in_a_default_that_every_call_overrides_is_not_reported():
     found = findings_of(LOADERS, path="loaders.py", select={"CDL104"}, project_files={"factory.py": FACTORY})
     assert triples(found) == [("CDL104", 8, 29)]
+
+
+PIPELINES = '''import torch
+
+
+def load_pipeline(checkpoint, device="cuda"):
+    return torch.load(checkpoint, map_location=device)
+
+
+def run_txt2img(prompt, device="cuda"):
+    return load_pipeline("ckpt", device=device)
+
+
+def run_img2img(prompt, device="cuda"):
+    return load_pipeline("ckpt", device=device)
+'''
+
+PAGES = '''from pipelines import run_img2img, run_txt2img
+
+
+def page(device):
+    run_txt2img("a cat", device=device)
+    run_img2img("a dog", device=device)
+'''
+
+
+def test_a_default_handed_on_by_wrappers_whose_callers_all_pass_theirs_is_not_reported():
+    found = findings_of(PIPELINES, path="pipelines.py", select={"CDL108"}, project_files={"pages.py": PAGES})
+    assert triples(found) == []
+    # one wrapper whose own default runs: the default it hands on runs too
+    pages = PAGES.replace('run_img2img("a dog", device=device)', 'run_img2img("a dog")')
+    found = findings_of(PIPELINES, path="pipelines.py", select={"CDL108"}, project_files={"pages.py": pages})
+    assert triples(found) == [("CDL108", 4, 38), ("CDL108", 12, 32)]

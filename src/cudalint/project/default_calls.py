@@ -6,9 +6,10 @@ or by position), the default is never what the code runs with: an internal helpe
 choose the device. Calls are matched by the name they call (`grid_priors(...)`, `x.grid_priors(...)`,
 `Generator(...)` for a class's `__init__`), so a call the matching cannot tell apart from a call of
 this function counts too: that errs towards keeping the finding. A call that spreads `*args` or
-`**kwargs` may leave the parameter out and counts as one that does; so does a call that hands on a
-parameter of its own function whose default is CUDA too (`def measure(self, model, device="cuda"):
-... config.measure(model, device=device)`): a wrapper passes the same default along.
+`**kwargs` may leave the parameter out and counts as one that does. A call that hands on a parameter
+of its own function whose default is CUDA too (`def measure(self, model, device="cuda"): ...
+config.measure(model, device=device)`) passes the wrapper's default along: it leaves the parameter out
+unless every call of the wrapper passes its own (ProjectIndex.every_call_passes follows the chain).
 
 The table is built by the project index after every module's facts are read (the names come from
 those facts): each module's calls of those names, kept in the index cache under the module's content
@@ -30,7 +31,8 @@ TESTS_TOO = "*"  # a parameter name no function has: in a wanted name's paramete
 CACHE_KEY = "\0default-calls"  # the index cache's entry: [names digest, {path: [content, calls]}]
 
 Wanted = Dict[str, Tuple[Tuple[str, int], ...]]  # called name -> (parameter, position; -1: keyword only)
-Calls = Dict[str, Dict[str, List[int]]]  # called name -> parameter -> [calls, calls that may leave it out]
+# called name -> parameter -> [calls, calls that may leave it out, [[wrapper, its parameter] handed on]]
+Calls = Dict[str, Dict[str, list]]
 
 
 def wanted_names(facts_by_path) -> Wanted:
@@ -59,11 +61,16 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
     """The calls of the wanted names in one module, and how many may leave each parameter out; only the
     nodes that span one of `lines` (sorted: where the text names one of them) are visited."""
     found: Calls = {}
-    stack: List[Tuple[ast.AST, frozenset]] = [(tree, frozenset())]
+    # (node, the enclosing functions' parameters that default to CUDA -> (the name a call of their function
+    # goes by, the parameter); None where that is not known, the class a method is defined in)
+    stack: List[Tuple[ast.AST, Dict[str, Optional[Tuple[str, str]]], Optional[str]]] = [(tree, {}, None)]
     while stack:
-        node, forwarded = stack.pop()  # forwarded: the enclosing function's parameters that default to CUDA
+        node, forwarded, klass = stack.pop()
         if type(node) in _FUNCTIONS:
-            forwarded = _cuda_defaulted(node, forwarded)
+            forwarded = _cuda_defaulted(node, forwarded, klass)
+            klass = None
+        elif type(node) is ast.ClassDef:
+            klass = node.name
         for field in node._fields:
             child = getattr(node, field, None)
             for item in child if type(child) is list else (child,):
@@ -74,7 +81,7 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
                     at = bisect.bisect_left(lines, first)
                     if at == len(lines) or lines[at] > (item.end_lineno or first):
                         continue  # no line of this node names a wanted function
-                stack.append((item, forwarded))
+                stack.append((item, forwarded, klass))
         if type(node) is not ast.Call:
             continue
         func = node.func
@@ -88,25 +95,37 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
             if param == TESTS_TOO:
                 continue
             given = keywords.get(param, node.args[position] if 0 <= position < len(node.args) else None)
-            passes = not spread and given is not None and not (type(given) is ast.Name and given.id in forwarded)
-            counts = found.setdefault(name, {}).setdefault(param, [0, 0])
+            counts = found.setdefault(name, {}).setdefault(param, [0, 0, []])
             counts[0] += 1
-            counts[1] += 0 if passes else 1
+            handed = forwarded.get(given.id, False) if type(given) is ast.Name else False
+            if spread or given is None or handed is None:
+                counts[1] += 1
+            elif handed and list(handed) not in counts[2]:
+                counts[2].append(list(handed))
     return found
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def _cuda_defaulted(function: ast.AST, outer: frozenset) -> frozenset:
+def _cuda_defaulted(function: ast.AST, outer: Dict[str, Optional[Tuple[str, str]]],
+                    klass: Optional[str]) -> Dict[str, Optional[Tuple[str, str]]]:
     """The names whose value in the function's body may be a CUDA default of its own parameters ("cuda",
-    "cuda:1", `torch.device("cuda")`), with those of the functions around it that it does not bind anew."""
+    "cuda:1", `torch.device("cuda")`), with those of the functions around it that it does not bind anew;
+    each with the name a call of its function goes by (the class's for `__init__`) and the parameter, or
+    None for a lambda or a nested function's (whose calls are not counted by name)."""
     args = function.args  # type: ignore[attr-defined]
     positional = [*args.posonlyargs, *args.args]
     pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
     bound = {arg.arg for arg in (*positional, *args.kwonlyargs, args.vararg, args.kwarg) if arg is not None}
-    own = {arg.arg for arg, default in pairs if default is not None and _names_cuda(default)}
-    return frozenset((outer - bound) | own) if own or outer else outer
+    own = [arg.arg for arg, default in pairs if default is not None and _names_cuda(default)]
+    if not own and not outer:
+        return outer
+    name = getattr(function, "name", None)
+    called = klass if name == "__init__" else name if name is not None and not outer else None
+    found = {key: value for key, value in outer.items() if key not in bound}
+    found.update((param, (called, param) if called is not None else None) for param in own)
+    return found
 
 
 def _names_cuda(default: ast.AST) -> bool:
@@ -149,10 +168,11 @@ def collect(
             calls = calls_in(tree, here, lines) if tree is not None and here else {}
         entries[relative] = [content, calls]
         for name, params in calls.items():
-            for param, (count, leaving) in params.items():
-                counts = total.setdefault(name, {}).setdefault(param, [0, 0])
+            for param, (count, leaving, handed) in params.items():
+                counts = total.setdefault(name, {}).setdefault(param, [0, 0, []])
                 counts[0] += count
                 counts[1] += leaving
+                counts[2].extend(pair for pair in handed if pair not in counts[2])
     return total, [names_digest, entries]
 
 
@@ -172,8 +192,11 @@ def _well_formed(calls) -> bool:
     """A stored module's calls as calls_in makes them (the cache sits in the linted tree: never trusted)."""
     return isinstance(calls, dict) and all(
         isinstance(name, str) and isinstance(params, dict) and all(
-            isinstance(param, str) and isinstance(counts, list) and len(counts) == 2
-            and all(type(count) is int for count in counts) for param, counts in params.items()
+            isinstance(param, str) and isinstance(counts, list) and len(counts) == 3
+            and type(counts[0]) is int and type(counts[1]) is int and isinstance(counts[2], list)
+            and all(isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)
+                    for pair in counts[2])
+            for param, counts in params.items()
         )
         for name, params in calls.items()
     )

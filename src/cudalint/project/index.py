@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "31"
+INDEX_VERSION = "32"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -553,10 +553,15 @@ class ProjectIndex:
         found = table.get("".join(choices))
         return tuple(found) if isinstance(found, list) else found
 
-    def every_call_passes(self, name: str, param: str) -> bool:
-        """The project calls `name` and each of those calls passes `param` (default_calls.py)."""
+    def every_call_passes(self, name: str, param: str, seen: frozenset = frozenset()) -> bool:
+        """The project calls `name` and each of those calls passes `param` (default_calls.py): a call that
+        hands on a wrapper's own CUDA default passes it only if every call of the wrapper passes that."""
         counts = self.default_calls.get(name, {}).get(param)
-        return bool(counts) and counts[0] > 0 and counts[1] == 0
+        if not counts or counts[0] == 0 or counts[1] > 0:
+            return False
+        seen = seen | {(name, param)}
+        return all((wrapper, handed) not in seen and self.every_call_passes(wrapper, handed, seen)
+                   for wrapper, handed in counts[2])
 
     def cuda_defaults(self, qualified: str):
         found = self.function(qualified)

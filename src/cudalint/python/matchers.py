@@ -269,6 +269,8 @@ def _is_reference(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
     """A Name/Attribute that is a whole expression, not part of a longer chain or a binding."""
     if isinstance(parent, cst.Attribute):
         return False  # either the `.attr` Name or the `.value` of a longer chain
+    if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
+        return False  # `torch.cuda.empty_cache = torch.xpu.empty_cache`: a monkeypatch binds the API, it uses nothing
     if isinstance(node, cst.Name):
         if isinstance(parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName)):
             return isinstance(parent, cst.Arg) and parent.value is node

@@ -269,8 +269,6 @@ def _is_reference(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
     """A Name/Attribute that is a whole expression, not part of a longer chain or a binding."""
     if isinstance(parent, cst.Attribute):
         return False  # either the `.attr` Name or the `.value` of a longer chain
-    if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
-        return False  # `torch.cuda.empty_cache = torch.xpu.empty_cache`: a monkeypatch binds the API, it uses nothing
     if isinstance(node, cst.Name):
         if isinstance(parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName)):
             return isinstance(parent, cst.Arg) and parent.value is node
@@ -294,6 +292,9 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # a query inside an if-test decides, it does not move data
     if entry.rule.match.get("called") and not (isinstance(ctx.parent, cst.Call) and ctx.parent.func is node):
         return  # named, not called: an isinstance tuple, a saved original, a monkeypatch target
+    if (isinstance(ctx.parent, (cst.AssignTarget, cst.AnnAssign)) and ctx.parent.target is node
+            and not entry.rule.match.get("assigned")):
+        return  # `torch.cuda.empty_cache = torch.xpu.empty_cache`: a monkeypatch binds the API, it uses nothing
     if "enabled_by" in entry.spec and _disabled_on_mac(node, entry.spec["enabled_by"], ctx):
         return  # `GradScaler(enabled=torch.cuda.is_available() and fp16)`: off on a Mac, it does nothing there
     if entry.spec.get("entered") and isinstance(ctx.parent, cst.Call) and ctx.never_entered(len(ctx.stack) - 2):

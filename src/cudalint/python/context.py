@@ -173,15 +173,21 @@ class FileContext:
 
     def _disabled_off_mac(self) -> bool:
         """The current node is part of a call that does its work only when its `enabled=` argument is true
-        (a GradScaler, an autocast region), and that argument is false wherever the host is a Mac."""
+        (a GradScaler, an autocast region), and that argument is false wherever the host is a Mac. (A
+        catalog entry's `enabled_by` also names the argument's position: matchers._disabled_on_mac.)"""
         for node in reversed(self.stack):
             if type(node) is cst.Call:
                 enabled = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "enabled"), None)
-                if enabled is not None and self.model.guard(enabled, self.model.scope).when_true:
+                if enabled is not None and self.false_wherever_mac(enabled):
                     return True
             elif isinstance(node, cst.BaseStatement):
                 return False  # the statement holding the node: calls around it end here
         return False
+
+    def false_wherever_mac(self, value: cst.BaseExpression) -> bool:
+        """A value false on every Mac: the guard evaluator says it is true only off a Mac, or the code
+        before turned it off there (`if not torch.cuda.is_available(): amp = False`)."""
+        return self.model.guard(value, self.model.scope).when_true or self.false_on_mac(value)
 
     def _branch_off_mac(self) -> bool:
         guard = self.model.guard

@@ -14,7 +14,8 @@ Kinds of match, each a list of entries in the rule's TOML:
                 with `unless_synchronized`, a list of APIs, not on a copy the next statement waits for
                 with one of them, or whose source is held until the function reads a value back on the host:
                 placement.synchronized_after, placement.held_until_waited; with `unless_cpu_gets`, a backend,
-                not on a choice that gives the CPU that backend: backend_choice.py)
+                not on a choice that gives the CPU that backend: backend_choice.py; with `absent`, the
+                call leaves the argument out, so the API's own CUDA default applies)
     env         an environment variable name used with os.environ / os.getenv
 
 A ref entry with `unless_after` (a list of APIs) is not reported after an unconditional call of one of
@@ -347,7 +348,7 @@ def _disabled_on_mac(node: cst.CSTNode, where: Mapping[str, object], ctx: FileCo
     if not (isinstance(call, cst.Call) and call.func is node):
         return False
     arg = _find_argument(call, where.get("keyword"), where.get("position"))
-    return arg is not None and (ctx.model.guard(arg.value).when_true or ctx.false_on_mac(arg.value))
+    return arg is not None and ctx.false_wherever_mac(arg.value)
 
 
 def _cuda_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
@@ -736,6 +737,10 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
         if "keyword" not in spec and "position" not in spec:
             ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))
             continue
+        if spec.get("absent"):
+            if _find_argument(node, spec.get("keyword"), spec.get("position")) is None and not any(arg.star for arg in node.args):
+                ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))
+            continue  # `torch.amp.GradScaler()`: the device left to its default, "cuda"
         arg = _find_argument(node, spec.get("keyword"), spec.get("position"))
         if arg is None:
             continue

@@ -587,9 +587,9 @@ def copies_uninitialized(model: "SemanticModel", call: cst.Call) -> bool:
 
 
 def in_module_method(model: "SemanticModel", stack: Sequence[cst.CSTNode], call: cst.Call) -> bool:
-    """A non-blocking move (`.to`, `.cuda`), not to the host, in a method of a `torch.nn.Module` subclass: what a module
-    moves is its own state or an input its caller has already placed (`x.to(self.device, non_blocking=True)`
-    in `forward`, a mask built on the input's device), so the copy is a same-device no-op or is ordered
+    """A non-blocking move (`.to`, `.cuda`), not to the host, in a method of a `torch.nn.Module` subclass:
+    what a module moves is its own state or an input its caller has already placed (`x.to(self.device,
+    non_blocking=True)` in `forward`, a mask built on the input's device), so the copy is a same-device no-op or is ordered
     on the one MPS queue before the kernels that read it. The hazard of PyTorch issue 189690 is the
     caller's staging of host batches, reported where the caller copies. Blind reviews of real projects
     judged 40 of 43 such findings false. A move that replaces the object's own state (stored into an

@@ -81,6 +81,15 @@ class Parsed:
     problems: List[Problem] = field(default_factory=list)
 
 
+class SyntaxAt(ValueError):
+    """A hand-written reader's syntax error at a character offset of the text (CMake, JSON with comments);
+    the offset becomes the line the finding names (LineIndex.position)."""
+
+    def __init__(self, offset: int, message: str):
+        super().__init__(message)
+        self.offset = offset
+
+
 class LineIndex:
     """Turns character offsets into 1-based (line, column) positions.
 

@@ -13,7 +13,7 @@ from typing import List, Optional, Tuple
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding
-from cudalint.manifests.base import LineIndex, Parsed, Problem, Span
+from cudalint.manifests.base import LineIndex, Parsed, Problem, Span, SyntaxAt
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACKET_OPEN = re.compile(r"\[(=*)\[")
@@ -35,10 +35,8 @@ class Command:
     end: int
 
 
-class CMakeError(ValueError):
-    def __init__(self, offset: int, message: str):
-        super().__init__(message)
-        self.offset = offset
+class CMakeError(SyntaxAt):
+    pass
 
 
 def _skip_bracket(text: str, pos: int, what: str) -> int:

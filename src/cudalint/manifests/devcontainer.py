@@ -14,7 +14,7 @@ from typing import List, Optional, Tuple
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding
-from cudalint.manifests.base import LineIndex, Parsed, Problem
+from cudalint.manifests.base import LineIndex, Parsed, Problem, SyntaxAt
 
 MAX_DEPTH = 64  # nesting a configuration never needs; deeper input is reported, not recursed into
 _GPU_FLAG = re.compile(r"^--gpus(=.*)?$")
@@ -27,13 +27,6 @@ class Text(str):
 
     start: int
     end: int
-
-
-class _Syntax(Exception):
-    def __init__(self, offset: int, message: str):
-        super().__init__(message)
-        self.offset = offset
-        self.message = message
 
 
 class _Parser:
@@ -51,7 +44,7 @@ class _Parser:
         value = self.value(0)
         self.space()
         if self.at < len(self.text):
-            raise _Syntax(self.at, "unexpected text after the configuration")
+            raise SyntaxAt(self.at, "unexpected text after the configuration")
         return value
 
     def space(self) -> None:
@@ -66,17 +59,17 @@ class _Parser:
             elif text.startswith("/*", self.at):
                 end = text.find("*/", self.at + 2)
                 if end < 0:
-                    raise _Syntax(self.at, "comment without its end")
+                    raise SyntaxAt(self.at, "comment without its end")
                 self.at = end + 2
             else:
                 return
 
     def value(self, depth: int):
         if depth > MAX_DEPTH:
-            raise _Syntax(self.at, "nested too deeply to read")
+            raise SyntaxAt(self.at, "nested too deeply to read")
         self.space()
         if self.at >= len(self.text):
-            raise _Syntax(self.at, "the configuration ends early")
+            raise SyntaxAt(self.at, "the configuration ends early")
         char = self.text[self.at]
         if char == "{":
             return self.members(depth)
@@ -90,14 +83,14 @@ class _Parser:
                 return value
         number = self._NUMBER.match(self.text, self.at)
         if number is None:
-            raise _Syntax(self.at, f"unexpected {char!r}")
+            raise SyntaxAt(self.at, f"unexpected {char!r}")
         self.at = number.end()
         return float(number.group(0)) if number.group(1) or number.group(2) else int(number.group(0))
 
     def string(self) -> Text:
         found = self._STRING.match(self.text, self.at)
         if found is None:
-            raise _Syntax(self.at, "string without its closing quote")
+            raise SyntaxAt(self.at, "string without its closing quote")
         body = found.group(1)
         if "\\" in body:
             body = re.sub(r'\\(u[0-9a-fA-F]{4}|.)', _unescape, body)
@@ -111,11 +104,11 @@ class _Parser:
 
         def member() -> None:
             if not self.text.startswith('"', self.at):
-                raise _Syntax(self.at, "expected a quoted key")
+                raise SyntaxAt(self.at, "expected a quoted key")
             key = self.string()
             self.space()
             if not self.text.startswith(":", self.at):
-                raise _Syntax(self.at, "expected ':' after a key")
+                raise SyntaxAt(self.at, "expected ':' after a key")
             self.at += 1
             found[key] = self.value(depth + 1)
 
@@ -141,9 +134,9 @@ class _Parser:
             if self.text.startswith(",", self.at):
                 self.at += 1
             elif self.at >= len(self.text):
-                raise _Syntax(self.at, "the configuration ends early")
+                raise SyntaxAt(self.at, "the configuration ends early")
             elif not self.text.startswith(closer, self.at):
-                raise _Syntax(self.at, f"expected ',' or '{closer}'")
+                raise SyntaxAt(self.at, f"expected ',' or '{closer}'")
 
 
 def _unescape(match: "re.Match[str]") -> str:
@@ -157,8 +150,8 @@ def parse(text: str) -> Tuple[object, Optional[Tuple[int, str]]]:
     """The configuration, or None and (offset, what is wrong)."""
     try:
         return _Parser(text).document(), None
-    except _Syntax as error:
-        return None, (error.offset, error.message)
+    except SyntaxAt as error:
+        return None, (error.offset, str(error))
 
 
 def check(path: str, text: str) -> Tuple[List[Finding], Parsed]:

@@ -25,6 +25,7 @@ import re
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from cudalint.digests import sha256
+from cudalint.project.device_params import is_cuda_device
 from cudalint.project.paths import test_module
 
 TESTS_TOO = "*"  # a parameter name no function has: in a wanted name's parameters, its calls in test modules count
@@ -129,13 +130,13 @@ def _cuda_defaulted(function: ast.AST, outer: Dict[str, Optional[Tuple[str, str]
 
 
 def _names_cuda(default: ast.AST) -> bool:
+    """"cuda", "cuda:1" or `torch.device("cuda")` as a parameter's default (the call read by its name)."""
     if type(default) is ast.Call and len(default.args) == 1 and not default.keywords:
         func = default.func
         if (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None) != "device":
             return False
         default = default.args[0]
-    value = default.value if type(default) is ast.Constant else None
-    return isinstance(value, str) and (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit()))
+    return type(default) is ast.Constant and is_cuda_device(default.value)
 
 
 def collect(

@@ -30,6 +30,11 @@ DEVICE_WORDS = frozenset({"cuda", "cpu", "mps", "xpu", "hpu", "npu", "mtia", "me
                           "auto", ""})
 
 
+def is_cuda_device(value: object) -> bool:
+    """"cuda" or "cuda:<index>": a string that names a CUDA device."""
+    return isinstance(value, str) and (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit()))
+
+
 def holds_device(function: ast.AST, name: str) -> bool:
     """Whether parameter `name` of `function` (a def or lambda) may hold a device (see the module's doc).
     One the body never reads holds nothing, whatever its name (`def __init__(self, device="cuda"):` of an

@@ -16,7 +16,7 @@ import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests, library_of
-from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, holds_device
+from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, holds_device, is_cuda_device
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
@@ -271,11 +271,7 @@ def _summary(node, owner: str) -> list:
 
 def _names_cuda(expression: ast.AST) -> bool:
     """A CUDA device string is written somewhere in the expression."""
-    return any(isinstance(node, ast.Constant) and _is_cuda(node.value) for node in ast.walk(expression))
-
-
-def _is_cuda(value) -> bool:
-    return isinstance(value, str) and (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit()))
+    return any(isinstance(node, ast.Constant) and is_cuda_device(node.value) for node in ast.walk(expression))
 
 
 class _Reader:
@@ -687,7 +683,7 @@ class _Reader:
             if self.resolve(default.func) != "torch.device":
                 return ""
             default, device = default.args[0], True
-        if not (isinstance(default, ast.Constant) and _is_cuda(default.value)):
+        if not (isinstance(default, ast.Constant) and is_cuda_device(default.value)):
             return ""
         written = json.dumps(default.value)
         return f"torch.device({written})" if device else written

@@ -30,6 +30,7 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     off_mac_backend_members: FrozenSet[str] = frozenset()  # torch's names for them (Backend.NCCL)
     mac_backends: FrozenSet[str] = frozenset()  # the communication backends a Mac has (gloo)
     cuda_environment: FrozenSet[str] = frozenset()  # environment variables only a CUDA setup reads
+    skip_reason_words: FrozenSet[str] = frozenset()  # words of a skip's reason that say the test needs CUDA
     cuda_only_results: FrozenSet[str] = frozenset()  # calls that raise off CUDA: their result never exists on a Mac
     off_mac_programs: FrozenSet[str] = frozenset()  # programs no Mac has (nvidia-smi)
     program_runners: FrozenSet[str] = frozenset()  # calls that raise when the program they start is missing

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -378,7 +378,7 @@ class Walker:
                 return True
             # a condition nothing here can judge (a helper of a module the tree lacks), with a reason that
             # says the test needs CUDA: `skipif(not mod_task.use_cuda(), reason="gpu is required")`
-            return (not (found.when_true or found.when_false) and _needs_cuda(_skip_reason(decorator))
+            return (not (found.when_true or found.when_false) and _needs_cuda(_skip_reason(decorator), facts.skip_reason_words)
                     and self._calls_outside(condition))
         return model.guards.marker_skips(decorator, model.scope)  # @RunIf(min_cuda_gpus=1): the catalog's marker keywords
 
@@ -635,10 +635,6 @@ class Registry:
         self.leave[kind].append(handler)
 
 
-# A skip's reason that says the test needs an NVIDIA GPU: "requires CUDA", "gpu is required", "needs 2 GPUs".
-_NEEDS_CUDA_RE = re.compile(r"\b(cuda|gpus?|nvidia)\b", re.IGNORECASE)
-
-
 def _skip_reason(call: cst.Call) -> str:
     """The reason of a skip decorator: its `reason=` or its second positional argument, when a string."""
     keyed = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in ("reason", "msg")), None)
@@ -647,8 +643,9 @@ def _skip_reason(call: cst.Call) -> str:
     return (string_value(value) or "") if value is not None else ""
 
 
-def _needs_cuda(reason: str) -> bool:
-    return bool(_NEEDS_CUDA_RE.search(reason))
+def _needs_cuda(reason: str, words: FrozenSet[str]) -> bool:
+    """The reason says the test needs CUDA: it holds one of the words (rules/guards.toml skip_reason_words)."""
+    return any(word in words for word in re.split(r"[^a-z0-9]+", reason.lower()))
 
 
 def _function_fields(node: cst.FunctionDef) -> Tuple[str, ...]:

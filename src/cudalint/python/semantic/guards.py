@@ -16,7 +16,7 @@ CUDA-only library imports is a CUDA guard (optional_imports' Availability, cuda_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Set
 
 import libcst as cst
 
@@ -627,16 +627,20 @@ class GuardEvaluator:
                 or not isinstance(scope.node, cst.FunctionDef) or not isinstance(scope.node.body, cst.IndentedBlock):
             return bindings
         assigns = {id(binding.node) for binding in bindings if binding.kind == "assign"}
-        last = None
-        for statement in scope.node.body.body:
+        hidden: Optional[Set[int]] = None  # the nodes of the statements before the last such assignment
+        before: Set[int] = set()  # the nodes of the statements walked so far
+        for statement in scope.node.body.body:  # in order, each walked once, up to the read
+            inside = _node_ids(statement)
+            if id(node) in inside:
+                break
             if isinstance(statement, cst.SimpleStatementLine) and any(id(small) in assigns for small in statement.body):
-                if _holds(statement, node) or not comes_after(scope.node, statement, node):
-                    break  # the read is in this statement, or before it
-                last = statement
-        if last is None:
-            return bindings
-        return [binding for binding in bindings if _holds(last, binding.node) or (
-            binding.kind != "param" and comes_after(scope.node, last, binding.node))]
+                hidden = set(before)
+            before |= inside
+        else:
+            return bindings  # the read is not in the body (a default, a decorator)
+        if hidden is None:
+            return bindings  # no assignment statement before the read
+        return [binding for binding in bindings if binding.kind != "param" and id(binding.node) not in hidden]
 
     def _test_nodes(self, test: cst.CSTNode) -> FrozenSet[int]:
         """The ids of the nodes of a condition's test (none for a condition that is a statement: an import
@@ -926,15 +930,14 @@ def _named(node, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
 
 
-def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:
-    """`node` is `root` or inside it."""
-    pending = [root]
+def _node_ids(root: cst.CSTNode) -> Set[int]:
+    """The ids of `root` and every node inside it."""
+    found, pending = set(), [root]
     while pending:
         current = pending.pop()
-        if current is node:
-            return True
+        found.add(id(current))
         pending.extend(code_children(current))
-    return False
+    return found
 
 
 def _is_property(function: cst.CSTNode) -> bool:

@@ -26,12 +26,10 @@ def _found(findings):
 
 
 def test_an_export_for_linux_is_read_as_conda_packages_kept_off_the_mac():
-    findings = check_manifest("requirements.txt", EXPORT)
-    assert _found(findings) == [
-        ("CDL503", 6, 1, Severity.INFO),  # installed by pip (build pypi_0): a PyPI package
-        ("CDL508", 7, 1, Severity.INFO),  # a conda package
-    ]
-    assert all(f.message.endswith("(only installed off macOS here, so it does not block a Mac)") for f in findings)
+    # nvidia-cublas-cu12 (pip-installed) and pytorch-cuda are linux-64 builds: nothing a Mac installs
+    assert [(d.name, d.off_mac) for d in dependencies("requirements.txt", EXPORT)] == [
+        ("_libgcc_mutex", True), ("numpy", True), ("nvidia-cublas-cu12", True), ("pytorch-cuda", True), ("torch", True)]
+    assert _found(check_manifest("requirements.txt", EXPORT)) == []
 
 
 def test_a_list_without_a_platform_reports_at_the_rules_severity():
@@ -64,8 +62,8 @@ def test_an_explicit_list_reads_package_urls_and_their_channel():
 def test_an_explicit_list_without_a_header_takes_the_platform_of_each_url():
     text = "@EXPLICIT\nhttps://example.invalid/nvidia/linux-64/cuda-nvcc-12.1.105-0.tar.bz2\nnot a url\n"
     findings = check_manifest("requirements.txt", text)
-    assert [(f.code, f.line, f.severity) for f in findings] == [("CDL508", 2, Severity.INFO), ("CDL000", 3, Severity.ERROR)]
-    assert findings[1].message == "line 3: not a conda package spec: 'not a url'"
+    assert [(f.code, f.line, f.severity) for f in findings] == [("CDL000", 3, Severity.ERROR)]  # cuda-nvcc: linux-64
+    assert findings[0].message == "line 3: not a conda package spec: 'not a url'"
 
 
 def test_a_pip_requirements_file_is_no_package_list():
@@ -75,21 +73,25 @@ def test_a_pip_requirements_file_is_no_package_list():
     assert not is_package_list("# comments only\n\n")
 
 
+# the same export without its platform line: a list a Mac user may install from
+UNPLACED = EXPORT.replace("# platform: linux-64\n", "")
+
+
 def test_check_command_reads_a_conda_export(tmp_path):
-    (tmp_path / "requirements.txt").write_text(EXPORT)
+    (tmp_path / "requirements.txt").write_text(UNPLACED)
     result = subprocess.run([sys.executable, "-m", "cudalint", "check", "--isolated", "--no-cache", "-q", "."],
                             cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 1
     assert [line.split(" ", 2)[:2] for line in result.stdout.splitlines()] == [
-        ["requirements.txt:6:1:", "CDL503"], ["requirements.txt:7:1:", "CDL508"]]
+        ["requirements.txt:5:1:", "CDL503"], ["requirements.txt:6:1:", "CDL508"]]
 
 
 def test_a_conda_export_named_on_the_command_line_is_read_by_its_content(tmp_path):
-    (tmp_path / "gpu-env.txt").write_text(EXPORT)
-    result = subprocess.run([sys.executable, "-m", "cudalint", "check", "--isolated", "--no-cache", "-q", "gpu-env.txt"],
+    (tmp_path / "env-export.txt").write_text(UNPLACED)
+    result = subprocess.run([sys.executable, "-m", "cudalint", "check", "--isolated", "--no-cache", "-q", "env-export.txt"],
                             cwd=tmp_path, capture_output=True, text=True)
     assert [line.split(" ", 2)[:2] for line in result.stdout.splitlines()] == [
-        ["gpu-env.txt:6:1:", "CDL503"], ["gpu-env.txt:7:1:", "CDL508"]], result.stderr
+        ["env-export.txt:5:1:", "CDL503"], ["env-export.txt:6:1:", "CDL508"]], result.stderr
 
 
 def test_a_hostile_explicit_list_is_read_in_linear_time():

@@ -76,10 +76,10 @@ def test_the_table_is_kept_in_the_index_cache_and_follows_a_changed_caller(tmp_p
     (tmp_path / "uses.py").write_text(USES, encoding="utf-8")
     settings = Settings(select=frozenset({"CDL108"}), root=Path(tmp_path))
     cold = project_index(settings, cache=True).default_calls
-    assert cold["grid"] == {"device": [2, 0, []]} and cold["flags"] == {"device": [2, 1, []]} and cold["Box"] == {"device": [1, 0, []]}
+    assert cold["grid"] == {"device": [2, 0, [], 2]} and cold["flags"] == {"device": [2, 1, [], 1]} and cold["Box"] == {"device": [1, 0, [], 1]}
     assert project_index(settings, cache=True).default_calls == cold  # read back from the stored index
     (tmp_path / "uses.py").write_text(USES + "generator.grid((3,))\n", encoding="utf-8")
-    assert project_index(settings, cache=True).default_calls["grid"] == {"device": [3, 1, []]}
+    assert project_index(settings, cache=True).default_calls["grid"] == {"device": [3, 1, [], 2]}
 
 
 def test_a_damaged_stored_table_is_not_trusted(tmp_path):
@@ -216,3 +216,79 @@ def test_a_default_handed_on_by_wrappers_whose_callers_all_pass_theirs_is_not_re
     pages = PAGES.replace('run_img2img("a dog", device=device)', 'run_img2img("a dog")')
     found = findings_of(PIPELINES, path="pipelines.py", select={"CDL108"}, project_files={"pages.py": pages})
     assert triples(found) == [("CDL108", 4, 38), ("CDL108", 12, 32)]
+
+
+STAGES = '''import torch
+
+
+def run(ops, device=torch.device("cuda")):
+    return torch.zeros(ops, device=device)
+
+
+def step(x, device=torch.device("cuda")):
+    return x.to(device)
+'''
+
+PIPELINE = '''import subprocess
+from os import system as step
+
+import stages
+import torch
+
+
+def run(ops, device=torch.device("cuda")):
+    subprocess.run(["nvidia-smi"])
+    step("true")
+    stages.step(ops, device=device)
+    return stages.run(ops, device=device)
+
+
+def main(device):
+    return run(4, device=device)
+'''
+
+
+def test_calls_of_another_library_s_function_of_the_same_name_are_not_the_project_s():
+    # subprocess.run and os.system (imported as `step`) leave `device` out, but they are not the project's
+    # `run` and `step`; the pipeline's `run` hands its default to `stages.run`, which is called `run` too: the
+    # chain ends at `main`, which passes a device of its caller's choosing. No default here is ever used.
+    found = findings_of(STAGES, path="stages.py", select={"CDL101"}, project_files={"pipeline.py": PIPELINE})
+    assert triples(found) == []
+    alone = findings_of(STAGES, path="stages.py", select={"CDL101"})
+    assert triples(alone) == [("CDL101", 4, 34), ("CDL101", 8, 33)]
+
+
+def test_a_function_that_only_hands_its_default_to_itself_keeps_its_finding():
+    recursive = '''import torch
+
+
+def walk(tree, device=torch.device("cuda")):
+    for child in tree:
+        walk(child, device=device)
+    return torch.zeros(1, device=device)
+'''
+    assert triples(findings_of(recursive, path="walk.py", select={"CDL101"})) == [("CDL101", 4, 36)]
+
+
+def test_a_function_its_package_re_exports_is_public_api_whatever_the_project_passes():
+    utils = '''import torch
+
+
+def load(name, device="cuda" if torch.cuda.is_available() else "cpu"):
+    return torch.zeros(1).to(device)
+
+
+def helper(x, device=torch.device("cuda")):
+    return x.to(device)
+'''
+    train = '''from pkg.utils import helper, load
+
+model = load("base", device="cpu")
+helper(model, device="cpu")
+'''
+    for init in ("from .utils import load\n", "from .utils import *\n", "from pkg.utils import load as load_model\n"):
+        found = findings_of(utils, path="pkg/utils.py", select={"CDL101", "CDL104"},
+                            project_files={"pkg/__init__.py": init, "pkg/train.py": train})
+        # load: the package's API, which users call without a device; helper: only the project calls it
+        expected = [("CDL104", 4, 23)] + ([("CDL101", 8, 35)] if "*" in init else [])
+        assert triples(found) == expected, init

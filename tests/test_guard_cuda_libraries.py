@@ -102,3 +102,32 @@ def test_a_class_with_a_second_constructor_path_keeps_its_findings():
         "    def __new__(cls, *args):\n        return super().__new__(cls)\n\n    @staticmethod\n    def probe",
     )
     assert ("CDL207", 46, 31) in lint(source)
+
+
+NAMED = '''
+import sys
+
+import torch
+
+
+def predict(model, x):
+    kind = str(type(model)).lower()
+    if "cuml" in kind and "hdbscan" in kind:
+        from cuml.cluster import hdbscan
+        return hdbscan.approximate_predict(model, x)
+    if "sklearn" in kind:
+        torch.cuda.synchronize()
+    return model.predict(x)
+
+
+def release():
+    if "cupy" not in sys.modules:
+        return
+    torch.cuda.synchronize()
+'''
+
+
+def test_a_test_for_a_cuda_only_library_s_name_is_a_cuda_guard():
+    # an object whose type names cuml, or a process that imported cupy, exists only where they run; a
+    # portable library's name says nothing of the device
+    assert triples(findings_of(NAMED, select={"CDL404", "CDL201"})) == [("CDL201", 13, 9)]

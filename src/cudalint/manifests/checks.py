@@ -8,7 +8,7 @@ from typing import Iterable, List, Optional, Tuple
 from urllib.parse import unquote
 
 from cudalint.catalog import load_catalog
-from cudalint.findings import Finding, Severity
+from cudalint.findings import Finding
 from cudalint.manifests.base import Dependency, Problem
 from cudalint.manifests.markers import excludes_macos
 from cudalint.manifests.packages import PackageGroup, load_packages
@@ -21,7 +21,6 @@ from cudalint.manifests.versions import admits_at_least, cuda_local_tag, release
 _PLATFORM_WORDS = {"cuda", "gpu", "gpus", "nvidia", "linux", "win", "windows", "tensorrt", "trt",
                    "rocm", "xpu", "npu", "hpu", "tpu", "xla", "ascend", "habana", "gaudi", "ipex"}
 _CUDA_VERSION_WORD = re.compile(r"^cu\d{2,3}$")
-_OFF_MAC_NOTE = " (only installed off macOS here, so it does not block a Mac)"
 
 _TEMPLATES = {
     "CDL501": "`{name}` runs only on NVIDIA GPUs; it cannot be installed or used on macOS or CPU-only machines."
@@ -41,19 +40,10 @@ def platform_named(name: str) -> bool:
 
 
 def is_off_mac(dep: Dependency) -> bool:
-    return off_mac_note(dep) is not None
-
-
-def off_mac_note(dep: Dependency) -> Optional[str]:
-    """Why a Mac never installs the entry, as the end of its message; None when one may."""
-    if dep.off_mac or excludes_macos(dep.marker):
-        return _OFF_MAC_NOTE
-    if platform_named(dep.section):
-        return f" (listed under `{dep.section}`, named for CUDA, other hardware, Linux or Windows machines: a Mac does not install it)"
-    name = PurePath(dep.path).name
-    if platform_named(PurePath(dep.path).stem):
-        return f" (in {name}, named for CUDA, other hardware, Linux or Windows machines: a Mac does not install it)"
-    return None
+    """A Mac never installs the entry: its marker is false there, or it sits in a section, a file, a CI
+    job or a lock resolution meant for other machines (named for CUDA, Linux, Windows, other hardware)."""
+    return (dep.off_mac or excludes_macos(dep.marker) or platform_named(dep.section)
+            or platform_named(PurePath(dep.path).stem))
 
 
 def cuda_index_url(url: str) -> bool:
@@ -170,11 +160,8 @@ def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] 
             findings.append(Finding("CDL000", dep.path, dep.line, dep.column, dep.end_line, dep.end_column,
                                     f"line {dep.line}: {invalid}", catalog["CDL000"].severity))
             continue
-        if excludes_macos(dep.marker):
-            continue  # its own marker is false on every Mac: pip never installs it there
-        note = off_mac_note(dep)
-        if note is not None and dep.locked:
-            continue  # a lock file's resolution for other platforms (torch's Linux CUDA wheels): nothing to change
+        if is_off_mac(dep):
+            continue  # a section, file, job or lock resolution for other machines: nothing a Mac installs
         for code, message in _problems(dep, torch_version):
             findings.append(
                 Finding(
@@ -184,8 +171,8 @@ def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] 
                     column=dep.column,
                     end_line=dep.end_line,
                     end_column=dep.end_column,
-                    message=message + (note or ""),
-                    severity=Severity.INFO if note else catalog[code].severity,
+                    message=message,
+                    severity=catalog[code].severity,
                 )
             )
     return findings

@@ -8,7 +8,7 @@ evaluation is three-valued: True, False or None for "depends".
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
+from typing import Collection, FrozenSet, List, Optional, Tuple
 
 VARIABLES = {
     "python_version",
@@ -161,7 +161,7 @@ def _candidates(value) -> Optional[Tuple[str, ...]]:
     return MACOS_VALUES.get(text)
 
 
-def _evaluate(tree) -> Optional[bool]:
+def _evaluate(tree, exclusive: Collection[FrozenSet[str]] = ()) -> Optional[bool]:
     if tree[0] == "cmp":
         _, left, op, right = tree
         lefts, rights = _candidates(left), _candidates(right)
@@ -169,14 +169,28 @@ def _evaluate(tree) -> Optional[bool]:
             return None
         results = {_compare(a, op, b) for a in lefts for b in rights}
         return results.pop() if len(results) == 1 else None
-    first, second = _evaluate(tree[1]), _evaluate(tree[2])
+    first, second = _evaluate(tree[1], exclusive), _evaluate(tree[2], exclusive)
     if tree[0] == "and":
-        if first is False or second is False:
+        if first is False or second is False or (exclusive and _asks_exclusive(tree, exclusive)):
             return False
         return True if first and second else None
     if first or second:
         return True
     return False if first is False and second is False else None
+
+
+def _asks_exclusive(tree, exclusive: Collection[FrozenSet[str]]) -> bool:
+    """A conjunction that needs two extras at once that no install can have together."""
+    wanted, pending = set(), [tree]
+    while pending:
+        node = pending.pop()
+        if node[0] == "and":
+            pending += [node[1], node[2]]
+        elif node[0] == "cmp" and node[2] == "==":
+            sides = {node[1], node[3]}
+            if ("var", "extra") in sides:
+                wanted.update(text for kind, text in sides if kind == "str")
+    return any(len(wanted & group) > 1 for group in exclusive)
 
 
 def extra_and_marker(key: str) -> Tuple[str, Optional[str]]:
@@ -193,11 +207,13 @@ def both(first: Optional[str], second: Optional[str]) -> Optional[str]:
     return f"({first}) and ({second})"
 
 
-def excludes_macos(marker: Optional[str]) -> bool:
-    """True when the marker is false on every Mac, so the entry is never installed there."""
+def excludes_macos(marker: Optional[str], exclusive: Collection[FrozenSet[str]] = ()) -> bool:
+    """True when the marker is false on every Mac, so the entry is never installed there. `exclusive`:
+    groups of extras of which an install has at most one (uv's declared conflicts: `cpu` and `cu124`),
+    so a conjunction asking for two of one group is false."""
     if not marker:
         return False
     try:
-        return _evaluate(parse_marker(marker)) is False
+        return _evaluate(parse_marker(marker), exclusive) is False
     except MarkerError:
         return False

@@ -4,7 +4,7 @@ environments and scripts of hatch and PDM (their dependency lists, and the insta
 from __future__ import annotations
 
 import re
-
+from dataclasses import replace
 from typing import Dict, List, Optional
 
 from cudalint.manifests import pixi
@@ -36,14 +36,36 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+EXTRAS = "project.optional-dependencies."
+
+
 def _drop_self_references(root, parsed: Parsed) -> None:
     """`myproject[cuda]` among myproject's own optional dependencies names the project's other extras,
-    whose packages are listed (and judged) where they are written: never a package of its own."""
+    whose packages are listed (and judged) where they are written: never a package of its own. An extra
+    named for CUDA that a Mac user's extra pulls in (`all = ["myproject[cuda]"]`) is installed on a Mac
+    all the same: its packages are judged again as part of the extra that names it."""
     name = root.get("project", "name")
     if name is None or name.kind != "string":
         return
     own = _normal(name.value)
-    parsed.dependencies[:] = [dep for dep in parsed.dependencies if dep.kind != "package" or _normal(dep.name) != own]
+    mine = [dep for dep in parsed.dependencies if dep.kind == "package" and _normal(dep.name) == own]
+    parsed.dependencies[:] = [dep for dep in parsed.dependencies if not (dep.kind == "package" and _normal(dep.name) == own)]
+    by_extra: Dict[str, List] = {}
+    for dep in parsed.dependencies:
+        if dep.section.startswith(EXTRAS):
+            by_extra.setdefault(_normal(dep.section[len(EXTRAS):]), []).append(dep)
+    for reference in mine:
+        if is_off_mac(reference):
+            continue
+        pending, seen = [_normal(extra) for extra in reference.extras], set()
+        while pending:
+            extra = pending.pop()
+            if extra in seen or not platform_named(extra):
+                continue
+            seen.add(extra)
+            parsed.dependencies += [replace(dep, section=reference.section) for dep in by_extra.get(extra, ())]
+            pending += [_normal(x) for dep in mine if dep.section.startswith(EXTRAS)
+                        and _normal(dep.section[len(EXTRAS):]) == extra for x in dep.extras]
 
 
 def _scripts(path: str, index: LineIndex, node: Optional[Node], section: str, parsed: Parsed) -> None:

@@ -5,11 +5,15 @@ When the project calls the function and every one of those calls passes the para
 or by position), the default is never what the code runs with: an internal helper whose callers
 choose the device. Calls are matched by the name they call (`grid_priors(...)`, `x.grid_priors(...)`,
 `Generator(...)` for a class's `__init__`), so a call the matching cannot tell apart from a call of
-this function counts too: that errs towards keeping the finding. A call that spreads `*args` or
+this function counts too: that errs towards keeping the finding; but not a call through a name the
+module imports from outside the project (`subprocess.run(...)`, `from os import remove`), which calls
+some other library's function of that name. A call that spreads `*args` or
 `**kwargs` may leave the parameter out and counts as one that does. A call that hands on a parameter
 of its own function whose default is CUDA too (`def measure(self, model, device="cuda"): ...
 config.measure(model, device=device)`) passes the wrapper's default along: it leaves the parameter out
-unless every call of the wrapper passes its own (ProjectIndex.every_call_passes follows the chain).
+unless every call of the wrapper passes its own (ProjectIndex.every_call_passes follows the chain, and
+wants at least one call along it that passes a value of its own: a function that only hands its
+default to itself, `run` to another `run`, has no caller that chooses).
 
 The table is built by the project index after every module's facts are read (the names come from
 those facts): each module's calls of those names, kept in the index cache under the module's content
@@ -22,7 +26,7 @@ import ast
 import bisect
 import json
 import re
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from cudalint.digests import sha256
 from cudalint.project.device_params import is_cuda_device
@@ -32,7 +36,8 @@ TESTS_TOO = "*"  # a parameter name no function has: in a wanted name's paramete
 CACHE_KEY = "\0default-calls"  # the index cache's entry: [names digest, {path: [content, calls]}]
 
 Wanted = Dict[str, Tuple[Tuple[str, int], ...]]  # called name -> (parameter, position; -1: keyword only)
-# called name -> parameter -> [calls, calls that may leave it out, [[wrapper, its parameter] handed on]]
+# called name -> parameter -> [calls, calls that may leave it out, [[wrapper, its parameter] handed on],
+#                               calls that pass a value of their own (neither left out nor handed on)]
 Calls = Dict[str, Dict[str, list]]
 
 
@@ -58,10 +63,13 @@ def wanted_names(facts_by_path) -> Wanted:
     return {name: tuple(sorted(found)) + ((TESTS_TOO, -1),) * in_tests.get(name, False) for name, found in sorted(wanted.items()) if found}
 
 
-def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
+def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str] = frozenset()) -> Calls:
     """The calls of the wanted names in one module, and how many may leave each parameter out; only the
-    nodes that span one of `lines` (sorted: where the text names one of them) are visited."""
+    nodes that span one of `lines` (sorted: where the text names one of them) are visited. `own`: the
+    names the project's folders and modules go by; a call through a name the module imports from
+    anything else is another library's."""
     found: Calls = {}
+    outside = _imported_from_outside(tree, own) if own else frozenset()
     # (node, the enclosing functions' parameters that default to CUDA -> (the name a call of their function
     # goes by, the parameter); None where that is not known, the class a method is defined in)
     stack: List[Tuple[ast.AST, Dict[str, Optional[Tuple[str, str]]], Optional[str]]] = [(tree, {}, None)]
@@ -90,23 +98,62 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int]) -> Calls:
         params = wanted.get(name) if name is not None else None
         if not params:
             continue
+        through = func.id if type(func) is ast.Name else func.value.id if type(func.value) is ast.Name else None
+        if through in outside:
+            continue  # `subprocess.run(...)`: another library's function of the same name
         spread = any(type(arg) is ast.Starred for arg in node.args) or any(keyword.arg is None for keyword in node.keywords)
         keywords = {keyword.arg: keyword.value for keyword in node.keywords}
         for param, position in params:
             if param == TESTS_TOO:
                 continue
             given = keywords.get(param, node.args[position] if 0 <= position < len(node.args) else None)
-            counts = found.setdefault(name, {}).setdefault(param, [0, 0, []])
+            counts = found.setdefault(name, {}).setdefault(param, [0, 0, [], 0])
             counts[0] += 1
             handed = forwarded.get(given.id, False) if type(given) is ast.Name else False
             if spread or given is None or handed is None:
                 counts[1] += 1
-            elif handed and list(handed) not in counts[2]:
-                counts[2].append(list(handed))
+            elif handed:
+                if list(handed) not in counts[2]:
+                    counts[2].append(list(handed))
+            else:
+                counts[3] += 1
     return found
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While)
+
+
+def _imported_from_outside(tree: ast.AST, own: FrozenSet[str]) -> FrozenSet[str]:
+    """The names the module's import statements bind to modules, or to their members, from outside the
+    project (a module whose top-level name is none of `own`; a relative import is the project's)."""
+    found = set()
+    pending = list(getattr(tree, "body", ()))
+    while pending:
+        statement = pending.pop()
+        if type(statement) is ast.Import:
+            found.update((alias.asname or alias.name.partition(".")[0]) for alias in statement.names
+                         if alias.name.partition(".")[0] not in own)
+        elif type(statement) is ast.ImportFrom:
+            if statement.level == 0 and (statement.module or "").partition(".")[0] not in own:
+                found.update(alias.asname or alias.name for alias in statement.names if alias.name != "*")
+        elif isinstance(statement, _BLOCKS):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                pending.extend(getattr(statement, field, ()) or ())
+        elif type(statement) is ast.ExceptHandler:
+            pending.extend(statement.body)
+    return frozenset(found)
+
+
+def own_names(relatives: Iterable[str]) -> FrozenSet[str]:
+    """Every folder name and module name in the project's paths: what an import of its own code may start
+    with, whichever folder is its root (`src/pkg/x.py`: src, pkg, x)."""
+    names = set()
+    for relative in relatives:
+        parts = relative.replace("\\", "/").split("/")
+        names.update(parts[:-1])
+        names.add(parts[-1].rpartition(".")[0] or parts[-1])
+    return frozenset(names)
 
 
 def _cuda_defaulted(function: ast.AST, outer: Dict[str, Optional[Tuple[str, str]]],
@@ -151,7 +198,9 @@ def collect(
     is not read again; one whose text names none of them is not parsed."""
     if not wanted:
         return {}, None
-    names_digest = sha256(json.dumps(wanted, sort_keys=True).encode()).hexdigest()
+    modules = list(modules)
+    own = own_names(relative for _, relative, _ in modules)
+    names_digest = sha256(json.dumps([wanted, sorted(own)], sort_keys=True).encode()).hexdigest()
     previous = stored[1] if isinstance(stored, (list, tuple)) and len(stored) == 2 and stored[0] == names_digest and isinstance(stored[1], dict) else {}
     pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in wanted) + rb")\s*\(")
     entries: Dict[str, list] = {}
@@ -166,14 +215,15 @@ def collect(
             tree = parse(data, relative) if lines else None
             here = wanted if not test_module("", relative) else {
                 name: params for name, params in wanted.items() if (TESTS_TOO, -1) in params}
-            calls = calls_in(tree, here, lines) if tree is not None and here else {}
+            calls = calls_in(tree, here, lines, own) if tree is not None and here else {}
         entries[relative] = [content, calls]
         for name, params in calls.items():
-            for param, (count, leaving, handed) in params.items():
-                counts = total.setdefault(name, {}).setdefault(param, [0, 0, []])
+            for param, (count, leaving, handed, chosen) in params.items():
+                counts = total.setdefault(name, {}).setdefault(param, [0, 0, [], 0])
                 counts[0] += count
                 counts[1] += leaving
                 counts[2].extend(pair for pair in handed if pair not in counts[2])
+                counts[3] += chosen
     return total, [names_digest, entries]
 
 
@@ -193,8 +243,8 @@ def _well_formed(calls) -> bool:
     """A stored module's calls as calls_in makes them (the cache sits in the linted tree: never trusted)."""
     return isinstance(calls, dict) and all(
         isinstance(name, str) and isinstance(params, dict) and all(
-            isinstance(param, str) and isinstance(counts, list) and len(counts) == 3
-            and type(counts[0]) is int and type(counts[1]) is int and isinstance(counts[2], list)
+            isinstance(param, str) and isinstance(counts, list) and len(counts) == 4
+            and type(counts[0]) is int and type(counts[1]) is int and isinstance(counts[2], list) and type(counts[3]) is int
             and all(isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)
                     for pair in counts[2])
             for param, counts in params.items()

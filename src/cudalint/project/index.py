@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "32"
+INDEX_VERSION = "33"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -67,6 +67,7 @@ class ProjectIndex:
         self._private_reads: Optional[frozenset] = None  # see reads_private
         self._reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
         self._stars: Dict[str, Dict[str, str]] = {}  # module -> star_exports(module)
+        self._exported: Optional[Set[str]] = None  # see exported
         self._siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
         self._subclasses: Optional[Dict[str, List[Tuple[str, str]]]] = None  # class -> [(subclass, its path)]
         self._attribute_guards: Optional[Dict[str, Optional[Tuple[bool, bool]]]] = None  # see attribute_guard
@@ -322,6 +323,21 @@ class ProjectIndex:
             return found
         return {name: found.get(name, f"{module}.{name}") for name in listed}
 
+    def exported(self, qualified: str) -> bool:
+        """A package's `__init__` re-exports the name (`from .utils import load`, `from .utils import *`):
+        the package's public API, which its users call."""
+        if self._exported is None:
+            found: Set[str] = set()
+            for path, facts in self.facts.items():
+                module = self.paths.get(path)
+                if module is None or not path.replace("\\", "/").endswith("/__init__.py") and path != "__init__.py":
+                    continue
+                found.update(facts.exports.values())
+                if facts.star:
+                    found.update(self.star_exports(module).values())
+            self._exported = found
+        return qualified in self._exported
+
     def ships(self, qualified: str) -> bool:
         """The name comes from a module that is a file of the project (through re-exports)."""
         return self._split(self.follow(qualified))[0] is not None or qualified in self.modules
@@ -553,15 +569,23 @@ class ProjectIndex:
         found = table.get("".join(choices))
         return tuple(found) if isinstance(found, list) else found
 
-    def every_call_passes(self, name: str, param: str, seen: frozenset = frozenset()) -> bool:
+    def every_call_passes(self, name: str, param: str) -> bool:
         """The project calls `name` and each of those calls passes `param` (default_calls.py): a call that
-        hands on a wrapper's own CUDA default passes it only if every call of the wrapper passes that."""
-        counts = self.default_calls.get(name, {}).get(param)
-        if not counts or counts[0] == 0 or counts[1] > 0:
-            return False
-        seen = seen | {(name, param)}
-        return all((wrapper, handed) not in seen and self.every_call_passes(wrapper, handed, seen)
-                   for wrapper, handed in counts[2])
+        hands on a wrapper's own CUDA default passes it only if every call of the wrapper passes that, and
+        so on along the chain (a cycle, `run` handing to another `run`, adds no call that leaves it out);
+        and some call along it passes a value of its own (a function only calling itself has none)."""
+        seen, pending, chosen = set(), [(name, param)], False
+        while pending:
+            pair = pending.pop()
+            if pair in seen:
+                continue
+            seen.add(pair)
+            counts = self.default_calls.get(pair[0], {}).get(pair[1])
+            if not counts or counts[0] == 0 or counts[1] > 0:
+                return False
+            chosen = chosen or counts[3] > 0
+            pending.extend((wrapper, handed) for wrapper, handed in counts[2])
+        return chosen
 
     def cuda_defaults(self, qualified: str):
         found = self.function(qualified)

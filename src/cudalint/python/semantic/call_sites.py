@@ -96,16 +96,20 @@ class CallSites:
         """The project calls the parameter's function (a class's `__init__`: the class) and every call
         passes the parameter, so its default is never what runs (project/default_calls.py: calls matched
         by the name they call, across the project). A function nothing in the project calls is an entry
-        point for users: its default counts."""
+        point for users: its default counts; so is one its package's `__init__` re-exports (`from .utils
+        import load`), the package's public API, however the project calls it itself."""
         function, project = binding.scope.node, self.model.project
         if project is None or not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param):
             return False
-        name = function.name.value
+        name, owner = function.name.value, binding.scope.parent
         if name == "__init__":
             klass = binding.scope.enclosing_class
             if klass is None:
                 return False
-            name = klass.node.name.value
+            name, owner = klass.node.name.value, klass.parent
+        module = self.model.module_name
+        if module and owner is self.model.module_scope and project.exported(f"{module}.{name}"):
+            return False
         return project.every_call_passes(name, binding.name)
 
     # -- whose callers are all here ------------------------------------------------------------------

@@ -799,6 +799,8 @@ class GuardEvaluator:
                 return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
             if isinstance(right, (cst.Tuple, cst.List, cst.Set)) and self.facts.mac_device_types <= set(string_elements(right)):  # device.type in {"cpu", "mps"}: false only off a Mac
                 return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC
+            if self._names_cuda_library(left):  # `"cuml" in str(type(model))`: an object only that library makes
+                return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
             return UNKNOWN
         if (positive or negative) and not isinstance(op, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) and type(left) is cst.Tuple \
                 and type(right) is cst.Tuple and len(left.elements) == len(right.elements):
@@ -822,6 +824,17 @@ class GuardEvaluator:
                 if string_value(other) == "cpu" and self._cuda_or_cpu(side, scope, depth):
                     return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC  # `self.device != "cpu"`
         return UNKNOWN
+
+    def _names_cuda_library(self, node) -> bool:
+        """A string that is the name of a library that never imports on a Mac (cuda_imports.cuda_libraries:
+        cuml, cupy, torch_xla): tested for in a type's or module's name, in `sys.modules`, in a chosen
+        backend's name, it is found only where that library runs."""
+        text = string_value(node)
+        if not text or not text.isidentifier():
+            return False
+        from cudalint.python.semantic.cuda_imports import cuda_libraries
+
+        return text in {library.partition(".")[0] for library in cuda_libraries(self.model)}
 
     def _pair(self, left, right, scope, depth) -> Guard:
         """What `left == right` says of the host, for one pair of a tuple comparison: true only off a

@@ -292,3 +292,33 @@ helper(model, device="cpu")
         # load: the package's API, which users call without a device; helper: only the project calls it
         expected = [("CDL104", 4, 23)] + ([("CDL101", 8, 35)] if "*" in init else [])
         assert triples(found) == expected, init
+
+
+def test_a_call_in_the_same_file_taking_a_device_object_default_is_reported():
+    source = '''import torch
+
+
+def background(n, device=torch.device("cuda")):
+    return torch.zeros(n, device=device)
+
+
+def simulate(n, device):
+    first = background(n)
+    return first, background(n, device=device)
+'''
+    found = findings_of(source, path="simulation.py", select={"CDL113"})
+    assert triples(found) == [("CDL113", 9, 13)]
+    assert found[0].message == 'background() takes its device=torch.device("cuda") default: pass the selected device'
+
+
+def test_a_subpackage_gathering_names_for_its_package_is_no_public_api():
+    helper = '''import torch
+
+
+def load(name, device=torch.device("cuda")):
+    return torch.zeros(1).to(device)
+'''
+    found = findings_of(helper, path="pkg/models/utils.py", select={"CDL101"}, project_files={
+        "pkg/__init__.py": "from pkg.app import run\n", "pkg/models/__init__.py": "from .utils import load\n",
+        "pkg/app.py": "from pkg.models import load\n\n\ndef run(device):\n    return load('x', device=device)\n"})
+    assert triples(found) == []

@@ -72,8 +72,19 @@ def test_only_a_map_location_of_torch_load():
 
         def picked():
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+        def bound_device(path):
+            device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+            return torch.load(path, map_location=device)
+
+
+        def bound_device_moved(path, model):
+            device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+            model.load_state_dict(torch.load(path, map_location=device))
+            return model.to(device)
         """
-    ) == [("CDL104", 18, 14), ("CDL104", 29, 25)]
+    ) == [("CDL104", 18, 14), ("CDL104", 29, 25), ("CDL104", 38, 27)]
 
 
 def test_a_selection_nothing_reads_changes_nothing():
@@ -148,3 +159,28 @@ def test_a_chain_that_holds_a_selection_is_reported_once_where_the_selection_is(
             return chosen
         """
     ) == [("CDL104", 10, 18), ("CDL104", 17, 5)]
+
+
+def test_a_chosen_device_kept_only_where_cuda_is_available():
+    assert lint(
+        """
+        import torch
+
+
+        class Gate:
+            def __init__(self, device="cuda"):
+                self.device = torch.device(device if torch.cuda.is_available() else "cpu")
+
+
+        def pick(args):
+            return args.device if torch.cuda.is_available() else "cpu"
+
+
+        def not_a_device(mode):
+            return mode if torch.cuda.is_available() else "cpu"
+
+
+        def loads_only(path, device):
+            return torch.load(path, map_location=device if torch.cuda.is_available() else "cpu")
+        """
+    ) == [("CDL104", 6, 36), ("CDL104", 10, 12)]

@@ -324,13 +324,14 @@ class ProjectIndex:
         return {name: found.get(name, f"{module}.{name}") for name in listed}
 
     def exported(self, qualified: str) -> bool:
-        """A package's `__init__` re-exports the name (`from .utils import load`, `from .utils import *`):
-        the package's public API, which its users call."""
+        """A top-level package's `__init__` re-exports the name (`from .utils import load`, `from .utils
+        import *`): the distribution's public API, which its users call. (A subpackage's `__init__`
+        gathers names for the package's own modules.)"""
         if self._exported is None:
             found: Set[str] = set()
             for path, facts in self.facts.items():
                 module = self.paths.get(path)
-                if module is None or not path.replace("\\", "/").endswith("/__init__.py") and path != "__init__.py":
+                if module is None or "." in module or not path.replace("\\", "/").endswith("__init__.py"):
                     continue
                 found.update(facts.exports.values())
                 if facts.star:

@@ -19,6 +19,7 @@ import libcst as cst
 from cudalint.catalog import Rule
 from cudalint.device_text import DEVICE_KEY_RE
 from cudalint.project.availability import libraries_of, library_of
+from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
 from cudalint.python import oom_messages, op_coverage, project_checks, selection_use, shipped_files
 from cudalint.python.children import code_children, earlier_statements, enclosing_block, path_to
@@ -250,6 +251,13 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
         if _is_cuda_arm(arm, ctx) or (ordinal and index < len(tests) and _is_cuda_ordinal(arm, tests[index], ctx))
     ]
     if not cuda_arms:
+        if _chosen_unless_cuda_missing(tests, arms, ctx) and not selection_use.is_not_a_porting_problem(node, ctx):
+            ctx.report(
+                "CDL104",
+                node,
+                f"{source_of(arms[0])} is replaced by the CPU wherever CUDA is missing, so a Mac never gets "
+                "'mps' even when asked for it; keep the chosen device (test that its own backend is available)",
+            )
         return
     for arm in cuda_arms:
         _mark_arm(arm, ctx)
@@ -272,6 +280,16 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
             "available accelerator, then CPU",
             _selection_fix(node, tests, arms, ctx),
         )
+
+
+def _chosen_unless_cuda_missing(tests, arms, ctx: FileContext) -> bool:
+    """`device if torch.cuda.is_available() else "cpu"`: a device the caller chose (a name, or an
+    attribute, named for a device) kept only where CUDA is available, the CPU everywhere else."""
+    if len(tests) != 1 or not _is_availability_query(tests[0], ctx) or not _is_cpu_arm(arms[1], ctx):
+        return False
+    chosen = arms[0]
+    name = chosen.value if type(chosen) is cst.Name else chosen.attr.value if type(chosen) is cst.Attribute else None
+    return name is not None and DEVICE_NAME_RE.search(name) is not None
 
 
 def _selection_fix(node: cst.IfExp, tests, arms, ctx: FileContext) -> Optional[FixPlan]:

@@ -18,8 +18,8 @@ Kinds of match, each a list of entries in the rule's TOML:
                 call leaves the argument out, so the API's own CUDA default applies)
     env         an environment variable name used with os.environ / os.getenv
 
-A ref entry with `unless_after` (a list of APIs) is not reported after an unconditional call of one of
-them earlier in its function; with `unless_beside`, not where another statement of its own block (or the
+A ref entry with `unless_with` (a list of APIs) is not reported where an unconditional call of one of
+them runs earlier in its function or later in its own block; with `unless_beside`, not where another statement of its own block (or the
 arms of an `if` there) calls one. An entry with `entered` names a context manager whose finding is about entering it: not reported
 where the `with` drops it (FileContext.never_entered). Every entry may carry `use` (the portable replacement) and `since`/`until` (torch
 releases that bound when the entry applies), which the message template can name.
@@ -308,7 +308,7 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
     if _argued_by_rule(node, entry.rule, ctx):
         return  # `torch.set_default_dtype(torch.float64)`: the rule's argument entry reports it, names too
-    if "unless_after" in entry.spec and _follows_call(entry.spec["unless_after"], ctx):
+    if "unless_with" in entry.spec and _made_unconditionally(entry.spec["unless_with"], ctx):
         return  # `torch.manual_seed(s)` just before already seeded every device
     if "unless_beside" in entry.spec and _beside_call(entry.spec["unless_beside"], ctx):
         return  # `torch.mps.empty_cache()` in the same block: the code already does it for MPS
@@ -570,13 +570,16 @@ def _kept_on_device(call: cst.Call, depth: int, ctx: FileContext) -> bool:
     return isinstance(outer, cst.Call) and op_coverage.moved_value(outer, ctx) is call
 
 
-def _follows_call(api, ctx: FileContext) -> bool:
-    """A call of `api` (a name or a list of names) runs unconditionally before the current node in
-    the same function or module body: an earlier statement of the node's own block, or of any block
-    around it up to the function, is that call. A call inside a preceding `if`/`for` is not."""
+def _made_unconditionally(api, ctx: FileContext) -> bool:
+    """A call of `api` (a name or a list of names) runs unconditionally in the current node's function
+    or module body, before it or after it: an earlier statement of the node's own block, or of any block
+    around it up to the function, or a later statement of its own block, is that call. A call inside an
+    `if`/`for` is not."""
     apis = {api} if isinstance(api, str) else set(api)
+    found = enclosing_block(ctx.stack, len(ctx.stack) - 1)
+    later = found[0][found[1] + 1:] if found is not None else ()
     return any(ctx.model.resolve(call.func) in apis  # not beyond the function: its caller's code is not "before"
-               for earlier in earlier_statements(ctx.stack) for call in _statement_calls(earlier))
+               for statement in (*earlier_statements(ctx.stack), *later) for call in _statement_calls(statement))
 
 
 def _beside_call(apis, ctx: FileContext) -> bool:

@@ -273,12 +273,21 @@ def _file_has_cuda_default(ctx: FileContext) -> bool:
     found = ctx.check_state.get("cuda-default-call")
     if found is None:
         found = ctx.check_state["cuda-default-call"] = any(
-            param.default is not None and is_cuda_device_string(param.default)
+            param.default is not None and _names_cuda_device(param.default, ctx)
             for scope in ctx.model.scopes.values()
             if isinstance(scope.node, cst.FunctionDef)
             for param in (*scope.node.params.posonly_params, *scope.node.params.params, *scope.node.params.kwonly_params)
         )
     return found
+
+
+def _names_cuda_device(default: cst.BaseExpression, ctx: FileContext) -> bool:
+    """"cuda", "cuda:1" or `torch.device("cuda")` (what the project index counts as a CUDA default)."""
+    if type(default) is cst.Call and len(default.args) == 1 and default.args[0].keyword is None:
+        if ctx.model.resolve(default.func) != "torch.device":
+            return False
+        default = default.args[0].value
+    return is_cuda_device_string(default)
 
 
 def _local_defaults(callee, ctx: FileContext) -> Optional[List[Tuple[str, int, cst.CSTNode]]]:
@@ -299,10 +308,10 @@ def _local_defaults(callee, ctx: FileContext) -> Optional[List[Tuple[str, int, c
     ordered = [*params.posonly_params, *params.params]
     found = []
     for index, param in enumerate(ordered):
-        if param.default is not None and is_cuda_device_string(param.default) and not choice_default(node, param.name.value, ctx):
+        if param.default is not None and _names_cuda_device(param.default, ctx) and not choice_default(node, param.name.value, ctx):
             found.append((param.name.value, index - (1 if method else 0), param.default))
     for param in params.kwonly_params:
-        if param.default is not None and is_cuda_device_string(param.default) and not choice_default(node, param.name.value, ctx):
+        if param.default is not None and _names_cuda_device(param.default, ctx) and not choice_default(node, param.name.value, ctx):
             found.append((param.name.value, -1, param.default))
     return found or None
 

@@ -162,8 +162,10 @@ def _inside_longer_string(ctx: FileContext) -> bool:
     return False
 
 
-def _bound_name(ctx: FileContext) -> Optional[str]:
-    holder = ctx.stack[-2] if len(ctx.stack) >= 2 else None
+def _bound_name(ctx: FileContext, stack=None) -> Optional[str]:
+    """The local name the node on top of `stack` (the context's by default) is assigned to."""
+    stack = ctx.stack if stack is None else stack
+    holder = stack[-2] if len(stack) >= 2 else None
     if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
         return holder.targets[0].target.value
     if isinstance(holder, cst.AnnAssign) and isinstance(holder.target, cst.Name):
@@ -226,10 +228,10 @@ def _loads_only(node: cst.IfExp, ctx: FileContext) -> bool:
         stack = stack[:-2]  # `map_location=torch.device("cuda" if ... else "cpu")`
     if len(stack) >= 3 and _is_map_location(stack[-2], stack[-3], ctx):
         return True
-    name = _bound_name(ctx)
+    name = _bound_name(ctx, stack)  # `device = torch.device("cuda:0" if ... else "cpu")` too
     if name is None:
         return False
-    uses = _uses(ctx.model.scope.node, name, ctx.stack[-2])
+    uses = _uses(ctx.model.scope.node, name, stack[-2])
     return bool(uses) and all(_is_map_location(arg, call, ctx) for _, arg, call in uses)
 
 

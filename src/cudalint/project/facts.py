@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from cudalint.project.availability import availability_tests, library_of
 from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, holds_device, is_cuda_device
 from cudalint.project.paths import as_sibling, test_module
+from cudalint.project import saved_files
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import _dotted, collect_uses
 from cudalint.python.count_tests import count_meaning
@@ -99,6 +100,8 @@ class FileFacts:
         # ProjectIndex.attribute_guard, which reads `config.total_visible_gpus` of any object by it).
         self.attribute_guards: Dict[str, Optional[List[bool]]] = {}
         self.bound_attributes: List[str] = []  # every attribute name an assignment of the module stores
+        # "saver|file name" -> [its saves here write host values only, a test module's] (saved_files.py)
+        self.saves: Dict[str, list] = {}
 
     def to_json(self) -> dict:
         return {
@@ -138,6 +141,7 @@ class FileFacts:
             "classes": self.classes,
             "attribute_guards": self.attribute_guards,
             "bound_attributes": self.bound_attributes,
+            "saves": self.saves,
         }
 
     @classmethod
@@ -157,6 +161,8 @@ class FileFacts:
         facts.exports = dict(data.get("exports", {}))
         facts.availability = dict(data.get("availability", {}))
         facts.star = data.get("star")
+        facts.saves = {key: list(value) for key, value in data.get("saves", {}).items()
+                       if isinstance(value, list) and len(value) == 2 and all(type(part) is int for part in value)}
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
         facts.guard_constants_via = dict(data.get("guard_constants_via", {}))
@@ -288,6 +294,7 @@ class _Reader:
         self.marker_reasons = guards.marker_reasons if guards is not None else frozenset()
         self.guard_facts = guards if guards is not None else guard_facts()
         self.always_skip = optional_facts().always_skip  # `unittest.skip`: skips a test on every host
+        self.library_queries = optional_facts().queries  # `find_spec(name)`: truthy only where `name` imports
         self._names_off_mac_device = self.guard_facts.names_off_mac_device
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
@@ -563,10 +570,11 @@ class _Reader:
                     self._calls(node)
                     continue
                 trial = isinstance(node, ast.Try) or type(node).__name__ == "TryStar"
+                reraised = trial and _raises_again(node)
                 for field in ("body", "orelse", "finalbody"):
-                    self._statements(
-                        getattr(node, field, []) or [], guarded=guarded or not isinstance(node, ast.With), prefix=prefix,
-                        imported=imported, trying=trial and field == "body",
+                    self._statements(  # a `try:` whose handlers all raise again guards nothing
+                        getattr(node, field, []) or [], guarded=guarded or not (isinstance(node, ast.With) or reraised),
+                        prefix=prefix, imported=imported, trying=trial and field == "body",
                     )
                 for handler in getattr(node, "handlers", []):
                     self._statements(handler.body, guarded=True, prefix=prefix)
@@ -575,6 +583,14 @@ class _Reader:
 
     def _cuda_library(self, module: str) -> bool:
         return library_of(module, self.libraries) is not None
+
+    def _finds_cuda_library(self, node: ast.AST) -> bool:
+        """`importlib.util.find_spec("cupy")` (rules/optional_code.toml queries) of a library that never
+        imports on a Mac."""
+        if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)):
+            return False
+        return self.resolve(node.func) in self.library_queries and self._cuda_library(node.args[0].value)
 
     def _import_flag(self, node, imported: bool) -> None:
         """`HAS_TRITON = True` right after `import triton` in a try, False elsewhere: the name is a guard."""
@@ -1023,6 +1039,9 @@ class _Reader:
         if not positive and not isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)):
             return False, False
         found = (False, False)
+        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None \
+                and self._finds_cuda_library(left):
+            return (False, True) if positive else (True, False)  # `find_spec("cupy") is not None`: only where it imports
         if self._is_platform(left) and isinstance(right, ast.Constant):
             found = self._platform(right.value)
         elif isinstance(op, (ast.In, ast.NotIn)):
@@ -1228,8 +1247,30 @@ def read_facts(
         reader.text, reader.words = text, words
     facts = reader.read(tree)
     facts.availability = availability_tests(tree, reader.resolve, text)
+    if not text or b"save(" in text:
+        from cudalint.python.selection_use import loaders
+
+        facts.saves = saved_files.saves(tree, reader.resolve, set(loaders().values()), reader.testing)
     facts.star = star_facts(tree, reader.absolute)
     return facts
+
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _raises_again(node) -> bool:
+    """Every handler of the `try:` catches an import failure and ends by raising: the module stops there
+    whether the import worked or not, so the import guards nothing."""
+    handlers = getattr(node, "handlers", [])
+    return bool(handlers) and all(
+        handler.body and isinstance(handler.body[-1], ast.Raise) and _catches_import_error(handler.type) for handler in handlers)
+
+
+def _catches_import_error(kind) -> bool:
+    if kind is None:
+        return True
+    names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return any(isinstance(name, ast.Name) and name.id in IMPORT_ERRORS | {"Exception", "BaseException"} for name in names)
 
 
 def _option_default(call: ast.Call) -> Optional[ast.AST]:

@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, reach
 from cudalint.project.paths import project_key
 
-INDEX_VERSION = "33"
+INDEX_VERSION = "34"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -338,6 +338,13 @@ class ProjectIndex:
                     found.update(self.star_exports(module).values())
             self._exported = found
         return qualified in self._exported
+
+    def saved_on_host(self, saver: str, key: str, for_test: bool) -> bool:
+        """The project saves files named `key` with `saver`, and every such save writes host values only
+        (saved_files.py); a test module's saves count for the loads of test modules, as host data."""
+        found = [entry for facts in self.facts.values() for entry in (facts.saves.get(f"{saver}|{key}"),) if entry]
+        counted = [bool(host) or for_test for host, testing in found if for_test or not testing]
+        return bool(counted) and all(counted)
 
     def ships(self, qualified: str) -> bool:
         """The name comes from a module that is a file of the project (through re-exports)."""

@@ -19,6 +19,7 @@ import libcst as cst
 from cudalint.catalog import Rule
 from cudalint.device_text import DEVICE_KEY_RE
 from cudalint.project.availability import libraries_of, library_of
+from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
 from cudalint.python import oom_messages, op_coverage, project_checks, selection_use, shipped_files
@@ -26,6 +27,7 @@ from cudalint.python.children import code_children, earlier_statements, enclosin
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
+from cudalint.python.mac_failures import falsy_constant
 from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_elements, string_value
 from cudalint.python.semantic import guard_facts
 from cudalint.python.visitor import Registry, asserted_at_import, ends_flow
@@ -265,6 +267,8 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
         return  # a selection with an MPS/XPU/accelerator arm is portable
     if not any(_is_cpu_arm(arm, ctx) for arm in arms):
         return
+    if all(index < len(tests) and _bound_false(tests[index], ctx) for index, arm in enumerate(arms) if arm in cuda_arms):
+        return  # `"cuda" if ON_GPU else "cpu"` with `ON_GPU = False`: the CPU, everywhere
     if all(_compares_to_cuda(test) for test in tests):
         ctx.report(
             "CDL107",
@@ -280,6 +284,14 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
             "available accelerator, then CPU",
             _selection_fix(node, tests, arms, ctx),
         )
+
+
+def _bound_false(test: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A name every binding of which assigns False (or None, 0): the test never holds."""
+    if type(test) is not cst.Name:
+        return False
+    values = ctx.model.assigned(test)
+    return bool(values) and all(falsy_constant(value) for value, _ in values)
 
 
 def _chosen_unless_cuda_missing(tests, arms, ctx: FileContext) -> bool:
@@ -734,6 +746,8 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
         return  # a scheduler's or gradient scaler's state: Python numbers, no tensors to map
     if location is None and positional and _ships_cpu_storages(positional[0].value, ctx):
         return  # a file the project ships beside this module, saved from the CPU
+    if location is None and positional and _saved_on_host(positional[0].value, saver, ctx):
+        return  # a file of the project's own format, which its saves fill with host values only
     if location is None:
         # On a CUDA host map_location=None is torch.load's own default (tensors return to the device they
         # were saved from, a CPU-saved checkpoint stays on the CPU): identical there; elsewhere the device.
@@ -775,6 +789,53 @@ def _ships_cpu_storages(path: cst.BaseExpression, ctx: FileContext) -> bool:
         return False
     found = shipped_files.shipped_path(path, ctx.model, ctx.path, project.root)
     return found is not None and shipped_files.holds_cpu_storages_only(found)
+
+
+def _saved_on_host(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
+    """The file name the path gives (saved_files.file_key: its last string literal, through local names
+    assigned once) is one the project's saves write with host values only (ProjectIndex.saved_on_host)."""
+    project = ctx.model.project
+    if project is None:
+        return False
+    key = saved_files.file_key(_string_fragments(path, ctx, 0))
+    if key is None:
+        return False
+    return project.saved_on_host(saver, key, test_module(ctx.model.module_name or "", ctx.model.path))
+
+
+def _string_fragments(node: cst.CSTNode, ctx: FileContext, depth: int) -> List[str]:
+    """The string pieces of an expression in source order, through a local name assigned once."""
+    if depth > saved_files.MAX_DEPTH:
+        return []
+    if type(node) is cst.Name:
+        values = ctx.model.assigned(node)
+        if not values:  # `with open(path, "rb") as f:`: the file `f` stands for is `path`
+            bindings = ctx.model.bindings_of(node)
+            values = [(opened, None) for binding in bindings for opened in (_opened_path(binding, node.value),) if opened is not None]
+            if len(values) != len(bindings):
+                return []
+        return _string_fragments(values[0][0], ctx, depth + 1) if len(values) == 1 else []
+    if type(node) is cst.SimpleString:
+        value = node.evaluated_value
+        return [value] if isinstance(value, str) else []
+    if type(node) is cst.FormattedStringText:
+        return [node.value]
+    found: List[str] = []
+    for child in code_children(node):
+        found += _string_fragments(child, ctx, depth + 1)
+    return found
+
+
+def _opened_path(binding, name: str) -> Optional[cst.BaseExpression]:
+    """The path of `open(path, ...)` that a with-item binds to `name`, for a `with` binding."""
+    if binding.kind != "with" or type(binding.node) is not cst.With:
+        return None
+    for item in binding.node.items:
+        call = item.item
+        if (item.asname is not None and type(item.asname.name) is cst.Name and item.asname.name.value == name
+                and type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "open" and call.args):
+            return call.args[0].value
+    return None
 
 
 def _restores_host_state(node: cst.Call, ctx: FileContext) -> bool:

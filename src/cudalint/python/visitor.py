@@ -43,7 +43,7 @@ KERNEL_KEYWORDS = frozenset({"types", "device_types", "dispatch_key"})  # where 
 
 # The node kinds whose fields the walk's state depends on (see _shielded_fields, _optional_fields,
 # _type_fields, the tests of BRANCHING and the scopes of SCOPES), and those _enter and _leave act on.
-STATEFUL = frozenset({*BRANCHING, *SCOPES, cst.BooleanOperation, cst.Try, cst.For, cst.Call, cst.Module,
+STATEFUL = frozenset({*BRANCHING, *SCOPES, cst.BooleanOperation, cst.Try, cst.With, cst.For, cst.Call, cst.Module,
                       cst.Annotation, cst.Subscript, cst.AnnAssign, *PER_ITEM, cst.CompFor})
 ENTERING = frozenset({cst.Import, cst.ImportFrom, cst.FunctionDef, cst.Lambda, *BLOCKS})
 LEAVING = ENTERING | {cst.If, cst.Assert, *CALL_STATEMENTS, *IMPORTING}
@@ -173,6 +173,8 @@ class Walker:
             return ("body",) if kind is not cst.While and model.opt_in_switches.placement_switch(node, model.scope) else ()
         if kind is cst.Try:
             return ("body",) if _has_fallback(node, model) and not self.availability.cannot_raise(node.body) else ()
+        if kind is cst.With and any(self._expects_failure(item.item) for item in node.items):
+            return ("body",)  # `with pytest.raises(RuntimeError):`: the test wants it to fail
         if kind is cst.For:
             return ("body",) if model.guards.loop_off_mac(node.iter, model.scope) else ()
         if kind in PER_ITEM:
@@ -199,6 +201,16 @@ class Walker:
             reached = model.project is not None and bool(model.module_name) and model.project.is_cuda_only(model.module_name)
             return ("body",) if skipped or reached else ()
         return ()
+
+    def _expects_failure(self, item: cst.BaseExpression) -> bool:
+        """`pytest.raises(...)`, `self.assertRaises(...)`, `self.assertRaisesRegex(...)`: a block a test
+        expects to raise, whatever the host."""
+        if type(item) is not cst.Call:
+            return False
+        func = item.func
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == self.model.scope.self_name:
+            return func.attr.value in EXPECTS_FAILURE_METHODS
+        return self.model.resolve(func) in EXPECTS_FAILURE
 
     def _branch_fields(self, node: cst.CSTNode, kind: Type) -> Dict[str, Tuple[cst.BaseExpression, object, bool]]:
         """The fields of a branch that run only when its test has a value, with that test and value: the
@@ -541,6 +553,8 @@ class Walker:
 
 
 EXITS = {"sys.exit", "os._exit", "pytest.exit", "pytest.fail"}
+EXPECTS_FAILURE = frozenset({"pytest.raises"})
+EXPECTS_FAILURE_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 SKIPS = {"pytest.skip", "unittest.SkipTest", "pytest.importorskip"}
 BUILTIN_EXITS = {"exit", "quit"}
 

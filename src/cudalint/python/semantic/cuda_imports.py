@@ -101,8 +101,15 @@ class CudaImports:
         if type(small) is cst.Import:
             return any(self.cuda_only(dotted(alias.name)) for alias in small.names)
         if type(small) is cst.ImportFrom:
-            module = dotted(small.module) if small.module is not None else None
-            return self.cuda_only(self.model.absolute(len(small.relative), module))
+            module = self.model.absolute(len(small.relative), dotted(small.module) if small.module is not None else None)
+            if self.cuda_only(module):
+                return True
+            names = small.names if isinstance(small.names, (list, tuple)) else ()
+            project = self.model.project  # `from pkg import kernel` in a function imports the submodule pkg.kernel
+            # (at a test module's top, a kernel module that fails by itself is a place of its own: what follows counts)
+            return bool(module) and project is not None and self.model.scope.kind == "function" and any(
+                type(alias.name) is cst.Name and project.is_own(f"{module}.{alias.name.value}")
+                and self.cuda_only(f"{module}.{alias.name.value}") for alias in names)
         return False
 
     def always_calls(self, function: cst.FunctionDef, depth: int = 0) -> bool:

@@ -322,3 +322,43 @@ def load(name, device=torch.device("cuda")):
         "pkg/__init__.py": "from pkg.app import run\n", "pkg/models/__init__.py": "from .utils import load\n",
         "pkg/app.py": "from pkg.models import load\n\n\ndef run(device):\n    return load('x', device=device)\n"})
     assert triples(found) == []
+
+
+def test_a_default_checked_by_a_helper_that_picks_a_mac_s_device_is_not_reported():
+    source = '''import warnings
+
+import torch
+
+
+def _validate_get_device(device):
+    if device == "cuda" and torch.cuda.device_count() == 0:
+        device = "mps" if torch.backends.mps.is_available() else "cpu"
+        warnings.warn(f"using {device}")
+    return device
+
+
+def _only_cuda(device):
+    return device if torch.cuda.is_available() else "cpu"
+
+
+class Model:
+    def fit(self, data, device="cuda"):
+        device = _validate_get_device(device)
+        return self._train(data, device=device)
+
+    def _train(self, data, device="cuda"):
+        return torch.zeros(1).to(device)
+
+    def sample(self, n, device="cuda"):
+        print(device)
+        device = _validate_get_device(device)
+        return n
+
+    def predict(self, x, device="cuda"):
+        device = _only_cuda(device)
+        return x
+'''
+    found = findings_of(source, path="pkg/model.py", select={"CDL108"}, project_files={"pkg/__init__.py": ""})
+    # fit checks its default first; _train is only called with fit's checked device; sample reads the default
+    # before checking it; predict's helper never picks a Mac's device
+    assert triples(found) == [("CDL108", 25, 32), ("CDL108", 30, 33)]

@@ -166,7 +166,8 @@ def _cuda_defaulted(function: ast.AST, outer: Dict[str, Optional[Tuple[str, str]
     positional = [*args.posonlyargs, *args.args]
     pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
     bound = {arg.arg for arg in (*positional, *args.kwonlyargs, args.vararg, args.kwarg) if arg is not None}
-    own = [arg.arg for arg, default in pairs if default is not None and _names_cuda(default)]
+    rebuilt = _rebuilt(function)
+    own = [arg.arg for arg, default in pairs if default is not None and _names_cuda(default) and arg.arg not in rebuilt]
     if not own and not outer:
         return outer
     name = getattr(function, "name", None)
@@ -174,6 +175,18 @@ def _cuda_defaulted(function: ast.AST, outer: Dict[str, Optional[Tuple[str, str]
     found = {key: value for key, value in outer.items() if key not in bound}
     found.update((param, (called, param) if called is not None else None) for param in own)
     return found
+
+
+def _rebuilt(function: ast.AST) -> frozenset:
+    """The parameters the function's body rebinds to what a call makes of them (`device =
+    _validate_get_device(device)`): what it hands on after that is the call's answer, not its default."""
+    found = set()
+    for statement in getattr(function, "body", ()) if not isinstance(function, ast.Lambda) else ():
+        if (type(statement) is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name
+                and type(statement.value) is ast.Call
+                and any(type(arg) is ast.Name and arg.id == statement.targets[0].id for arg in statement.value.args)):
+            found.add(statement.targets[0].id)
+    return frozenset(found)
 
 
 def _names_cuda(default: ast.AST) -> bool:

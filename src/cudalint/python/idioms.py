@@ -56,6 +56,8 @@ def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = F
                 message = f"device {source_of(node)} is CUDA-only; choose the device at run time"
                 ctx.report("CDL101", node, message, _literal_fix(node, as_string, whole))
             else:
+                if _checked_default(origin, ctx):
+                    continue  # the parameter is rebound through a helper that picks a Mac's device
                 message = f"{source_of(origin)} reaches a device argument ({source_of(node)}); CUDA-only"
                 related = ((node, f"{source_of(origin)} reaches this device argument"),)
                 ctx.report("CDL101", origin, message, _literal_fix(origin, as_string=True), related)
@@ -67,6 +69,18 @@ def _device_sink(node: cst.BaseExpression, ctx: FileContext, as_string: bool = F
                 "name the device (torch.device(DEVICE.type, index))",
             )
             return
+
+
+def _checked_default(origin: cst.CSTNode, ctx: FileContext) -> bool:
+    """The value is the default of a parameter of a function around the node that checks it for a Mac
+    first (_checked_for_mac)."""
+    for holder in reversed(ctx.stack):
+        if type(holder) is cst.FunctionDef:
+            params = holder.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                if param.default is origin:
+                    return _checked_for_mac(holder, param.name.value, ctx)
+    return False
 
 
 def _literal_fix(value: cst.BaseExpression, as_string: bool, whole: Optional[cst.Call] = None) -> Optional[FixPlan]:
@@ -621,7 +635,45 @@ def _default_param(node: cst.Param, ctx: FileContext) -> None:
         function = next((held for held in reversed(ctx.stack) if isinstance(held, (cst.FunctionDef, cst.Lambda))), None)
         if isinstance(function, cst.FunctionDef) and project_checks.choice_default(function, node.name.value, ctx):
             return  # `impl="cuda"`: a choice of implementation the body compares or hands on, no device
+        if isinstance(function, cst.FunctionDef) and _checked_for_mac(function, node.name.value, ctx):
+            return  # `device = _validate_get_device(device)` first: "cuda" becomes "mps" or "cpu" off CUDA
         ctx.report("CDL108", node.default, f"parameter {node.name.value!r} defaults to a CUDA device")
+
+
+def _checked_for_mac(function: cst.FunctionDef, name: str, ctx: FileContext) -> bool:
+    """Before anything else reads the parameter, the body rebinds it to what a function of this file makes
+    of it (`device = _validate_get_device(device)`), a function whose own code picks a Mac's device
+    ("mps", `torch.backends.mps.is_available()`): the default is checked, not used as it is."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    for statement in body:
+        small = statement.body[0] if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1 else None
+        if (type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name
+                and small.targets[0].target.value == name and type(small.value) is cst.Call
+                and any(type(arg.value) is cst.Name and arg.value.value == name for arg in small.value.args)):
+            scope = ctx.model.scopes.get(id(function))
+            callees = ctx.model.values(small.value.func, scope) if scope is not None else []
+            return bool(callees) and all(
+                callee.kind == "func" and type(callee.data) is cst.FunctionDef and mentions_mac_path(callee.data)
+                for callee in callees)
+        if _reads(statement, name):
+            return False
+    return False
+
+
+def _reads(statement: cst.CSTNode, name: str) -> bool:
+    pending = [statement]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Name and node.value == name:
+            return True
+        if type(node) is cst.Attribute:
+            pending.append(node.value)
+            continue
+        if type(node) is cst.Arg:
+            pending.append(node.value)
+            continue
+        pending.extend(code_children(node))
+    return False
 
 
 def _default_keyword(node: cst.Call, ctx: FileContext) -> None:

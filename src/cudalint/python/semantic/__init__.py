@@ -197,18 +197,22 @@ class SemanticModel:
         if name is None:
             return None
         head, _, rest = name.partition(".")
-        target = self._resolve_head(head, scope or self.scope, depth)
+        target = self._resolve_head(head, scope or self.scope, depth, node)
         if target is None:
             return None
         return canonical(f"{target}.{rest}" if rest else target)
 
-    def _resolve_head(self, head: str, scope: Scope, depth: int) -> Optional[str]:
+    def _resolve_head(self, head: str, scope: Scope, depth: int, node: Optional[cst.CSTNode] = None) -> Optional[str]:
         bindings = self.lookup(head, scope)
         if not bindings:
             return self.file_imports.get(head)  # imported in another function of this file
-        imported = [b.qualified for b in bindings if b.kind == "import"]
+        imported = [b for b in bindings if b.kind == "import"]
+        if len({b.qualified for b in imported}) > 1 and node is not None:
+            # `if old: from torch.cuda.amp import autocast` / `else: from torch.amp import autocast`: a read
+            # in one arm sees that arm's import, not the other's
+            imported = _same_arm(imported, node, scope) or imported
         if imported:
-            return imported[0]
+            return imported[0].qualified
         if depth >= MAX_ALIAS_DEPTH:
             return None
         targets: Set[str] = set()
@@ -243,3 +247,27 @@ class SemanticModel:
 
 def _never(node: cst.ClassDef) -> bool:
     return False
+
+
+def _same_arm(bindings: List[Binding], node: cst.CSTNode, scope: Scope) -> List[Binding]:
+    """The bindings that do not lie in another arm of an `if` around the node."""
+    from cudalint.python.children import path_to
+
+    root = scope.node
+    around = path_to(root, node) if root is not None else None
+    if not around:
+        return bindings
+    def arm(holder: cst.If, child: cst.CSTNode) -> Optional[int]:
+        return 0 if child is holder.body else 1 if child is holder.orelse else None
+
+    # each `if` around the read -> the arm it is in (0: body, 1: else or elif)
+    arms = {id(holder): arm(holder, around[index + 1]) for index, holder in enumerate(around[:-1]) if type(holder) is cst.If}
+    kept = []
+    for binding in bindings:
+        path = path_to(root, binding.node) or []
+        other = any(type(holder) is cst.If and arms.get(id(holder)) is not None
+                    and arm(holder, path[index + 1]) not in (None, arms[id(holder)])
+                    for index, holder in enumerate(path[:-1]))
+        if not other:
+            kept.append(binding)
+    return kept

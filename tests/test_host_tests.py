@@ -65,3 +65,60 @@ def test_a_conversion_or_the_cpu_places_nothing(staying):
     text = HOST_TEST + "\n    def test_stay(self):\n        x = torch.zeros(2)\n" + staying
     found = [code for code, _, _ in triples(findings_of(text, path="tests/test_settings.py", torch_version="2.9"))]
     assert "CDL602" not in found and "CDL604" not in found and "CDL109" in found
+
+
+MIXED = """\
+import pytest
+import torch
+
+
+def make(shape):
+    return torch.randn(shape)
+
+
+def placed(shape):
+    return torch.randn(shape).to("cuda")
+
+
+@pytest.fixture
+def on_device():
+    return torch.ones(2, device="cuda")
+
+
+def test_accuracy():
+    torch.set_default_dtype(torch.double)
+    x = make(3)
+
+
+def test_through_a_helper():
+    torch.set_default_dtype(torch.double)
+    x = placed(3)
+
+
+def test_through_a_fixture(on_device):
+    torch.set_default_dtype(torch.double)
+
+
+class TestHost:
+    def test_widen(self):
+        return make(2).double()
+
+
+def test_cuda():
+    if not torch.cuda.is_available():
+        pytest.skip()
+    y = make(2).to("cuda")
+"""
+
+
+def test_a_test_that_places_nothing_is_judged_on_its_own():
+    # torchkbnufft: accuracy tests under a float64 default beside CUDA tests; what a test calls or takes
+    # as a fixture from the module counts as its own
+    found = triples(findings_of(MIXED, path="tests/test_mixed.py", select={"CDL601", "CDL602"}))
+    assert found == [("CDL601", 24, 29), ("CDL601", 29, 29)]
+
+
+def test_top_level_code_that_places_keeps_every_finding():
+    text = MIXED + "\nDEVICE = torch.device('cuda')\n"
+    found = triples(findings_of(text, path="tests/test_mixed.py", select={"CDL601", "CDL602"}))
+    assert found == [("CDL601", 19, 29), ("CDL601", 24, 29), ("CDL601", 29, 29), ("CDL602", 34, 24)]

@@ -116,6 +116,16 @@ def test_missing_include_is_cdl000_at_the_line():
     assert "nowhere.txt" in findings[0].message
 
 
+def test_a_line_option_after_a_requirement_is_accepted_and_ignored_as_pip_does():
+    # torchkbnufft's docs/requirements.txt: pip parses every option on a requirement line and applies
+    # only the requirement's own; an unknown option is still a problem
+    text = "torch --extra-index-url https://example.invalid/cpu\nnumpy --pre\nscipy --frobnicate\n"
+    findings = check_manifest("pip/requirements.txt", text)
+    assert [(f.code, f.line, f.column) for f in findings] == [("CDL000", 3, 7)]
+    deps = dependencies("pip/requirements.txt", text)
+    assert [(dep.name, dep.kind) for dep in deps] == [("torch", "package"), ("numpy", "package")]
+
+
 def test_pep621_pyproject():
     assert found("pep621/pyproject.toml") == [
         ("CDL501", 10, 5, severity("CDL501")),  # 'xformers' in a multi-line array

@@ -127,8 +127,20 @@ def test_a_selection_nothing_reads_changes_nothing():
 
 
         module_level = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+        def wrapped(model):
+            # blitz's tests: the torch.device of the selection is bound to a name nothing reads
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            return model(torch.ones(3))
+
+
+        def wrapped_and_read(model):
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            return model.to(device)
         """
-    ) == [("CDL104", 11, 14), ("CDL104", 19, 18), ("CDL104", 23, 14), ("CDL104", 29, 14), ("CDL104", 37, 16)]
+    ) == [("CDL104", 11, 14), ("CDL104", 19, 18), ("CDL104", 23, 14), ("CDL104", 29, 14), ("CDL104", 37, 16),
+          ("CDL104", 47, 27)]
 
 
 def test_a_chain_that_holds_a_selection_is_reported_once_where_the_selection_is():
@@ -182,5 +194,45 @@ def test_a_chosen_device_kept_only_where_cuda_is_available():
 
         def loads_only(path, device):
             return torch.load(path, map_location=device if torch.cuda.is_available() else "cpu")
+
+
+        class Inverted:
+            # nussl's projet: the same choice written the other way round
+            def prepare(self):
+                self.device = "cpu" if not torch.cuda.is_available() else self.device
+
+
+        def inverted(device):
+            return torch.device("cpu" if not torch.cuda.is_available() else device)
+
+
+        def inverted_not_a_device(mode):
+            return "cpu" if not torch.cuda.is_available() else mode
         """
-    ) == [("CDL104", 6, 36), ("CDL104", 10, 12)]
+    ) == [("CDL104", 6, 36), ("CDL104", 10, 12), ("CDL104", 24, 23), ("CDL104", 28, 25)]
+
+
+def test_a_move_in_the_variant_a_test_parameter_picks_is_the_tests_choice():
+    # ptwt's test_cwt: `cuda` is parametrized [False, True]; under it, the move waits for CUDA
+    source = """
+        import pytest
+        import torch
+
+
+        @pytest.mark.parametrize("cuda", [False, True])
+        def test_cwt(cuda):
+            sig = torch.ones(3)
+            if cuda:
+                if torch.cuda.is_available():
+                    sig = sig.cuda()
+            return sig
+
+
+        def test_host():
+            sig = torch.ones(3)
+            if torch.cuda.is_available():
+                sig = sig.cuda()
+            return sig
+        """
+    assert triples(findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL104"}, path="tests/test_cwt.py")) == [
+        ("CDL104", 16, 5)]

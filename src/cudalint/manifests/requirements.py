@@ -33,8 +33,12 @@ _LINE_OPTIONS = {
     "--no-binary": True, "--only-binary": True, "--prefer-binary": False,
     "--require-hashes": False, "--pre": False, "--trusted-host": True, "--use-feature": True,
 }
-# Options allowed after a requirement on the same line.
+# Options that apply to a requirement written before them on the same line.
 _REQUIREMENT_OPTIONS = {"--hash": True, "--global-option": True, "--config-settings": True, "--install-option": True}
+# What pip accepts after a requirement: every option its requirements-file parser knows, the line
+# options included (`torch --extra-index-url URL`); those it ignores there (pip's req_file.handle_line
+# applies only a requirement's own options to a requirement line), and so does cudalint.
+_AFTER_REQUIREMENT = {**_LINE_OPTIONS, **_REQUIREMENT_OPTIONS}
 _INDEX_KINDS = {"-i": "index-url", "--index-url": "index-url", "--extra-index-url": "index-url",
                 "-f": "find-links", "--find-links": "find-links"}
 _INCLUDES = {"-r", "--requirement", "-c", "--constraint"}
@@ -153,7 +157,7 @@ class _FileReader:
         body = logical.text[start:end]
         options = _OPTION_START.search(body)
         stop = start + options.start() if options else end
-        if options and self.options(logical, _tokens(logical.text[stop:end], stop), _REQUIREMENT_OPTIONS) is None:
+        if options and self.options(logical, _tokens(logical.text[stop:end], stop), _AFTER_REQUIREMENT) is None:
             return
         text = logical.text[start:stop].rstrip()
         span = self.span(logical, start, start + len(text))

@@ -18,7 +18,7 @@ from cudalint.python.analyze import Words, cpython_tree, module_and_package, unr
 from cudalint.python.context import FileContext
 from cudalint.python.device_setting import DeviceSetting
 from cudalint.python.fixplan import FileFixer
-from cudalint.python.host_tests import places_on_device
+from cudalint.python.host_tests import host_tests, places_on_device
 from cudalint.python.op_coverage import TORCH_DTYPES
 from cudalint.python.outline import Statement
 from cudalint.python.positions import Positions, statement_chain, whole_module
@@ -126,8 +126,12 @@ def _findings(path, text, module, model, rules, engine, torch_version, device, u
         Walker(ctx, engine.registry.visit, engine.registry.leave).walk(module)
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
-    if any(rules[hit.code].silenced_in_host_tests for hit in ctx.hits) and _host_test(model, path, text):
-        ctx.hits = [hit for hit in ctx.hits if not rules[hit.code].silenced_in_host_tests]
+    host_ranges: Optional[List[Tuple[int, int]]] = []
+    if any(rules[hit.code].silenced_in_host_tests for hit in ctx.hits):
+        host_ranges = _host_test_ranges(model, path, text)
+        if host_ranges is None:
+            ctx.hits = [hit for hit in ctx.hits if not rules[hit.code].silenced_in_host_tests]
+            host_ranges = []
     if not ctx.hits:
         return []
     fixer = None
@@ -141,6 +145,9 @@ def _findings(path, text, module, model, rules, engine, torch_version, device, u
     findings = []
     for hit in ctx.hits:
         where = positions[hit.node]
+        if host_ranges and rules[hit.code].silenced_in_host_tests and any(
+                first <= where.start.line <= last for first, last in host_ranges):
+            continue  # in a test that places no tensor on a device
         findings.append(
             Finding(
                 code=hit.code,
@@ -160,12 +167,15 @@ def _findings(path, text, module, model, rules, engine, torch_version, device, u
     return findings
 
 
-def _host_test(model: SemanticModel, path: str, text: str) -> bool:
-    """A test module that places no tensor on a device (host_tests.py)."""
+def _host_test_ranges(model: SemanticModel, path: str, text: str) -> Optional[List[Tuple[int, int]]]:
+    """In a test module: None where the module places no tensor on a device, else the line ranges of its
+    tests that place none (host_tests.py); [] outside test modules."""
     if not test_module(model.module_name or "", path):
-        return False
+        return []
     tree = cpython_tree(path, text)
-    return not isinstance(tree, Finding) and not places_on_device(tree, DTYPE_NAMES)
+    if isinstance(tree, Finding):
+        return []
+    return None if not places_on_device(tree, DTYPE_NAMES) else host_tests(tree, DTYPE_NAMES)
 
 
 _VALIDATE = getattr(cst.CSTNode, "__post_init__", None)

@@ -9,12 +9,18 @@ name, attribute, keyword, definition or import whose name speaks of a device (`d
 `.pin_memory()`, and `.to(...)` with an argument that is not a dtype, "cpu" or a copy flag
 (`x.to(torch.double)` moves nothing): a project's own helper that moves tensors has such a name. A
 file cut in parts (python/parts.py) is judged part by part.
+
+In a test module that does place tensors somewhere, a test that places none runs on the CPU too: a
+top-level test function or class (decorators included) that places nothing, nor do the module's own
+functions it calls or takes as fixtures (by parameter name), is judged on its own, provided the
+module's code outside its functions and classes places nothing either (torchkbnufft's accuracy tests
+under `torch.set_default_dtype(torch.double)` beside the CUDA tests that skip without CUDA).
 """
 
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet
+from typing import Dict, FrozenSet, List, Tuple
 
 DEVICE_PARTS = ("cuda", "gpu", "device", "accelerat")  # anywhere in a name, lower-cased
 DEVICE_WORDS = frozenset({"mps", "xpu"})  # as a word of a name (`to_mps`, `use_xpu`; not `json.dumps`)
@@ -76,3 +82,48 @@ def _not_a_place(node: ast.AST, dtypes: FrozenSet[str]) -> bool:
 
 def _is_cpu(node: ast.AST) -> bool:
     return type(node) is ast.Constant and node.value == "cpu"
+
+
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def host_tests(tree: ast.Module, dtypes: FrozenSet[str]) -> List[Tuple[int, int]]:
+    """The line ranges (first, last; decorators included) of the module's top-level functions and classes
+    that place no tensor on a device, themselves or through the module's functions they call or take as
+    fixtures; none where the module's other top-level code places one (see the module docstring)."""
+    outside = [statement for statement in tree.body if not isinstance(statement, DEFINITIONS)]
+    if any(places_on_device(statement, dtypes) for statement in outside):
+        return []
+    functions: Dict[str, List[ast.AST]] = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.setdefault(statement.name, []).append(statement)
+    placing: Dict[int, bool] = {}
+
+    def places(definition: ast.AST) -> bool:
+        pending, seen = [definition], set()
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if id(node) not in placing:
+                placing[id(node)] = places_on_device(node, dtypes)
+            if placing[id(node)]:
+                return True
+            pending.extend(reached for name in _names_used(node) for reached in functions.get(name, ()))
+        return False
+
+    return [(min([statement.lineno] + [d.lineno for d in statement.decorator_list]), statement.end_lineno or statement.lineno)
+            for statement in tree.body if isinstance(statement, DEFINITIONS) and not places(statement)]
+
+
+def _names_used(definition: ast.AST) -> List[str]:
+    """The bare names a definition calls, and the parameters of its functions (pytest fixtures by name)."""
+    names = []
+    for node in ast.walk(definition):
+        if type(node) is ast.Call and type(node.func) is ast.Name:
+            names.append(node.func.id)
+        elif type(node) is ast.arg:
+            names.append(node.arg)
+    return names

@@ -267,11 +267,12 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
         if _is_cuda_arm(arm, ctx) or (ordinal and index < len(tests) and _is_cuda_ordinal(arm, tests[index], ctx))
     ]
     if not cuda_arms:
-        if _chosen_unless_cuda_missing(tests, arms, ctx) and not selection_use.is_not_a_porting_problem(node, ctx):
+        chosen = _chosen_unless_cuda_missing(tests, arms, ctx)
+        if chosen is not None and not selection_use.is_not_a_porting_problem(node, ctx):
             ctx.report(
                 "CDL104",
                 node,
-                f"{source_of(arms[0])} is replaced by the CPU wherever CUDA is missing, so a Mac never gets "
+                f"{source_of(chosen)} is replaced by the CPU wherever CUDA is missing, so a Mac never gets "
                 "'mps' even when asked for it; keep the chosen device (test that its own backend is available)",
             )
         return
@@ -308,14 +309,19 @@ def _bound_false(test: cst.BaseExpression, ctx: FileContext) -> bool:
     return bool(values) and all(falsy_constant(value) for value, _ in values)
 
 
-def _chosen_unless_cuda_missing(tests, arms, ctx: FileContext) -> bool:
-    """`device if torch.cuda.is_available() else "cpu"`: a device the caller chose (a name, or an
-    attribute, named for a device) kept only where CUDA is available, the CPU everywhere else."""
-    if len(tests) != 1 or not _is_availability_query(tests[0], ctx) or not _is_cpu_arm(arms[1], ctx):
-        return False
-    chosen = arms[0]
-    name = chosen.value if type(chosen) is cst.Name else chosen.attr.value if type(chosen) is cst.Attribute else None
-    return name is not None and DEVICE_NAME_RE.search(name) is not None
+def _chosen_unless_cuda_missing(tests, arms, ctx: FileContext) -> Optional[cst.BaseExpression]:
+    """`device if torch.cuda.is_available() else "cpu"` (or `"cpu" if not torch.cuda.is_available() else
+    device`): a device the caller chose (a name, or an attribute, named for a device) kept only where CUDA
+    is available, the CPU everywhere else. The chosen arm, or None."""
+    if len(tests) != 1:
+        return None
+    test, kept, cpu = tests[0], arms[0], arms[1]
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, kept, cpu = test.expression, cpu, kept
+    if not _is_availability_query(test, ctx) or not _is_cpu_arm(cpu, ctx):
+        return None
+    name = kept.value if type(kept) is cst.Name else kept.attr.value if type(kept) is cst.Attribute else None
+    return kept if name is not None and DEVICE_NAME_RE.search(name) is not None else None
 
 
 def _selection_fix(node: cst.IfExp, tests, arms, ctx: FileContext) -> Optional[FixPlan]:
@@ -564,7 +570,7 @@ def _conditional_move(node: cst.If, ctx: FileContext) -> None:
     chosen "cuda" else "cpu", written as a move."""
     if mentions_mac_path(node.test) or not _asks_host(node.test, ctx) or not ctx.model.guard(node.test).when_true:
         return
-    if selection_use.serves_collectives(ctx):
+    if selection_use.serves_collectives(ctx) or selection_use.in_test_variant(ctx):
         return
     ctx.report(
         "CDL104",

@@ -519,8 +519,8 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     if made_on_host(ctx.model, call, stack[:depth]) and not _kept_on_device(call, depth, ctx):
         return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
     device = _find_argument(call, "device", None)
-    if device is not None and names_host(ctx.model, device.value):
-        return False
+    if device is not None and (names_host(ctx.model, device.value) or op_coverage.cpu_on_a_mac(device.value, ctx)):
+        return False  # the CPU, or a name that is the CPU wherever the host is a Mac
     if device is None and any(arg.keyword is None and not arg.star and _names_host_device(arg.value, ctx) for arg in call.args):
         return False  # `occnumber(a, 3, torch.double, torch.device("cpu"))`: told the host by position
     if device is None and builds_on_default_device(ctx.model, call):

@@ -141,6 +141,26 @@ def _test_variant(node: cst.IfExp, ctx: FileContext) -> bool:
     return True
 
 
+def in_test_variant(ctx: FileContext) -> bool:
+    """The node on top of the stack runs in the branch of a test that a parameter of the test picks
+    (`@pytest.mark.parametrize("cuda", [False, True])`, `if cuda:` around a CUDA move): the runner and the
+    test's callers choose that variant, not the host."""
+    model = ctx.model
+    function = model.scope.node
+    if model.scope.kind != "function" or not (test_module(model.module_name, model.path) or function.name.value.startswith("test")):
+        return False
+    stack = ctx.stack
+    for depth in range(len(stack) - 2, -1, -1):
+        holder = stack[depth]
+        if holder is function:
+            return False
+        if type(holder) is cst.If and stack[depth + 1] is holder.body and type(holder.test) is cst.Name:
+            bindings = model.lookup(holder.test.value)
+            if bindings and all(binding.kind == "param" and binding.scope is model.scope for binding in bindings):
+                return True
+    return False
+
+
 def _inside_longer_string(ctx: FileContext) -> bool:
     stack = ctx.stack
     if len(stack) < 3:
@@ -177,9 +197,7 @@ def _overridden_for_mac(node: cst.IfExp, ctx: FileContext) -> bool:
     """Another binding of the name (or of the instance's attribute: `self.device = torch.device("cuda" if
     ... else "cpu")` then `if torch.backends.mps.is_available(): self.device = torch.device("mps")`) the
     selection is bound to gives a Mac's device."""
-    stack = ctx.stack
-    if len(stack) >= 5 and _device_of(stack[-2], stack[-3], ctx):
-        stack = stack[:-2]  # `torch.device("cuda" if ... else "cpu")`
+    stack = _unwrapped(ctx)
     holder = stack[-2] if len(stack) >= 2 else None
     if isinstance(holder, cst.Assign) and len(holder.targets) == 1:
         target, value = holder.targets[0].target, holder.value
@@ -223,9 +241,7 @@ def _attribute_overridden(target: cst.Attribute, stack, depth: int) -> bool:
 
 
 def _loads_only(node: cst.IfExp, ctx: FileContext) -> bool:
-    stack = ctx.stack
-    if len(stack) >= 5 and _device_of(stack[-2], stack[-3], ctx):
-        stack = stack[:-2]  # `map_location=torch.device("cuda" if ... else "cpu")`
+    stack = _unwrapped(ctx)  # `map_location=torch.device("cuda" if ... else "cpu")` too
     if len(stack) >= 3 and _is_map_location(stack[-2], stack[-3], ctx):
         return True
     name = _bound_name(ctx, stack)  # `device = torch.device("cuda:0" if ... else "cpu")` too
@@ -233,6 +249,14 @@ def _loads_only(node: cst.IfExp, ctx: FileContext) -> bool:
         return False
     uses = _uses(ctx.model.scope.node, name, stack[-2])
     return bool(uses) and all(_is_map_location(arg, call, ctx) for _, arg, call in uses)
+
+
+def _unwrapped(ctx: FileContext) -> list:
+    """The context's stack, ending at `torch.device(<the selection>)` where the selection is its argument."""
+    stack = ctx.stack
+    if len(stack) >= 5 and _device_of(stack[-2], stack[-3], ctx):
+        return stack[:-2]
+    return stack
 
 
 def _device_of(arg, call, ctx: FileContext) -> bool:
@@ -255,8 +279,9 @@ SCOPE_READERS = frozenset({"locals", "vars", "eval", "exec"})
 
 
 def _never_read(ctx: FileContext) -> bool:
-    """The selection is bound to a local name of a function that nothing in the function reads."""
-    name = _bound_name(ctx)
+    """The selection (or `torch.device` of it) is bound to a local name of a function that nothing in the
+    function reads."""
+    name = _bound_name(ctx, _unwrapped(ctx))
     model = ctx.model
     if name is None or model.scope.kind != "function" or name in _declared(model.scope.node):
         return False

@@ -407,6 +407,11 @@ class GuardEvaluator:
         if isinstance(func, cst.Name) and func.value in SAME_TRUTH and not self.model.lookup(func.value, scope):
             if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
                 return self.guard(call.args[0].value, scope, depth + 1)  # the builtin keeps its argument's truth
+        if isinstance(func, cst.Name) and func.value == "min" and not self.model.lookup("min", scope):
+            # `min(torch.cuda.device_count(), 2)`: a count capped by a positive number is 0 where the count is
+            counted = [arg.value for arg in call.args if not (arg.keyword is None and (int_literal(arg.value) or 0) > 0)]
+            if len(counted) == 1 and len(call.args) >= 2 and not any(arg.keyword is not None or arg.star for arg in call.args):
+                return self.guard(counted[0], scope, depth + 1)
         if isinstance(func, cst.Name) and func.value in ("all", "any") and not self.model.lookup(func.value, scope):
             # `all(d.type == "cuda" for d in devices)`: true only where an element's test is (all() of an
             # empty list aside, which no list of the devices in use is); false says nothing

@@ -19,6 +19,7 @@ import libcst as cst
 
 from cudalint.project.facts import ENVIRONMENT_READERS, TEXT_METHODS
 from cudalint.python.names import string_value
+from cudalint.python.semantic.parametrize import parametrized
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -207,6 +208,12 @@ class Evaluator:
         if kind == "assign" and binding.value is not None:
             return self.values(binding.value, binding.context, depth + 1)
         if kind == "param":
+            function = binding.scope.node
+            cases = parametrized(self.model, function, binding.name, binding.context) if isinstance(
+                function, cst.FunctionDef) and isinstance(binding.node, cst.Param) else None
+            if cases is not None:  # `@pytest.mark.parametrize("device", DEVICES)`: each element, and only those
+                return tuple(_off_mac(value, off_mac) for case, where, off_mac in cases
+                             for value in self.values(case, where, depth + 1))
             found: List[Value] = [Value(UNKNOWN_KIND, None, binding.node)]  # whatever a caller passes
             # the default, evaluated where the function is defined, unless every call in the project passes one
             if binding.value is not None and not self.model.call_sites.default_never_used(binding):

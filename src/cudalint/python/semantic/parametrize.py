@@ -1,0 +1,144 @@
+"""What a test's parameter takes from `@pytest.mark.parametrize`.
+
+`@pytest.mark.parametrize("device", DEVICES)` hands the test each element of DEVICES in turn, and
+nothing else: the parameter's values are the elements' values. The argument values are read through
+list and tuple literals, `+` of such, a name bound once to one, `list(...)`/`tuple(...)` of one, and
+comprehensions, whose element is built only where their loops run (an element built over
+`range(torch.cuda.device_count())` is taken only off a Mac); several names
+(`"device, dtype"`) take their place in each row; `pytest.param(value, marks=...)` is its value,
+taken only off a Mac when its marks skip the case without CUDA. `indirect=` hands the values to
+fixtures instead: not followed. Anything else is not followed (the parameter is unknown).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+import libcst as cst
+
+from cudalint.python.names import string_value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cudalint.python.semantic import SemanticModel
+    from cudalint.python.semantic.scopes import Scope
+
+PARAMETRIZE = "pytest.mark.parametrize"
+PARAM = "pytest.param"
+MAX_ELEMENTS = 64
+MAX_DEPTH = 4
+
+Element = Tuple[cst.BaseExpression, "Scope", bool]  # the expression, where it is evaluated, taken only off a Mac
+
+
+def parametrized(model: "SemanticModel", function: cst.FunctionDef, name: str, scope: "Scope") -> Optional[List[Element]]:
+    """The values `name` takes from a parametrize decorator of `function` (evaluated in `scope`, where the
+    function is defined); None where no decorator names it or its values cannot be read."""
+    for decorator in function.decorators:
+        call = decorator.decorator
+        if type(call) is not cst.Call or model.resolve(call.func, scope) != PARAMETRIZE:
+            continue
+        arguments = _arguments(call)
+        if arguments is None:
+            continue
+        names, argvalues = arguments
+        if name not in names:
+            continue
+        rows = _elements(model, argvalues, scope, 0)
+        if rows is None:
+            return None
+        found = []
+        for row, where, off_mac in rows:
+            row, off_mac = _unwrapped(model, row, where, off_mac)
+            if len(names) > 1:
+                if type(row) not in (cst.Tuple, cst.List) or len(row.elements) != len(names) or any(
+                        type(element) is cst.StarredElement for element in row.elements):
+                    return None
+                row = row.elements[names.index(name)].value
+            found.append((row, where, off_mac))
+        return found
+    return None
+
+
+def _arguments(call: cst.Call) -> Optional[Tuple[List[str], cst.BaseExpression]]:
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if "indirect" in keywords or any(arg.star for arg in call.args):
+        return None
+    argnames = positional[0] if positional else keywords.get("argnames")
+    argvalues = positional[1] if len(positional) > 1 else keywords.get("argvalues")
+    if argnames is None or argvalues is None:
+        return None
+    text = string_value(argnames)
+    if text is not None:
+        names = [part.strip() for part in text.split(",") if part.strip()]
+    elif type(argnames) in (cst.List, cst.Tuple):
+        names = [string_value(element.value) for element in argnames.elements]
+        if any(found is None for found in names):
+            return None
+    else:
+        return None
+    return names, argvalues
+
+
+def _elements(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", depth: int) -> Optional[List[Element]]:
+    if depth > MAX_DEPTH:
+        return None
+    kind = type(node)
+    if kind in (cst.List, cst.Tuple):
+        if any(type(element) is cst.StarredElement for element in node.elements) or len(node.elements) > MAX_ELEMENTS:
+            return None
+        return [(element.value, scope, False) for element in node.elements]
+    if kind is cst.BinaryOperation and type(node.operator) is cst.Add:
+        left = _elements(model, node.left, scope, depth + 1)
+        right = _elements(model, node.right, scope, depth + 1) if left is not None else None
+        return left + right if right is not None else None
+    if kind in (cst.ListComp, cst.GeneratorExp):
+        off_mac, loop = False, node.for_in
+        while loop is not None:
+            off_mac = off_mac or model.guards.loop_off_mac(loop.iter, scope)
+            loop = loop.inner_for_in
+        return [(node.elt, scope, off_mac)]
+    if kind is cst.Call and type(node.func) is cst.Name and node.func.value in ("list", "tuple") and len(node.args) == 1 \
+            and not model.lookup(node.func.value, scope):
+        return _elements(model, node.args[0].value, scope, depth + 1)
+    if kind is cst.Name:
+        bindings = model.lookup(node.value, scope)
+        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+            return _elements(model, bindings[0].value, bindings[0].context, depth + 1)
+    return None
+
+
+def _unwrapped(model: "SemanticModel", row: cst.BaseExpression, scope: "Scope", off_mac: bool) -> Tuple[cst.BaseExpression, bool]:
+    """`pytest.param(value, marks=...)` -> its value (a tuple of its values for several names), taken only
+    off a Mac when a mark skips the case without CUDA."""
+    if type(row) is not cst.Call or model.resolve(row.func, scope) != PARAM:
+        return row, off_mac
+    values = [arg for arg in row.args if arg.keyword is None and not arg.star]
+    marks = next((arg.value for arg in row.args if arg.keyword is not None and arg.keyword.value == "marks"), None)
+    skipped = marks is not None and any(_skips_off_cuda(model, mark, scope) for mark in
+                                        (marks.elements if type(marks) in (cst.List, cst.Tuple) else (marks,)))
+    value = values[0].value if len(values) == 1 else cst.Tuple([cst.Element(arg.value) for arg in values])
+    return value, off_mac or skipped
+
+
+def _skips_off_cuda(model: "SemanticModel", mark, scope: "Scope", depth: int = 0) -> bool:
+    """`pytest.mark.skipif(not torch.cuda.is_available(), ...)`, as it is or through a name bound to it."""
+    if isinstance(mark, cst.BaseElement):
+        mark = mark.value  # an element of a list of marks
+    if type(mark) is cst.Name and depth < MAX_DEPTH:
+        bindings = model.lookup(mark.value, scope)
+        return len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None and _skips_off_cuda(
+            model, bindings[0].value, bindings[0].context, depth + 1)
+    if type(mark) is not cst.Call:
+        return False
+    qualified = model.resolve(mark.func, scope)
+    project = model.project
+    if qualified is not None and project is not None and project.is_own(qualified) and project.skips_off_cuda(qualified):
+        return True  # `@requires_gpu()` from the project's test helpers
+    if model.guards.marker_skips(mark, scope):
+        return True  # Lightning's `RunIf(min_cuda_gpus=1)`
+    if not mark.args:
+        return False
+    facts = model.guards.facts
+    guard = model.guard(mark.args[0].value, scope)
+    return (qualified in facts.skip_if and guard.when_false) or (qualified in facts.skip_unless and guard.when_true)

@@ -146,3 +146,23 @@ def test_a_value_bound_after_the_import_never_holds_on_a_mac():
 
 def test_after_a_portable_import_the_value_reaches_the_device_argument():
     assert lint(VALUE.replace("import tensorrt", "import numpy")) == [("CDL101", 9, 35)]
+
+
+def test_torch2trt_is_tensorrt_s():
+    # yolox's `--trt` branch: NVIDIA-AI-IOT's converter, a TensorRT import like tensorrt's own
+    source = textwrap.dedent(
+        """
+        import torch
+
+
+        def predictor(model, trt_file=None):
+            if trt_file is not None:
+                from torch2trt import TRTModule
+
+                model_trt = TRTModule()
+                model_trt.load_state_dict(torch.load(trt_file))
+                model(torch.ones(1, 3, 8, 8).cuda())
+            return model.to("cuda")
+        """
+    ).lstrip("\n")
+    assert triples(findings_of(source)) == [("CDL404", 6, 9), ("CDL101", 11, 21)]

@@ -76,7 +76,7 @@ def test_a_parameter_switch_is_matched_by_its_binding_not_its_spelling():
         if cuda:
             torch.cuda.synchronize()
     """
-    assert lint(source) == [("CDL101", 5, 27), ("CDL104", 5, 27), ("CDL201", 13, 9)]
+    assert lint(source) == [("CDL104", 5, 27), ("CDL201", 13, 9)]  # the selection speaks for its "cuda" arm
 
 
 def test_a_selection_that_offers_mps_is_no_switch():
@@ -150,7 +150,7 @@ def test_a_flag_imported_from_a_module_is_one_switch_under_any_import_form():
         if USE_GPU:
             torch.cuda.synchronize()
     """
-    assert lint(source) == [("CDL101", 6, 23), ("CDL104", 6, 23)]
+    assert lint(source) == [("CDL104", 6, 23)]  # the selection speaks for its "cuda" arm
 
 
 INDEX_SWITCHES = """
@@ -221,3 +221,26 @@ def test_an_int_device_option_tested_for_an_index_is_a_switch():
     assert lint(INDEX_SWITCHES) == [
         ("CDL201", 29, 9), ("CDL201", 34, 9), ("CDL105", 36, 9), ("CDL101", 51, 31), ("CDL101", 53, 31),
     ]
+
+
+def test_a_comparison_the_function_first_stops_without_cuda_is_a_switch():
+    # deepinv's noise test: the "inconsistent" case is skipped where CUDA is missing, then taken
+    source = """
+    import pytest
+    import torch
+
+
+    def test_noise(kind):
+        if not torch.cuda.is_available() and kind == "inconsistent":
+            pytest.skip("needs CUDA")
+        if kind == "inconsistent":
+            torch.cuda.synchronize()
+        if kind == "consistent":
+            torch.cuda.synchronize()
+
+
+    def other(kind):
+        if kind == "inconsistent":
+            torch.cuda.synchronize()
+    """
+    assert lint(source) == [("CDL201", 11, 9), ("CDL201", 16, 9)]

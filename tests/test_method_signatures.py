@@ -83,3 +83,26 @@ def test_fits_binds_arguments_as_python_would(call, expected):
 def test_fits_without_params_only_counts_arguments():
     assert fits({}, cst.parse_expression("f(1, 2, k=3)")) is True
     assert fits({"max_args": 0}, cst.parse_expression("f(k=3)")) is False
+
+
+def test_a_call_of_what_the_class_stores_on_self_is_the_projects():
+    # yolox's DataPrefetcher keeps a helper under the name `record_stream`
+    text = textwrap.dedent(
+        """
+        import torch
+
+
+        class Prefetcher:
+            def __init__(self):
+                self.record_stream = Prefetcher._record
+
+            @staticmethod
+            def _record(tensor):
+                tensor.record_stream(torch.cuda.current_stream())
+
+            def next(self, batch, other):
+                self.record_stream(batch)
+                other.record_stream(torch.cuda.current_stream())
+        """
+    ).lstrip("\n")
+    assert triples(findings_of(text, select={"CDL307"})) == [("CDL307", 10, 16), ("CDL307", 14, 15)]

@@ -165,3 +165,27 @@ def test_copies_between_tensors_made_from_one_tensor_are_not_reported():
         return old, other
     """
     assert lint(source) == [("CDL304", 14, 21)]
+
+
+def test_a_cast_to_what_a_dtype_helper_returns_moves_nothing():
+    # deepinv's MMSE: `acc_dtype = _select_accumulator_dtype(dtype)`, annotated `-> torch.dtype`
+    source = """
+    import torch
+
+
+    def _accumulator(dtype: torch.dtype) -> torch.dtype:
+        return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+    def _place(name):
+        return name
+
+
+    def step(x, dtype):
+        acc_dtype = _accumulator(dtype)
+        a = x.to(acc_dtype, non_blocking=True)
+        b = x.to(_accumulator(dtype), non_blocking=True)
+        c = x.to(_place("mps"), non_blocking=True)
+        return a, b, c
+    """
+    assert lint(source) == [("CDL304", 16, 29)]

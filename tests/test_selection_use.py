@@ -236,3 +236,23 @@ def test_a_move_in_the_variant_a_test_parameter_picks_is_the_tests_choice():
         """
     assert triples(findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL104"}, path="tests/test_cwt.py")) == [
         ("CDL104", 16, 5)]
+
+
+def test_a_selection_inside_a_device_call_is_one_finding():
+    # penn: `torch.device("cpu" if gpu is None else f"cuda:{gpu}")` was CDL104 and CDL101 at its CUDA arm;
+    # the selection's finding speaks for the arm (CDL104 supersedes CDL101 there, in the catalog)
+    source = """
+        import torch
+
+
+        def pick(gpu=None):
+            return torch.device("cpu" if gpu is None else f"cuda:{gpu}")
+
+
+        def hard():
+            return torch.device("cuda:0")
+        """
+    assert triples(findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL101", "CDL104"})) == [
+        ("CDL104", 5, 25), ("CDL101", 9, 25)]
+    assert triples(findings_of(textwrap.dedent(source).lstrip("\n"), select={"CDL101"})) == [
+        ("CDL101", 5, 51), ("CDL101", 9, 25)]

@@ -228,7 +228,11 @@ class FileContext:
         message: str,
         fix: Optional[FixPlan] = None,
         related: Tuple[Related, ...] = (),
+        covers: Tuple[cst.CSTNode, ...] = (),
     ) -> None:
+        """Report `code` at `node`, unless something settles that it is no problem here. `covers`: parts of
+        the node the finding speaks for (a selection's CUDA arms), whose earlier findings of the codes the
+        rule supersedes (catalog) it replaces."""
         rule = self.rules.get(code)
         if rule is None:
             return
@@ -253,3 +257,7 @@ class FileContext:
         hit = Hit(code, node, message, fix, related)
         self.reported[id(node)] = hit
         self.hits.append(hit)
+        for part in covers:
+            earlier = self.reported.get(id(part))
+            if earlier is not None and earlier.code in rule.supersedes and earlier in self.hits:
+                self.hits.remove(earlier)

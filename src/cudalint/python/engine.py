@@ -225,8 +225,8 @@ class _AnchoredContext(FileContext):
         super().__init__(*args)
         self.chains: Dict[int, Tuple[cst.CSTNode, ...]] = {}
 
-    def report(self, code, node, message, fix=None, related=()):
-        super().report(code, node, message, fix, related)
+    def report(self, code, node, message, fix=None, related=(), covers=()):
+        super().report(code, node, message, fix, related, covers)
         self.chains.setdefault(id(node), statement_chain(self.stack))
 
 

@@ -298,6 +298,7 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
             "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
             "available accelerator, then CPU",
             _selection_fix(node, tests, arms, ctx),
+            covers=tuple(cuda_arms),  # `"cpu" if gpu is None else f"cuda:{gpu}"` in a call: CDL101 reported there first
         )
 
 

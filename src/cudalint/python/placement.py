@@ -425,19 +425,31 @@ def names_dtype(model: "SemanticModel", node: cst.BaseExpression, scope: Optiona
         if bindings and all(binding.kind == "param" and _annotated_dtype(model, binding) for binding in bindings):
             return True  # `def read(path, dtype: Optional[torch.dtype] = None)`
         values = model.assigned(node, scope)
-        return bool(values) and all(_reads_dtype(model, value) for value, _ in values)
-    return _reads_dtype(model, node)
+        return bool(values) and all(_reads_dtype(model, value) or _returns_dtype(model, value) for value, _ in values)
+    return _reads_dtype(model, node) or _returns_dtype(model, node)
 
 
 def _annotated_dtype(model: "SemanticModel", binding) -> bool:
     """A parameter annotated as a dtype: `torch.dtype`, `Optional[torch.dtype]`, `torch.dtype | None`."""
-    annotation = binding.annotation
+    return _is_dtype_annotation(model, binding.annotation, binding.scope)
+
+
+def _returns_dtype(model: "SemanticModel", node: Optional[cst.BaseExpression]) -> bool:
+    """A call of a function of the file annotated to return a dtype (deepinv's `acc_dtype =
+    _select_accumulator_dtype(dtype)` with `-> torch.dtype`)."""
+    if type(node) is not cst.Call:
+        return False
+    defined = model.defined_function(node.func)
+    return defined is not None and _is_dtype_annotation(model, defined[0].returns, defined[1].parent or defined[1])
+
+
+def _is_dtype_annotation(model: "SemanticModel", annotation, scope) -> bool:
     if annotation is None:
         return False
     stack = [annotation.annotation if isinstance(annotation, cst.Annotation) else annotation]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.Name, cst.Attribute)) and model.resolve(node, binding.scope) == "torch.dtype":
+        if isinstance(node, (cst.Name, cst.Attribute)) and model.resolve(node, scope) == "torch.dtype":
             return True
         if isinstance(node, cst.Subscript):
             stack.extend(element.slice.value for element in node.slice if isinstance(element.slice, cst.Index))

@@ -43,8 +43,9 @@ class ClassAttributes:
         return found
 
     def defines_method(self, owner: "Scope", name: str) -> bool:
-        """The class, or one of the file's classes it derives from, defines a method `name`: on its
-        instances `self.name(...)` calls the project's method (hqq's `HQQLinear.cuda(self, device)`)."""
+        """The class, or one of the file's classes it derives from, defines a method `name`, or stores
+        something under that name on its instances (`self.record_stream = DataPrefetcher._record_stream_for_image`,
+        yolox): `self.name(...)` calls the project's code (hqq's `HQQLinear.cuda(self, device)`)."""
         if self._bases is None:
             self._link()
         stack, seen = [owner], set()
@@ -53,7 +54,7 @@ class ClassAttributes:
             if id(klass) in seen:
                 continue
             seen.add(id(klass))
-            if any(binding.kind == "def" for binding in klass.bindings.get(name, ())):
+            if any(binding.kind == "def" for binding in klass.bindings.get(name, ())) or klass.attributes.get(name):
                 return True
             stack.extend(self._bases.get(id(klass), ()))
         return False

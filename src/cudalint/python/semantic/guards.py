@@ -25,7 +25,7 @@ from cudalint.python.children import code_children, comes_after
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, falsy_constant
-from cudalint.python.names import dotted, int_literal, is_none, negative_literal, source_of, string_elements, string_value
+from cudalint.python.names import conjuncts, dotted, int_literal, is_none, names_cuda_oom, negative_literal, source_of, string_elements, string_value
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.values import UNSET, reads_environment
@@ -321,6 +321,8 @@ class GuardEvaluator:
             if isinstance(test, cst.Comparison):
                 found = self._comparison(test, scope, depth)
                 found = found if found.known else self._configured_cuda(test, scope, depth)
+                if not found.known and depth < MAX_DEPTH and self._checked_switch(test, scope, depth):
+                    found = TRUE_OFF_MAC  # `kind == "inconsistent"` after the test skipped it without CUDA
             elif isinstance(test, cst.Call):
                 found = self._call(test, scope, depth)
                 found = found if found.known else self._configured_cuda(test, scope, depth)
@@ -508,11 +510,12 @@ class GuardEvaluator:
             init = klass.bindings.get("__init__")  # `self.use_cuda`: checked in __init__
             owner = self.model.scopes.get(id(init[0].node)) if init and init[0].kind == "def" else None
             spelling = f"{owner.self_name}.{node.attr.value}" if owner is not None and owner.self_name else ""
-        elif isinstance(node, cst.Attribute) and dotted(node):  # `args.cuda`: checked in the function that reads it
+        elif (isinstance(node, cst.Attribute) and dotted(node)) or isinstance(node, cst.Comparison):
+            # `args.cuda`, `kind == "inconsistent"`: checked in the function that reads it
             owner = scope
             while owner is not None and owner.kind != "function":
                 owner = owner.parent
-            spelling = dotted(node)
+            spelling = dotted(node) if isinstance(node, cst.Attribute) else _spelled(node)
         else:
             return False
         if owner is None or owner.kind != "function" or not isinstance(owner.node, cst.FunctionDef) or not spelling:
@@ -537,9 +540,13 @@ class GuardEvaluator:
             test = statement.test
             if dotted(test) in spellings and self._asserts_cuda(statement.body, owner, depth):
                 return True  # `if use_cuda: assert torch.cuda.is_available()`
-            if (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and dotted(test.left) in spellings
-                    and _raises(statement.body, self.model) and self.guard(test.right, owner, depth + 1).when_false):
-                return True  # `if args.cuda and not torch.cuda.is_available(): raise ...`
+            if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and _exits(statement.body, self.model):
+                # `if args.cuda and not torch.cuda.is_available(): raise ...`, or `if not torch.cuda.is_available()
+                # and kind == "inconsistent": pytest.skip(...)`: past it, the switch holds only where CUDA is
+                parts = conjuncts(test)
+                own = [part for part in parts if _spelled(part) in spellings]
+                if own and all(self.guard(part, owner, depth + 1).when_false for part in parts if part not in own):
+                    return True
         return False
 
     def _asserts_cuda(self, suite, owner, depth) -> bool:
@@ -639,6 +646,11 @@ class GuardEvaluator:
             if id(node) in inside:
                 break
             if isinstance(statement, cst.SimpleStatementLine) and any(id(small) in assigns for small in statement.body):
+                hidden = set(before)
+            elif isinstance(statement, cst.If) and statement.orelse is None and type(statement.test) is cst.Name \
+                    and statement.test.value == bindings[0].name and _rebinds(statement.body, assigns):
+                # `if use_cupy: try: use_cupy = cp.cuda.is_available() / except ImportError: use_cupy = False`:
+                # what was bound before reaches past it only where it was false, which never makes it true
                 hidden = set(before)
             before |= inside
         else:
@@ -806,6 +818,8 @@ class GuardEvaluator:
                 return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC
             if self._names_cuda_library(left):  # `"cuml" in str(type(model))`: an object only that library makes
                 return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
+            if names_cuda_oom(string_value(left)):  # `"CUDA out of memory" in str(e)`: an error only CUDA raises
+                return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()  # (MPS: "MPS backend out of memory")
             return UNKNOWN
         if (positive or negative) and not isinstance(op, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) and type(left) is cst.Tuple \
                 and type(right) is cst.Tuple and len(left.elements) == len(right.elements):
@@ -928,6 +942,34 @@ def _range_stop(node) -> Optional[cst.BaseExpression]:
     start = int_literal(args[0].value)
     step = int_literal(args[2].value) if len(args) == 3 else 1
     return args[1].value if start is not None and start >= 0 and step is not None and step > 0 else None
+
+
+def _spelled(node: cst.CSTNode) -> Optional[str]:
+    """How a switch is written: `args.cuda`, or a comparison's source (`kind == "inconsistent"`)."""
+    if isinstance(node, cst.Comparison):
+        return source_of(node)
+    return dotted(node)
+
+
+def _exits(suite: cst.BaseSuite, model) -> bool:
+    """The suite ends by raising, exiting or skipping the test."""
+    from cudalint.python.visitor import ends_flow
+
+    return ends_flow(suite, model) in ("raise", "skip")
+
+
+def _rebinds(block: cst.BaseSuite, assigns: Set[int]) -> bool:
+    """Every way through the block makes one of the assignments: one of its statements does, or a `try:`
+    whose body and every handler do."""
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    for statement in block.body:
+        if isinstance(statement, cst.SimpleStatementLine) and any(id(small) in assigns for small in statement.body):
+            return True
+        if isinstance(statement, cst.Try) and statement.handlers and _rebinds(statement.body, assigns) and all(
+                _rebinds(handler.body, assigns) for handler in statement.handlers):
+            return True
+    return False
 
 
 def _may_return(statement: cst.CSTNode) -> bool:

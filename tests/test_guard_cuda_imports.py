@@ -166,3 +166,24 @@ def test_torch2trt_is_tensorrt_s():
         """
     ).lstrip("\n")
     assert triples(findings_of(source)) == [("CDL404", 6, 9), ("CDL101", 11, 21)]
+
+
+def test_a_vendored_library_importing_itself_is_its_own_code(tmp_path, monkeypatch):
+    # stable-fast vendors NVIDIA CUTLASS (third_party/cutlass, a repository with its own pyproject.toml):
+    # the package's imports of itself, and its examples' imports of it, are the library's code; the
+    # project's own import of it is the finding
+    from conftest import lint_tree
+
+    found = lint_tree(tmp_path, monkeypatch, {
+        "setup.py": "from setuptools import setup\nsetup(name='app')\n",
+        "third_party/cutlass/pyproject.toml": "[project]\nname = 'nvidia-cutlass'\n",
+        "third_party/cutlass/python/cutlass/__init__.py": "from cutlass.backend import compile\n",
+        "third_party/cutlass/python/cutlass/backend/__init__.py": "from cutlass import backend as _self\n",
+        "third_party/cutlass/examples/gemm.py": "import cutlass\n",
+        "tools/bench.py": "import cutlass\n",
+        "app/__init__.py": "import cutlass\n",
+        "app/ops/__init__.py": "",
+        "app/ops/triton/__init__.py": "import triton\n",  # mamba-ssm's kernels: a package named like the library
+    })
+    assert [(path, code, line) for path, code, line, _ in found] == [
+        ("app/__init__.py", "CDL404", 1), ("app/ops/triton/__init__.py", "CDL404", 1), ("tools/bench.py", "CDL404", 1)]

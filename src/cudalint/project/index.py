@@ -71,6 +71,8 @@ class ProjectIndex:
         self._siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
         self._subclasses: Optional[Dict[str, List[Tuple[str, str]]]] = None  # class -> [(subclass, its path)]
         self._attribute_guards: Optional[Dict[str, Optional[Tuple[bool, bool]]]] = None  # see attribute_guard
+        self.subprojects: List[str] = []  # folders, not the root, with a project file of their own; deepest first
+        self._libraries_in: Dict[Tuple[str, str], bool] = {}  # see library_own
 
     # -- queries ------------------------------------------------------------------------
     def siblings_of(self, path: str) -> Dict[str, str]:
@@ -138,6 +140,29 @@ class ProjectIndex:
 
     def module_of(self, path: str) -> Optional[str]:
         return self.paths.get(project_key(path, self.root))
+
+    def library_own(self, path: str, top: str) -> bool:
+        """The file is the code of the library `top` itself, vendored in the project: it lies in a top-level
+        package folder named `top` (every folder from that one down to the file holds an `__init__.py`, its
+        parent none:
+        third_party/cutlass/python/cutlass/...), or in a subproject of the tree (a folder, not the root,
+        with a project file of its own) that holds that package (the library's own examples and tests).
+        Its imports of `top` are the library's own code, not the project's use of the library."""
+        key = project_key(path, self.root)
+        folder = key.rpartition("/")[0]
+        while folder and f"{folder}/__init__.py" in self.paths:
+            head, _, name = folder.rpartition("/")
+            if name == top and f"{head}/__init__.py" not in self.paths:
+                return True  # the top of its package chain, as `import top` finds it (not mamba_ssm/ops/triton)
+            folder = head
+        holder = next((sub for sub in self.subprojects if key.startswith(sub + "/")), None)
+        if holder is None:
+            return False
+        if (holder, top) not in self._libraries_in:
+            self._libraries_in[(holder, top)] = any(
+                other.startswith(holder + "/") and other.endswith(f"/{top}/__init__.py")
+                and f"{other[:-len(top) - 13]}/__init__.py" not in self.paths for other in self.paths)
+        return self._libraries_in[(holder, top)]
 
     def display(self, path: str) -> str:
         """A project path as the run shows paths (relative to the working folder)."""
@@ -654,6 +679,15 @@ def _module_name(relative: str, roots: Sequence[str]) -> Optional[str]:
 PROJECT_FILES = {"setup.py", "pyproject.toml", "setup.cfg"}
 
 
+def subprojects(relative_paths: Sequence[str]) -> List[str]:
+    """The folders, not the root and not a package, that hold a project file of their own (a vendored
+    library's repository, a subproject of a monorepo), deepest first."""
+    packages = {path.rpartition("/")[0] for path in relative_paths if path.rpartition("/")[2] == "__init__.py"}
+    found = {folder for folder, _, name in (path.rpartition("/") for path in relative_paths)
+             if name in PROJECT_FILES and folder and folder not in packages}
+    return sorted(found, key=lambda folder: (-folder.count("/"), folder))
+
+
 def _import_roots(relative_paths: Sequence[str]) -> List[str]:
     """Folders modules are imported from: the root, every folder holding its own project file (a
     subproject of a monorepo, an example with its own setup.py) unless it is a package itself (the
@@ -741,6 +775,7 @@ def build_index(
     files = list(_walk(root_text))
     relative_paths = [project_key(path, root_text) for path in files]
     roots = _import_roots(relative_paths)
+    index.subprojects = subprojects(relative_paths)
     named = {relative: _module_name(relative, roots) for relative in relative_paths if relative.endswith(".py")}
     folders = sibling_folders({relative: module for relative, module in named.items() if module is not None})
     index._siblings = folders
@@ -808,6 +843,7 @@ def build_index(
         "extensions": {name: [p.path, p.line, p.column] for name, p in index.extensions.items()},
         "cuda_only": sorted(index.cuda_only),
         "default_calls": index.default_calls,
+        "subprojects": index.subprojects,
     }
     index.facts_digest = sha256(json.dumps(material, sort_keys=True, default=list).encode()).hexdigest()[:16]
     if changed or fresh.keys() != cached.keys():  # a warm run of a large tree need not write it all again

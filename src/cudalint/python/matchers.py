@@ -619,9 +619,10 @@ def _imported_entry(index: MatchIndex, module: str) -> Optional[Entry]:
 
 
 def _own(module: str, ctx: FileContext) -> bool:
-    """The project's own packages are never CUDA-only libraries (a project named like one, say)."""
+    """The project's own packages are never CUDA-only libraries (a project named like one, say), nor is a
+    library's own package, imported by its own modules where the project vendors it."""
     project = ctx.model.project
-    return project is not None and project.is_own(module)
+    return project is not None and (project.is_own(module) or project.library_own(ctx.model.path, module.split(".")[0]))
 
 
 def _check_import(index: MatchIndex, node: cst.Import, ctx: FileContext) -> None:

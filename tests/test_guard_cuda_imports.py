@@ -187,3 +187,19 @@ def test_a_vendored_library_importing_itself_is_its_own_code(tmp_path, monkeypat
     })
     assert [(path, code, line) for path, code, line, _ in found] == [
         ("app/__init__.py", "CDL404", 1), ("app/ops/triton/__init__.py", "CDL404", 1), ("tools/bench.py", "CDL404", 1)]
+
+
+def test_a_module_imported_only_where_a_tried_cuda_library_is_not_none(tmp_path, monkeypatch):
+    # stable-fast's triton passes: `triton = None`, `try: import triton`, then `if triton is not None:
+    # from sfast.triton import torch_ops`: the kernels' module loads only where triton does
+    from conftest import lint_tree
+
+    files = {
+        "setup.py": "from setuptools import setup\nsetup(name='pkg')\n",
+        "pkg/__init__.py": "",
+        "pkg/kern.py": "import triton\n",
+        "pkg/passes.py": "triton = None\ntry:\n    import triton\nexcept ImportError:\n    pass\nif triton is not None:\n    from pkg import kern\n",
+    }
+    assert lint_tree(tmp_path, monkeypatch, files) == []
+    files["pkg/passes.py"] = "from pkg import kern\n"
+    assert lint_tree(tmp_path / "again", monkeypatch, files) == [("pkg/kern.py", "CDL404", 1, 1)]

@@ -592,6 +592,14 @@ class _Reader:
             return False
         return self.resolve(node.func) in self.library_queries and self._cuda_library(node.args[0].value)
 
+    def _names_cuda_module(self, node: ast.AST) -> bool:
+        """A name bound by an import of a library that never imports on a Mac (`import triton`, perhaps
+        beside `triton = None`): where it is not None, that library imported."""
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return False
+        qualified = self.resolve(node)
+        return qualified is not None and self._cuda_library(qualified)
+
     def _import_flag(self, node, imported: bool) -> None:
         """`HAS_TRITON = True` right after `import triton` in a try, False elsewhere: the name is a guard."""
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -1040,8 +1048,9 @@ class _Reader:
             return False, False
         found = (False, False)
         if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None \
-                and self._finds_cuda_library(left):
-            return (False, True) if positive else (True, False)  # `find_spec("cupy") is not None`: only where it imports
+                and (self._finds_cuda_library(left) or self._names_cuda_module(left)):
+            # `find_spec("cupy") is not None`, `triton is not None` after `try: import triton`: only where it imports
+            return (False, True) if positive else (True, False)
         if self._is_platform(left) and isinstance(right, ast.Constant):
             found = self._platform(right.value)
         elif isinstance(op, (ast.In, ast.NotIn)):

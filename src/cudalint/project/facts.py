@@ -594,11 +594,13 @@ class _Reader:
 
     def _names_cuda_module(self, node: ast.AST) -> bool:
         """A name bound by an import of a library that never imports on a Mac (`import triton`, perhaps
-        beside `triton = None`): where it is not None, that library imported."""
+        beside `triton = None`): where it is not None, that library imported. Not the project's own
+        package (flash-attn's `FusedMLP is not None`: its own class, whatever its module needs)."""
         if not isinstance(node, (ast.Name, ast.Attribute)):
             return False
         qualified = self.resolve(node)
-        return qualified is not None and self._cuda_library(qualified)
+        own = (self.module or "").split(".")[0]
+        return qualified is not None and qualified.split(".")[0] != own and self._cuda_library(qualified)
 
     def _import_flag(self, node, imported: bool) -> None:
         """`HAS_TRITON = True` right after `import triton` in a try, False elsewhere: the name is a guard."""

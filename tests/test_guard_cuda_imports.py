@@ -203,3 +203,18 @@ def test_a_module_imported_only_where_a_tried_cuda_library_is_not_none(tmp_path,
     assert lint_tree(tmp_path, monkeypatch, files) == []
     files["pkg/passes.py"] = "from pkg import kern\n"
     assert lint_tree(tmp_path / "again", monkeypatch, files) == [("pkg/kern.py", "CDL404", 1, 1)]
+
+
+def test_the_projects_own_package_named_like_a_library_is_no_such_test(tmp_path, monkeypatch):
+    # flash-attn linted itself: `FusedMLP is not None` names its own class, not the library on a user's machine
+    from conftest import lint_tree
+
+    found = lint_tree(tmp_path, monkeypatch, {
+        "setup.py": "from setuptools import setup\nsetup(name='flash_attn')\n",
+        "flash_attn/__init__.py": "",
+        "flash_attn/kern.py": "def fused():\n    return 1\n",
+        "flash_attn/models.py": "try:\n    from flash_attn.kern import fused\nexcept ImportError:\n    fused = None\n"
+                                "if fused is not None:\n    from flash_attn import other\n",
+        "flash_attn/other.py": "import triton\n",
+    })
+    assert found == [("flash_attn/other.py", "CDL404", 1, 1)]

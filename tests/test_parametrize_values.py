@@ -57,3 +57,26 @@ def test_parametrized_devices():
         """,
         select={"CDL101", "CDL608"},
     ) == [("CDL101", 19, 84), ("CDL608", 26, 9)]
+
+
+def test_a_case_the_test_first_skips_without_cuda_is_taken_only_off_a_mac():
+    # torchcp's tests: `if device == "cuda" and not torch.cuda.is_available(): pytest.skip(...)` at once
+    assert lint(
+        """
+        import pytest
+        import torch
+
+
+        @pytest.mark.parametrize("device", ["cpu", "cuda"])
+        def test_skipped(device):
+            if device == "cuda" and not torch.cuda.is_available():
+                pytest.skip("CUDA not available")
+            x = torch.ones(3).to(device)
+
+
+        @pytest.mark.parametrize("device", ["cpu", "cuda"])
+        def test_not_skipped(device):
+            x = torch.ones(3).to(device)
+        """,
+        select={"CDL101"},
+    ) == [("CDL101", 12, 44)]

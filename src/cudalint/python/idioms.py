@@ -993,13 +993,31 @@ def _locates_other_loads(node: cst.Call, ctx: FileContext) -> bool:
     if id(frame) not in known:
         known_loaders = selection_use.loaders()
         loads = [(call, _load_location(call)) for call in _calls_in(frame.body) if ctx.model.resolve(call.func) in known_loaders]
-        located = [(call, location) for call, location in loads if location is not None]
+        # a load mapped only in the arm a host without CUDA takes (`if torch.cuda.is_available(): torch.load(f)` /
+        # `else: torch.load(f, map_location="cpu")`) says its file holds CUDA tensors, not that others hold none
+        located = [(call, location) for call, location in loads if location is not None and not _in_arm_without_cuda(frame, call, ctx)]
         # the files some load maps to a device of the code's choosing (not the CPU: "cpu" says nothing of what the file
         # holds: transformers maps its scheduler's numbers there on one path and not on the others)
         to_device = {_load_source(call) for call, location in located if string_value(location) != "cpu"}
         known[id(frame)] = (bool(located), to_device)
     any_located, to_device = known[id(frame)]
     return any_located and _load_source(node) not in to_device
+
+
+def _in_arm_without_cuda(frame: cst.CSTNode, call: cst.Call, ctx: FileContext) -> bool:
+    """The call sits in the arm of an `if` that runs where CUDA is missing: the else of an availability
+    test, or the body of its negation."""
+    from cudalint.python.children import path_to
+
+    path = path_to(frame, call) or []
+    for index, holder in enumerate(path[:-1]):
+        if type(holder) is not cst.If:
+            continue
+        inner = path[index + 1]
+        guard = ctx.model.guard(holder.test)
+        if (inner is holder.orelse and guard.when_true) or (inner is holder.body and guard.when_false):
+            return True
+    return False
 
 
 def _load_source(call: cst.Call) -> str:

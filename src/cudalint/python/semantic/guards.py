@@ -540,7 +540,7 @@ class GuardEvaluator:
             test = statement.test
             if dotted(test) in spellings and self._asserts_cuda(statement.body, owner, depth):
                 return True  # `if use_cuda: assert torch.cuda.is_available()`
-            if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and _exits(statement.body, self.model):
+            if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and exits(statement.body, self.model):
                 # `if args.cuda and not torch.cuda.is_available(): raise ...`, or `if not torch.cuda.is_available()
                 # and kind == "inconsistent": pytest.skip(...)`: past it, the switch holds only where CUDA is
                 parts = conjuncts(test)
@@ -951,7 +951,7 @@ def _spelled(node: cst.CSTNode) -> Optional[str]:
     return dotted(node)
 
 
-def _exits(suite: cst.BaseSuite, model) -> bool:
+def exits(suite: cst.BaseSuite, model) -> bool:
     """The suite ends by raising, exiting or skipping the test."""
     from cudalint.python.visitor import ends_flow
 

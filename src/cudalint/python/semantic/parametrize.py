@@ -6,7 +6,8 @@ list and tuple literals, `+` of such, a name bound once to one, `list(...)`/`tup
 comprehensions, whose element is built only where their loops run (an element built over
 `range(torch.cuda.device_count())` is taken only off a Mac); several names
 (`"device, dtype"`) take their place in each row; `pytest.param(value, marks=...)` is its value,
-taken only off a Mac when its marks skip the case without CUDA. `indirect=` hands the values to
+taken only off a Mac when its marks skip the case without CUDA, as is a case the test's body first skips
+where CUDA is missing (`if device == "cuda" and not torch.cuda.is_available(): pytest.skip()`). `indirect=` hands the values to
 fixtures instead: not followed. Anything else is not followed (the parameter is unknown).
 """
 
@@ -54,9 +55,38 @@ def parametrized(model: "SemanticModel", function: cst.FunctionDef, name: str, s
                         type(element) is cst.StarredElement for element in row.elements):
                     return None
                 row = row.elements[names.index(name)].value
+            text = string_value(row)
+            off_mac = off_mac or (text is not None and _skipped_without_cuda(model, function, name, text))
             found.append((row, where, off_mac))
         return found
     return None
+
+
+def _skipped_without_cuda(model: "SemanticModel", function: cst.FunctionDef, name: str, text: str) -> bool:
+    """The test stops at once for this case where CUDA is missing: a statement of its body `if name == text
+    and not torch.cuda.is_available(): pytest.skip(...)` (any order of the parts; `raise` too), before
+    anything else could use the value."""
+    from cudalint.python.semantic.guards import exits
+    from cudalint.python.names import conjuncts
+
+    scope = model.scopes.get(id(function))
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if type(statement) is not cst.If or statement.orelse is not None or not exits(statement.body, model):
+            continue
+        parts = conjuncts(statement.test)
+        own = [part for part in parts if _compares(part, name, text)]
+        if own and all(model.guard(part, scope).when_false for part in parts if part not in own):
+            return True
+    return False
+
+
+def _compares(test: cst.BaseExpression, name: str, text: str) -> bool:
+    """`name == "text"` or `"text" == name`."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    return any(type(a) is cst.Name and a.value == name and string_value(b) == text for a, b in ((left, right), (right, left)))
 
 
 def _arguments(call: cst.Call) -> Optional[Tuple[List[str], cst.BaseExpression]]:

@@ -126,6 +126,8 @@ def _findings(path, text, module, model, rules, engine, torch_version, device, u
         Walker(ctx, engine.registry.visit, engine.registry.leave).walk(module)
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
+    if any(rules[hit.code].silenced_in_test_modules for hit in ctx.hits) and test_module(model.module_name or "", path):
+        ctx.hits = [hit for hit in ctx.hits if not rules[hit.code].silenced_in_test_modules]
     host_ranges: Optional[List[Tuple[int, int]]] = []
     if any(rules[hit.code].silenced_in_host_tests for hit in ctx.hits):
         host_ranges = _host_test_ranges(model, path, text)

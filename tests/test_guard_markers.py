@@ -271,3 +271,42 @@ def test_the_same_decorators_in_the_same_file():
     lines = textwrap.dedent(source).lstrip("\n").splitlines()
     cpu_only, tagged = lines.index("def test_cpu_only():") + 2, lines.index("def test_tagged():") + 2
     assert lint_cache_calls(source) == [("CDL202", cpu_only, 5), ("CDL202", tagged, 5)]
+
+
+def test_a_fixture_only_skipped_tests_request_is_never_built_on_a_mac():
+    # curated-transformers: model fixtures on cuda:0 that only GPU tests request; pytest builds a fixture
+    # for the tests that run
+    source = textwrap.dedent(
+        """
+        import pytest
+        import torch
+
+        needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")
+
+
+        @pytest.fixture(scope="module")
+        def generator():
+            return torch.ones(2, device=torch.device("cuda", index=0))
+
+
+        @pytest.fixture
+        def shared():
+            return torch.ones(2).cuda()
+
+
+        @needs_cuda
+        def test_generate(generator, shared):
+            pass
+
+
+        class TestGreedy:
+            @needs_cuda
+            def test_greedy(self, generator):
+                pass
+
+
+        def test_cpu(shared):
+            pass
+        """
+    ).lstrip("\n")
+    assert triples(findings_of(source, path="tests/test_generation.py", select={"CDL101", "CDL102"})) == [("CDL102", 14, 26)]

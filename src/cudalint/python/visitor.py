@@ -189,6 +189,8 @@ class Walker:
             return _function_fields(node)  # it calls a CUDA-only library's function whatever happens
         if kind is cst.FunctionDef and self._test_suite() and self._mocks_moves(node):
             return ("body",)  # a test that replaces `.to` with a mock: nothing in it moves to a device
+        if kind is cst.FunctionDef and self._fixture_of_skipped_tests(node):
+            return _function_fields(node)  # a fixture only tests skipped off CUDA request: pytest never builds it there
         if kind is cst.ClassDef and model.guards.backend_class(node):
             return ("body",)  # the CUDA backend of a device abstraction: picked only where CUDA is available
         if kind in (cst.FunctionDef, cst.ClassDef):
@@ -293,6 +295,27 @@ class Walker:
             # `class TestTFP(MultiProcessTestCase, TestCUDA)` under `@skipIf(<no CUDA>)` on TestCUDA
             return any(self._class_skipped(base) for base in self._file_bases(node))
         return False
+
+    def _fixture_of_skipped_tests(self, node: cst.FunctionDef) -> bool:
+        """A module-level `@pytest.fixture` that only tests skipped off CUDA request (by parameter name, in
+        functions of the module or methods of its classes): pytest builds a fixture for the tests that run,
+        so this one is never built on a Mac (curated-transformers' model fixtures on `cuda:0`)."""
+        model = self.model
+        if model.scope is not model.module_scope or not any(
+                model.resolve(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) == "pytest.fixture"
+                for d in node.decorators):
+            return False
+        name, requesting = node.name.value, []
+        for statement in model.module_scope.node.body:
+            if type(statement) is cst.FunctionDef and statement is not node:
+                if _takes(statement, name):
+                    requesting.append(self._skipped_off_cuda(statement))
+            elif type(statement) is cst.ClassDef and isinstance(statement.body, cst.IndentedBlock):
+                skipped_class = self._skipped_off_cuda(statement)
+                for method in statement.body.body:
+                    if type(method) is cst.FunctionDef and _takes(method, name):
+                        requesting.append(skipped_class or self._skipped_off_cuda(method))
+        return bool(requesting) and all(requesting)
 
     def _file_bases(self, node: cst.ClassDef) -> List[cst.ClassDef]:
         """The bases of a class that are classes this file defines (by name, each bound once)."""
@@ -660,6 +683,11 @@ def _skip_reason(call: cst.Call) -> str:
 def _needs_cuda(reason: str, words: FrozenSet[str]) -> bool:
     """The reason says the test needs CUDA: it holds one of the words (rules/guards.toml skip_reason_words)."""
     return any(word in words for word in re.split(r"[^a-z0-9]+", reason.lower()))
+
+
+def _takes(function: cst.FunctionDef, name: str) -> bool:
+    params = function.params
+    return any(param.name.value == name for param in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 def _function_fields(node: cst.FunctionDef) -> Tuple[str, ...]:

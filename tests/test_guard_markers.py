@@ -310,3 +310,30 @@ def test_a_fixture_only_skipped_tests_request_is_never_built_on_a_mac():
         """
     ).lstrip("\n")
     assert triples(findings_of(source, path="tests/test_generation.py", select={"CDL101", "CDL102"})) == [("CDL102", 14, 26)]
+
+
+def test_a_skip_unless_an_opt_in_flag_whose_reason_needs_a_gpu():
+    # curated-transformers: `GPU_TESTS_ENABLED = False`, which an opt-in pytest plugin sets; the reason says GPU
+    source = textwrap.dedent(
+        """
+        import os
+
+        import pytest
+        import torch
+
+        GPU_TESTS_ENABLED = False
+        if os.environ.get("GPU_TESTS"):
+            GPU_TESTS_ENABLED = True
+
+
+        @pytest.mark.skipif(not GPU_TESTS_ENABLED, reason="requires GPU")
+        def test_gpu():
+            torch.ones(2).cuda()
+
+
+        @pytest.mark.skipif(not GPU_TESTS_ENABLED, reason="slow")
+        def test_slow():
+            torch.ones(2).cuda()
+        """
+    ).lstrip("\n")
+    assert triples(findings_of(source, path="tests/test_generation.py", select={"CDL102"})) == [("CDL102", 18, 19)]

@@ -414,8 +414,19 @@ class Walker:
             # a condition nothing here can judge (a helper of a module the tree lacks), with a reason that
             # says the test needs CUDA: `skipif(not mod_task.use_cuda(), reason="gpu is required")`
             return (not (found.when_true or found.when_false) and _needs_cuda(_skip_reason(decorator), facts.skip_reason_words)
-                    and self._calls_outside(condition))
+                    and (self._calls_outside(condition) or self._opt_in_flag(condition)))
         return model.guards.marker_skips(decorator, model.scope)  # @RunIf(min_cuda_gpus=1): the catalog's marker keywords
+
+    def _opt_in_flag(self, condition: cst.BaseExpression) -> bool:
+        """The condition is a flag (or its negation) every binding of which is True or False: a switch the
+        suite turns on from outside the test (curated-transformers' `GPU_TESTS_ENABLED = False`, which its
+        `enable_gpu` plugin sets), whose meaning only the skip's reason states."""
+        while type(condition) is cst.UnaryOperation and type(condition.operator) is cst.Not:
+            condition = condition.expression
+        if type(condition) not in (cst.Name, cst.Attribute):
+            return False
+        values = self.model.values(condition)
+        return bool(values) and all(value.kind == "bool" for value in values)
 
     def _calls_outside(self, condition: cst.BaseExpression) -> bool:
         """The condition calls a function from outside the project and torch, whose answer is not known here

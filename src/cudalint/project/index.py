@@ -161,7 +161,7 @@ class ProjectIndex:
         if (holder, top) not in self._libraries_in:
             self._libraries_in[(holder, top)] = any(
                 other.startswith(holder + "/") and other.endswith(f"/{top}/__init__.py")
-                and f"{other[:-len(top) - 13]}/__init__.py" not in self.paths for other in self.paths)
+                and f"{other[:-len(f'/{top}/__init__.py')]}/__init__.py" not in self.paths for other in self.paths)
         return self._libraries_in[(holder, top)]
 
     def display(self, path: str) -> str:

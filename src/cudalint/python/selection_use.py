@@ -128,36 +128,43 @@ def serves_collectives(ctx: FileContext) -> bool:
 
 
 def _test_variant(node: cst.IfExp, ctx: FileContext) -> bool:
-    model = ctx.model
-    function = model.scope.node
-    if model.scope.kind != "function" or not (test_module(model.module_name, model.path) or function.name.value.startswith("test")):
+    if not _in_test_function(ctx):
         return False
     link: cst.BaseExpression = node
     while isinstance(link, cst.IfExp):
-        bindings = model.lookup(link.test.value) if isinstance(link.test, cst.Name) else []
-        if not bindings or any(binding.kind != "param" or binding.scope is not model.scope for binding in bindings):
+        if not _own_parameter(link.test, ctx):
             return False
         link = link.orelse
     return True
+
+
+def _in_test_function(ctx: FileContext) -> bool:
+    """The walk is in a function of a test module, or in a function named as a test."""
+    model = ctx.model
+    return model.scope.kind == "function" and (
+        test_module(model.module_name, model.path) or model.scope.node.name.value.startswith("test"))
+
+
+def _own_parameter(test: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A name every binding of which is a parameter of the function the walk is in."""
+    model = ctx.model
+    bindings = model.lookup(test.value) if isinstance(test, cst.Name) else []
+    return bool(bindings) and all(binding.kind == "param" and binding.scope is model.scope for binding in bindings)
 
 
 def in_test_variant(ctx: FileContext) -> bool:
     """The node on top of the stack runs in the branch of a test that a parameter of the test picks
     (`@pytest.mark.parametrize("cuda", [False, True])`, `if cuda:` around a CUDA move): the runner and the
     test's callers choose that variant, not the host."""
-    model = ctx.model
-    function = model.scope.node
-    if model.scope.kind != "function" or not (test_module(model.module_name, model.path) or function.name.value.startswith("test")):
+    if not _in_test_function(ctx):
         return False
-    stack = ctx.stack
+    stack, function = ctx.stack, ctx.model.scope.node
     for depth in range(len(stack) - 2, -1, -1):
         holder = stack[depth]
         if holder is function:
             return False
-        if type(holder) is cst.If and stack[depth + 1] is holder.body and type(holder.test) is cst.Name:
-            bindings = model.lookup(holder.test.value)
-            if bindings and all(binding.kind == "param" and binding.scope is model.scope for binding in bindings):
-                return True
+        if type(holder) is cst.If and stack[depth + 1] is holder.body and _own_parameter(holder.test, ctx):
+            return True
     return False
 
 

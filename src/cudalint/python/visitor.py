@@ -7,9 +7,8 @@ code only runs on a CUDA host — so no check walks the tree by itself.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -308,14 +307,19 @@ class Walker:
         name, requesting = node.name.value, []
         for statement in model.module_scope.node.body:
             if type(statement) is cst.FunctionDef and statement is not node:
-                if _takes(statement, name):
+                if self._takes(statement, name):
                     requesting.append(self._skipped_off_cuda(statement))
             elif type(statement) is cst.ClassDef and isinstance(statement.body, cst.IndentedBlock):
                 skipped_class = self._skipped_off_cuda(statement)
                 for method in statement.body.body:
-                    if type(method) is cst.FunctionDef and _takes(method, name):
+                    if type(method) is cst.FunctionDef and self._takes(method, name):
                         requesting.append(skipped_class or self._skipped_off_cuda(method))
         return bool(requesting) and all(requesting)
+
+    def _takes(self, function: cst.FunctionDef, name: str) -> bool:
+        """The function has a parameter of that name (its scope's bindings)."""
+        inner = self.model.scopes.get(id(function))
+        return inner is not None and any(binding.kind == "param" for binding in inner.bindings.get(name, ()))
 
     def _file_bases(self, node: cst.ClassDef) -> List[cst.ClassDef]:
         """The bases of a class that are classes this file defines (by name, each bound once)."""
@@ -364,8 +368,7 @@ class Walker:
         facts = self.model.guards.facts
         if name not in self.skip_param_names or self.model.resolve(func) not in facts.skip_params:
             return False
-        marks = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "marks"), None)
-        return marks is not None and self._skips_off_cuda(marks)
+        return self.model.skip_markers.param_skips_off_cuda(call)
 
     def _reached_off_mac(self, node) -> bool:
         """A module-level class or function, or a private method of one, that the project uses only
@@ -381,94 +384,8 @@ class Walker:
             return project.is_cuda_only(f"{model.module_name}.{scope.node.name.value}.{node.name.value}")
         return False
 
-    def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression], depth: int = 0) -> bool:
-        model = self.model
-        if self.availability.always_skips(decorator):
-            return True  # `@pytest.mark.skip(reason=...)`: skipped on every host, so off CUDA too
-        if isinstance(decorator, (cst.Name, cst.Attribute)) and depth < 3:
-            qualified = model.resolve(decorator)
-            if qualified is not None and model.project is not None and model.project.is_own(qualified):
-                return model.project.skips_off_cuda(qualified)  # @require_cuda from the project's test helpers
-            for binding in model.bindings_of(decorator):
-                if binding.kind == "assign" and self._skips_off_cuda(binding.value, depth + 1):
-                    return True
-                if binding.kind == "def" and self._returns_skip(binding.node, depth):
-                    return True
-            return False
-        if isinstance(decorator, (cst.List, cst.Tuple)):
-            return any(self._skips_off_cuda(element.value, depth + 1) for element in decorator.elements)
-        if not isinstance(decorator, cst.Call):
-            return False
-        qualified = model.resolve(decorator.func)
-        if qualified is not None and model.project is not None and model.project.is_own(qualified):
-            if model.project.skips_off_cuda(qualified):  # @requires_gpu() from the project's test helpers
-                return True
-        if not decorator.args:
-            return False
-        facts = model.guards.facts
-        condition = decorator.args[0].value
-        if qualified in facts.skip_if or qualified in facts.skip_unless:
-            found = model.guard(condition)
-            if found.when_false if qualified in facts.skip_if else found.when_true:
-                return True
-            # a condition nothing here can judge (a helper of a module the tree lacks), with a reason that
-            # says the test needs CUDA: `skipif(not mod_task.use_cuda(), reason="gpu is required")`
-            return (not (found.when_true or found.when_false) and _needs_cuda(_skip_reason(decorator), facts.skip_reason_words)
-                    and (self._calls_outside(condition) or self._opt_in_flag(condition)))
-        return model.guards.marker_skips(decorator, model.scope)  # @RunIf(min_cuda_gpus=1): the catalog's marker keywords
-
-    def _opt_in_flag(self, condition: cst.BaseExpression) -> bool:
-        """The condition is a flag (or its negation) every binding of which is True or False: a switch the
-        suite turns on from outside the test (curated-transformers' `GPU_TESTS_ENABLED = False`, which its
-        `enable_gpu` plugin sets), whose meaning only the skip's reason states."""
-        while type(condition) is cst.UnaryOperation and type(condition.operator) is cst.Not:
-            condition = condition.expression
-        if type(condition) not in (cst.Name, cst.Attribute):
-            return False
-        values = self.model.values(condition)
-        return bool(values) and all(value.kind == "bool" for value in values)
-
-    def _calls_outside(self, condition: cst.BaseExpression) -> bool:
-        """The condition calls a function from outside the project and torch, whose answer is not known here
-        (the project's own helpers are read, and were judged to be no CUDA test)."""
-        model = self.model
-        stack: List[cst.CSTNode] = [condition]
-        while stack:
-            node = stack.pop()
-            stack.extend(code_children(node))
-            if type(node) is cst.Call:
-                qualified = model.resolve(node.func)
-                if qualified is not None and qualified.split(".", 1)[0] != "torch" and not (
-                        model.project is not None and model.project.is_own(qualified)):
-                    return True
-        return False
-
-    def _returns_skip(self, function: cst.FunctionDef, depth: int) -> bool:
-        """A decorator function of this file: `return unittest.skipUnless(<CUDA>, ...)(test_case)`, or
-        `if not torch.cuda.is_available(): return unittest.skip(...)(test_case)` with every other return
-        (the test as it was) reached only off a Mac."""
-        inner = self.model.scopes.get(id(function))
-        if inner is None:
-            return False
-        skipping = False
-        others = []
-        for returned, conditions in inner.returns:
-            call = returned.func if isinstance(returned, cst.Call) and isinstance(returned.func, cst.Call) else returned
-            if self._skips_off_cuda_in(call, inner, depth + 1):
-                return True
-            if isinstance(call, cst.Call) and self.model.resolve(call.func, inner) in self.availability.facts.always_skip:
-                skipping = True
-            else:
-                others.append(conditions)
-        return skipping and all(self.model.guards.conditions_off_mac(conditions, inner) for conditions in others)
-
-    def _skips_off_cuda_in(self, call, scope, depth: int) -> bool:
-        if not isinstance(call, cst.Call) or not call.args or depth > 3:
-            return False
-        facts = self.model.guards.facts
-        qualified = self.model.resolve(call.func, scope)
-        guard = self.model.guard(call.args[0].value, scope)
-        return (qualified in facts.skip_if and guard.when_false) or (qualified in facts.skip_unless and guard.when_true)
+    def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression]) -> bool:
+        return self.model.skip_markers.skips_off_cuda(decorator)  # semantic/skip_markers.py
 
     def _enter(self, node: cst.CSTNode, kind: Type) -> None:
         ctx = self.ctx
@@ -681,24 +598,6 @@ class Registry:
 
     def on_leave(self, kind: Type, handler: Handler) -> None:
         self.leave[kind].append(handler)
-
-
-def _skip_reason(call: cst.Call) -> str:
-    """The reason of a skip decorator: its `reason=` or its second positional argument, when a string."""
-    keyed = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in ("reason", "msg")), None)
-    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    value = keyed if keyed is not None else positional[1] if len(positional) > 1 else None
-    return (string_value(value) or "") if value is not None else ""
-
-
-def _needs_cuda(reason: str, words: FrozenSet[str]) -> bool:
-    """The reason says the test needs CUDA: it holds one of the words (rules/guards.toml skip_reason_words)."""
-    return any(word in words for word in re.split(r"[^a-z0-9]+", reason.lower()))
-
-
-def _takes(function: cst.FunctionDef, name: str) -> bool:
-    params = function.params
-    return any(param.name.value == name for param in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 def _function_fields(node: cst.FunctionDef) -> Tuple[str, ...]:

@@ -57,6 +57,7 @@ class SemanticModel:
         # which reads test decorators, answers it; until then no class is.
         self.skipped_class: Callable[[cst.ClassDef], bool] = _never
         self._availability = None
+        self._skip_markers = None
         self.canonical = canonical
 
     def release(self) -> None:
@@ -68,6 +69,15 @@ class SemanticModel:
             scope.bindings.clear()
             scope.attributes.clear()
         vars(self).clear()
+
+    @property
+    def skip_markers(self):
+        """Which test skips take a test away from hosts without CUDA (semantic/skip_markers.py), one per file."""
+        if self._skip_markers is None:
+            from cudalint.python.semantic.skip_markers import SkipMarkers
+
+            self._skip_markers = SkipMarkers(self)
+        return self._skip_markers
 
     @property
     def availability(self):

@@ -540,14 +540,23 @@ class GuardEvaluator:
             test = statement.test
             if dotted(test) in spellings and self._asserts_cuda(statement.body, owner, depth):
                 return True  # `if use_cuda: assert torch.cuda.is_available()`
-            if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and exits(statement.body, self.model):
-                # `if args.cuda and not torch.cuda.is_available(): raise ...`, or `if not torch.cuda.is_available()
-                # and kind == "inconsistent": pytest.skip(...)`: past it, the switch holds only where CUDA is
-                parts = conjuncts(test)
-                own = [part for part in parts if _spelled(part) in spellings]
-                if own and all(self.guard(part, owner, depth + 1).when_false for part in parts if part not in own):
-                    return True
+            if self.stops_unless_cuda(statement, lambda part: _spelled(part) in spellings, owner, depth):
+                return True  # `if args.cuda and not torch.cuda.is_available(): raise ...`
         return False
+
+    def stops_unless_cuda(self, statement: cst.CSTNode, owns, scope: "Scope", depth: int = 0) -> bool:
+        """`if <a part `owns` names> and <parts false only off a Mac>: raise ...` (or a test's skip), with no
+        else: past it, what that part tests holds only where CUDA is (`if args.cuda and not
+        torch.cuda.is_available(): raise`, `if not torch.cuda.is_available() and kind == "inconsistent":
+        pytest.skip()`)."""
+        if type(statement) is not cst.If or statement.orelse is not None:
+            return False
+        test = statement.test
+        if not (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And)) or not exits(statement.body, self.model):
+            return False
+        parts = conjuncts(test)
+        own = [part for part in parts if owns(part)]
+        return bool(own) and all(self.guard(part, scope, depth + 1).when_false for part in parts if part not in own)
 
     def _asserts_cuda(self, suite, owner, depth) -> bool:
         """The suite's first statement asserts a CUDA query, or raises unless one holds."""

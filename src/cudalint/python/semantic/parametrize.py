@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic.scopes import Scope
 
 PARAMETRIZE = "pytest.mark.parametrize"
-PARAM = "pytest.param"
 MAX_ELEMENTS = 64
 MAX_DEPTH = 4
 
@@ -64,21 +63,11 @@ def parametrized(model: "SemanticModel", function: cst.FunctionDef, name: str, s
 
 def _skipped_without_cuda(model: "SemanticModel", function: cst.FunctionDef, name: str, text: str) -> bool:
     """The test stops at once for this case where CUDA is missing: a statement of its body `if name == text
-    and not torch.cuda.is_available(): pytest.skip(...)` (any order of the parts; `raise` too), before
-    anything else could use the value."""
-    from cudalint.python.semantic.guards import exits
-    from cudalint.python.names import conjuncts
-
+    and not torch.cuda.is_available(): pytest.skip(...)` (any order of the parts; `raise` too)."""
     scope = model.scopes.get(id(function))
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    for statement in body:
-        if type(statement) is not cst.If or statement.orelse is not None or not exits(statement.body, model):
-            continue
-        parts = conjuncts(statement.test)
-        own = [part for part in parts if _compares(part, name, text)]
-        if own and all(model.guard(part, scope).when_false for part in parts if part not in own):
-            return True
-    return False
+    return scope is not None and any(
+        model.guards.stops_unless_cuda(statement, lambda part: _compares(part, name, text), scope) for statement in body)
 
 
 def _compares(test: cst.BaseExpression, name: str, text: str) -> bool:
@@ -140,35 +129,9 @@ def _elements(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", 
 
 def _unwrapped(model: "SemanticModel", row: cst.BaseExpression, scope: "Scope", off_mac: bool) -> Tuple[cst.BaseExpression, bool]:
     """`pytest.param(value, marks=...)` -> its value (a tuple of its values for several names), taken only
-    off a Mac when a mark skips the case without CUDA."""
-    if type(row) is not cst.Call or model.resolve(row.func, scope) != PARAM:
+    off a Mac when a mark skips the case without CUDA (semantic/skip_markers.py)."""
+    if type(row) is not cst.Call or model.resolve(row.func, scope) not in model.guards.facts.skip_params:
         return row, off_mac
     values = [arg for arg in row.args if arg.keyword is None and not arg.star]
-    marks = next((arg.value for arg in row.args if arg.keyword is not None and arg.keyword.value == "marks"), None)
-    skipped = marks is not None and any(_skips_off_cuda(model, mark, scope) for mark in
-                                        (marks.elements if type(marks) in (cst.List, cst.Tuple) else (marks,)))
     value = values[0].value if len(values) == 1 else cst.Tuple([cst.Element(arg.value) for arg in values])
-    return value, off_mac or skipped
-
-
-def _skips_off_cuda(model: "SemanticModel", mark, scope: "Scope", depth: int = 0) -> bool:
-    """`pytest.mark.skipif(not torch.cuda.is_available(), ...)`, as it is or through a name bound to it."""
-    if isinstance(mark, cst.BaseElement):
-        mark = mark.value  # an element of a list of marks
-    if type(mark) is cst.Name and depth < MAX_DEPTH:
-        bindings = model.lookup(mark.value, scope)
-        return len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None and _skips_off_cuda(
-            model, bindings[0].value, bindings[0].context, depth + 1)
-    if type(mark) is not cst.Call:
-        return False
-    qualified = model.resolve(mark.func, scope)
-    project = model.project
-    if qualified is not None and project is not None and project.is_own(qualified) and project.skips_off_cuda(qualified):
-        return True  # `@requires_gpu()` from the project's test helpers
-    if model.guards.marker_skips(mark, scope):
-        return True  # Lightning's `RunIf(min_cuda_gpus=1)`
-    if not mark.args:
-        return False
-    facts = model.guards.facts
-    guard = model.guard(mark.args[0].value, scope)
-    return (qualified in facts.skip_if and guard.when_false) or (qualified in facts.skip_unless and guard.when_true)
+    return value, off_mac or model.skip_markers.param_skips_off_cuda(row, scope)

@@ -20,7 +20,7 @@ from cudalint.manifests.versions import admits_at_least, cuda_local_tag, release
 # requirements-gpu.txt, a pixi `target.linux-64` table).
 _PLATFORM_WORDS = {"cuda", "gpu", "gpus", "nvidia", "linux", "win", "windows", "tensorrt", "trt",
                    "rocm", "xpu", "npu", "hpu", "tpu", "xla", "ascend", "habana", "gaudi", "ipex"}
-_CUDA_VERSION_WORD = re.compile(r"^cu\d{2,3}$")
+_CUDA_VERSION_WORD = re.compile(r"^(cu\d{2,3}|cuda\d{1,3}x?)$")  # cu121; cuda112, cuda12x (spaCy's extras)
 
 _TEMPLATES = {
     "CDL501": "`{name}` runs only on NVIDIA GPUs; it cannot be installed or used on macOS or CPU-only machines."
@@ -77,7 +77,7 @@ def _torch_note(group: PackageGroup, torch_version: Optional[str]) -> str:
     return f" (that needs torch {group.alternative_torch} or later; this project targets torch {torch_version})"
 
 
-def _bitsandbytes(dep: Dependency, group: PackageGroup) -> Optional[str]:
+def _before_portable(dep: Dependency, group: PackageGroup) -> Optional[str]:
     if not dep.specifier or admits_at_least(dep.specifier, group.portable_since):
         return None
     history = ", ".join(f"{backend} from {since}" for backend, since in group.backends)
@@ -116,8 +116,10 @@ def conda_build(spec: str) -> str:
 def _package_problems(dep: Dependency, torch_version: Optional[str]) -> List[Tuple[str, str]]:
     group = _group_for(dep)
     if group is not None and group.rule == "CDL505":
-        message = _bitsandbytes(dep, group)
-        return [("CDL505", message)] if message else []
+        message = _before_portable(dep, group)
+        if message:
+            return [("CDL505", message)]
+        group = None  # a release range with a Mac backend: the build it asks for is judged below
     if group is not None:
         name = _display(dep) if dep.name else group.names[0]
         message = _TEMPLATES[group.rule].format(name=name, alternative=group.alternative)

@@ -188,10 +188,14 @@ def _shell(document: Document, node: yaml.ScalarNode, section: str, parsed: Pars
 
 
 def _runs_off_mac(job: yaml.Node) -> bool:
-    """A job whose `runs-on` is a fixed runner that is not macOS (an expression or a matrix may be)."""
+    """A job whose `runs-on` is a fixed runner that is not macOS (an expression or a matrix may be), or a
+    build whose `os` is one (Read the Docs' `build: os: ubuntu-22.04`, beside its `jobs`)."""
     runner = get(job, "runs-on")
     names = [scalar(runner)] if scalar(runner) is not None else [scalar(item) for item in sequence(runner)]
     names = [name for name in names if name is not None]
+    system = scalar(get(job, "os"))
+    if not names and system is not None and get(job, "jobs") is not None:
+        names = [system]
     return bool(names) and not any("mac" in name.lower() or "${{" in name for name in names)
 
 

@@ -117,7 +117,18 @@ class _Judge:
             return None
         self.visiting.add(("def", name))
         try:
-            returns = [(ret.value, conditions) for ret, conditions in _conditioned(node.body, ()) if isinstance(ret, ast.Return)]
+            statements = list(_conditioned(node.body, ()))
+            local = _local_values(statements)
+            returns = []
+            for ret, conditions in statements:
+                if not isinstance(ret, ast.Return):
+                    continue
+                if isinstance(ret.value, ast.Name) and ret.value.id in local:
+                    # `apex_available = True` after `import apex` in a try, `= False` in its handler, then
+                    # `return apex_available`: what the function returns is what the name was bound to
+                    returns.extend(local[ret.value.id])
+                else:
+                    returns.append((ret.value, conditions))
             return self._only_when_available(returns, depth)
         finally:
             self.visiting.discard(("def", name))
@@ -208,6 +219,17 @@ class _Judge:
         return self.positions[name]
 
 
+def _local_values(statements) -> Dict[str, List[Tuple[ast.AST, tuple]]]:
+    """Each name a function's own code assigns -> every value bound to it, with the conditions it is bound under."""
+    local: Dict[str, List[Tuple[ast.AST, tuple]]] = {}
+    for node, conditions in statements:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    local.setdefault(target.id, []).append((node.value, conditions))
+    return local
+
+
 def _queried_library(call: ast.Call) -> str:
     module = next((kw.value for kw in call.keywords if kw.arg == "module"), None)
     first = module or (call.args[0] if call.args else None)
@@ -272,12 +294,7 @@ def _parameterized(function, queries, resolve) -> Optional[int]:
     params = [arg.arg for arg in [*function.args.posonlyargs, *function.args.args]]
     defaults = dict(zip(reversed(params), reversed(function.args.defaults)))
     statements = list(_conditioned(function.body, ()))
-    local: Dict[str, List[Tuple[ast.AST, tuple]]] = {}
-    for node, conditions in statements:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(target, ast.Name):
-                    local.setdefault(target.id, []).append((node.value, conditions))
+    local = _local_values(statements)
     for position, param in enumerate(params):
         if param in ("self", "cls") or param in local:
             continue

@@ -192,7 +192,8 @@ def check_python(
             return tree  # settled without libcst: the engine is not even imported
         from cudalint.python.outline import outline
 
-        statements = outline(tree)  # where statements start, for positions
+        # where statements start, for positions (None: no CPython tree, positions from libcst's)
+        statements = outline(tree) if tree is not None else None
         del tree  # CPython's tree is as large as libcst's: not both at once
     from cudalint.python import engine
 
@@ -201,16 +202,19 @@ def check_python(
     )
 
 
-def gate(path: str, text: str, checks: Checks, torch_version: tuple[int, ...], project=None) -> list[Finding] | ast.AST:
+def gate(path: str, text: str, checks: Checks, torch_version: tuple[int, ...], project=None) -> list[Finding] | ast.AST | None:
     """CPython's parse and both gates, without libcst: the findings when they settle the file (its CDL000,
-    or none because no selected check can fire in it), else CPython's tree of a file for the engine."""
+    or none because no selected check can fire in it), else CPython's tree of a file for the engine (None
+    for a file in syntax newer than this Python's: the engine reads it without one)."""
     tree = cpython_tree(path, text)  # every file: one that does not parse always gets its CDL000
-    if isinstance(tree, Finding):
+    if isinstance(tree, Finding) and not newer_syntax(text):
         return [tree]
     gates = checks.gates(torch_version)
     project_roots = project.gate_roots_of(path) if project is not None else NO_PROJECT_WORDS
     if (gates.prefilter is None or not gates.prefilter.search(text)) and not (project is not None and _any_word(project.gate_words, text)):
         return []
+    if isinstance(tree, Finding):
+        return None  # the text search is the only gate without CPython's tree
     root = package_root(path, project)
     if _counts(_mentions(tree, gates.names, gates.keywords, gates.strings, None, gates.rooted, gates.resolved, gates.called,
                             gates.argued), root):
@@ -297,6 +301,27 @@ def cpython_tree(path: str, text: str, top_level_await: bool = True) -> ast.AST 
         return unreadable(path, "expression nested too deeply to analyse; the file was not checked")
     except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
         return unreadable(path, f"cannot parse: {exc}")
+
+
+def newer_syntax(text: str) -> bool:
+    """Python 3.12's type statements and type parameters (`type Alias = ...`, `class Box[T]:`) in a file
+    this Python's parser (older than 3.12) refused, and libcst's parser reads: valid code for the Python it
+    is written for, checked from libcst's tree alone. Other text CPython refuses stays a syntax error."""
+    if sys.version_info >= (3, 12) or not re.search(r"^\s*(?:type\s|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)", text, re.MULTILINE):
+        return False
+    import libcst as cst
+
+    try:
+        module = cst.parse_module(text)
+    except Exception:  # noqa: BLE001 - libcst refuses it too: the CPython error stands
+        return False
+    stack: list = [module]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.TypeAlias or getattr(node, "type_parameters", None) is not None:
+            return True
+        stack.extend(node.children)
+    return False
 
 
 DOCUMENTED = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -115,6 +115,32 @@ def path_to(root: cst.CSTNode, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]
             return path
         stack.extend((child, depth + 1) for child in reversed(code_children(current)))
     return None
+
+
+def parent_map(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
+    """id(node) -> its parent, for every node under `root` that can hold code: one walk, after which
+    path_from answers each node's path without walking again."""
+    parents: Dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        children = code_children(current)
+        for child in children:
+            parents[id(child)] = current
+        stack.extend(children)
+    return parents
+
+
+def path_from(root: cst.CSTNode, node: cst.CSTNode, parents: Dict[int, cst.CSTNode]) -> Optional[List[cst.CSTNode]]:
+    """path_to's answer read from `root`'s parent_map."""
+    path = [node]
+    while node is not root:
+        node = parents.get(id(node))
+        if node is None:
+            return None
+        path.append(node)
+    path.reverse()
+    return path
 
 
 def comes_after(root: cst.CSTNode, first: cst.CSTNode, second: cst.CSTNode) -> bool:

@@ -190,7 +190,7 @@ class FileContext:
         return self.model.guard(value, self.model.scope).when_true or self.false_on_mac(value)
 
     def _branch_off_mac(self) -> bool:
-        guard = self.model.guard
+        guard = self.model.guards.test_guard
         for test, scope, polarity in self.branches:
             found = guard(test, scope)
             if found.when_true if polarity else found.when_false:

@@ -30,6 +30,7 @@ from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
 from cudalint.python.mac_failures import falsy_constant
 from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_elements, string_value
 from cudalint.python.semantic import guard_facts
+from cudalint.python.semantic.guards import literal_guard
 from cudalint.python.visitor import Registry, asserted_at_import, ends_flow
 from cudalint.versions import INT_DEVICE_ACCELERATOR
 
@@ -443,7 +444,10 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     else, a CPU choice around the `if`: `device = "cpu"` just before it (the same name), or `return
     "cpu"` just after an `if` whose body returns the CUDA choice. The CPU choice is looked for first:
     it is plain syntax, and most if statements have none, so the guard and the values are asked
-    about the few that do."""
+    about the few that do. A test written as a constant (`if False:  # torch.cuda.is_available()`) chooses
+    nothing at run time."""
+    if literal_guard(node.test) is not None:
+        return
     if ((node.orelse is None or _other_hosts_only(node.orelse, ctx)) and _moves_to_cuda(node.body, ctx)) or (
             _else_moves_nothing(node) and _some_move_to_cuda(node.body, ctx)):
         if not any(mentions_mac_path(test) for test in _earlier_tests(node, ctx)) and not _mac_path_after(node, ctx):

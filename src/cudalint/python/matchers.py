@@ -15,7 +15,9 @@ Kinds of match, each a list of entries in the rule's TOML:
                 with one of them, or whose source is held until the function reads a value back on the host:
                 placement.synchronized_after, placement.held_until_waited; with `unless_cpu_gets`, a backend,
                 not on a choice that gives the CPU that backend: backend_choice.py; with `absent`, the
-                call leaves the argument out, so the API's own CUDA default applies)
+                call leaves the argument out, so the API's own CUDA default applies; with `unless_methods`,
+                not on a call of one of those methods, whose own rule speaks for the call:
+                `x.cuda(non_blocking=True)` raises on a Mac, or never runs there)
     env         an environment variable name used with os.environ / os.getenv
 
 A ref entry with `unless_with` (a list of APIs) is not reported where an unconditional call of one of
@@ -748,6 +750,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
         arg = _find_argument(node, spec.get("keyword"), spec.get("position"))
         if arg is None:
             continue
+        if "unless_methods" in spec and type(func) is cst.Attribute and func.attr.value in spec["unless_methods"]:
+            continue  # `x.cuda(non_blocking=True)`: a copy to CUDA only, which its own rule reports
         if spec.get("unless_empty") and _always_empty(arg.value, ctx):
             continue  # `fork_rng(devices=[])`: no device at all, on purpose
         if spec.get("unless_same_device") and same_device_copy(ctx.model, node, ctx.model.scope):

@@ -4,6 +4,7 @@ bound to, what a value can be) is the semantic model's business (python/semantic
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import re
 from typing import Iterator, Optional, Tuple
@@ -98,8 +99,35 @@ def source_of(node: cst.CSTNode) -> str:
 
 
 def mentions_mac_path(node: cst.CSTNode) -> bool:
-    """The code names a path that works on a Mac: MPS or the generic accelerator API."""
-    return bool(MAC_PATH_RE.search(source_of(node)))
+    """The code names a path that works on a Mac: MPS or the generic accelerator API (in a name, an
+    attribute, a string, a comment).
+
+    Read token by token, without generating the node's source: every string field of a node under it
+    (names, strings, comments, numbers, whitespace) is a token's text, and a word of the source lies
+    within one token (neighbouring tokens of a valid tree never both have word characters where they meet)."""
+    search = MAC_PATH_RE.search
+    stack = [node]
+    pop, append = stack.pop, stack.append
+    while stack:
+        current = pop()
+        for name in _fields(type(current)):
+            value = getattr(current, name)
+            kind = type(value)
+            if kind is str:
+                if ("mps" in value or "accelerator" in value) and search(value):
+                    return True
+            elif kind is list or kind is tuple:
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        append(item)
+            elif kind is not bool and isinstance(value, cst.CSTNode):
+                append(value)
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _fields(kind: type) -> Tuple[str, ...]:
+    return tuple(field.name for field in dataclasses.fields(kind))
 
 
 def is_cuda_string(node: cst.BaseExpression) -> bool:

@@ -261,10 +261,8 @@ def _never(node: cst.ClassDef) -> bool:
 
 def _same_arm(bindings: List[Binding], node: cst.CSTNode, scope: Scope) -> List[Binding]:
     """The bindings that do not lie in another arm of an `if` around the node."""
-    from cudalint.python.children import path_to
-
     root = scope.node
-    around = path_to(root, node) if root is not None else None
+    around = scope.path_to(node) if root is not None else None
     if not around:
         return bindings
     def arm(holder: cst.If, child: cst.CSTNode) -> Optional[int]:
@@ -274,7 +272,7 @@ def _same_arm(bindings: List[Binding], node: cst.CSTNode, scope: Scope) -> List[
     arms = {id(holder): arm(holder, around[index + 1]) for index, holder in enumerate(around[:-1]) if type(holder) is cst.If}
     kept = []
     for binding in bindings:
-        path = path_to(root, binding.node) or []
+        path = scope.path_to(binding.node) or []
         other = any(type(holder) is cst.If and arms.get(id(holder)) is not None
                     and arm(holder, path[index + 1]) not in (None, arms[id(holder)])
                     for index, holder in enumerate(path[:-1]))

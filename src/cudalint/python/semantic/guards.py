@@ -119,9 +119,16 @@ class GuardEvaluator:
         klass = scope if scope.kind == "class" else scope.enclosing_class if scope.kind == "function" else None
         return klass is not None and isinstance(klass.node, cst.ClassDef) and self.model.skipped_class(klass.node)
 
+    def test_guard(self, test, scope: "Scope", depth: int = 0) -> Guard:
+        """The guard of a statement's test (`if`, `while`, a conditional expression), where a test written
+        as a constant also settles the way it never goes: `if False:  # torch.cuda.is_available():` never
+        runs, on a Mac or anywhere. (Only there: a constant that is a value, `enabled=False`, a parameter's
+        default, says nothing about the host.)"""
+        return literal_guard(test) or self.guard(test, scope, depth)
+
     def conditions_off_mac(self, conditions, scope: "Scope", depth: int = 0) -> bool:
         for test, polarity in conditions:
-            found = self.guard(test, scope, depth + 1)
+            found = self.test_guard(test, scope, depth + 1)
             if found.when_true if polarity else found.when_false:
                 return True
         return False
@@ -534,13 +541,21 @@ class GuardEvaluator:
             if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name)
                     and small.value.value == spelling and dotted(small.targets[0].target)):
                 spellings.add(dotted(small.targets[0].target))
+        # a comparison's source is never a dotted name: it is generated only where a spelling is no such name
+        compared = any(not spelled.replace(".", "").isidentifier() for spelled in spellings)
+
+        def owns(part) -> bool:
+            if compared:
+                return _spelled(part) in spellings
+            return not isinstance(part, cst.Comparison) and dotted(part) in spellings
+
         for statement in body:
             if not isinstance(statement, cst.If) or statement.orelse is not None:
                 continue
             test = statement.test
             if dotted(test) in spellings and self._asserts_cuda(statement.body, owner, depth):
                 return True  # `if use_cuda: assert torch.cuda.is_available()`
-            if self.stops_unless_cuda(statement, lambda part: _spelled(part) in spellings, owner, depth):
+            if self.stops_unless_cuda(statement, owns, owner, depth):
                 return True  # `if args.cuda and not torch.cuda.is_available(): raise ...`
         return False
 
@@ -648,25 +663,31 @@ class GuardEvaluator:
                 or not isinstance(scope.node, cst.FunctionDef) or not isinstance(scope.node.body, cst.IndentedBlock):
             return bindings
         assigns = {id(binding.node) for binding in bindings if binding.kind == "assign"}
-        hidden: Optional[Set[int]] = None  # the nodes of the statements before the last such assignment
-        before: Set[int] = set()  # the nodes of the statements walked so far
-        for statement in scope.node.body.body:  # in order, each walked once, up to the read
-            inside = _node_ids(statement)
-            if id(node) in inside:
-                break
+        body = scope.node.body
+        statements = body.body
+        read = _statement_index(scope, body, node, statements)
+        if read is None:
+            return bindings  # the read is not in the body (a default, a decorator)
+        hidden = None  # the bindings in statements before this index are hidden
+        for index in range(read):  # in order, up to the read
+            statement = statements[index]
             if isinstance(statement, cst.SimpleStatementLine) and any(id(small) in assigns for small in statement.body):
-                hidden = set(before)
+                hidden = index
             elif isinstance(statement, cst.If) and statement.orelse is None and type(statement.test) is cst.Name \
                     and statement.test.value == bindings[0].name and _rebinds(statement.body, assigns):
                 # `if use_cupy: try: use_cupy = cp.cuda.is_available() / except ImportError: use_cupy = False`:
                 # what was bound before reaches past it only where it was false, which never makes it true
-                hidden = set(before)
-            before |= inside
-        else:
-            return bindings  # the read is not in the body (a default, a decorator)
+                hidden = index
         if hidden is None:
             return bindings  # no assignment statement before the read
-        return [binding for binding in bindings if binding.kind != "param" and id(binding.node) not in hidden]
+        kept = []
+        for binding in bindings:
+            if binding.kind == "param":
+                continue
+            at = _statement_index(scope, body, binding.node, statements)
+            if at is None or at >= hidden:
+                kept.append(binding)
+        return kept
 
     def _test_nodes(self, test: cst.CSTNode) -> FrozenSet[int]:
         """The ids of the nodes of a condition's test (none for a condition that is a statement: an import
@@ -999,14 +1020,13 @@ def _named(node, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
 
 
-def _node_ids(root: cst.CSTNode) -> Set[int]:
-    """The ids of `root` and every node inside it."""
-    found, pending = set(), [root]
-    while pending:
-        current = pending.pop()
-        found.add(id(current))
-        pending.extend(code_children(current))
-    return found
+def _statement_index(scope: "Scope", body: cst.IndentedBlock, node: cst.CSTNode, statements) -> Optional[int]:
+    """The index of the statement of a function's own body that holds the node; None when no statement does."""
+    path = scope.path_to(node)
+    if path is None or len(path) < 3 or path[1] is not body:
+        return None
+    top = path[2]
+    return next((index for index, statement in enumerate(statements) if statement is top), None)
 
 
 def _is_property(function: cst.CSTNode) -> bool:
@@ -1018,6 +1038,17 @@ def _constant_guard(node) -> Optional[Guard]:
     """What holding a True/False/None constant says: it is never true (or never false) anywhere."""
     truth = _constant_truth(node)
     return None if truth is None else Guard(not truth, truth)
+
+
+def literal_guard(node) -> Optional[Guard]:
+    """What a test written as True, False or an integer says (`if False:`, `if 0:`, `while True:`): the way it
+    never goes never runs."""
+    if type(node) is cst.Integer:
+        truth = int_literal(node)
+        return None if truth is None else Guard(not truth, bool(truth))
+    if type(node) is cst.Name and node.value in ("True", "False"):
+        return _constant_guard(node)
+    return None
 
 
 def _chosen(condition: Guard, body: Guard, orelse: Guard) -> Guard:

@@ -17,7 +17,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import libcst as cst
 
 from cudalint.project.paths import as_sibling
-from cudalint.python.children import TRY_KINDS
+from cudalint.python.children import TRY_KINDS, parent_map, path_from
 from cudalint.python.names import dotted, string_value
 
 # (test, polarity): the binding runs only when `test` evaluates to `polarity`.
@@ -56,6 +56,13 @@ class Scope:
     called: List[cst.Call] = field(default_factory=list)  # the scope's call statements (`f(x)` on a line of its own)
     # `args.device = "cuda"`: (name, attribute) -> the stores into an attribute of a name other than self
     stores: Dict[Tuple[str, str], List[Binding]] = field(default_factory=dict)
+    parents: Optional[Dict[int, cst.CSTNode]] = None  # children.parent_map(node), built when first asked
+
+    def path_to(self, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
+        """The nodes from the scope's own node down to `node`, `node` last; None when it is not under it."""
+        if self.parents is None:
+            self.parents = parent_map(self.node)
+        return path_from(self.node, node, self.parents)
 
     def bind(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.name, []).append(binding)

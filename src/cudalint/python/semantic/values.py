@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from cudalint.project.facts import ENVIRONMENT_READERS, TEXT_METHODS
-from cudalint.python.names import string_value
+from cudalint.python.names import dotted, is_none, string_value
 from cudalint.python.semantic.parametrize import parametrized
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -214,7 +214,10 @@ class Evaluator:
             if cases is not None:  # `@pytest.mark.parametrize("device", DEVICES)`: each element, and only those
                 return tuple(_off_mac(value, off_mac) for case, where, off_mac in cases
                              for value in self.values(case, where, depth + 1))
-            found: List[Value] = [Value(UNKNOWN_KIND, None, binding.node)]  # whatever a caller passes
+            klass = self._annotated_class(binding.annotation, binding.context)
+            # whatever a caller passes: an instance of a class of the file where the annotation names one
+            found: List[Value] = [Value("instance", (None, klass, binding.context), binding.node) if klass is not None
+                                  else Value(UNKNOWN_KIND, None, binding.node)]
             # the default, evaluated where the function is defined, unless every call in the project passes one
             if binding.value is not None and not self.model.call_sites.default_never_used(binding):
                 found[:0] = self.values(binding.value, binding.context, depth + 1)
@@ -222,6 +225,24 @@ class Evaluator:
                 found.append(Value("int", None, binding.node))
             return tuple(found)
         return (Value(UNKNOWN_KIND, None, binding.node),)
+
+    def _annotated_class(self, annotation, scope) -> Optional[cst.ClassDef]:
+        """The class of this file a parameter's annotation names (`stats: PerfStats`, `Optional["PerfStats"]`,
+        `PerfStats | None`), else None."""
+        node = annotation
+        if isinstance(node, cst.Subscript) and (dotted(node.value) or "").rpartition(".")[2] == "Optional" \
+                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            node = node.slice[0].slice.value
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr) and is_none(node.right):
+            node = node.left
+        text = string_value(node) if isinstance(node, cst.SimpleString) else None
+        name = text if text is not None and text.isidentifier() else node.value if isinstance(node, cst.Name) else None
+        if name is None:
+            return None
+        bindings = self.model.lookup(name, scope)
+        if len(bindings) != 1 or bindings[0].kind != "class" or not isinstance(bindings[0].node, cst.ClassDef):
+            return None
+        return bindings[0].node
 
     def _name(self, node: cst.Name, scope, depth) -> Tuple[Value, ...]:
         if node.value in ("True", "False", "None"):
@@ -258,6 +279,10 @@ class Evaluator:
             for value in self.values(base, scope, depth + 1):
                 if value.kind == "instance":
                     return self._instance_field(value.data, name, node, depth)
+        elif isinstance(base, cst.Attribute):  # `self._stats.use_cuda_events`, the attribute holding only instances
+            held = self.values(base, scope, depth + 1)
+            if held and all(value.kind == "instance" for value in held):
+                return tuple(field for value in held for field in self._instance_field(value.data, name, node, depth))
         return (Value(UNKNOWN_KIND, None, node),)
 
     def _project_constant(self, qualified: Optional[str], node) -> Tuple[Value, ...]:
@@ -300,8 +325,10 @@ class Evaluator:
         return tuple(found)
 
     def _instance_field(self, data, name, node, depth) -> Tuple[Value, ...]:
+        """A field of an instance of a class of the file: made by `call` (a keyword it passes), or one a
+        parameter annotated with the class holds (`call` None)."""
         call, klass, where = data
-        for arg in call.args:
+        for arg in call.args if call is not None else ():
             if arg.keyword is not None and arg.keyword.value == name:
                 return self.values(arg.value, where, depth + 1)
         inner = self.model.scopes.get(id(klass))

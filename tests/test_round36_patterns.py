@@ -222,3 +222,81 @@ def test_a_method_of_an_object_whose_class_the_code_annotates():
         """,
         select={"CDL201", "CDL306"},
     ) == [("CDL201", 24, 9)]
+
+
+def _package_lint(files, path, source, select):
+    files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "", **files}
+    return lint(source, project_files=files, path=path, select=select)
+
+
+PROBE = '''
+def _can_import_egl_and_pycuda():
+    import os
+
+    try:
+        import pycuda.gl
+    except (ImportError, ModuleNotFoundError):
+        return False
+
+    try:
+        os.environ["PYOPENGL_PLATFORM"] = "egl"
+        import OpenGL.EGL
+    except (AttributeError, ImportError):
+        return False
+
+    return True
+
+
+if _can_import_egl_and_pycuda():
+    from .raster import Raster
+'''
+
+
+def test_a_module_loaded_only_once_a_probe_found_a_cuda_only_library():
+    # pytorch3d's OpenGL rasterizer: imported by its package only where `_can_import_egl_and_pycuda()`, which
+    # returns True only after both imports succeeded (each `try:` returns False on failure)
+    source = """
+    import pycuda.driver as cuda
+    import torch
+
+
+    class Raster:
+        def run(self):
+            torch.cuda.synchronize()
+    """
+    assert _package_lint({"pkg/ogl/__init__.py": PROBE}, "pkg/ogl/raster.py", source, {"CDL201", "CDL404"}) == []
+    # the same module loaded unconditionally: both are findings
+    plain = {"pkg/ogl/__init__.py": "from .raster import Raster\n"}
+    assert _package_lint(plain, "pkg/ogl/raster.py", source, {"CDL201", "CDL404"}) == [("CDL404", 1, 1), ("CDL201", 7, 9)]
+
+
+def test_code_reached_only_once_an_extensions_cuda_module_imported():
+    # performer-pytorch: the CUDA attention is chosen only where `causal_product_cuda` (another package's
+    # compiled CUDA build) imports; the fallback is chosen otherwise. A project module named so is no such build.
+    source = """
+    from functools import partial
+
+    from torch.cuda.amp import autocast
+
+
+    def causal_cuda(q):
+        with autocast(enabled=False):
+            return q.cuda()
+
+
+    def causal_plain(q):
+        return q
+
+
+    class Attention:
+        def __init__(self):
+            try:
+                import fast_transformers.causal_product.causal_product_cuda
+                self.fn = partial(causal_cuda)
+            except ImportError:
+                self.fn = causal_plain
+    """
+    assert _package_lint({}, "pkg/attn.py", source, {"CDL102", "CDL205"}) == []
+    own = source.replace("import fast_transformers.causal_product.causal_product_cuda", "import pkg.ops_cuda")
+    assert _package_lint({"pkg/ops_cuda.py": "X = 1\n"}, "pkg/attn.py", own, {"CDL102", "CDL205"}) == [
+        ("CDL205", 3, 1), ("CDL205", 7, 10), ("CDL102", 8, 18)]

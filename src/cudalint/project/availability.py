@@ -18,9 +18,11 @@ from cudalint.python.optional_facts import optional_facts, requirement_module
 MAX_DEPTH = 6
 
 
-def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[str]], text: bytes = b"") -> Dict[str, str]:
+def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[str]], text: bytes = b"",
+                       prefer: Callable[[str], bool] = lambda library: False) -> Dict[str, str]:
     """Module-level functions and names of this module that are true only where a package imports,
-    each with the top-level module it tests ("" when that is not known)."""
+    each with the top-level module it tests ("" when that is not known). Where a test needs several
+    packages, the one it names is the last `prefer` picks (a library that never imports on a Mac), else the last."""
     facts = optional_facts()
     if text and not any(word.encode() in text for word in facts.words) and not (b"try" in text and b"True" in text):
         return {}  # neither a query nor a `try: import ...` with a True in it
@@ -30,6 +32,8 @@ def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[s
     judge = _Judge(facts.queries, resolve, functions, assigned, facts.library_queries)
     for trial in _trials(tree.body):
         _scan_trial(trial, judge.trues)
+    for function in functions.values():
+        _scan_exits(function.body, judge.trues, prefer)
     found = {name: judge.function(name) for name in functions}
     found.update((name, judge.name(name)) for name in assigned)
     for name in functions:  # `_is_package_available(pkg_name)`: another module's call names the package
@@ -267,6 +271,41 @@ def _scan_trial(statement, into: Dict[int, str]) -> None:
             library = (module or "").split(".")[0]
         elif library and isinstance(node, (ast.Return, ast.Assign, ast.AnnAssign)) and node.value is not None:
             into[id(node.value)] = library
+
+
+def _scan_exits(body, into: Dict[int, str], prefer: Callable[[str], bool]) -> None:
+    """`try: import pycuda.gl / except ImportError: return False`, then `return True`: a value returned
+    after a `try:` whose every handler catches the import's failure and returns (or raises) is returned only
+    where the import succeeded (where several such imports come first, all of them did: the last one
+    `prefer` picks is named, else the last)."""
+    library = None
+    for statement in body:
+        if isinstance(statement, TRIES) and statement.handlers and all(
+                _catches_import_error(handler) and handler.body and isinstance(handler.body[-1], (ast.Return, ast.Raise))
+                for handler in statement.handlers):
+            first = next((node for node in statement.body if isinstance(node, (ast.Import, ast.ImportFrom))), None)
+            if first is not None:
+                module = first.names[0].name if isinstance(first, ast.Import) else (first.module if not first.level else "")
+                imported = (module or "").split(".")[0]
+                if imported and (library is None or prefer(imported) or not prefer(library)):
+                    library = imported
+            continue
+        if library is None:
+            continue
+        for node in _own_returns(statement):
+            if node.value is not None:
+                into.setdefault(id(node.value), library)
+
+
+def _own_returns(statement):
+    """The `return` statements of a statement's own code (not of the functions and classes it defines)."""
+    pending = [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Return):
+            yield node
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            pending.extend(ast.iter_child_nodes(node))
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:

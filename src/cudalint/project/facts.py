@@ -15,7 +15,7 @@ import itertools
 import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from cudalint.project.availability import availability_tests, library_of
+from cudalint.project.availability import availability_tests, libraries_of, library_of
 from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, holds_device, is_cuda_device
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project import saved_files
@@ -320,6 +320,8 @@ class _Reader:
         self.siblings: Dict[str, str] = {}  # bare name -> module, for a file of a script folder (index.sibling_folders)
         self.facts = FileFacts()
         self.functions: Dict[str, ast.AST] = {}
+        self.availability: Optional[Dict[str, str]] = None  # FileFacts.availability, worked out when first asked
+        self.tree: Optional[ast.Module] = None  # the module read (for availability)
         self.classes: Dict[str, ast.ClassDef] = {}  # NAME -> the module-level class
         self.methods: Set[str] = set()  # "Class._helper": the private methods of module-level classes
         self.testing = test_module(module)  # a test suite's module: its classes' calls and constants are read
@@ -582,7 +584,17 @@ class _Reader:
                 self._calls(node)
 
     def _cuda_library(self, module: str) -> bool:
-        return library_of(module, self.libraries) is not None
+        return library_of(module, self.libraries) is not None or self.guard_facts.cuda_extension(module, self.module or "")
+
+    def _tests_cuda_library(self, name: str) -> bool:
+        """A module-level function of the file that is true only where libraries that never import on a Mac
+        import (every one it may test)."""
+        if name not in self.functions or self.tree is None:
+            return False
+        if self.availability is None:  # asked once the module's imports are known (the statements are read first)
+            self.availability = availability_tests(self.tree, self.resolve, self.text, self._cuda_library)
+        libraries = libraries_of(self.availability.get(name, ""))
+        return bool(libraries) and all(self._cuda_library(library) for library in libraries)
 
     def _finds_cuda_library(self, node: ast.AST) -> bool:
         """`importlib.util.find_spec("cupy")` (rules/optional_code.toml queries) of a library that never
@@ -863,6 +875,8 @@ class _Reader:
                 found = self._guard(default, function, depth + 1)
                 if found[0] or found[1]:
                     return found
+            if isinstance(node.func, ast.Name) and self._tests_cuda_library(node.func.id):
+                return True, False  # `_can_import_pycuda()`: true only where a library that never imports on a Mac does
             if isinstance(node.func, ast.Name) and node.func.id in self.functions and node.func.id not in self._visiting:
                 self._visiting.add(node.func.id)
                 try:
@@ -1256,8 +1270,9 @@ def read_facts(
             words.update(f"{quote}{kind}{quote}".encode() for kind in guards.mac_device_types - {"cpu"} for quote in "'\"")
         reader.guards_possible = any(word in text for word in words)
         reader.text, reader.words = text, words
+    reader.tree = tree
     facts = reader.read(tree)
-    facts.availability = availability_tests(tree, reader.resolve, text)
+    facts.availability = availability_tests(tree, reader.resolve, text, reader._cuda_library)
     if not text or b"save(" in text:
         from cudalint.python.selection_use import loaders
 

@@ -24,6 +24,7 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     off_mac_device_types: FrozenSet[str] = frozenset({"cuda"})  # device types no Mac has
     mac_device_types: FrozenSet[str] = frozenset({"cpu", "mps"})  # every device type a Mac has
     off_mac_libraries: FrozenSet[str] = frozenset()  # the packages that add other device types (torch_xla): Linux only
+    cuda_extension_suffixes: FrozenSet[str] = frozenset()  # the last name of an extension's compiled CUDA module
     absence_queries: FrozenSet[str] = frozenset()  # calls: true on every host without CUDA
     mac_queries: FrozenSet[str] = frozenset()  # calls: true on every Mac, false on a CUDA host (MPS is there)
     off_mac_backends: FrozenSet[str] = frozenset()  # communication backends no Mac has (nccl)
@@ -62,6 +63,15 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     def fails_on_mac(self, qualified) -> bool:
         """A call whose result never exists on a Mac: it raises there."""
         return qualified in self.cuda_only_results
+
+    def cuda_extension(self, module, own: str = "") -> bool:
+        """`fast_transformers.causal_product.causal_product_cuda`: another package's compiled CUDA module
+        (not one of the package `own`, whose modules are judged by what they hold)."""
+        if not isinstance(module, str) or not module:
+            return False
+        last = module.rpartition(".")[2]
+        return any(last.endswith(suffix) and last != suffix for suffix in self.cuda_extension_suffixes) and (
+            not own or module.split(".")[0] != own.split(".")[0])
 
     def names_off_mac_device(self, text) -> bool:
         """"cuda", "cuda:1", "hpu", "nccl": a device (type) or communication backend string no Mac has."""

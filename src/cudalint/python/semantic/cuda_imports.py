@@ -32,6 +32,7 @@ import libcst as cst
 
 from cudalint.project.availability import libraries_of, library_of
 from cudalint.python.children import TRY_KINDS
+from cudalint.python.guard_facts import guard_facts
 from cudalint.python.names import dotted
 
 MAX_NESTING = 8
@@ -208,9 +209,10 @@ class CudaImports:
             if self._libraries is None:
                 self._libraries = cuda_libraries(self.model)
             project = self.model.project
+            own = project is not None and project.is_own(module)
             self._modules[module] = library_of(module, self._libraries) is not None or (
-                project is not None and project.is_own(module) and project.cuda_chain(module) is not None
-            )
+                own and project.cuda_chain(module) is not None
+            ) or (not own and guard_facts().cuda_extension(module, (self.model.module_name or "")))
         return self._modules[module]
 
 

@@ -362,3 +362,38 @@ class Model:
     # fit checks its default first; _train is only called with fit's checked device; sample reads the default
     # before checking it; predict's helper never picks a Mac's device
     assert triples(found) == [("CDL108", 25, 32), ("CDL108", 30, 33)]
+
+
+MIXUP = '''import torch
+
+
+def one_hot(x, num_classes, device="cuda"):
+    return torch.zeros(len(x), num_classes, device=device)
+
+
+def mixup_target(target, num_classes):
+    return one_hot(target, num_classes, device=target.device)
+'''
+
+NAMESAKES = '''import torch
+import torch.nn.functional
+
+
+def one_hot(tensor, num_classes):
+    return torch.nn.functional.one_hot(tensor, num_classes)
+
+
+def gate(indices, n):
+    return one_hot(indices, num_classes=n) + torch.nn.functional.one_hot(indices, num_classes=n)
+'''
+
+
+def test_calls_of_a_namesake_are_not_calls_of_the_function():
+    # vissl: fairscale's own `def one_hot(tensor, num_classes)` and torch's one_hot are called without a
+    # device; neither is the one whose default is "cuda", which its only caller passes a device
+    found = findings_of(MIXUP, path="mixup.py", select={"CDL108"}, project_files={"gate.py": NAMESAKES})
+    assert triples(found) == []
+    # a call of the function itself that leaves the device out keeps the finding
+    uses = "from mixup import one_hot\n\none_hot([1], 2)\n"
+    found = findings_of(MIXUP, path="mixup.py", select={"CDL108"}, project_files={"gate.py": NAMESAKES, "uses.py": uses})
+    assert triples(found) == [("CDL108", 4, 36)]

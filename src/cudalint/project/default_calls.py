@@ -70,6 +70,7 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
     anything else is another library's."""
     found: Calls = {}
     outside = _imported_from_outside(tree, own) if own else frozenset()
+    others = _other_functions(tree, wanted)
     # (node, the enclosing functions' parameters that default to CUDA -> (the name a call of their function
     # goes by, the parameter); None where that is not known, the class a method is defined in)
     stack: List[Tuple[ast.AST, Dict[str, Optional[Tuple[str, str]]], Optional[str]]] = [(tree, {}, None)]
@@ -98,9 +99,13 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
         params = wanted.get(name) if name is not None else None
         if not params:
             continue
-        through = func.id if type(func) is ast.Name else func.value.id if type(func.value) is ast.Name else None
-        if through in outside:
-            continue  # `subprocess.run(...)`: another library's function of the same name
+        through = func
+        while type(through) is ast.Attribute:
+            through = through.value
+        if type(through) is ast.Name and through.id in outside:
+            continue  # `subprocess.run(...)`, `torch.nn.functional.one_hot(...)`: another library's function of the same name
+        if type(func) is ast.Name and func.id in others:
+            continue  # `one_hot(x, num_classes=n)` beside this module's own `def one_hot(x, num_classes)`
         spread = any(type(arg) is ast.Starred for arg in node.args) or any(keyword.arg is None for keyword in node.keywords)
         keywords = {keyword.arg: keyword.value for keyword in node.keywords}
         for param, position in params:
@@ -122,6 +127,19 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While)
+
+
+def _other_functions(tree: ast.AST, wanted: Wanted) -> FrozenSet[str]:
+    """The wanted names the module defines itself, at its top, as a function without any of the wanted
+    parameters: a bare call of the name there calls that function, not one whose default is CUDA."""
+    found = set()
+    for statement in getattr(tree, "body", ()):
+        if type(statement) in (ast.FunctionDef, ast.AsyncFunctionDef) and statement.name in wanted:
+            args = statement.args
+            names = {arg.arg for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+            if not any(param in names for param, _ in wanted[statement.name] if param != TESTS_TOO):
+                found.add(statement.name)
+    return frozenset(found)
 
 
 def _imported_from_outside(tree: ast.AST, own: FrozenSet[str]) -> FrozenSet[str]:

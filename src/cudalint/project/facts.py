@@ -322,6 +322,8 @@ class _Reader:
         self.functions: Dict[str, ast.AST] = {}
         self.availability: Optional[Dict[str, str]] = None  # FileFacts.availability, worked out when first asked
         self.tree: Optional[ast.Module] = None  # the module read (for availability)
+        self.statements_read = False  # the module's statements (its imports) have all been read
+        self.availability_whole = False
         self.classes: Dict[str, ast.ClassDef] = {}  # NAME -> the module-level class
         self.methods: Set[str] = set()  # "Class._helper": the private methods of module-level classes
         self.testing = test_module(module)  # a test suite's module: its classes' calls and constants are read
@@ -393,6 +395,7 @@ class _Reader:
 
     def read(self, tree: ast.Module) -> FileFacts:
         self._statements(tree.body, guarded=False)
+        self.statements_read = True
         self.facts.exports = {local: target for local, target in self.aliases.items() if local != target}
         self.facts.definitions = sorted({*self.functions, *self.classes, *self.methods})
         collect_uses(tree, self)
@@ -591,8 +594,9 @@ class _Reader:
         import (every one it may test)."""
         if name not in self.functions or self.tree is None:
             return False
-        if self.availability is None:  # asked once the module's imports are known (the statements are read first)
+        if self.availability is None:
             self.availability = availability_tests(self.tree, self.resolve, self.text, self._cuda_library)
+            self.availability_whole = self.statements_read  # worked out with every import of the module known
         libraries = libraries_of(self.availability.get(name, ""))
         return bool(libraries) and all(self._cuda_library(library) for library in libraries)
 
@@ -1272,7 +1276,9 @@ def read_facts(
         reader.text, reader.words = text, words
     reader.tree = tree
     facts = reader.read(tree)
-    facts.availability = availability_tests(tree, reader.resolve, text, reader._cuda_library)
+    # worked out once: by the guards that asked (after the module's imports were read), else now
+    facts.availability = reader.availability if reader.availability_whole else availability_tests(
+        tree, reader.resolve, text, reader._cuda_library)
     if not text or b"save(" in text:
         from cudalint.python.selection_use import loaders
 

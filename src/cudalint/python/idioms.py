@@ -448,7 +448,7 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     nothing at run time."""
     if literal_guard(node.test) is not None:
         return
-    if ((node.orelse is None or _other_hosts_only(node.orelse, ctx)) and _moves_to_cuda(node.body, ctx)) or (
+    if (_moves_to_cuda(node.body, ctx) and (node.orelse is None or _other_hosts_only(node.orelse, ctx))) or (
             _else_moves_nothing(node) and _some_move_to_cuda(node.body, ctx)):
         if not any(mentions_mac_path(test) for test in _earlier_tests(node, ctx)) and not _mac_path_after(node, ctx):
             _conditional_move(node, ctx)  # the head, or the last `elif` of a chain that never picks MPS

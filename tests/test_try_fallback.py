@@ -13,13 +13,15 @@ def lint(text, select=("CDL201", "CDL202", "CDL203")):
 
 
 def test_a_handler_that_falls_back_guards_the_body():
+    # (a handler of RuntimeError alone catches nothing torch.cuda.synchronize raises without CUDA, which is
+    # an AssertionError: test_round37_patterns.py)
     assert lint(
         """
         import torch
 
         try:
             torch.cuda.synchronize()
-        except RuntimeError:
+        except Exception:
             pass
         """
     ) == []
@@ -63,12 +65,12 @@ def test_a_call_that_never_raises_off_cuda_is_not_guarded_by_a_try():
         try:
             torch.cuda.empty_cache()
             torch.cuda.synchronize()
-        except RuntimeError:
+        except Exception:
             pass
         try:
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
-        except RuntimeError:
+        except Exception:
             pass
         """
     ) == [("CDL202", 4, 5), ("CDL203", 9, 5), ("CDL202", 13, 5)]  # the last one runs only after a raise
@@ -84,7 +86,7 @@ def test_skipping_the_test_in_the_handler_is_a_way_out_off_cuda():
         def test_sync():
             try:
                 torch.cuda.synchronize()
-            except RuntimeError:
+            except (RuntimeError, AssertionError):
                 pytest.skip("needs CUDA")
         """
     ) == []

@@ -84,8 +84,15 @@ def _logical_lines(text: str, index: LineIndex) -> Iterator[_Logical]:
         yield _Logical("".join(chars), offsets)
 
 
+_TOKEN = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s"']|["'])+""")
+_QUOTED = re.compile(r""""([^"]*)"|'([^']*)'""")
+
+
 def _tokens(text: str, start: int) -> List[Tuple[str, int, int]]:
-    return [(m.group(0), start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text)]
+    """The words of an option line as pip splits them (shlex): a quoted part is one word without its
+    quotes (`--editable ".[dev, docs]"`), with the span it has in the text."""
+    return [(_QUOTED.sub(lambda quoted: quoted.group(1) if quoted.group(1) is not None else quoted.group(2), m.group(0)),
+             start + m.start(), start + m.end()) for m in _TOKEN.finditer(text)]
 
 
 class _FileReader:

@@ -19,6 +19,9 @@ class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.
     never_raise: FrozenSet[str] = frozenset()  # calls that never raise without CUDA: no try guards them
     library_queries: Mapping[str, str] = {}  # other libraries' helpers true only where one library imports
     unrelated_exceptions: FrozenSet[str] = frozenset()  # exceptions CUDA work does not raise off CUDA
+    runtime_errors: FrozenSet[str] = frozenset()  # RuntimeError and its subclasses a handler may name
+    runtime_error_apis: FrozenSet[str] = frozenset()  # the torch.cuda APIs that raise a RuntimeError off CUDA
+    runtime_error_methods: FrozenSet[str] = frozenset()  # the tensor methods that do
 
     @property
     def words(self) -> FrozenSet[str]:

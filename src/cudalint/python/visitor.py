@@ -550,9 +550,15 @@ def _has_fallback(node: cst.Try, model=None) -> bool:
     """`try: <CUDA work> except ...: <another way>`: a handler that does not end by raising or exiting
     (`sys.exit(1)` after a message is no other way; skipping the test is one, and so is returning an
     answer or moving on to the next item: `except Exception: return False` in a capability probe)."""
+    runtime_only = None  # the body's CUDA work raises a RuntimeError on a Mac (worked out when a handler asks)
     for handler in node.handlers:
         if _catches_only_unrelated(handler, model):
             continue  # `except StopIteration:` catches nothing CUDA work raises on a Mac
+        if _catches_only(handler, model, optional_facts().runtime_errors):
+            if runtime_only is None:
+                runtime_only = _raises_runtime_error(node.body, model)
+            if not runtime_only:
+                continue  # `except RuntimeError:` around `.to("cuda")`: a Mac raises AssertionError there
         if ends_flow(handler.body, model) != "raise" and not _recovers_cuda_oom_only(handler.body, model):
             return True
     return False
@@ -561,11 +567,37 @@ def _has_fallback(node: cst.Try, model=None) -> bool:
 def _catches_only_unrelated(handler: cst.ExceptHandler, model=None) -> bool:
     """Every exception type the handler names is one CUDA work does not raise off CUDA
     (optional_code.toml `unrelated_exceptions`); a bare `except:` catches everything."""
+    return _catches_only(handler, model, optional_facts().unrelated_exceptions)
+
+
+def _catches_only(handler: cst.ExceptHandler, model, names) -> bool:
+    """Every exception type the handler names is one of `names` (a bare `except:` catches everything)."""
     caught = handler.type
     if caught is None:
         return False
     types = [element.value for element in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    return all(_exception_name(node, model) in optional_facts().unrelated_exceptions for node in types)
+    return all(_exception_name(node, model) in names for node in types)
+
+
+def _raises_runtime_error(body: cst.BaseSuite, model=None) -> bool:
+    """The block uses a torch.cuda API or tensor method that raises a RuntimeError where torch has no CUDA
+    (optional_code.toml `runtime_error_apis`, `runtime_error_methods`), or imports something (a missing
+    library's failure is its own matter): a handler of RuntimeError may be its other way."""
+    facts = optional_facts()
+    stack: list = [body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Import or kind is cst.ImportFrom:
+            return True
+        if kind is cst.Attribute:
+            if node.attr.value in facts.runtime_error_methods:
+                return True
+            qualified = model.resolve(node) if model is not None else dotted(node)
+            if qualified is not None and any(qualified == api or qualified.startswith(api + ".") for api in facts.runtime_error_apis):
+                return True
+        stack.extend(code_children(node))
+    return False
 
 
 def _exception_name(node: cst.BaseExpression, model=None) -> Optional[str]:

@@ -51,6 +51,7 @@ def test_is_cuda_as_a_copy_flag_is_the_safe_choice():
         scores_cpu = scores.to("cpu", non_blocking=scores.is_cuda)
         flag = keep.is_cuda
         return boxes_cpu, scores_cpu, flag
+    import torch  # the module imports torch (CDL103 reads `.is_cuda` only there)
     ''').lstrip("\n")
     assert triples(findings_of(source, select={"CDL103"})) == [("CDL103", 5, 12)]
 
@@ -82,5 +83,6 @@ def test_any_tensor_on_cuda_kept_in_a_name_that_only_chooses_a_kernel():
     def flags(q, k):
         all_cuda = all(t.is_cuda for t in (q, k))
         return all_cuda
+    import torch  # the module imports torch (CDL103 reads `.is_cuda` only there)
     ''').lstrip("\n")
     assert triples(findings_of(source, select={"CDL103"})) == [("CDL103", 8, 20)]

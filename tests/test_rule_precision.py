@@ -531,6 +531,7 @@ def test_is_cuda_kept_in_a_name_that_is_only_tested_is_a_guard():
         def either(x, fused):
             ok = fused or x.is_cuda
             return x if ok else x * 2
+        import torch  # the module imports torch (CDL103 reads `.is_cuda` only there)
         """
     # a conjunct of an `and` kept in a name is true only where the attribute is; an `or` says nothing so
     assert lint(source, select={"CDL103"}) == [("CDL103", 8, 15), ("CDL103", 13, 14), ("CDL103", 34, 19)]

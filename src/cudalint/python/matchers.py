@@ -149,7 +149,7 @@ class MatchIndex:
                 self.called.add(spec["name"])  # _check_call reads a method only where it is called
             for spec in match.get("attributes", ()):
                 self.attributes.setdefault(spec["name"], []).append(Entry(rule, spec))
-                self.words.add(spec["name"])
+                self._under(spec["name"], spec.get("root"), self.rooted)  # `root`: only in a file importing it
             for spec in match.get("arguments", ()):
                 self.arguments.append(Entry(rule, spec))
                 self.string_words.update(spec.get("values", ()))
@@ -845,6 +845,9 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
     entries = index.attributes.get(node.attr.value)
     if not entries or (isinstance(ctx.parent, cst.Call) and ctx.parent.func is node):
         return
+    entries = [entry for entry in entries if _imports_root(entry.spec.get("root"), ctx)]
+    if not entries:
+        return  # `device.is_cuda` in a module that imports no torch: another library's device (NVIDIA Warp's)
     if ctx.test_depth:
         if _raises_when_false(node, ctx):
             why = "; the branch where it is False raises"
@@ -873,6 +876,12 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
     for entry in entries:
         if not ctx.imports.is_module_ref(node.value):
             ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))
+
+
+def _imports_root(root: Optional[str], ctx: FileContext) -> bool:
+    """An entry's `root` (a top-level module) is imported somewhere in the file; any file for an entry without one."""
+    return root is None or any(qualified == root or qualified.startswith(root + ".")
+                               for qualified in ctx.model.file_imports.values())
 
 
 def _asserted_false(node: cst.Attribute, ctx: FileContext) -> bool:

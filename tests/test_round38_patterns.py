@@ -3,6 +3,8 @@ is another library's (NVIDIA Warp's devices, which are only the CPU and CUDA dev
 
 import textwrap
 
+import pytest
+
 from conftest import findings_of, triples
 
 
@@ -28,3 +30,21 @@ def test_is_cuda_of_another_librarys_device():
 def test_is_cuda_where_the_module_imports_torch():
     # the same code beside an import of torch (here of a name under it) reads a tensor's or device's attribute
     assert lint("from torch import Tensor\n" + WARP_STYLE, select={"CDL103"}) == [("CDL103", 8, 14)]
+
+
+def test_a_package_row_says_what_is_true_of_it():
+    # PyG's extension libraries have CPU and CUDA kernels (torch-sparse's CI installs their CPU wheels):
+    # the row's own message, not CDL504's "its kernels need an NVIDIA GPU"
+    found = findings_of("torch-scatter==2.1.2\n", path="requirements.txt", kind="requirements", select={"CDL504"})
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL504", 1, 1)]
+    assert found[0].message.startswith("`torch-scatter` has CPU and CUDA kernels and none for MPS, and no macOS wheel")
+
+
+def test_a_package_row_message_names_only_its_fields(tmp_path):
+    from cudalint.catalog import rules_dir
+    from cudalint.manifests.packages import PackageTableError, load_packages
+
+    text = (rules_dir() / "packages.toml").read_text(encoding="utf-8")
+    (tmp_path / "packages.toml").write_text(text.replace("(a source build); consider {alternative}", "{version}"), encoding="utf-8")
+    with pytest.raises(PackageTableError, match="PyG extension libraries"):
+        load_packages(str(tmp_path))

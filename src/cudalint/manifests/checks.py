@@ -122,7 +122,7 @@ def _package_problems(dep: Dependency, torch_version: Optional[str]) -> List[Tup
         group = None  # a release range with a Mac backend: the build it asks for is judged below
     if group is not None:
         name = _display(dep) if dep.name else group.names[0]
-        message = _TEMPLATES[group.rule].format(name=name, alternative=group.alternative)
+        message = (group.message or _TEMPLATES[group.rule]).format(name=name, alternative=group.alternative)
         return [(group.rule, message + _torch_note(group, torch_version))]
     if dep.ecosystem == "conda" and "cuda" in conda_build(dep.specifier).lower():
         return [("CDL508", f"`{dep.raw.strip()}` selects a CUDA build through its build string; leave the"

@@ -38,6 +38,7 @@ class PackageGroup:
     integration: bool = False
     needs: str = ""
     evidence: str = ""
+    message: Optional[str] = None  # what the finding says instead of the rule's template
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class PackageCatalog:
 
 
 _KEYS = {"group", "kind", "rule", "names", "repos", "alternative", "alternative_torch", "portable_since", "backends",
-         "imports", "import_api", "integration", "needs", "evidence"}
+         "imports", "import_api", "integration", "needs", "evidence", "message"}
 
 
 class PackageTableError(ValueError):
@@ -100,6 +101,12 @@ def _group(table: dict) -> PackageGroup:
     if unknown or not {"group", "rule", "names", "alternative"} <= set(table):
         raise PackageTableError(f"packages.toml: row {table.get('group', '?')!r}: unknown keys {sorted(unknown)}"
                                 " or a missing group/rule/names/alternative")
+    message = table.get("message")
+    if message is not None:
+        try:
+            message.format(name="", alternative="")
+        except (KeyError, IndexError, ValueError) as error:
+            raise PackageTableError(f"packages.toml: row {table['group']!r}: message names {error}: only {{name}} and {{alternative}}")
     return PackageGroup(
         group=table["group"],
         kind=table.get("kind", "conda"),
@@ -115,6 +122,7 @@ def _group(table: dict) -> PackageGroup:
         integration=bool(table.get("integration", False)),
         needs=table.get("needs", ""),
         evidence=table.get("evidence", ""),
+        message=table.get("message"),
     )
 
 

@@ -109,13 +109,14 @@ def test_a_method_word_counts_only_where_it_is_called(settings, engine_calls):
     # `double` and `record_stream` are read by the method checks only as a call's callee, and `double` also in
     # a file importing torch (torch.double, for the dtype checks): `cfg.double` or `opts.record_stream` alone does
     # not pass the gates. `cuda` and `pin_memory` stay names: other checks read them anywhere (torch.cuda.* for the
-    # device-selection checks, the pin_memory keyword).
+    # device-selection checks, the pin_memory keyword). `type` is CDL219's, a custom check's called word:
+    # `device.type` alone lets no file through.
     checks = analyze.checks_for(settings.select, tuple(load_catalog()))
     names, strings, texts, keywords, rooted, resolved, imports, called, _ = checks.words((2, 15, 0))
-    assert called == {"double", "record_stream"} and called.isdisjoint(names)
+    assert called == {"double", "record_stream", "type"} and called.isdisjoint(names)
     assert {"cuda", "pin_memory"} <= names
     assert "torch" in rooted["double"]
-    assert lint("import numpy\nprecision = cfg.double\nstreams = opts.record_stream\n", settings) == []
+    assert lint("import numpy\nprecision = cfg.double\nstreams = opts.record_stream\nkind = d.type\n", settings) == []
     assert engine_calls == []
     assert lint("import torch\nx = torch.ones(1, device=d).double()\ny = batch.record_stream(s)\n", settings) == [
         ("CDL602", 2, 29), ("CDL307", 3, 11)]

@@ -48,3 +48,33 @@ def test_a_package_row_message_names_only_its_fields(tmp_path):
     (tmp_path / "packages.toml").write_text(text.replace("(a source build); consider {alternative}", "{version}"), encoding="utf-8")
     with pytest.raises(PackageTableError, match="PyG extension libraries"):
         load_packages(str(tmp_path))
+
+
+TYPE_STRINGS = """
+import torch
+
+
+def place(x, pos, grid, name):
+    a = pos.type(x.type())
+    dtype = x.type()
+    b = grid.type(dtype)
+    c = grid.type(torch.float16)
+    d = grid.type("torch.FloatTensor")
+    e = grid.type(name)
+    return a, b, c, d, e
+"""
+
+
+def test_a_tensors_type_string_handed_back_to_type():
+    # linear-attention-transformer's `self.pos_emb(x).type(x.type())`, timm's `.type(weight.type())`: on MPS
+    # the string is "torch.mps.FloatTensor", which .type() rejects (PyTorch issue 118517); a dtype, a literal
+    # type name and a parameter are no such string
+    found = findings_of(textwrap.dedent(TYPE_STRINGS).lstrip("\n"), select={"CDL219"})
+    assert triples(found) == [("CDL219", 5, 18), ("CDL219", 7, 19)]
+    assert found[0].message.startswith("x.type() hands a tensor's type string to .type(); on MPS that string is")
+
+
+def test_type_strings_only_where_torch_is_imported():
+    # the gate reads `.type(...)` calls in any file; the check, tensors' `.type()`, only where torch is imported
+    source = textwrap.dedent(TYPE_STRINGS).lstrip("\n").replace("import torch\n", "import numpy as torch\n")
+    assert findings_of(source, select={"CDL219"}) == []

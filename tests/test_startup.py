@@ -179,7 +179,7 @@ def test_gate_words_are_stored_beside_the_result_cache_and_reused(tmp_path, monk
     assert (frozenset(stored["names"]), frozenset(stored["strings"]), frozenset(stored["texts"]), frozenset(stored["keywords"]),
             rooted, resolved, imports, frozenset(stored["called"]), stored["argued"]) == expected
     assert stored["argued"]["interpolate"]["dtypes"] == ["byte", "uint8"]  # bicubic on uint8 (PyTorch's MPS test list)
-    assert stored["called"] == ["double", "record_stream"]
+    assert stored["called"] == ["double", "record_stream", "type"]
     assert stored["imports"]["triton"] == ["triton"]
     assert stored["resolved"]["init_process_group"] == ["torch"] and "nccl" in stored["strings"]
     assert stored["texts"] == ["nvidia-cuda-mps-control", "out of memory"]  # read anywhere in a string

@@ -40,6 +40,7 @@ class Engine:
         custom = {rule.match["check"] for rule in python_rules if "check" in rule.match}
         for name in sorted(custom):
             idioms.CHECKS[name].register(self.registry)
+        self.called = frozenset(word for name in custom for word in idioms.CHECKS[name].called)
         self.release_words = [(idioms.RELEASE_WORDS[name], idioms.RELEASE_METHODS.get(name), idioms.CHECKS[name],
                                idioms.RELEASE_ARGUED.get(name)) for name in sorted(custom) if name in idioms.RELEASE_WORDS]
 
@@ -57,7 +58,7 @@ class Engine:
         anywhere_else = set(rooted)  # rooted for a check that reads the word anywhere
         argued: Dict[str, Mapping[str, object]] = {}
         # A word another check reads too counts as that check reads it: judged by no call's arguments.
-        read_elsewhere = (set(names) | set(rooted) | set(resolved) | set(self.index.import_words) | set(self.index.called)
+        read_elsewhere = (set(names) | set(rooted) | set(resolved) | set(self.index.import_words) | set(self.index.called) | set(self.called)
                           | set(self.index.keyword_words))
         for release_words, methods, check, argued_words in self.release_words:
             anywhere = methods(torch_version) if methods is not None else frozenset()
@@ -86,7 +87,8 @@ class Engine:
         imports = {word: frozenset(roots) for word, roots in self.index.import_words.items() if word not in names}
         argued = {word: spec for word, spec in argued.items() if word not in read_elsewhere and word not in names}
         return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.text_words),
-                frozenset(self.index.keyword_words), rooted_words, resolved, imports, frozenset(self.index.called - names), argued)
+                frozenset(self.index.keyword_words), rooted_words, resolved, imports, frozenset((self.index.called | self.called) - names),
+                argued)
 
 
 def analyze_module(

@@ -22,7 +22,7 @@ from cudalint.project.availability import libraries_of, library_of
 from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
-from cudalint.python import oom_messages, op_coverage, project_checks, selection_use, shipped_files
+from cudalint.python import oom_messages, op_coverage, project_checks, selection_use, shipped_files, type_strings
 from cudalint.python.children import code_children, earlier_statements, enclosing_block, path_to
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
@@ -1811,6 +1811,9 @@ class Check:
     # Its words are parts of those names (not, say, a method of any tensor): a word then counts only
     # where it is part of a name that can resolve under `roots`.
     names: bool = False
+    # Methods it reads only where they are called (`b.type(a.type())`, not `device.type`): they count
+    # only as the attribute a call calls (analyze._mentions' `called`).
+    called: FrozenSet[str] = frozenset()
 
 
 CHECKS: Dict[str, Check] = {
@@ -1827,6 +1830,7 @@ CHECKS: Dict[str, Check] = {
     "jit-extension": Check(jit_extension, frozenset({"CDL402"}), frozenset({"torch"}), names=True),
     "mps-daemon": Check(mps_daemon, frozenset({"CDL217"})),
     "oom-message": Check(oom_messages.oom_message, frozenset({"CDL218"})),
+    "type-string": Check(type_strings.type_string, frozenset({"CDL219"}), called=frozenset({"type"})),
     "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608", "CDL609"}),
                          op_coverage.ROOTS),
     "cuda-default-call": Check(project_checks.cuda_default_call, frozenset({"CDL113"})),

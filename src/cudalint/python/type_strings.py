@@ -1,0 +1,55 @@
+"""CDL219: a tensor's legacy type string handed back to `.type()`.
+
+`b.type(a.type())`, or `dtype = a.type()` then `b.type(dtype)`: `.type()` without arguments answers the
+tensor's type as a string ("torch.cuda.FloatTensor"), and `.type(string)` converts to it. For a tensor on
+MPS the string is "torch.mps.FloatTensor", which `.type()` rejects (PyTorch issue 118517). `b.to(a)` and
+`b.type_as(a)` work on every device.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from cudalint.python.context import FileContext
+from cudalint.python.names import source_of
+from cudalint.python.visitor import Registry
+
+
+def _type_query(node: cst.BaseExpression) -> bool:
+    """`x.type()`: a tensor's type as a string."""
+    return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "type" and not node.args
+
+
+def _type_string(node: cst.BaseExpression, ctx: FileContext) -> Optional[cst.BaseExpression]:
+    """The expression is a type string: `x.type()` itself, or a local name every binding of which binds one."""
+    if _type_query(node):
+        return node
+    if type(node) is cst.Name:
+        bindings = ctx.model.lookup(node.value)
+        if bindings and all(binding.kind == "assign" and binding.value is not None and _type_query(binding.value)
+                            for binding in bindings):
+            return node
+    return None
+
+
+def _imports_torch(ctx: FileContext) -> bool:
+    """Tensors' `.type()` are torch's: only in a module that imports it (the check's root, as the gate reads it)."""
+    return any(qualified == "torch" or qualified.startswith("torch.") for qualified in ctx.model.file_imports.values())
+
+
+def _call(node: cst.Call, ctx: FileContext) -> None:
+    func = node.func
+    if not (type(func) is cst.Attribute and func.attr.value == "type" and len(node.args) == 1):
+        return
+    arg = node.args[0]
+    if arg.keyword is not None or arg.star or ctx.imports.is_module_ref(func.value) or not _imports_torch(ctx):
+        return
+    found = _type_string(arg.value, ctx)
+    if found is not None:
+        ctx.report("CDL219", arg.value, ctx.rules["CDL219"].match["message"].format(found=source_of(found)))
+
+
+def type_string(registry: Registry) -> None:
+    registry.on(cst.Call, _call)

@@ -78,3 +78,27 @@ def test_type_strings_only_where_torch_is_imported():
     # the gate reads `.type(...)` calls in any file; the check, tensors' `.type()`, only where torch is imported
     source = textwrap.dedent(TYPE_STRINGS).lstrip("\n").replace("import torch\n", "import numpy as torch\n")
     assert findings_of(source, select={"CDL219"}) == []
+
+
+def test_a_type_string_passed_for_a_parameter():
+    # YOLOX's head: `self.get_output_and_grid(output, k, xin[0].type())`, whose `dtype` parameter reaches
+    # `grid.type(dtype)`: reported where the string is written, the `.type(...)` it reaches as related
+    source = textwrap.dedent(
+        """
+        import torch
+
+
+        class Head:
+            def forward(self, xin):
+                return self.grid(xin[0], xin[0].type())
+
+            def grid(self, output, dtype):
+                return torch.zeros(3).type(dtype)
+
+            def other(self, output, dtype):
+                return output.type(dtype)
+        """
+    ).lstrip("\n")
+    found = findings_of(source, select={"CDL219"})
+    assert triples(found) == [("CDL219", 6, 34)]
+    assert [(place.line, place.column) for place in found[0].related] == [(9, 16)]

@@ -23,7 +23,9 @@ def _type_query(node: cst.BaseExpression) -> bool:
 
 
 def _type_string(node: cst.BaseExpression, ctx: FileContext) -> Optional[cst.BaseExpression]:
-    """The expression is a type string: `x.type()` itself, or a local name every binding of which binds one."""
+    """Where the expression's type string is written: `x.type()` itself; a local name every binding of which
+    binds one; a parameter that a call of its function in the file passes one for (YOLOX's
+    `self.get_output_and_grid(..., xin[0].type())`: on MPS that call raises)."""
     if _type_query(node):
         return node
     if type(node) is cst.Name:
@@ -31,6 +33,9 @@ def _type_string(node: cst.BaseExpression, ctx: FileContext) -> Optional[cst.Bas
         if bindings and all(binding.kind == "assign" and binding.value is not None and _type_query(binding.value)
                             for binding in bindings):
             return node
+        if len(bindings) == 1 and bindings[0].kind == "param":
+            return next((value for value, _, _ in filter(None, ctx.model.call_sites.seen(bindings[0]))
+                         if value is not None and _type_query(value)), None)
     return None
 
 
@@ -47,8 +52,13 @@ def _call(node: cst.Call, ctx: FileContext) -> None:
     if arg.keyword is not None or arg.star or ctx.imports.is_module_ref(func.value) or not _imports_torch(ctx):
         return
     found = _type_string(arg.value, ctx)
-    if found is not None:
-        ctx.report("CDL219", arg.value, ctx.rules["CDL219"].match["message"].format(found=source_of(found)))
+    if found is None:
+        return
+    message = ctx.rules["CDL219"].match["message"].format(found=source_of(found))
+    if found is arg.value or type(found) is cst.Name:
+        ctx.report("CDL219", arg.value, message)
+    else:  # passed for a parameter: reported where it is written, the `.type(...)` it reaches as related
+        ctx.report("CDL219", found, message, related=((node, f"{source_of(found)} reaches {source_of(func)}(...) here"),))
 
 
 def type_string(registry: Registry) -> None:

@@ -102,3 +102,31 @@ def test_a_type_string_passed_for_a_parameter():
     found = findings_of(source, select={"CDL219"})
     assert triples(found) == [("CDL219", 6, 34)]
     assert [(place.line, place.column) for place in found[0].related] == [(9, 16)]
+
+
+def test_a_function_the_module_attaches_to_a_class_as_its_cuda_method():
+    # torch-sparse: `def cuda(self, device=None, ...)` at module level, then `SparseTensor.cuda = cuda`: an
+    # override of `.cuda()` (rules/overrides.toml), whose CUDA device is the caller's request; a function
+    # the module does not attach is ordinary code
+    assert lint(
+        """
+        import torch
+
+
+        class SparseTensor:
+            def device_as(self, tensor):
+                return tensor
+
+
+        def cuda(self, device=None, non_blocking=False):
+            return self.device_as(torch.tensor(0.0, device=device or "cuda"))
+
+
+        def to_cuda(x):
+            return x.to("cuda")
+
+
+        SparseTensor.cuda = cuda
+        """,
+        select={"CDL101"},
+    ) == [("CDL101", 14, 17)]

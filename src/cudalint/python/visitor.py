@@ -384,6 +384,25 @@ class Walker:
             return project.is_cuda_only(f"{model.module_name}.{scope.node.name.value}.{node.name.value}")
         return False
 
+    def _attached_to_class(self, function: cst.FunctionDef) -> bool:
+        """A module-level function the module stores as an attribute of an object under its own name
+        (torch-sparse's `SparseTensor.cuda = cuda`): a method of that class, as if defined in it."""
+        name = function.name.value
+        for binding in self.model.module_scope.bindings.get(name, ()):
+            if binding.node is function:
+                break
+        else:
+            return False
+        for statement in self.model.module_scope.node.body:
+            if type(statement) is not cst.SimpleStatementLine:
+                continue
+            for small in statement.body:
+                if (type(small) is cst.Assign and type(small.value) is cst.Name and small.value.value == name
+                        and any(type(target.target) is cst.Attribute and target.target.attr.value == name
+                                and type(target.target.value) is cst.Name for target in small.targets)):
+                    return True
+        return False
+
     def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression]) -> bool:
         return self.model.skip_markers.skips_off_cuda(decorator)  # semantic/skip_markers.py
 
@@ -392,7 +411,10 @@ class Walker:
         if kind in (cst.Import, cst.ImportFrom):
             ctx.import_depth += 1
         elif kind is cst.FunctionDef:
-            silenced = silenced_in(node, self.model.scope.kind)  # `def cuda(self)`: the table of overrides
+            scope_kind = self.model.scope.kind
+            if scope_kind == "module" and self._attached_to_class(node):
+                scope_kind = "class"  # `def cuda(self, ...)` at module level, then `SparseTensor.cuda = cuda`
+            silenced = silenced_in(node, scope_kind)  # `def cuda(self)`: the table of overrides
             self.silenced.append(ctx.silenced)
             ctx.silenced = ctx.silenced + silenced if silenced else ctx.silenced
         elif kind in BLOCKS:

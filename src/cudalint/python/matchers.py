@@ -880,8 +880,7 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
 
 def _imports_root(root: Optional[str], ctx: FileContext) -> bool:
     """An entry's `root` (a top-level module) is imported somewhere in the file; any file for an entry without one."""
-    return root is None or any(qualified == root or qualified.startswith(root + ".")
-                               for qualified in ctx.model.file_imports.values())
+    return root is None or ctx.model.imports_under(root)
 
 
 def _asserted_false(node: cst.Attribute, ctx: FileContext) -> bool:

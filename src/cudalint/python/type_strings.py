@@ -39,17 +39,13 @@ def _type_string(node: cst.BaseExpression, ctx: FileContext) -> Optional[cst.Bas
     return None
 
 
-def _imports_torch(ctx: FileContext) -> bool:
-    """Tensors' `.type()` are torch's: only in a module that imports it (the check's root, as the gate reads it)."""
-    return any(qualified == "torch" or qualified.startswith("torch.") for qualified in ctx.model.file_imports.values())
-
-
 def _call(node: cst.Call, ctx: FileContext) -> None:
     func = node.func
     if not (type(func) is cst.Attribute and func.attr.value == "type" and len(node.args) == 1):
         return
     arg = node.args[0]
-    if arg.keyword is not None or arg.star or ctx.imports.is_module_ref(func.value) or not _imports_torch(ctx):
+    if arg.keyword is not None or arg.star or ctx.imports.is_module_ref(func.value) \
+            or not ctx.model.imports_under("torch"):  # tensors' `.type()` are torch's
         return
     found = _type_string(arg.value, ctx)
     if found is None:

@@ -8,7 +8,7 @@ code only runs on a CUDA host — so no check walks the tree by itself.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -18,7 +18,7 @@ from cudalint.python.mac_failures import falsy_constant
 from cudalint.python.names import dotted, string_elements, string_value, tests_cuda_oom
 from cudalint.python.optional_facts import optional_facts
 from cudalint.python.optional_imports import _catches_import_error
-from cudalint.python.overrides import silenced_in
+from cudalint.python.overrides import load_overrides, silenced_in
 from cudalint.project.paths import test_module
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
@@ -74,6 +74,7 @@ class Walker:
         self.skip_param_names = self.model.guards.facts.skip_param_names
         self.silenced: List[Tuple[str, ...]] = []  # per open definition: the codes silenced outside it
         self.skipped_classes: Dict[int, bool] = {}
+        self._attached: Optional[FrozenSet[str]] = None  # module functions stored on a class under their name
         self.model.skipped_class = self._class_skipped  # the guard evaluator asks it of a binding's class
 
     def walk(self, node: cst.CSTNode) -> None:
@@ -385,23 +386,20 @@ class Walker:
         return False
 
     def _attached_to_class(self, function: cst.FunctionDef) -> bool:
-        """A module-level function the module stores as an attribute of an object under its own name
-        (torch-sparse's `SparseTensor.cuda = cuda`): a method of that class, as if defined in it."""
+        """A module-level function of the overrides table's name that the module stores as an attribute of
+        an object under that name (torch-sparse's `SparseTensor.cuda = cuda`): a method of that class, as if
+        defined in it. The module's top-level statements are read once, for the first such function."""
         name = function.name.value
-        for binding in self.model.module_scope.bindings.get(name, ()):
-            if binding.node is function:
-                break
-        else:
+        if name not in load_overrides():
             return False
-        for statement in self.model.module_scope.node.body:
-            if type(statement) is not cst.SimpleStatementLine:
-                continue
-            for small in statement.body:
-                if (type(small) is cst.Assign and type(small.value) is cst.Name and small.value.value == name
-                        and any(type(target.target) is cst.Attribute and target.target.attr.value == name
-                                and type(target.target.value) is cst.Name for target in small.targets)):
-                    return True
-        return False
+        if self._attached is None:
+            self._attached = frozenset(
+                small.value.value
+                for statement in self.model.module_scope.node.body if type(statement) is cst.SimpleStatementLine
+                for small in statement.body if type(small) is cst.Assign and type(small.value) is cst.Name
+                and any(type(target.target) is cst.Attribute and target.target.attr.value == small.value.value
+                        and type(target.target.value) is cst.Name for target in small.targets))
+        return name in self._attached
 
     def _skips_off_cuda(self, decorator: Optional[cst.BaseExpression]) -> bool:
         return self.model.skip_markers.skips_off_cuda(decorator)  # semantic/skip_markers.py

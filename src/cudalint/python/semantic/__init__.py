@@ -58,6 +58,7 @@ class SemanticModel:
         self.skipped_class: Callable[[cst.ClassDef], bool] = _never
         self._availability = None
         self._skip_markers = None
+        self._imported_roots = None  # imports_under: the top-level modules the file's imports name
         self.canonical = canonical
 
     def release(self) -> None:
@@ -69,6 +70,13 @@ class SemanticModel:
             scope.bindings.clear()
             scope.attributes.clear()
         vars(self).clear()
+
+    def imports_under(self, root: str) -> bool:
+        """Some import of the file names the top-level module `root` or a module under it (`import torch.nn`)."""
+        found = self._imported_roots
+        if found is None:
+            self._imported_roots = found = frozenset(qualified.partition(".")[0] for qualified in self.file_imports.values())
+        return root in found
 
     @property
     def skip_markers(self):

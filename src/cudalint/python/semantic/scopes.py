@@ -56,13 +56,17 @@ class Scope:
     called: List[cst.Call] = field(default_factory=list)  # the scope's call statements (`f(x)` on a line of its own)
     # `args.device = "cuda"`: (name, attribute) -> the stores into an attribute of a name other than self
     stores: Dict[Tuple[str, str], List[Binding]] = field(default_factory=dict)
-    parents: Optional[Dict[int, cst.CSTNode]] = None  # children.parent_map(node), built when first asked
+    parents: Optional[Dict[int, cst.CSTNode]] = None  # module scope: children.parent_map(module), built when first asked
 
     def path_to(self, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
-        """The nodes from the scope's own node down to `node`, `node` last; None when it is not under it."""
-        if self.parents is None:
-            self.parents = parent_map(self.node)
-        return path_from(self.node, node, self.parents)
+        """The nodes from the scope's own node down to `node`, `node` last; None when it is not under it
+        (read from the module's one map of parents, whichever scope asks)."""
+        top = self
+        while top.parent is not None:
+            top = top.parent
+        if top.parents is None:
+            top.parents = parent_map(top.node)
+        return path_from(self.node, node, top.parents)
 
     def bind(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.name, []).append(binding)

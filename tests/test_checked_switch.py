@@ -2,7 +2,8 @@
 use_cuda: assert torch.cuda.is_available()` (in the function binding the name, or in `__init__` for
 `self.use_cuda`, also through `self.use_cuda = use_cuda`) and `if args.cuda and not
 torch.cuda.is_available(): raise ...` in the function that reads it. On a Mac the program stops at the
-check. An unchecked switch guards nothing; a method's parameter whose callers the file does not show
+check (and wherever the project reads a switch of that name, when no call of it passes True itself:
+tests/test_round39_patterns.py). An unchecked switch guards nothing; a method's parameter whose callers the file does not show
 (call_sites reads tests' and nested functions' callers only) stays unknown."""
 
 from conftest import findings_of, triples
@@ -37,7 +38,7 @@ def main(args, model):
 
 
 def unchecked(args, model):
-    if args.cuda:
+    if args.gpu:
         model.cuda()
 '''
 

@@ -9,6 +9,7 @@ from urllib.parse import unquote
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding
+from cudalint.manifests import REQUIREMENTS_FOLDER_DEPTH, manifest_kind
 from cudalint.manifests.base import Dependency, Problem
 from cudalint.manifests.markers import excludes_macos
 from cudalint.manifests.packages import PackageGroup, load_packages
@@ -37,6 +38,26 @@ def platform_named(name: str) -> bool:
     """Does a section or file name mark its entries as meant for CUDA/Linux/Windows machines?"""
     words = re.split(r"[^a-z0-9]+", name.lower())
     return any(word in _PLATFORM_WORDS or _CUDA_VERSION_WORD.match(word) for word in words)
+
+
+# Words in a section, extra, group, file or folder name that say its entries build the documentation
+# (requirements/readthedocs.txt, docs/requirements.txt, a `docs` extra): installed where the docs are
+# built, imported there to read docstrings, never run on a device.
+_DOCS_WORDS = {"doc", "docs", "documentation", "readthedocs", "rtd", "sphinx", "mkdocs"}
+
+
+def for_docs(dep: Dependency) -> bool:
+    """Is the entry part of what builds the project's documentation: by its section (a `docs` extra or
+    group), or, in a requirements list, by the list's file or folder name? (An install command in a page
+    of the docs, read with --include-docs, is what a user runs: not this.)"""
+    kind = manifest_kind(dep.path, include_docs=True)
+    if kind == "docs":
+        return False
+    names = [dep.section]
+    if kind == "requirements":
+        pure = PurePath(dep.path)
+        names += [pure.stem, *(folder.name for folder in list(pure.parents)[:REQUIREMENTS_FOLDER_DEPTH])]
+    return any(word in _DOCS_WORDS for name in names if name for word in re.split(r"[^a-z0-9]+", name.lower()))
 
 
 def is_off_mac(dep: Dependency) -> bool:
@@ -164,6 +185,8 @@ def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] 
             continue
         if is_off_mac(dep):
             continue  # a section, file, job or lock resolution for other machines: nothing a Mac installs
+        if for_docs(dep):
+            continue  # the documentation build's: nothing of it runs on a device
         for code, message in _problems(dep, torch_version):
             findings.append(
                 Finding(

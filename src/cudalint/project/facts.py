@@ -20,7 +20,7 @@ from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, 
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project import saved_files
 from cudalint.project.star_exports import star_facts
-from cudalint.project.reach import _dotted, collect_uses
+from cudalint.project.reach import TRIES, _dotted, collect_uses
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import guard_facts
 from cudalint.python.optional_facts import optional_facts
@@ -100,6 +100,11 @@ class FileFacts:
         # ProjectIndex.attribute_guard, which reads `config.total_visible_gpus` of any object by it).
         self.attribute_guards: Dict[str, Optional[List[bool]]] = {}
         self.bound_attributes: List[str] = []  # every attribute name an assignment of the module stores
+        # switches the module checks against CUDA before relying on them (`if args.use_cuda: assert
+        # torch.cuda.is_available()`): their last name (ProjectIndex.checked_switch)
+        self.checked_switches: List[str] = []
+        self.switched_on: List[str] = []  # keywords a call of the module passes a literal True (`use_cuda=True`)
+        self.assigned: List[str] = []  # names the module binds at its top by assignment (`C = load_ext(...)`)
         # "saver|file name" -> [its saves here write host values only, a test module's] (saved_files.py)
         self.saves: Dict[str, list] = {}
 
@@ -141,6 +146,9 @@ class FileFacts:
             "classes": self.classes,
             "attribute_guards": self.attribute_guards,
             "bound_attributes": self.bound_attributes,
+            "checked_switches": self.checked_switches,
+            "switched_on": self.switched_on,
+            "assigned": self.assigned,
             "saves": self.saves,
         }
 
@@ -169,6 +177,9 @@ class FileFacts:
         facts.classes = dict(data.get("classes", {}))
         facts.attribute_guards = dict(data.get("attribute_guards", {}))
         facts.bound_attributes = list(data.get("bound_attributes", []))
+        facts.checked_switches = list(data.get("checked_switches", []))
+        facts.switched_on = list(data.get("switched_on", []))
+        facts.assigned = list(data.get("assigned", []))
         facts.definitions = list(data.get("definitions", []))
         facts.uses = dict(data.get("uses", {}))
         facts.decorators = dict(data.get("decorators", {}))
@@ -297,6 +308,7 @@ class _Reader:
         self.library_queries = optional_facts().queries  # `find_spec(name)`: truthy only where `name` imports
         self._names_off_mac_device = self.guard_facts.names_off_mac_device
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
+        self._stopped_memo: Dict[int, Set[int]] = {}  # function -> its assigned values that never happen on a Mac
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
         self._dead_memo: Dict[int, Set[int]] = {}  # function -> its returns that never run on a Mac
         self.class_of: Dict[int, ast.ClassDef] = {}  # method of a module-level class -> the class
@@ -566,6 +578,8 @@ class _Reader:
                         self._defaults(node.name if item.name == "__init__" else f"{node.name}.{item.name}", item, method=not static)
                 self._calls(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not prefix:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                self.facts.assigned.extend(target.id for target in targets if isinstance(target, ast.Name))
                 self._constant(node)
                 self._import_flag(node, imported)
                 self._calls(node)
@@ -914,9 +928,55 @@ class _Reader:
             if not values and node.id in self.pending:
                 values = [self.pending[node.id]]
             if values:
-                parts = [self._guard(value, function, depth + 1) for value in values]
-                return all(p[0] for p in parts), all(p[1] for p in parts)
+                stopped = self._stopped_off_mac(function) if function is not None else set()
+                parts, said = [], False
+                for value in values:
+                    if id(value) in stopped:  # `distributed = True` beside `init_dist(...)`: never on a Mac
+                        parts.append((True, True))
+                        said = True
+                    elif isinstance(value, ast.Constant) and (value.value is None or isinstance(value.value, bool)):
+                        parts.append((not value.value, value.value is True))  # never true (or never false) anywhere
+                    else:
+                        parts.append(self._guard(value, function, depth + 1))
+                        said = said or parts[-1][0] or parts[-1][1]
+                if said:  # a constant alone says nothing of the host: only beside a binding that does
+                    return all(p[0] for p in parts), all(p[1] for p in parts)
         return False, False
+
+    def _stopped_off_mac(self, function) -> Set[int]:
+        """The ids of the values of the function's assignments of True or False, in an arm of an `if`, that never
+        happen on a Mac: a statement of the same arm before the assignment surely raises there (a call
+        rules/guards.toml lists as failing off CUDA, OpenMMLab's `init_dist`; a check that raises off CUDA), or
+        one after it, for names, outside any `try:` (the libcst evaluator's guards._stopped_off_mac)."""
+        found = self._stopped_memo.get(id(function))
+        if found is not None:
+            return found
+        found = self._stopped_memo[id(function)] = set()
+        blocks: List[Tuple[list, bool, bool]] = [(function.body, False, False)]  # (block, in a try, an if's arm)
+        while blocks:
+            body, trying, arm = blocks.pop()
+            failing: Optional[List[bool]] = None
+            for index, statement in enumerate(body):
+                if arm and isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) \
+                        and isinstance(statement.value.value, bool):
+                    if failing is None:
+                        failing = [self._fails_on_mac(item) or (self._may_require(item) and self._requires_cuda(item, function, 0))
+                                   for item in body]
+                    if any(failing[:index]) or (not trying and any(failing[index + 1:])
+                                                and all(isinstance(target, ast.Name) for target in statement.targets)):
+                        found.add(id(statement.value))
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue
+                inner, arms = trying or isinstance(statement, TRIES), isinstance(statement, ast.If)
+                for field in ("body", "orelse", "finalbody"):
+                    block = getattr(statement, field, None)
+                    if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                        blocks.append((block, inner, arms))
+                for handler in getattr(statement, "handlers", None) or ():
+                    blocks.append((handler.body, inner, False))
+                for case in getattr(statement, "cases", None) or ():
+                    blocks.append((case.body, inner, False))
+        return found
 
     def _attribute_guard(self, klass: ast.ClassDef, name: str) -> Tuple[bool, bool]:
         """`self.gpu_available` where the class's methods bind `self.gpu_available = torch.cuda.is_available()

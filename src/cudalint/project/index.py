@@ -15,9 +15,9 @@ from cudalint.digests import sha256
 from cudalint.project.availability import libraries_of, library_of
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, reach
-from cudalint.project.paths import project_key
+from cudalint.project.paths import project_key, test_module
 
-INDEX_VERSION = "39"
+INDEX_VERSION = "41"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -65,6 +65,7 @@ class ProjectIndex:
         self._extension_of: Dict[str, Optional[Tuple[str, Place]]] = {}  # module -> extension(module)
         self._imported: Optional[Set[str]] = None  # modules another module imports at module level (see is_imported)
         self._private_reads: Optional[frozenset] = None  # see reads_private
+        self._checked_switches: Optional[frozenset] = None  # see checked_switch
         self._reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
         self._stars: Dict[str, Dict[str, str]] = {}  # module -> star_exports(module)
         self._exported: Optional[Set[str]] = None  # see exported
@@ -485,6 +486,39 @@ class ProjectIndex:
                         merged[attribute] = None  # another module stores it, to something else
             self._attribute_guards = merged
         return self._attribute_guards.get(name)
+
+    def compiled(self, qualified: str) -> bool:
+        """A name under the project's own package that none of its Python modules holds: what a compiled
+        extension module of the project provides (bmtrain's `from .. import C` then `C.ncclAllReduce`;
+        spconv's `core_cc`, compiled, with only `.pyi` stubs beside it). False where a module that would
+        hold it was not read (it may define it)."""
+        module, name, _ = self._split(self.follow(qualified))
+        if module is None or not name or f"{module}.{name}" in self.modules:
+            return False
+        facts = self.facts.get(self.modules[module])
+        if facts is None or facts.words:
+            return False
+        exported = facts.exports.get(name)  # `from . import C` in the package: the submodule itself
+        return (name not in facts.definitions and exported in (None, f"{module}.{name}") and name not in facts.assigned
+                and name not in facts.constants and name not in self.star_exports(module))
+
+    def checked_switch(self, name: str) -> bool:
+        """Some module of the project checks a switch of this last name against CUDA before relying on it
+        (`if args.use_cuda: assert torch.cuda.is_available()` in the CLI's validation; FileFacts.
+        checked_switches): the project says there what the switch means, wherever it is handed on; unless
+        some call of the project turns it on by itself (`use_cuda=True`; FileFacts.switched_on), or may (a
+        module whose tree was not read names it, or holds too many names to list). A test's call does not
+        count: a test that turns it on tests the CUDA mode, and says nothing of the program's callers."""
+        if self._checked_switches is None:
+            checked = {name for facts in self.facts.values() for name in facts.checked_switches}
+            for path, facts in self.facts.items():
+                if not test_module(self.paths.get(path) or "", path):
+                    checked.difference_update(facts.switched_on)
+                if "*" in facts.words:
+                    checked.clear()
+                checked.difference_update(facts.words)
+            self._checked_switches = frozenset(checked)
+        return name in self._checked_switches
 
     def reads_private(self, name: str) -> bool:
         """Some module reads the private attribute `name` (`x._load`) other than in a method of its own

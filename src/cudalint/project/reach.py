@@ -100,6 +100,8 @@ class _Uses:
         self.guard_of: Dict[int, Tuple[bool, bool]] = {}  # id(test) -> the reader's answer (an if asks for both arms)
         self.leaves_of: Dict[int, list] = {}  # id(test) -> the names of other modules (leaves) its judgement met
         self.classes: Set[str] = set()  # definition paths of the classes met so far
+        self.switches: Set[str] = set()  # the last names of switches checked against CUDA (_switch_check)
+        self.switched_on: Set[str] = set()  # keywords a call passes a literal True (`use_cuda=True`)
         self.stored: Dict[str, int] = {}  # attribute name -> how many assignments store it (`x.name = ...`,
         # or `name = ...` in a class body): what FileFacts.attribute_guards is checked against
 
@@ -166,6 +168,8 @@ class _Uses:
         """`trying`: the body of a `try:` (an import that fails there is caught, not reported)."""
         for node in body:
             self._push(node, guarded, context, function)
+            if node.__class__ is ast.If:
+                self._switch_check(node, function)
             if guarded is True:
                 continue
             if self._needs_library(node, trying):  # the rest of the block runs only where the library imports
@@ -181,6 +185,37 @@ class _Uses:
             body_exits, else_exits = self._leaves(node.body), bool(node.orelse) and self._leaves(node.orelse)
             if body_exits != else_exits:  # `if not torch.cuda.is_available(): return` guards the rest of the block
                 guarded = self._under(guarded, node.test, else_exits, function)
+
+    def _switch_check(self, node: ast.If, function) -> None:
+        """`if args.use_cuda: assert torch.cuda.is_available()` (or `if not torch.cuda.is_available(): raise`
+        first in its body), `if args.cuda and not torch.cuda.is_available(): raise ...` (or `sys.exit`), whatever
+        its `else:` does: the program stops where the switch is on without CUDA, so the switch is on only
+        off a Mac. Its last
+        name joins FileFacts.checked_switches (ProjectIndex.checked_switch)."""
+        test = node.test
+        if isinstance(test, (ast.Name, ast.Attribute)):
+            first = node.body[0]
+            checked = (isinstance(first, ast.Assert) and self._guard(first.test, function)[0]) or (
+                isinstance(first, ast.If) and not first.orelse and self._stops(first.body)
+                and self._guard(first.test, function)[1])
+            own = test if checked else None
+        elif isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and self._stops(node.body):
+            switches = [part for part in test.values if isinstance(part, (ast.Name, ast.Attribute))]
+            others = [part for part in test.values if part not in switches]
+            own = switches[0] if len(switches) == 1 and others and all(
+                self._guard(part, function)[1] for part in others) else None
+        else:
+            return
+        name = _dotted(own) if own is not None else None
+        if name:
+            self.switches.add(name.rpartition(".")[2])
+
+    def _stops(self, body) -> bool:
+        """The block ends the program (or the test): `raise`, `sys.exit(...)`, `pytest.skip(...)`."""
+        last = body[-1] if body else None
+        if isinstance(last, ast.Raise):
+            return True
+        return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and self.reader.resolve(last.value.func) in EXITS
 
     def _needs_library(self, node: ast.stmt, trying: bool) -> bool:
         """In a `try:` body, an import of a CUDA-only library (rules/packages.toml); anywhere, a `try:` that
@@ -415,6 +450,9 @@ class _Uses:
             raw[(name, True, guarded, context)] = None
         else:
             stack.append((func, guarded, context, function))
+        for keyword in node.keywords:
+            if keyword.arg is not None and type(keyword.value) is ast.Constant and keyword.value.value is True:
+                self.switched_on.add(keyword.arg)  # `_load(path, use_cuda=True)`: a switch a caller turns on itself
         for value in (*node.args, *(keyword.value for keyword in node.keywords)):
             kind = type(value)
             name = value.id if kind is ast.Name else self._chain(value) if kind is ast.Attribute else None
@@ -504,6 +542,8 @@ class _Uses:
         facts.private = sorted(self.private)
         facts.mentions = mentions
         facts.bound_attributes = sorted(self.stored)
+        facts.checked_switches = sorted(self.switches)
+        facts.switched_on = sorted(self.switched_on)
         self.reader.stored_attributes = self.stored
 
 

@@ -46,7 +46,7 @@ def dead_returns(model: "SemanticModel", function: cst.CSTNode, scope: "Scope", 
             failed = False
             tried = [*statement.body.body, *(statement.orelse.body.body if statement.orelse is not None else ())]
             for inner in tried:
-                failed = failed or _fails_on_mac(model, inner, scope)
+                failed = failed or fails_on_mac(model, inner, scope)
                 if failed:
                     dead.update(_returned(inner))
         stack.extend(child for child in code_children(statement) if not isinstance(child, cst.BaseExpression))
@@ -74,7 +74,7 @@ def _returned(statement: cst.CSTNode) -> Set[int]:
     return found
 
 
-def _fails_on_mac(model: "SemanticModel", statement: cst.CSTNode, scope: "Scope") -> bool:
+def fails_on_mac(model: "SemanticModel", statement: cst.CSTNode, scope: "Scope") -> bool:
     """A statement line (or a `with` line) that surely makes a call that raises on a Mac: not one in a
     branch of a conditional expression, after a short-circuit, or in a lambda or comprehension."""
     if isinstance(statement, cst.With):

@@ -22,7 +22,8 @@ Kinds of match, each a list of entries in the rule's TOML:
 
 A ref entry with `unless_with` (a list of APIs) is not reported where an unconditional call of one of
 them runs earlier in its function or later in its own block; with `unless_beside`, not where another statement of its own block (or the
-arms of an `if` there) calls one. An entry with `entered` names a context manager whose finding is about entering it: not reported
+arms of an `if` there) calls one; with `unless_alternative`, not in one arm of a choice (a conditional expression, an `if`/`else`)
+whose other arm names one. An entry with `entered` names a context manager whose finding is about entering it: not reported
 where the `with` drops it (FileContext.never_entered). Every entry may carry `use` (the portable replacement) and `since`/`until` (torch
 releases that bound when the entry applies), which the message template can name.
 """
@@ -40,6 +41,7 @@ from cudalint.python.children import arm_statements, code_children, earlier_stat
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.backend_choice import cpu_gets
+from cudalint.python.compiled_calls import calls_compiled
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
@@ -314,10 +316,12 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `torch.manual_seed(s)` just before already seeded every device
     if "unless_beside" in entry.spec and _beside_call(entry.spec["unless_beside"], ctx):
         return  # `torch.mps.empty_cache()` in the same block: the code already does it for MPS
+    if "unless_alternative" in entry.spec and _alternative_arm(entry.spec["unless_alternative"], ctx):
+        return  # `CppExtension if suffix == "cpu" else CUDAExtension`: the fallback is built where the other arm is taken
     if any(isinstance(holder, cst.Annotation) for holder in ctx.stack):
         return  # a type annotation names the API; it makes nothing and runs nothing
     depth = len(ctx.stack) - 1
-    if _cuda_table_entry(node, ctx) or _in_assert_message(ctx) or ctx.compared(depth) or ctx.names_class(depth):
+    if _cuda_table_entry(node, ctx) or _in_assert(ctx, "msg") or ctx.compared(depth) or ctx.names_class(depth):
         return
     before = len(ctx.hits)
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
@@ -360,13 +364,14 @@ def _cuda_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
     return isinstance(holder, cst.DictElement) and holder.value is node and string_value(holder.key) == "cuda"
 
 
-def _in_assert_message(ctx: FileContext) -> bool:
-    """Inside the message of an `assert`: it runs only when the assertion already failed."""
+def _in_assert(ctx: FileContext, part: str) -> bool:
+    """Inside the `part` ("test" or "msg") of an `assert` around the node: its message runs only when
+    the assertion already failed."""
     stack = ctx.stack
     for depth in range(len(stack) - 2, -1, -1):
         holder = stack[depth]
         if isinstance(holder, cst.Assert):
-            return holder.msg is stack[depth + 1]
+            return getattr(holder, part) is stack[depth + 1]
         if isinstance(holder, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseSuite)):
             return False
     return False
@@ -595,6 +600,43 @@ def _beside_call(apis, ctx: FileContext) -> bool:
     others = [statement for index, statement in enumerate(body) if index != at]
     statements = [inner for other in others for inner in (arm_statements(other) if isinstance(other, cst.If) else (other,))]
     return any(ctx.model.resolve(call.func) in apis for statement in statements for call in _statement_calls(statement))
+
+
+def _alternative_arm(apis, ctx: FileContext) -> bool:
+    """The node is in one arm of a choice whose other arm names one of `apis`: a conditional expression
+    (`CppExtension if suffix == "cpu" else CUDAExtension`) or an `if`/`else` statement (`if with_cuda: ext =
+    CUDAExtension(...)` / `else: ext = CppExtension(...)`), up to the enclosing function. Whatever decides
+    the choice, the code builds the alternative where the other arm is taken."""
+    stack = ctx.stack
+    for depth in range(len(stack) - 2, -1, -1):
+        holder, inner = stack[depth], stack[depth + 1]
+        if isinstance(holder, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(holder, cst.IfExp) and inner is not holder.test:
+            other = holder.orelse if inner is holder.body else holder.body
+        elif isinstance(holder, cst.If) and holder.orelse is not None and inner in (holder.body, holder.orelse):
+            other = holder.orelse if inner is holder.body else holder.body
+        elif isinstance(holder, cst.Else):  # `else:` of an `if`: the arm above it is the other one
+            owner = stack[depth - 1] if depth else None
+            other = owner.body if isinstance(owner, cst.If) and owner.orelse is holder else None
+        else:
+            continue
+        if other is not None and _names_any(other, apis, ctx):
+            return True
+    return False
+
+
+def _names_any(node: cst.CSTNode, apis, ctx: FileContext) -> bool:
+    """A name or attribute under `node` resolves to one of `apis` (nested functions and classes aside)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind in (cst.Name, cst.Attribute) and ctx.model.resolve(current) in apis:
+            return True
+        if kind not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(current.children)
+    return False
 
 
 def _statement_calls(statement: cst.CSTNode, depth: int = 0) -> Iterator[cst.Call]:
@@ -869,6 +911,8 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
         return  # `is_cuda = q.is_cuda` ... `cuda_config if is_cuda else cpu_config`: a guard kept in a name
     if _asserted_false(node, ctx):
         return  # `assert not y.is_cuda`: holds for every tensor a Mac has
+    if _in_assert(ctx, "test") and _before_compiled_code(ctx):
+        return  # `assert src.is_cuda` before `C.ncclAllReduce(...)`: the compiled kernels' precondition
     if _copy_flag(ctx.parent):
         return  # `non_blocking=x.is_cuda`: asynchronous only from CUDA, a blocking copy elsewhere
     if _or_mps(node, ctx):
@@ -900,6 +944,14 @@ def _asserted_false(node: cst.Attribute, ctx: FileContext) -> bool:
         depth -= 1
     holder = stack[depth - 1] if depth >= 1 else None
     return isinstance(holder, cst.Assert) and holder.test is stack[depth]
+
+
+def _before_compiled_code(ctx: FileContext) -> bool:
+    """The enclosing function calls compiled kernels (compiled_calls.py): an assertion of `is_cuda` there
+    states their precondition. (`if not x.is_cuda: raise NotImplementedError` before them is still
+    reported: it tells the user the device is not implemented, a gap a port fills.)"""
+    function = next((holder for holder in reversed(ctx.stack) if isinstance(holder, (cst.FunctionDef, cst.Lambda))), None)
+    return isinstance(function, cst.FunctionDef) and calls_compiled(ctx.model, function, ctx.model.compiled_calls)
 
 
 def _under_caller_option(ctx: FileContext) -> bool:

@@ -39,6 +39,7 @@ class SemanticModel:
         builder = ScopeBuilder(package, siblings)
         self.absolute = builder.absolute
         self.cuda_imports = CudaImports(self)
+        self.compiled_calls: Dict[int, bool] = {}  # function -> it calls compiled kernels (compiled_calls.py)
         builder.needs_library = self.cuda_imports.cuda_only  # what follows its import is conditional on it
         builder.star_names = project.star_exports if project is not None else None
         self.module_scope = builder.build(module)

@@ -24,10 +24,11 @@ from cudalint.project.paths import test_module
 from cudalint.python.children import code_children, comes_after
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
-from cudalint.python.mac_failures import dead_returns, falsy_constant
+from cudalint.python.mac_failures import dead_returns, fails_on_mac, falsy_constant
 from cudalint.python.names import conjuncts, dotted, int_literal, is_none, names_cuda_oom, negative_literal, source_of, string_elements, string_value
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
+from cudalint.python.semantic.parametrize import parametrized
 from cudalint.python.semantic.values import UNSET, reads_environment
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -105,11 +106,45 @@ class GuardEvaluator:
             return False
         self.pending.add(key)
         cycles = self.cycles
-        found = self.conditions_off_mac(binding.conditions, binding.context, depth) or self._in_skipped_class(binding)
+        found = (self.conditions_off_mac(binding.conditions, binding.context, depth) or self._in_skipped_class(binding)
+                 or self._stopped_off_mac(binding, depth))
         self.pending.discard(key)
         if self.may_memoize(cycles):
             self.binding_memo[key] = (found, depth)
         return found
+
+    def _stopped_off_mac(self, binding: "Binding", depth: int) -> bool:
+        """A flag set to True or False in one arm of an `if` whose other statements include one that surely
+        raises on every Mac (a call rules/guards.toml lists: OpenMMLab's `init_dist`, which sets a CUDA device;
+        a function of the project that raises off CUDA; `assert torch.cuda.is_available()`): the flag records
+        that the arm was taken, which never happens on a Mac. The failing statement before the binding, or
+        after it for a name (not an attribute, which an object may keep past a caught exception) with no
+        `try:` around it in its function, where the program stops before anything reads the name.
+        `else: distributed = True; init_dist(args.launcher)`: `if distributed:` runs only off a Mac. (Only a
+        flag of an arm: every name bound after a failing statement never holds on a Mac either, but the
+        code that reads it is a finding of its own, as is any other code after that statement.)"""
+        if binding.kind != "assign" or not isinstance(binding.node, (cst.Assign, cst.AnnAssign)) or depth > MAX_DEPTH \
+                or not (isinstance(binding.value, cst.Name) and binding.value.value in ("True", "False")):
+            return False
+        path = binding.scope.path_to(binding.node)
+        if not path or len(path) < 4 or not isinstance(path[-2], cst.SimpleStatementLine):
+            return False
+        statement, holder = path[-2], path[-3]
+        if not isinstance(holder, cst.IndentedBlock) or not isinstance(path[-4], (cst.If, cst.Else)):
+            return False
+        body = list(holder.body)
+        at = next((index for index, item in enumerate(body) if item is statement), None)
+        if at is None:
+            return False
+        scope = binding.context
+        if any(self._requires_cuda(item, scope, depth + 1) or fails_on_mac(self.model, item, scope) for item in body[:at]):
+            return True
+        targets = binding.node.targets if isinstance(binding.node, cst.Assign) else [binding.node]
+        if not all(isinstance(target.target, cst.Name) for target in targets) or any(
+                isinstance(node, (cst.Try, cst.TryStar)) for node in path):
+            return False
+        return any(self._requires_cuda(item, scope, depth + 1) or fails_on_mac(self.model, item, scope)
+                   for item in body[at + 1:])
 
     def _in_skipped_class(self, binding: "Binding") -> bool:
         """A binding in the body of a test class skipped off CUDA, or in one of its methods
@@ -501,6 +536,29 @@ class GuardEvaluator:
         return Guard(*found) if found else UNKNOWN
 
     def _checked_switch(self, node, scope, depth) -> bool:
+        return self._checked_here(node, scope, depth) or self._checked_in_project(node, scope)
+
+    def _checked_in_project(self, node, scope) -> bool:
+        """A switch some module of the project checks against CUDA before relying on it (ProjectIndex.
+        checked_switch: `if args.use_cuda: assert torch.cuda.is_available()` in the command line's
+        validation), read by the same last name where the code hands it on (`use_cuda=args.use_cuda`, then
+        `self.use_cuda = use_cuda`): the check says what the switch means. Not where this file binds it to
+        a true constant (`use_cuda=True` as a default, `use_cuda = True`), which turns it on by itself."""
+        project = self.model.project
+        if project is None:
+            return False
+        if isinstance(node, cst.Name):
+            name = node.value
+        elif isinstance(node, cst.Attribute) and dotted(node):
+            name = node.attr.value
+        else:
+            return False
+        if not project.checked_switch(name):
+            return False
+        return not any(binding.value is not None and _constant_truth(binding.value) is True
+                       for binding in self.model.bindings_of(node, scope))
+
+    def _checked_here(self, node, scope, depth) -> bool:
         """A switch the code checks against CUDA before it relies on it: `if use_cuda: assert
         torch.cuda.is_available()`, `if args.cuda and not torch.cuda.is_available(): raise ...` in the
         function that binds the name, or, for `self.use_cuda`, in the class's `__init__` (there also
@@ -598,7 +656,8 @@ class GuardEvaluator:
         found, informative = [], False
         for binding in bindings:
             if binding.kind == "param":
-                passed = self._passed(binding, depth)
+                passed = self._parametrized(binding, depth)
+                passed = passed if passed is not None else self._passed(binding, depth)
                 if passed is None:
                     return [UNKNOWN]
                 found.extend(passed)
@@ -765,6 +824,18 @@ class GuardEvaluator:
         """What holding `value` says: a constant is never true (or never false) anywhere, so it agrees
         with either answer; anything else guards as it would as a test."""
         return _constant_guard(value) or self.guard(value, scope, depth + 1)
+
+    def _parametrized(self, binding: "Binding", depth: int) -> Optional[List[Guard]]:
+        """A test's parameter that `@pytest.mark.parametrize` hands its values (semantic/parametrize.py):
+        each value's guard, and both ways for a case taken only off a Mac (`pytest.param(True,
+        marks=pytest.mark.skipif(not torch.cuda.is_available(), ...))`); None without such a decorator."""
+        function = binding.scope.node
+        if not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param):
+            return None
+        cases = parametrized(self.model, function, binding.name, binding.context)
+        if cases is None:
+            return None
+        return [BOTH_OFF_MAC if off_mac else self._value_guard(case, where, depth) for case, where, off_mac in cases]
 
     def _passed(self, binding: "Binding", depth: int) -> Optional[List[Guard]]:
         """A parameter's guards from the calls of its function in the file (call_sites): its default,

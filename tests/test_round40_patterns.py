@@ -94,11 +94,30 @@ def collect(model):
 """
 
 
+APIS = """
+import torch
+
+
+def train_model(model, distributed=False):
+    if distributed:
+        model = model.cuda()
+        torch.cuda.synchronize()
+    return model
+"""
+
+
 def test_the_project_index_reads_the_flag_too(tmp_path, monkeypatch):
-    # `collect` is called only under the flag: CUDA-only, as the index reads the tool
-    found = lint_tree(tmp_path, monkeypatch, {"tools/train.py": textwrap.dedent(TRAIN_TOOL).lstrip("\n"),
-                                              "pkg/__init__.py": "", "pkg/apis.py": "def train_model(model, distributed=False):\n    return model\n"})
-    assert found == []
+    # `collect` is called only under the flag: CUDA-only, as the index reads the tool; and the flag handed on
+    # by its name (`distributed=distributed`) is true only off a Mac in `train_model` too
+    files = {"tools/train.py": textwrap.dedent(TRAIN_TOOL).lstrip("\n"), "pkg/__init__.py": "", "pkg/apis.py": APIS.lstrip("\n")}
+    assert lint_tree(tmp_path, monkeypatch, files) == []
+
+
+def test_a_call_that_turns_the_flag_on(tmp_path, monkeypatch):
+    files = {"tools/train.py": textwrap.dedent(TRAIN_TOOL).lstrip("\n"), "pkg/__init__.py": "", "pkg/apis.py": APIS.lstrip("\n"),
+             "pkg/demo.py": "from pkg.apis import train_model\n\ntrain_model(None, distributed=True)\n"}
+    assert [(path, code) for path, code, _, _ in lint_tree(tmp_path, monkeypatch, files)] == [
+        ("pkg/apis.py", "CDL102"), ("pkg/apis.py", "CDL201")]
 
 
 OPS = """

@@ -428,6 +428,7 @@ class _Reader:
                 self.facts.skips.append(name)
             elif table is not None:
                 self.facts.skips_via[name] = table
+        self._off_mac_flags()
         starts = None
         for name, node in self.classes.items():
             if self.text:  # only a class whose own text holds a query, flag or skip word can bind a guard
@@ -942,6 +943,35 @@ class _Reader:
                 if said:  # a constant alone says nothing of the host: only beside a binding that does
                     return all(p[0] for p in parts), all(p[1] for p in parts)
         return False, False
+
+    def _off_mac_flags(self) -> None:
+        """FileFacts.checked_switches, the other kind: a flag a function of the module sets True only in arms
+        that never run on a Mac (`else: distributed = True; init_dist(args.launcher)`), and otherwise only
+        False or None. Handed on by its name (`train_model(model, cfg, distributed=distributed)`), it is true
+        only off a Mac there too (ProjectIndex.checked_switch). Read only in a module whose text names a call
+        that fails off CUDA (rules/guards.toml cuda_only_results)."""
+        words = {name.rpartition(".")[2].encode() for name in self.guard_facts.cuda_only_results}
+        if self.text and not any(word in self.text for word in words):
+            return
+        flags = set()
+        for function in self.functions.values():
+            stopped = self._stopped_off_mac(function)
+            if not stopped:
+                continue
+            set_true: Dict[str, List[bool]] = {}
+            for statement in _statements_of(function):
+                if not isinstance(statement, ast.Assign):
+                    continue
+                value = statement.value
+                if isinstance(value, ast.Constant) and (value.value is False or value.value is None):
+                    continue  # a false binding beside the flag's true one
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        set_true.setdefault(target.id, []).append(
+                            isinstance(value, ast.Constant) and value.value is True and id(value) in stopped)
+            flags.update(name for name, stopped_each in set_true.items() if all(stopped_each))
+        if flags:
+            self.facts.checked_switches = sorted({*self.facts.checked_switches, *flags})
 
     def _stopped_off_mac(self, function) -> Set[int]:
         """The ids of the values of the function's assignments of True or False, in an arm of an `if`, that never

@@ -66,7 +66,8 @@ model = DeviceMixin().cuda().double()
 
 def test_cuda_and_double_overrides_are_silent_and_the_users_calls_are_reported():
     assert lint(MIXIN) == [
-        ("CDL201", 11, 9),  # torch.cuda.synchronize: CDL2 is not what the table silences for `cuda`
+        # torch.cuda.synchronize at 11 is silent too: the body of a `cuda` override runs only where the
+        # caller's `.cuda()` can, so the table silences every family there
         ("CDL601", 19, 29),  # float64 in a `float` method: no override of the table
         ("CDL102", 31, 19),  # a free function named cuda is ordinary code
         ("CDL602", 35, 19),  # a free function named double too
@@ -78,7 +79,7 @@ def test_cuda_and_double_overrides_are_silent_and_the_users_calls_are_reported()
 
 def test_every_override_names_catalog_codes_and_says_why():
     table = overrides.load_overrides()
-    assert table["cuda"].silences == ("CDL1",)
+    assert table["cuda"].silences == ("CDL",)
     assert table["double"].silences == ("CDL601", "CDL602", "CDL608")
     assert table["pin_memory"].silences == ("CDL301", "CDL302")
     assert table["record_stream"].silences == ("CDL307",)

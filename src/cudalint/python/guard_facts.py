@@ -33,6 +33,7 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     cuda_environment: FrozenSet[str] = frozenset()  # environment variables only a CUDA setup reads
     skip_reason_words: FrozenSet[str] = frozenset()  # words of a skip's reason that say the test needs CUDA
     cuda_only_results: FrozenSet[str] = frozenset()  # calls that raise off CUDA: their result never exists on a Mac
+    cuda_scatters: FrozenSet[str] = frozenset()  # calls that scatter their first argument over CUDA devices
     off_mac_programs: FrozenSet[str] = frozenset()  # programs no Mac has (nvidia-smi)
     program_runners: FrozenSet[str] = frozenset()  # calls that raise when the program they start is missing
     checked_runners: FrozenSet[str] = frozenset()  # those that raise for a failed exit status too (through a shell)

@@ -1137,9 +1137,11 @@ def _numpy_when_false(node: cst.Attribute, ctx: FileContext) -> bool:
 
 def _moved_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> List[cst.BaseExpression]:
     """What the block (not a function or class it defines) moves to CUDA: the receivers of `.cuda()` and of
-    `.to()` with a CUDA device string."""
+    `.to()` with a CUDA device string, and the first argument of a call that scatters it over CUDA devices
+    (`scatter(data, [device])`: rules/guards.toml cuda_scatters)."""
     found: List[cst.BaseExpression] = []
     pending: List[cst.CSTNode] = [block]
+    scatters = ctx.model.guards.facts.cuda_scatters
     while pending:
         node = pending.pop()
         kind = type(node)
@@ -1149,6 +1151,8 @@ def _moved_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> List[cst.BaseExpre
             method = node.func.attr.value
             if method == "cuda" or (method == "to" and node.args and is_cuda_device_string(node.args[0].value)):
                 found.append(node.func.value)
+        elif kind is cst.Call and node.args and node.args[0].keyword is None and ctx.model.resolve(node.func) in scatters:
+            found.append(node.args[0].value)
         pending.extend(code_children(node))
     return found
 

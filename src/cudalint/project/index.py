@@ -504,7 +504,8 @@ class ProjectIndex:
 
     def checked_switch(self, name: str) -> bool:
         """Some module of the project checks a switch of this last name against CUDA before relying on it
-        (`if args.use_cuda: assert torch.cuda.is_available()` in the CLI's validation; FileFacts.
+        (`if args.use_cuda: assert torch.cuda.is_available()` in the CLI's validation), or sets it True only
+        in an arm that never runs on a Mac (`distributed = True` beside `init_dist(...)`; FileFacts.
         checked_switches): the project says there what the switch means, wherever it is handed on; unless
         some call of the project turns it on by itself (`use_cuda=True`; FileFacts.switched_on), or may (a
         module whose tree was not read names it, or holds too many names to list). A test's call does not

@@ -190,8 +190,7 @@ class _Uses:
         """`if args.use_cuda: assert torch.cuda.is_available()` (or `if not torch.cuda.is_available(): raise`
         first in its body), `if args.cuda and not torch.cuda.is_available(): raise ...` (or `sys.exit`), whatever
         its `else:` does: the program stops where the switch is on without CUDA, so the switch is on only
-        off a Mac. Its last
-        name joins FileFacts.checked_switches (ProjectIndex.checked_switch)."""
+        off a Mac. Its last name joins FileFacts.checked_switches (ProjectIndex.checked_switch)."""
         test = node.test
         if isinstance(test, (ast.Name, ast.Attribute)):
             first = node.body[0]

@@ -541,7 +541,8 @@ class GuardEvaluator:
     def _checked_in_project(self, node, scope) -> bool:
         """A switch some module of the project checks against CUDA before relying on it (ProjectIndex.
         checked_switch: `if args.use_cuda: assert torch.cuda.is_available()` in the command line's
-        validation), read by the same last name where the code hands it on (`use_cuda=args.use_cuda`, then
+        validation; or a flag it sets True only beside OpenMMLab's `init_dist`), read by the same last name
+        where the code hands it on (`use_cuda=args.use_cuda`, `distributed=distributed`, then
         `self.use_cuda = use_cuda`): the check says what the switch means. Not where this file binds it to
         a true constant (`use_cuda=True` as a default, `use_cuda = True`), which turns it on by itself."""
         project = self.model.project

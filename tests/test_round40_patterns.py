@@ -10,19 +10,22 @@ def lint(text, **kwargs):
     return triples(findings_of(textwrap.dedent(text).lstrip("\n"), **kwargs))
 
 
-TEST_TOOL = """
-import torch
-from mmcv.parallel import MMDataParallel, MMDistributedDataParallel
-from mmcv.runner import init_dist
-
-
+# OpenMMLab's tools start so: the flag set in the arm that calls init_dist
+LAUNCH = """
 def main(args, model):
     if args.launcher == "none":
         distributed = False
     else:
         distributed = True
         init_dist(args.launcher)
-    if not distributed:
+"""
+
+TEST_TOOL = """
+import torch
+from mmcv.parallel import MMDataParallel, MMDistributedDataParallel
+from mmcv.runner import init_dist
+
+""" + LAUNCH + """    if not distributed:
         model = MMDataParallel(model, device_ids=[0])
     else:
         model = MMDistributedDataParallel(model.cuda(), device_ids=[torch.cuda.current_device()])
@@ -77,14 +80,7 @@ from mmengine.dist import init_dist
 
 from pkg.apis import train_model
 
-
-def main(args, model):
-    if args.launcher == "none":
-        distributed = False
-    else:
-        distributed = True
-        init_dist(args.launcher)
-    if distributed:
+""" + LAUNCH + """    if distributed:
         collect(model)
     train_model(model, distributed=distributed)
 

@@ -950,8 +950,7 @@ class _Reader:
         False or None. Handed on by its name (`train_model(model, cfg, distributed=distributed)`), it is true
         only off a Mac there too (ProjectIndex.checked_switch). Read only in a module whose text names a call
         that fails off CUDA (rules/guards.toml cuda_only_results)."""
-        words = {name.rpartition(".")[2].encode() for name in self.guard_facts.cuda_only_results}
-        if self.text and not any(word in self.text for word in words):
+        if self.text and not any(word in self.text for word in self.guard_facts.failing_words):
             return
         flags = set()
         for function in self.functions.values():

@@ -500,7 +500,7 @@ class ProjectIndex:
             return False
         exported = facts.exports.get(name)  # `from . import C` in the package: the submodule itself
         return (name not in facts.definitions and exported in (None, f"{module}.{name}") and name not in facts.assigned
-                and name not in facts.constants and name not in self.star_exports(module))
+                and name not in self.star_exports(module))
 
     def checked_switch(self, name: str) -> bool:
         """Some module of the project checks a switch of this last name against CUDA before relying on it

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Dict, List
 
 import libcst as cst
 
+from cudalint.python.children import code_children
+
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
 
@@ -39,7 +41,7 @@ def _calls_compiled(model: "SemanticModel", function: cst.FunctionDef) -> bool:
             qualified = model.resolve(node.func)
             if qualified is not None and _compiled(model, qualified):
                 return True
-        stack.extend(child for child in node.children if not isinstance(child, NESTED))
+        stack.extend(child for child in code_children(node) if not isinstance(child, NESTED))
     return False
 
 

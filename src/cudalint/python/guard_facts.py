@@ -61,6 +61,11 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
             return False
         return qualified in (self.checked_runners if shell else self.program_runners)
 
+    @property
+    def failing_words(self) -> FrozenSet[bytes]:
+        """The last names of cuda_only_results, as bytes: a module's text that holds none makes no such call."""
+        return _last_names(self.cuda_only_results)
+
     def fails_on_mac(self, qualified) -> bool:
         """A call whose result never exists on a Mac: it raises there."""
         return qualified in self.cuda_only_results
@@ -87,6 +92,11 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     def skip_param_names(self) -> FrozenSet[str]:
         """The last part of each skip_params name: a cheap test before resolving a call."""
         return frozenset(name.rpartition(".")[2] for name in self.skip_params)
+
+
+@functools.lru_cache(maxsize=4)
+def _last_names(names: FrozenSet[str]) -> FrozenSet[bytes]:
+    return frozenset(name.rpartition(".")[2].encode() for name in names)
 
 
 @functools.lru_cache(maxsize=1)

@@ -635,7 +635,7 @@ def _names_any(node: cst.CSTNode, apis, ctx: FileContext) -> bool:
         if kind in (cst.Name, cst.Attribute) and ctx.model.resolve(current) in apis:
             return True
         if kind not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            stack.extend(current.children)
+            stack.extend(code_children(current))
     return False
 
 

@@ -74,3 +74,27 @@ def test_only_archives_of_cpu_storages_inside_the_project_load_without_map_locat
     files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "", "pkg/model.py": MODULE}
     found = [(line, column) for path, code, line, column in lint_tree(project, monkeypatch, files) if code == "CDL109"]
     assert found == [(19, 12), (23, 12), (27, 12), (31, 12), (35, 12), (39, 12), (43, 12), (47, 12)]
+
+
+PARENTS = '''from pathlib import Path
+
+import torch
+
+DIR = Path(__file__).parents[0]
+TOP = Path(__file__).resolve().parents[1]
+TABLE = torch.load(str(DIR / "precomputed" / "gammas.pt"), weights_only=True)
+SHARED = torch.load(TOP / "shared.pt")
+FAR = torch.load(Path(__file__).parents[2] / "shared.pt")
+'''
+
+
+def test_a_path_from_the_parents_of_the_module_file(tmp_path, monkeypatch):
+    # parents[0] is the module's folder, parents[1] the one above; parents[2] names a folder outside the project
+    project = tmp_path / "project"
+    (project / "pkg" / "precomputed").mkdir(parents=True)
+    torch.save(torch.ones(3), project / "pkg" / "precomputed" / "gammas.pt")
+    torch.save(torch.ones(3), project / "shared.pt")
+    torch.save(torch.ones(3), tmp_path / "shared.pt")
+    files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "", "pkg/tables.py": PARENTS}
+    found = [(path, line, column) for path, code, line, column in lint_tree(project, monkeypatch, files) if code == "CDL109"]
+    assert found == [("pkg/tables.py", 9, 7)]

@@ -777,7 +777,20 @@ def _parse_quietly(data: bytes, path: str) -> Optional[ast.Module]:
 def _stable_table(facts) -> list:
     """A catalog table of name sets in one order in every process (a set's repr follows string hashing,
     which differs per process, and a salt built from it would never match the next run's)."""
-    return sorted((key, sorted(value)) for key, value in facts._asdict().items())
+    return sorted((key, _stable(value)) for key, value in facts._asdict().items())
+
+
+def _stable(value):
+    """A table's value as JSON in one order: sets sorted, mappings by key, records field by field."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(_stable(item) for item in value)
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return _stable_table(value)
+    if isinstance(value, (list, tuple)):
+        return [_stable(item) for item in value]
+    if isinstance(value, dict):
+        return sorted((key, _stable(item)) for key, item in value.items())
+    return value
 
 
 def build_index(

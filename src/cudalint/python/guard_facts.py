@@ -43,6 +43,8 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     kernel_builders: FrozenSet[str] = frozenset()  # calls that build native kernels (cpp_extension.load)
     mock_factories: FrozenSet[str] = frozenset()  # calls that make a mock (unittest.mock.Mock)
     mocked_moves: FrozenSet[str] = frozenset()  # methods a test replaces with one so nothing moves (`.to`)
+    autograd_functions: FrozenSet[str] = frozenset()  # the base classes of a custom autograd operation
+    after_forward: FrozenSet[str] = frozenset()  # its methods autograd calls only after its forward returned
 
     def off_mac_dispatch(self, key) -> bool:
         """"cuda", "CUDA", "AutocastCUDA", "SparseCUDA": a device type or dispatch key no Mac has."""

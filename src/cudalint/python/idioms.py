@@ -478,6 +478,8 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         return  # the tensors of a collective: gloo, a Mac's only backend, takes CPU tensors
     if selection_use.fallback_never_runs(ctx):
         return  # fills a device parameter every call in the project passes
+    if None in cuda_names and selection_use.returns_mac_elsewhere(ctx, node):
+        return  # a return of the function picks MPS before (or beside) this choice
     ctx.report(
         "CDL104",
         node,

@@ -45,13 +45,14 @@ from cudalint.python.compiled_calls import calls_compiled
 from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
-from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, mentions_mac_path, source_of, string_value
+from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_none, mentions_mac_path, source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import (
     builds_on_default_device, copies_uninitialized, held_until_waited, in_module_method, kept_by_its_object, made_on_host, names_host, on_host, read_back_in_place, same_device_copy,
     synchronized_after,
 )
 from cudalint.python.semantic import Value
+from cudalint.python.semantic.values import MAX_VALUES
 from cudalint.python.visitor import Registry, ends_flow, statement_flow
 from cudalint.versions import parse_version
 
@@ -308,6 +309,10 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
     if (where and isinstance(ctx.parent, cst.Call) and ctx.parent.func is node and turned_off_without_effect(
             _find_argument(ctx.parent, where.get("keyword"), where.get("position")), len(ctx.stack) - 2, ctx)):
         return  # CUDA autocast kept out of a region MPS autocast would cast nothing in
+    where = entry.spec.get("unless_none_on_mac")
+    if (where and isinstance(ctx.parent, cst.Call) and ctx.parent.func is node
+            and _none_on_mac(_find_argument(ctx.parent, where.get("keyword"), where.get("position")), ctx)):
+        return  # `torch.cuda.stream(s if device.type == "cuda" else None)`: given None it does nothing
     if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
     if _argued_by_rule(node, entry.rule, ctx):
@@ -345,6 +350,26 @@ def _argued_by_rule(node: cst.CSTNode, rule: Rule, ctx: FileContext) -> bool:
     call = ctx.stack[-3]
     callees = [spec["callee"] for spec in rule.match.get("arguments", ()) if "." in spec["callee"] and not spec["callee"].startswith(".")]
     return isinstance(call, cst.Call) and bool(callees) and ctx.model.resolve(call.func) in callees
+
+
+def _none_on_mac(arg: Optional[cst.Arg], ctx: FileContext) -> bool:
+    """The argument is None wherever the call runs on a Mac: None itself, a conditional expression whose
+    other arm is taken only off a Mac (`torch.cuda.Stream() if device.type == "cuda" else None`), or a name
+    that holds None and otherwise only values bound off a Mac. A value made under a user's option (`torch.cuda.
+    Stream() if use_streams else None`) or unconditionally is no None: ported, it would reach the call."""
+    if arg is None or arg.star:
+        return False
+    value, model = arg.value, ctx.model
+    if is_none(value):
+        return True
+    if type(value) is cst.IfExp and (is_none(value.body) or is_none(value.orelse)):
+        guard = model.guard(value.test)
+        return guard.when_false if is_none(value.body) else guard.when_true
+    if type(value) not in (cst.Name, cst.Attribute):
+        return False
+    values = model.values(value, model.scope, 1)
+    return (0 < len(values) < MAX_VALUES and any(held.kind == "none" for held in values)
+            and all(held.kind == "none" or held.off_mac for held in values))
 
 
 def _disabled_on_mac(node: cst.CSTNode, where: Mapping[str, object], ctx: FileContext) -> bool:

@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import FrozenSet, Mapping, NamedTuple, Optional
+from typing import FrozenSet, Mapping, NamedTuple, Optional, Tuple
 
 from cudalint.catalog import rules_sets, rules_table
+
+
+class NarrowException(NamedTuple):
+    """An exception only some CUDA work raises where torch has no CUDA (optional_code.toml narrow_exceptions)."""
+
+    names: FrozenSet[str]  # it and its subclasses, as a handler may name them
+    apis: FrozenSet[str]  # the torch APIs (and their submodules) that raise it there
+    methods: FrozenSet[str]  # the tensor methods that do
+    imports: bool  # an import raises it too (a missing library's failure is its own matter)
 
 
 class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py on start-up cost
@@ -19,9 +28,7 @@ class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.
     never_raise: FrozenSet[str] = frozenset()  # calls that never raise without CUDA: no try guards them
     library_queries: Mapping[str, str] = {}  # other libraries' helpers true only where one library imports
     unrelated_exceptions: FrozenSet[str] = frozenset()  # exceptions CUDA work does not raise off CUDA
-    runtime_errors: FrozenSet[str] = frozenset()  # RuntimeError and its subclasses a handler may name
-    runtime_error_apis: FrozenSet[str] = frozenset()  # the torch.cuda APIs that raise a RuntimeError off CUDA
-    runtime_error_methods: FrozenSet[str] = frozenset()  # the tensor methods that do
+    narrow_exceptions: Tuple["NarrowException", ...] = ()  # exceptions only some CUDA work raises off CUDA
 
     @property
     def words(self) -> FrozenSet[str]:
@@ -31,8 +38,11 @@ class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.
 
 @functools.lru_cache(maxsize=1)
 def optional_facts() -> OptionalFacts:
-    table = rules_table("optional_code.toml").get("library_queries", {})
-    return OptionalFacts(**rules_sets("optional_code.toml"), library_queries=dict(table))
+    data = rules_table("optional_code.toml")
+    narrow = tuple(NarrowException(frozenset(kind["names"]), frozenset(kind["apis"]), frozenset(kind["methods"]), bool(kind["imports"]))
+                   for kind in data.get("narrow_exceptions", {}).values())
+    return OptionalFacts(**rules_sets("optional_code.toml"), library_queries=dict(data.get("library_queries", {})),
+                         narrow_exceptions=narrow)
 
 
 _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")

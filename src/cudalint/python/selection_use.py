@@ -34,7 +34,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from cudalint.project.paths import test_module
-from cudalint.python.children import arm_statements, enclosing_block
+from cudalint.python.children import arm_statements, code_children, enclosing_block
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
 
@@ -58,7 +58,7 @@ DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # their bo
 
 
 def is_not_a_porting_problem(node: cst.IfExp, ctx: FileContext) -> bool:
-    return (_inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx)
+    return (_inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx) or _returns_mac_elsewhere(ctx)
             or _test_variant(node, ctx) or _keyed_on_backend(node, ctx) or serves_collectives(ctx) or _never_read(ctx)
             or fallback_never_runs(ctx))
 
@@ -220,6 +220,34 @@ def _overridden_for_mac(node: cst.IfExp, ctx: FileContext) -> bool:
         )
     if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
         return _attribute_overridden(target, stack, len(stack) - 2)
+    return False
+
+
+def _returns_mac_elsewhere(ctx: FileContext) -> bool:
+    """The selection is returned by a function that has another return of a Mac's device."""
+    stack = _unwrapped(ctx)
+    holder = stack[-2] if len(stack) >= 2 else None
+    return isinstance(holder, cst.Return) and returns_mac_elsewhere(ctx, holder)
+
+
+def returns_mac_elsewhere(ctx: FileContext, selection: cst.CSTNode) -> bool:
+    """The function the walk is in has a return of a Mac's device outside `selection` (`if
+    torch.backends.mps.is_available(): return torch.device("mps")`, under a version test or not, before
+    `return torch.device("cuda" if ... else "cpu")`): the function's answer already has the Mac's arm."""
+    function = ctx.model.scope.node
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    pending: list = [function.body]
+    seen = 0
+    while pending and seen < MAX_NODES:
+        node = pending.pop()
+        seen += 1
+        kind = type(node)
+        if node is selection or kind in DEFINITIONS:
+            continue
+        if kind is cst.Return and node.value is not None and mentions_mac_path(node.value):
+            return True
+        pending.extend(code_children(node))
     return False
 
 

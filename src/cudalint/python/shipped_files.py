@@ -2,6 +2,7 @@
 
     Jd = torch.load(os.path.join(os.path.dirname(__file__), "Jd.pt"))
     tensors = torch.load(str(Path(os.path.abspath(__file__)).parent) + "/hadamard_tensors.pt")
+    TF_GAMMAS = torch.load(str(Path(__file__).parents[0] / "precomputed" / "tf_gammas.pt"))
 
 A path built from `__file__` names a file of the project itself. When that file is a torch archive (the
 zip format `torch.save` writes since torch 1.6, and TorchScript's) whose pickles record the device of
@@ -78,6 +79,15 @@ def _path(node: cst.BaseExpression, model: "SemanticModel", here: str, depth: in
     if type(node) is cst.Attribute and node.attr.value == "parent":
         inner = _path(node.value, model, here, depth + 1)
         return os.path.dirname(inner) if inner is not None else None
+    if type(node) is cst.Subscript and type(node.value) is cst.Attribute and node.value.attr.value == "parents":
+        # `Path(__file__).parents[1]`: the folder that many levels above the path's own
+        levels = _index(node)
+        inner = _path(node.value.value, model, here, depth + 1) if levels is not None else None
+        if inner is None:
+            return None
+        for _ in range(levels + 1):
+            inner = os.path.dirname(inner)
+        return inner
     if type(node) is cst.BinaryOperation and isinstance(node.operator, (cst.Divide, cst.Add)):
         left, right = _path(node.left, model, here, depth + 1), _path(node.right, model, here, depth + 1)
         if left is None or right is None:
@@ -106,6 +116,17 @@ def _path(node: cst.BaseExpression, model: "SemanticModel", here: str, depth: in
     if qualified in ("pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath") and len(parts) > 1:
         return os.path.join(*parts)
     return None
+
+
+def _index(node: cst.Subscript) -> Optional[int]:
+    """The small non-negative integer a one-element subscript names, else None."""
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+        return None
+    value = node.slice[0].slice.value
+    if type(value) is not cst.Integer:
+        return None
+    number = int(value.value, 0)
+    return number if 0 <= number <= MAX_DEPTH else None
 
 
 def holds_cpu_storages_only(path: str) -> bool:

@@ -185,6 +185,8 @@ class Walker:
             return ("args",) if self._skipped_param(node) else ()
         if kind is cst.FunctionDef and model.guards.method_off_mac(node, model.scope):
             return _function_fields(node)  # a method of a class whose constructor raises off a Mac
+        if kind is cst.FunctionDef and model.guards.backward_off_mac(node, model.scope):
+            return _function_fields(node)  # an autograd Function's backward, whose forward raises off a Mac
         if kind is cst.FunctionDef and model.cuda_imports.always_calls(node):
             return _function_fields(node)  # it calls a CUDA-only library's function whatever happens
         if kind is cst.FunctionDef and self._test_suite() and self._mocks_moves(node):
@@ -570,14 +572,16 @@ def _has_fallback(node: cst.Try, model=None) -> bool:
     """`try: <CUDA work> except ...: <another way>`: a handler that does not end by raising or exiting
     (`sys.exit(1)` after a message is no other way; skipping the test is one, and so is returning an
     answer or moving on to the next item: `except Exception: return False` in a capability probe)."""
-    runtime_only = None  # the body's CUDA work raises a RuntimeError on a Mac (worked out when a handler asks)
+    raised: dict = {}  # narrow exception -> whether the body's CUDA work raises it on a Mac (asked when a handler needs it)
     for handler in node.handlers:
         if _catches_only_unrelated(handler, model):
             continue  # `except StopIteration:` catches nothing CUDA work raises on a Mac
-        if _catches_only(handler, model, optional_facts().runtime_errors):
-            if runtime_only is None:
-                runtime_only = _raises_runtime_error(node.body, model)
-            if not runtime_only:
+        narrow = _narrow_kinds(handler, model)
+        if narrow is not None:
+            for kind in narrow:
+                if kind not in raised:
+                    raised[kind] = _raises(node.body, kind, model)
+            if not any(raised[kind] for kind in narrow):
                 continue  # `except RuntimeError:` around `.to("cuda")`: a Mac raises AssertionError there
         if ends_flow(handler.body, model) != "raise" and not _recovers_cuda_oom_only(handler.body, model):
             return True
@@ -592,29 +596,52 @@ def _catches_only_unrelated(handler: cst.ExceptHandler, model=None) -> bool:
 
 def _catches_only(handler: cst.ExceptHandler, model, names) -> bool:
     """Every exception type the handler names is one of `names` (a bare `except:` catches everything)."""
+    caught = _caught(handler, model)
+    return caught is not None and all(name in names for name in caught)
+
+
+def _caught(handler: cst.ExceptHandler, model=None) -> Optional[List[Optional[str]]]:
+    """The names of the exception types a handler catches; None for a bare `except:`."""
     caught = handler.type
     if caught is None:
-        return False
+        return None
     types = [element.value for element in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    return all(_exception_name(node, model) in names for node in types)
+    return [_exception_name(node, model) for node in types]
 
 
-def _raises_runtime_error(body: cst.BaseSuite, model=None) -> bool:
-    """The block uses a torch.cuda API or tensor method that raises a RuntimeError where torch has no CUDA
-    (optional_code.toml `runtime_error_apis`, `runtime_error_methods`), or imports something (a missing
-    library's failure is its own matter): a handler of RuntimeError may be its other way."""
+def _narrow_kinds(handler: cst.ExceptHandler, model=None):
+    """The narrow exceptions (optional_code.toml `narrow_exceptions`) a handler catches, when every type it
+    names is one of them or unrelated to CUDA work; None when it catches something broader."""
+    caught = _caught(handler, model)
+    if caught is None:
+        return None
     facts = optional_facts()
+    kinds = []
+    for name in caught:
+        kind = next((kind for kind in facts.narrow_exceptions if name in kind.names), None)
+        if kind is None:
+            if name not in facts.unrelated_exceptions:
+                return None
+        elif kind not in kinds:
+            kinds.append(kind)
+    return kinds
+
+
+def _raises(body: cst.BaseSuite, kind, model=None) -> bool:
+    """The block uses a torch API or tensor method that raises the narrow exception `kind` where torch has
+    no CUDA, or (for a kind imports raise too) imports something: a handler of it may be its other way."""
     stack: list = [body]
     while stack:
         node = stack.pop()
-        kind = type(node)
-        if kind is cst.Import or kind is cst.ImportFrom:
-            return True
-        if kind is cst.Attribute:
-            if node.attr.value in facts.runtime_error_methods:
+        node_kind = type(node)
+        if node_kind is cst.Import or node_kind is cst.ImportFrom:
+            if kind.imports:
+                return True
+        elif node_kind is cst.Attribute:
+            if node.attr.value in kind.methods:
                 return True
             qualified = model.resolve(node) if model is not None else dotted(node)
-            if qualified is not None and any(qualified == api or qualified.startswith(api + ".") for api in facts.runtime_error_apis):
+            if qualified is not None and any(qualified == api or qualified.startswith(api + ".") for api in kind.apis):
                 return True
         stack.extend(code_children(node))
     return False

@@ -198,6 +198,31 @@ class GuardEvaluator:
             return False
         return self.constructed_off_mac(scope)
 
+    def backward_off_mac(self, function: cst.FunctionDef, scope: "Scope") -> bool:
+        """The backward of an autograd Function (`class F(torch.autograd.Function)`) whose forward, before
+        it can return, raises for every tensor a Mac holds (`if not input.is_cuda: raise NotImplementedError`):
+        autograd calls backward only on a graph a forward built, so it never runs there, and its own test of
+        the gradient repeats the forward's finding."""
+        facts = self.facts
+        if scope.kind != "class" or function.name.value not in facts.after_forward or not isinstance(scope.node, cst.ClassDef):
+            return False
+        if not any(base.keyword is None and self.model.resolve(base.value, scope.parent) in facts.autograd_functions
+                   for base in scope.node.bases):
+            return False
+        forwards = scope.bindings.get("forward", ())
+        if len(forwards) != 1 or forwards[0].kind != "def" or not isinstance(forwards[0].node, cst.FunctionDef):
+            return False
+        forward = forwards[0].node
+        inner = self.model.scopes.get(id(forward))
+        if inner is None or not isinstance(forward.body, cst.IndentedBlock):
+            return False
+        for statement in forward.body.body:
+            if isinstance(statement, cst.If) and _ends_in_raise(statement.body) and self.guard(statement.test, inner).when_false:
+                return True  # raises for any tensor there, whatever the test names
+            if _may_return(statement):
+                return False
+        return False
+
     def constructed_off_mac(self, scope: "Scope") -> bool:
         """A class (`scope`) whose one `__init__` raises off a Mac before it can return (Composer's
         `DeviceGPU`: `if not torch.cuda.is_available(): raise ...`): its instances exist only off a Mac,
@@ -1072,6 +1097,13 @@ def _rebinds(block: cst.BaseSuite, assigns: Set[int]) -> bool:
                 _rebinds(handler.body, assigns) for handler in statement.handlers):
             return True
     return False
+
+
+def _ends_in_raise(block: cst.BaseSuite) -> bool:
+    """The block's last statement is a `raise`."""
+    body = block.body
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
 
 
 def _may_return(statement: cst.CSTNode) -> bool:

@@ -887,6 +887,9 @@ class _Reader:
                 return True, False
             if qualified in self.guard_facts.mac_queries:
                 return False, True  # torch.backends.mps.is_available(): false only off a Mac
+            if (qualified in self.guard_facts.program_lookups and node.args and isinstance(node.args[0], ast.Constant)
+                    and node.args[0].value in self.guard_facts.off_mac_programs):
+                return True, False  # shutil.which("nvidia-smi"): None where the program is missing, as on every Mac
             if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1 and not node.keywords:
                 return self._guard(node.args[0], function, depth + 1)  # the builtin keeps its argument's meaning
             default = _option_default(node)
@@ -926,6 +929,7 @@ class _Reader:
                 return self._attribute_guard(self.class_of[id(function)], node.attr)
         if isinstance(node, ast.Name):  # a local of the function, or a module constant, bound to a guard
             values = self._assigned(function).get(node.id, []) if function is not None else []
+            values = _reaching(values, function, node) if values else values
             if not values and node.id in self.pending:
                 values = [self.pending[node.id]]
             if values:
@@ -1374,6 +1378,17 @@ def read_facts(
         facts.saves = saved_files.saves(tree, reader.resolve, set(loaders().values()), reader.testing)
     facts.star = star_facts(tree, reader.absolute)
     return facts
+
+
+def _reaching(values: List[ast.AST], function, node: ast.Name) -> List[ast.AST]:
+    """Of the values a function's local is assigned, the one that reaches `node` where every assignment is a
+    statement of the function's own body (straight-line code: `e = dtype == torch.float16`, then `e = e and
+    torch.is_autocast_enabled()`, then `return e`): the last one before it. All of them otherwise."""
+    top = {id(statement.value) for statement in getattr(function, "body", ()) if isinstance(statement, (ast.Assign, ast.AnnAssign))}
+    if not all(id(value) in top for value in values):
+        return values
+    before = [value for value in values if value.lineno < node.lineno]
+    return [max(before, key=lambda value: (value.lineno, value.col_offset))] if before else values
 
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})

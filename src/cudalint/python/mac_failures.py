@@ -101,10 +101,16 @@ def _call_fails_on_mac(model: "SemanticModel", call: cst.Call, scope: "Scope") -
     qualified = model.resolve(call.func, scope)
     if qualified is None:
         return False
-    if facts.fails_on_mac(qualified):
-        return True
+    return facts.fails_on_mac(qualified) or missing_program(model, call, scope, qualified) is not None
+
+
+def missing_program(model: "SemanticModel", call: cst.Call, scope: "Scope", qualified=None):
+    """The program no Mac has (rules/guards.toml off_mac_programs) that the call starts in a way that raises
+    where it is missing (`subprocess.check_output(["nvidia-smi", ...])`); None for any other call."""
+    facts = model.guards.facts
+    qualified = qualified if qualified is not None else model.resolve(call.func, scope)
     if qualified not in facts.program_runners:
-        return False
+        return None
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
     command = positional[0] if positional else next(
         (arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "args"), None
@@ -117,4 +123,4 @@ def _call_fails_on_mac(model: "SemanticModel", call: cst.Call, scope: "Scope") -
         and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
         for arg in call.args
     )
-    return facts.run_fails_on_mac(qualified, program, shell)
+    return program.split(" ", 1)[0] if facts.run_fails_on_mac(qualified, program, shell) else None

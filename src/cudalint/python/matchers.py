@@ -629,9 +629,11 @@ def _beside_call(apis, ctx: FileContext) -> bool:
 
 def _alternative_arm(apis, ctx: FileContext) -> bool:
     """The node is in one arm of a choice whose other arm names one of `apis`: a conditional expression
-    (`CppExtension if suffix == "cpu" else CUDAExtension`) or an `if`/`else` statement (`if with_cuda: ext =
-    CUDAExtension(...)` / `else: ext = CppExtension(...)`), up to the enclosing function. Whatever decides
-    the choice, the code builds the alternative where the other arm is taken."""
+    (`CppExtension if suffix == "cpu" else CUDAExtension`), an `if`/`else` statement (`if with_cuda: ext =
+    CUDAExtension(...)` / `else: ext = CppExtension(...)`), an entry of a table of builds whose other entry
+    does (`{"cpu": [CppExtension, ...], "gpu": [CUDAExtension, ...]}`), or the value of a name a later
+    assignment binds to one (`Extension = CUDAExtension`, then `if CPU_ONLY: Extension = CppExtension`), up to
+    the enclosing function. Whatever decides the choice, the code builds the alternative where it is taken."""
     stack = ctx.stack
     for depth in range(len(stack) - 2, -1, -1):
         holder, inner = stack[depth], stack[depth + 1]
@@ -644,6 +646,22 @@ def _alternative_arm(apis, ctx: FileContext) -> bool:
         elif isinstance(holder, cst.Else):  # `else:` of an `if`: the arm above it is the other one
             owner = stack[depth - 1] if depth else None
             other = owner.body if isinstance(owner, cst.If) and owner.orelse is holder else None
+        elif isinstance(holder, cst.DictElement) and inner is holder.value and depth and isinstance(stack[depth - 1], cst.Dict):
+            # `{"cpu": [CppExtension, ...], "gpu": [CUDAExtension, ...]}`: a table of builds, keyed by target
+            if any(element is not holder and isinstance(element, cst.DictElement) and _names_any(element.value, apis, ctx)
+                   for element in stack[depth - 1].elements):
+                return True
+            continue
+        elif isinstance(holder, cst.Assign) and inner is holder.value:
+            # `Extension = CUDAExtension`, then `if CPU_ONLY: Extension = CppExtension` (a later binding: one
+            # before it is what this one overrides)
+            if len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
+                bindings = ctx.model.lookup(holder.targets[0].target.value)
+                at = next((index for index, binding in enumerate(bindings) if binding.value is holder.value), None)
+                if at is not None and any(
+                        binding.value is not None and _names_any(binding.value, apis, ctx) for binding in bindings[at + 1:]):
+                    return True
+            continue
         else:
             continue
         if other is not None and _names_any(other, apis, ctx):
@@ -915,6 +933,8 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
     entries = [entry for entry in entries if _imports_root(entry.spec.get("root"), ctx)]
     if not entries:
         return  # `device.is_cuda` in a module that imports no torch: another library's device (NVIDIA Warp's)
+    if _compared_with_its_like(node, ctx):
+        return  # `assert features.is_cuda == coordinates.is_cuda`: both on one kind of device, whichever
     if ctx.test_depth:
         if _raises_when_false(node, ctx):
             why = "; the branch where it is False raises"
@@ -945,6 +965,25 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
     for entry in entries:
         if not ctx.imports.is_module_ref(node.value):
             ctx.report(entry.rule.code, node, entry.message(f".{node.attr.value}"))
+
+
+def _compared_with_its_like(node: cst.Attribute, ctx: FileContext) -> bool:
+    """The attribute is compared for (in)equality with the same attribute of another value: a test that
+    two tensors sit on the same kind of device, which holds or fails alike on every host."""
+    holder = ctx.parent
+    if type(holder) is cst.ComparisonTarget:
+        comparison = ctx.stack[-3] if len(ctx.stack) >= 3 else None
+    elif type(holder) is cst.Comparison:
+        comparison = holder
+    else:
+        return False
+    if type(comparison) is not cst.Comparison or len(comparison.comparisons) != 1:
+        return False
+    target = comparison.comparisons[0]
+    if type(target.operator) not in (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot):
+        return False
+    other = target.comparator if comparison.left is node else comparison.left
+    return type(other) is cst.Attribute and other.attr.value == node.attr.value and other is not node
 
 
 def _imports_root(root: Optional[str], ctx: FileContext) -> bool:
@@ -1189,10 +1228,14 @@ def _raises_when_false(node: cst.Attribute, ctx: FileContext) -> bool:
     found = _false_way(node, ctx)
     if found is None or type(found[0]) is not cst.If:
         return False
-    way = found[1]
+    branch, way = found
     if isinstance(way, list):
-        return bool(way) and statement_flow(way[0], ctx.model) == "raise"
-    return ends_flow(way, ctx.model) == "raise"
+        raises = bool(way) and statement_flow(way[0], ctx.model) == "raise"
+    else:
+        raises = ends_flow(way, ctx.model) == "raise"
+    # where the way taken when it is True raises too, the test only picks the error's message
+    true_way = branch.body if way is not branch.body else branch.orelse.body if isinstance(branch.orelse, cst.Else) else None
+    return raises and (true_way is None or ends_flow(true_way, ctx.model) != "raise")
 
 
 def _false_way(node: cst.Attribute, ctx: FileContext):

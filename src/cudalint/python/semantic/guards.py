@@ -472,6 +472,9 @@ class GuardEvaluator:
             return TRUE_OFF_MAC
         if qualified in self.facts.absence_queries or qualified in self.facts.mac_queries:
             return TRUE_OFF_MAC.negated()
+        if (qualified in self.facts.program_lookups and call.args and call.args[0].keyword is None
+                and string_value(call.args[0].value) in self.facts.off_mac_programs):
+            return TRUE_OFF_MAC  # `shutil.which("nvidia-smi")`: None where the program is missing, as on every Mac
         func = call.func
         if isinstance(func, cst.Name) and func.value in SAME_TRUTH and not self.model.lookup(func.value, scope):
             if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
@@ -701,12 +704,22 @@ class GuardEvaluator:
                 found.append(BOTH_OFF_MAC)
                 informative = True
                 continue
+            if _constant_truth(binding.value) is True and self._forced(binding, depth):
+                found.append(BOTH_OFF_MAC)  # `if os.getenv("FORCE_CUDA", "0") == "1": WITH_CUDA = True`
+                continue
             guard = self._value_guard(binding.value, binding.context, depth)
             if not guard.known and self._cleared_off_mac(binding, bindings, depth):
                 guard = TRUE_OFF_MAC
             found.append(guard)
             informative = informative or (guard.known and _constant_truth(binding.value) is None)
         return found if informative or self._module_constant(node, bindings) or self._class_constant(node, scope) else [UNKNOWN]
+
+    def _forced(self, binding: "Binding", depth: int) -> bool:
+        """A binding made only under an environment variable's opt-in (`if os.getenv("FORCE_CUDA", "0") ==
+        "1": WITH_CUDA = True`, a test false where the variable is not set): the user's request for the CUDA
+        path, which every host, a Mac included, runs without until someone sets it (as `_opt_in` reads the
+        same test beside a CUDA query in an `or`)."""
+        return any(polarity and self._opt_in(test, binding.context, depth) for test, polarity in binding.conditions)
 
     def _cleared_off_mac(self, binding: "Binding", bindings: List["Binding"], depth: int) -> bool:
         """A later binding of the same name in the same function sets it False (or None) wherever a Mac

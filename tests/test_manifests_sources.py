@@ -163,6 +163,14 @@ def test_tox_ini():
     assert [(f.code, f.line, f.column) for f in check_manifest("tox.ini", text)] == [("CDL501", 7, 5), ("CDL501", 9, 17)]
 
 
+def test_tox_factor_conditions_and_combined_pip_options():
+    # `factor: dependency` applies the dependency to those environments; `-Ur file` is `pip install -U -r file`
+    text = ("[testenv]\ndeps =\n    py311,!docs: pytest>=7\n    build: build[virtualenv]\n"
+            "    -Ur{toxinidir}/docs/requirements.txt\n    gpu: flash-attn\n    torch @ https://example.invalid/t.whl\n")
+    assert [(f.code, f.line, f.column) for f in check_manifest("tox.ini", text)] == [("CDL501", 6, 10)]
+    assert [dep.name for dep in dependencies("tox.ini", text)] == ["pytest", "build", "flash-attn", "torch"]
+
+
 def test_readme_code_blocks():
     assert found("docs/README.md") == [("CDL501", 4, 15, severity("CDL501"))]  # the python block is not shell
 

@@ -94,6 +94,8 @@ def read_tox(path: str, text: str) -> Parsed:
             continue
         name = f"{section}.{key}"
         if key == "deps":
+            skipped, value = _tox_dependency(value)
+            value_start += skipped
             span = Span(index.position(start)[0], value_start + 1, index.position(start)[0], value_start + len(value) + 1)
             found = read_requirement_item(path, re.sub(r"\s+#.*$", "", value), span, name)
             parsed.dependencies += found.dependencies
@@ -101,6 +103,27 @@ def read_tox(path: str, text: str) -> Parsed:
         elif key.startswith("commands") or key == "install_command":
             scan_text(path, value, name, parsed, index=index, offsets=range(start + value_start, start + len(line)))
     return parsed
+
+
+# tox's factor conditions (`py311,!docs: pytest`, `build: build[virtualenv]`): the dependency after the colon
+# applies to the environments named; a URL's `scheme://` is no condition.
+_TOX_FACTORS = re.compile(r"^!?[A-Za-z0-9_.]+(?:\s*[-,]\s*!?[A-Za-z0-9_.]+)*\s*:(?!//)\s*")
+# pip install's short options that take no value, written before another in one word (`-Ur{toxinidir}/...`)
+_TOX_FLAGS = re.compile(r"^-[UqvIE]+(?=[rce])")
+
+
+def _tox_dependency(value: str):
+    """A `deps` line as a requirement line: its factor condition dropped, and pip's value-less short options
+    combined before `-r`/`-c`/`-e` (`-Ur file`, tox passes the line to `pip install`) left out; with how many
+    characters were dropped from its start."""
+    skipped = 0
+    factors = _TOX_FACTORS.match(value)
+    if factors and value[factors.end():]:
+        skipped, value = factors.end(), value[factors.end():]
+    flags = _TOX_FLAGS.match(value)
+    if flags:
+        skipped, value = skipped + flags.end() - 1, "-" + value[flags.end():]
+    return skipped, value
 
 
 def read_docs(path: str, text: str) -> Parsed:

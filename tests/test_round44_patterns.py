@@ -141,12 +141,23 @@ def through_a_shell():
 
 def logged():
     return subprocess.run(["ls", "-l"])
+
+
+def imported_by_name():
+    from subprocess import check_output
+
+    try:
+        return len(check_output(["nvidia-smi", "-L"]).splitlines())
+    except FileNotFoundError:
+        return 0
+    finally:
+        check_output(["nvidia-smi", "-q"])
 """
 
 
 def test_nvidia_smi_started_where_a_mac_has_none():
     # a shell that cannot find the program only exits 127: run() does not raise, check_output() does
-    assert found(PROGRAMS, {"CDL220"}) == [("CDL220", 6, 11), ("CDL220", 11, 10), ("CDL220", 30, 12)]
+    assert found(PROGRAMS, {"CDL220"}) == [("CDL220", 6, 11), ("CDL220", 11, 10), ("CDL220", 30, 12), ("CDL220", 45, 9)]
 
 
 def test_a_helper_that_looks_for_nvidia_smi_guards_its_caller():

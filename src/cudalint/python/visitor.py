@@ -637,8 +637,8 @@ def _raises(body: cst.BaseSuite, kind, model=None) -> bool:
         if node_kind is cst.Import or node_kind is cst.ImportFrom:
             if kind.imports:
                 return True
-        elif node_kind is cst.Attribute:
-            if node.attr.value in kind.methods:
+        elif node_kind is cst.Attribute or node_kind is cst.Name:  # `subprocess.run`, or `run` imported from it
+            if node_kind is cst.Attribute and node.attr.value in kind.methods:
                 return True
             qualified = model.resolve(node) if model is not None else dotted(node)
             if qualified is not None and any(qualified == api or qualified.startswith(api + ".") for api in kind.apis):

@@ -22,7 +22,7 @@ from cudalint.project.availability import libraries_of, library_of
 from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
-from cudalint.python import oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
+from cudalint.python import device_index, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
 from cudalint.python.children import code_children, earlier_statements, enclosing_block, path_to
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
@@ -1834,6 +1834,7 @@ CHECKS: Dict[str, Check] = {
     "oom-message": Check(oom_messages.oom_message, frozenset({"CDL218"})),
     "type-string": Check(type_strings.type_string, frozenset({"CDL219"}), called=frozenset({"type"})),
     "program-run": Check(program_runs.program_runs, frozenset({"CDL220"})),
+    "device-index": Check(device_index.device_index, frozenset({"CDL118"}), called=frozenset({"get_device"})),
     "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608", "CDL609"}),
                          op_coverage.ROOTS),
     "cuda-default-call": Check(project_checks.cuda_default_call, frozenset({"CDL113"})),

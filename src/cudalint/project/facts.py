@@ -309,6 +309,7 @@ class _Reader:
         self._names_off_mac_device = self.guard_facts.names_off_mac_device
         self._locals: Dict[int, Dict[str, List[ast.AST]]] = {}  # function -> NAME -> the values assigned to it
         self._stopped_memo: Dict[int, Set[int]] = {}  # function -> its assigned values that never happen on a Mac
+        self._top_values: Dict[int, Set[int]] = {}  # function -> the values its own body's assignments assign
         self._statements_memo: Dict[int, List[ast.stmt]] = {}  # function -> the statements of its own body
         self._dead_memo: Dict[int, Set[int]] = {}  # function -> its returns that never run on a Mac
         self.class_of: Dict[int, ast.ClassDef] = {}  # method of a module-level class -> the class
@@ -929,7 +930,7 @@ class _Reader:
                 return self._attribute_guard(self.class_of[id(function)], node.attr)
         if isinstance(node, ast.Name):  # a local of the function, or a module constant, bound to a guard
             values = self._assigned(function).get(node.id, []) if function is not None else []
-            values = _reaching(values, function, node) if values else values
+            values = self._reaching(values, function, node) if values else values
             if not values and node.id in self.pending:
                 values = [self.pending[node.id]]
             if values:
@@ -947,6 +948,21 @@ class _Reader:
                 if said:  # a constant alone says nothing of the host: only beside a binding that does
                     return all(p[0] for p in parts), all(p[1] for p in parts)
         return False, False
+
+    def _reaching(self, values: List[ast.AST], function, node: ast.Name) -> List[ast.AST]:
+        """Of the values a function's local is assigned, the one that reaches `node` where every assignment is
+        a statement of the function's own body (straight-line code: `wanted = <option>`, then `wanted = wanted
+        and torch.cuda.is_available()`, then `return wanted`): the last one before it. All of them otherwise."""
+        if function is None:
+            return values
+        top = self._top_values.get(id(function))
+        if top is None:
+            top = self._top_values[id(function)] = {
+                id(statement.value) for statement in function.body if isinstance(statement, (ast.Assign, ast.AnnAssign))}
+        if not all(id(value) in top for value in values):
+            return values
+        before = [value for value in values if value.lineno < node.lineno]
+        return [max(before, key=lambda value: (value.lineno, value.col_offset))] if before else values
 
     def _off_mac_flags(self) -> None:
         """FileFacts.checked_switches, the other kind: a flag a function of the module sets True only in arms
@@ -1378,17 +1394,6 @@ def read_facts(
         facts.saves = saved_files.saves(tree, reader.resolve, set(loaders().values()), reader.testing)
     facts.star = star_facts(tree, reader.absolute)
     return facts
-
-
-def _reaching(values: List[ast.AST], function, node: ast.Name) -> List[ast.AST]:
-    """Of the values a function's local is assigned, the one that reaches `node` where every assignment is a
-    statement of the function's own body (straight-line code: `e = dtype == torch.float16`, then `e = e and
-    torch.is_autocast_enabled()`, then `return e`): the last one before it. All of them otherwise."""
-    top = {id(statement.value) for statement in getattr(function, "body", ()) if isinstance(statement, (ast.Assign, ast.AnnAssign))}
-    if not all(id(value) in top for value in values):
-        return values
-    before = [value for value in values if value.lineno < node.lineno]
-    return [max(before, key=lambda value: (value.lineno, value.col_offset))] if before else values
 
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})

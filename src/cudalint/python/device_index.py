@@ -41,14 +41,15 @@ def _index_query(node: cst.BaseExpression, ctx: FileContext) -> bool:
 
 
 def _device_of(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression]:
-    """The expression a call takes as its device: `device=` of any call, the first argument of `.to(...)`
-    (not a dtype's place: `.to(tensor)` and `.to(dtype)` take other things there, which an index is not),
-    and `torch.device(...)`'s first argument."""
+    """The expression a call takes as its device, where it may hold an index (a `get_device()` call or a
+    name): `device=` of any call, the first argument of `.to(...)` (not a dtype's place: `.to(tensor)` and
+    `.to(dtype)` take other things there, which an index is not), and `torch.device(...)`'s first argument.
+    The syntactic tests come first: this runs for every call of the file."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "device":
-            return arg.value
+            return arg.value if _may_be_index(arg.value) else None
     first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
-    if first is None:
+    if first is None or not _may_be_index(first.value):
         return None
     func = call.func
     if type(func) is cst.Attribute and func.attr.value == "to" and not ctx.model.is_module_ref(func.value):
@@ -56,6 +57,11 @@ def _device_of(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression]
     if ctx.model.resolve(func) == "torch.device":
         return first.value
     return None
+
+
+def _may_be_index(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Name or (type(node) is cst.Call and type(node.func) is cst.Attribute
+                                      and node.func.attr.value == "get_device")
 
 
 def _device_argument(node: cst.Call, ctx: FileContext) -> None:

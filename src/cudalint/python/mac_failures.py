@@ -106,11 +106,8 @@ def _call_fails_on_mac(model: "SemanticModel", call: cst.Call, scope: "Scope") -
 
 def missing_program(model: "SemanticModel", call: cst.Call, scope: "Scope", qualified=None):
     """The program no Mac has (rules/guards.toml off_mac_programs) that the call starts in a way that raises
-    where it is missing (`subprocess.check_output(["nvidia-smi", ...])`); None for any other call."""
-    facts = model.guards.facts
-    qualified = qualified if qualified is not None else model.resolve(call.func, scope)
-    if qualified not in facts.program_runners:
-        return None
+    where it is missing (`subprocess.check_output(["nvidia-smi", ...])`); None for any other call. The command
+    is read before the callee is resolved: this runs for every call of a file that names such a program."""
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
     command = positional[0] if positional else next(
         (arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "args"), None
@@ -118,6 +115,10 @@ def missing_program(model: "SemanticModel", call: cst.Call, scope: "Scope", qual
     if isinstance(command, (cst.List, cst.Tuple)) and command.elements:
         command = command.elements[0].value
     program = string_value(command) if command is not None else None
+    facts = model.guards.facts
+    if not isinstance(program, str) or program.split(" ", 1)[0] not in facts.off_mac_programs:
+        return None
+    qualified = qualified if qualified is not None else model.resolve(call.func, scope)
     shell = any(
         arg.keyword is not None and arg.keyword.value == "shell"
         and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))

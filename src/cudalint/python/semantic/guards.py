@@ -267,11 +267,8 @@ class GuardEvaluator:
         The test must be about the host: one on the arguments (`assert x.device.type == "cuda"`) says
         what the caller passed, and the caller's own code is where that is reported."""
         if isinstance(statement, cst.If):
-            body = statement.body.body
-            last = body[-1] if body else None
-            raises = isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
             return (
-                raises and statement.orelse is None and self.guard(statement.test, scope, depth + 1).when_false
+                _ends_in_raise(statement.body) and statement.orelse is None and self.guard(statement.test, scope, depth + 1).when_false
                 and self._about_host(statement.test, scope)
             )
         if not isinstance(statement, cst.SimpleStatementLine):

@@ -891,6 +891,9 @@ class _Reader:
             if (qualified in self.guard_facts.program_lookups and node.args and isinstance(node.args[0], ast.Constant)
                     and node.args[0].value in self.guard_facts.off_mac_programs):
                 return True, False  # shutil.which("nvidia-smi"): None where the program is missing, as on every Mac
+            if (isinstance(node.func, ast.Name) and node.func.id == "hasattr" and len(node.args) == 2
+                    and isinstance(node.args[1], ast.Constant) and node.args[1].value in self.guard_facts.off_mac_attributes):
+                return True, False  # hasattr(x, "__cuda_array_interface__"): only an array in CUDA memory has it
             if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1 and not node.keywords:
                 return self._guard(node.args[0], function, depth + 1)  # the builtin keeps its argument's meaning
             default = _option_default(node)
@@ -1377,7 +1380,7 @@ def read_facts(
     reader.siblings = dict(siblings or {})
     if text:
         reader.builds = b"cpp_extension" in text
-        programs = (*guards.off_mac_programs, *guards.cuda_only_results) if guards is not None else ()
+        programs = (*guards.off_mac_programs, *guards.cuda_only_results, *guards.off_mac_attributes) if guards is not None else ()
         words = {name.rsplit(".", 1)[-1].encode() for name in (*queries, *flags, *skip_if, *skip_unless, *libraries, *programs)}
         if guards is not None:  # a device type a Mac has, quoted: `device.type in ("cpu", "mps")`
             words.update(f"{quote}{kind}{quote}".encode() for kind in guards.mac_device_types - {"cpu"} for quote in "'\"")

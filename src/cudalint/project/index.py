@@ -17,7 +17,8 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, reach
 from cudalint.project.paths import project_key, test_module
 
-INDEX_VERSION = "42"
+INDEX_VERSION = "43"
+ENTRY_POINT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -46,6 +47,8 @@ class ProjectIndex:
         self.root = root
         self.modules: Dict[str, str] = {}  # module -> path
         self.paths: Dict[str, str] = {}  # path -> module
+        self._entry_text: Optional[str] = None  # the project files that may name entry points (_entry_point)
+        self.loaded: frozenset = frozenset()  # every module of the project another one imports but where its ImportError is caught
         self.facts: Dict[str, FileFacts] = {}  # path -> facts
         self.packages: Set[str] = set()  # the project's own top-level packages/modules
         self.extensions: Dict[str, Place] = {}  # extension module -> where it is built
@@ -385,6 +388,33 @@ class ProjectIndex:
                 for imported, _line, _column, _guarded in facts.imports if imported != self.paths.get(path)
             }
         return module in self._imported
+
+    def loaded_on_demand(self, module: str) -> bool:
+        """A module of one of the project's packages (its folder holds an `__init__.py`) that no other
+        module imports by name, anywhere, but where its ImportError is caught; that does not run as a
+        program and is not a test: something loads it when asked for (importlib with a computed name, a
+        plugin table, a user's own import), never as the package's code runs."""
+        path = self.modules.get(module)
+        facts = self.facts.get(path) if path is not None else None
+        if facts is None or facts.script or test_module(module, path):
+            return False
+        if module in self.loaded or self._entry_point(module):
+            return False
+        folder = path.rpartition("/")[0]
+        return bool(folder) and f"{folder}/__init__.py" in self.paths and not path.endswith("/__init__.py")
+
+    def _entry_point(self, module: str) -> bool:
+        """The module is named as an entry point (`fastops.evaluate:main` under [project.scripts], a
+        console_scripts or plugin entry of setup.py or setup.cfg): a program, or loaded as a plugin is."""
+        if self._entry_text is None:
+            texts = []
+            for folder in ("", *self.subprojects):
+                for name in ENTRY_POINT_FILES:
+                    data = _read(os.path.join(self.root, folder, name))
+                    if data:
+                        texts.append(data.decode("utf-8", "replace"))
+            self._entry_text = "\n".join(texts)
+        return bool(self._entry_text) and re.search(rf"(?<![\w.]){re.escape(module)}\s*:", self._entry_text) is not None
 
     def is_program_only(self, module: str) -> bool:
         """The module runs as a program (`if __name__ == "__main__":`) and no other module of the project
@@ -876,6 +906,8 @@ def build_index(
                     column = match.start(2) - (text.rfind("\n", 0, match.start(2)) + 1) + 1
                     index.extensions.setdefault(match.group(2), Place(relative, line, column))
     index.cuda_only = reach.cuda_only(index)
+    index.loaded = frozenset(loaded for path, facts in index.facts.items() for loaded in facts.loads
+                             if loaded in index.modules and loaded != index.paths.get(path))
     index.default_calls, calls_entry = default_calls.collect(
         contents, default_calls.wanted_names(index.facts), cached.get(default_calls.CACHE_KEY), _read, _parse_quietly
     )
@@ -890,6 +922,7 @@ def build_index(
         "facts": {path: facts.shared_json() for path, facts in index.facts.items()},
         "extensions": {name: [p.path, p.line, p.column] for name, p in index.extensions.items()},
         "cuda_only": sorted(index.cuda_only),
+        "loaded": sorted(index.loaded),
         "default_calls": index.default_calls,
         "subprojects": index.subprojects,
     }

@@ -38,6 +38,7 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     program_runners: FrozenSet[str] = frozenset()  # calls that raise when the program they start is missing
     checked_runners: FrozenSet[str] = frozenset()  # those that raise for a failed exit status too (through a shell)
     program_lookups: FrozenSet[str] = frozenset()  # calls that answer None (falsy) for a program that is not installed
+    off_mac_attributes: FrozenSet[str] = frozenset()  # attributes only CUDA memory has (__cuda_array_interface__)
     kernel_registrations: FrozenSet[str] = frozenset()  # decorators that register a function as an operator's kernel
     kernel_methods: FrozenSet[str] = frozenset()  # methods that do (a custom op's `.register_kernel`)
     dispatch_prefixes: FrozenSet[str] = frozenset()  # dispatch keys that are a device's variant (AutocastCUDA)

@@ -187,6 +187,8 @@ class Walker:
             return _function_fields(node)  # a method of a class whose constructor raises off a Mac
         if kind is cst.FunctionDef and model.guards.backward_off_mac(node, model.scope):
             return _function_fields(node)  # an autograd Function's backward, whose forward raises off a Mac
+        if kind in (cst.FunctionDef, cst.ClassDef) and model.scope.kind == "module" and model.cuda_imports.defined_after_import(node):
+            return _function_fields(node) if kind is cst.FunctionDef else ("body",)  # kernels loaded by name, after their import
         if kind is cst.FunctionDef and model.cuda_imports.always_calls(node):
             return _function_fields(node)  # it calls a CUDA-only library's function whatever happens
         if kind is cst.FunctionDef and self._test_suite() and self._mocks_moves(node):

@@ -33,6 +33,7 @@ class SemanticModel:
     def __init__(self, module: cst.Module, project=None, module_name: str = "", package: str = "", siblings=None, path: str = "",
                  torch_version: Optional[Tuple[int, ...]] = None):
         self.project = project  # the project index (cudalint.project.ProjectIndex), when the run built one
+        self.module = module
         self.module_name = module_name
         self.path = path  # the file as the run names it
         self.torch_version = torch_version  # the target release (None: not said)

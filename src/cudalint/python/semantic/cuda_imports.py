@@ -189,6 +189,34 @@ class CudaImports:
                 return True
         return False
 
+    def defined_after_import(self, definition: cst.CSTNode) -> bool:
+        """A function or class at the top of a module the project loads only when asked for
+        (ProjectIndex.loaded_on_demand: a backend's kernels picked by name at run time, `importlib.
+        import_module(f".{name}", package)` under a CUDA device test), defined after that module's
+        unguarded import of a CUDA-only library: it can be called only once that import worked, never on
+        a Mac. The import stays the module's finding, and so does what its top level runs when loaded
+        (a reference script's own device); its kernels' launchers are not reported line by line."""
+        if "on demand" not in self._memo:
+            self._memo["on demand"] = self._first_import_on_demand()
+        first = self._memo["on demand"]
+        if first is None:
+            return False
+        body = self.model.module.body
+        position = next((at for at, statement in enumerate(body) if statement is definition), None)
+        return position is not None and position > first
+
+    def _first_import_on_demand(self) -> Optional[int]:
+        """Where in the module's body its first unguarded import of a CUDA-only library is, when the
+        module is loaded on demand."""
+        project, name = self.model.project, self.model.module_name
+        if not name or project is None or not project.loaded_on_demand(name) or _runs_calls(self.model.module.body):
+            return None
+        for at, statement in enumerate(self.model.module.body):
+            if type(statement) is cst.SimpleStatementLine and any(
+                    self._imports_cuda_library(small) for small in statement.body):
+                return at
+        return None
+
     def _integration(self, module: str) -> bool:
         runtimes = integration_libraries()
         if library_of(module, runtimes) is not None:
@@ -214,6 +242,35 @@ class CudaImports:
                 own and project.cuda_chain(module) is not None
             ) or (not own and guard_facts().cuda_extension(module, (self.model.module_name or "")))
         return self._modules[module]
+
+
+def _runs_calls(body, depth: int = 0) -> bool:
+    """The module's top level calls something as a statement of its own (`bench_softmax()`, also in an `if`,
+    `for`, `with` or `try` there): loading it runs a script's work, which is what a port edits."""
+    if depth > MAX_NESTING:
+        return True
+    for statement in body:
+        if type(statement) is cst.SimpleStatementLine:
+            if any(type(small) is cst.Expr and type(small.value) is cst.Call for small in statement.body):
+                return True
+        elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, *TRY_KINDS)):
+            blocks = [statement.body, getattr(statement, "orelse", None), getattr(statement, "finalbody", None),
+                      *(handler.body for handler in getattr(statement, "handlers", ()))]
+            while blocks:
+                block = blocks.pop()
+                if isinstance(block, cst.If):  # elif
+                    blocks.extend((block.body, block.orelse))
+                    continue
+                inner = getattr(block, "body", None)
+                if isinstance(block, (cst.Else, cst.Finally, cst.ExceptHandler)):
+                    inner = block.body.body if isinstance(block.body, cst.IndentedBlock) else ()
+                elif isinstance(block, cst.IndentedBlock):
+                    inner = block.body
+                elif isinstance(block, cst.SimpleStatementSuite):
+                    inner = [cst.SimpleStatementLine(body=block.body)]
+                if inner and _runs_calls(inner, depth + 1):
+                    return True
+    return False
 
 
 def integration_libraries() -> frozenset:

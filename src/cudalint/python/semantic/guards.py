@@ -473,6 +473,9 @@ class GuardEvaluator:
                 and string_value(call.args[0].value) in self.facts.off_mac_programs):
             return TRUE_OFF_MAC  # `shutil.which("nvidia-smi")`: None where the program is missing, as on every Mac
         func = call.func
+        if (isinstance(func, cst.Name) and func.value == "hasattr" and len(call.args) == 2
+                and string_value(call.args[1].value) in self.facts.off_mac_attributes and not self.model.lookup("hasattr", scope)):
+            return TRUE_OFF_MAC  # `hasattr(x, "__cuda_array_interface__")`: only an array in CUDA memory has it
         if isinstance(func, cst.Name) and func.value in SAME_TRUTH and not self.model.lookup(func.value, scope):
             if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
                 return self.guard(call.args[0].value, scope, depth + 1)  # the builtin keeps its argument's truth
@@ -929,6 +932,11 @@ class GuardEvaluator:
         op, left, right = target.operator, test.left, target.comparator
         positive = isinstance(op, (cst.Equal, cst.Is, cst.In))
         negative = isinstance(op, (cst.NotEqual, cst.IsNot, cst.NotIn))
+        if isinstance(op, (cst.Equal, cst.NotEqual)):
+            for side, other in ((left, right), (right, left)):
+                if type(side) is cst.Attribute and side.attr.value == "__name__" and self._names_cuda_library(other):
+                    # `xp.__name__ == "cupy"`: a module (or type) of that name exists only where the library runs
+                    return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
         for atom, other in ((left, right), (right, left)):  # `torch.cuda.is_available() is False`: the query itself
             if (positive or negative) and not isinstance(op, (cst.In, cst.NotIn)) and type(other) is cst.Name \
                     and other.value in ("True", "False"):

@@ -1,0 +1,129 @@
+"""Patterns from blind round 47 (bench/EVAL.md, session 35): kernel modules a package loads by name only
+when the device is CUDA (spikingjelly's `ops/<neuron>/triton.py`, picked by `importlib.import_module(
+f".{name}", package)` inside `try: ... except ImportError`)."""
+
+import textwrap
+
+from conftest import lint_tree
+
+SELECTION = """
+import importlib
+
+import torch
+
+
+def select(name, device):
+    if device.type != "cuda":
+        return None
+    try:
+        return importlib.import_module(f".{name}", __package__)
+    except ImportError:
+        return None
+"""
+
+KERNELS = """
+import torch
+import triton
+import triton.language as tl
+
+DEVICE = torch.device("cuda")
+
+
+@triton.jit
+def _kernel(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+def on_gpu(x):
+    return x.is_cuda
+
+
+def launch(x):
+    with torch.cuda.device(x.device.index):
+        _kernel[(1,)](x, x.numel(), BLOCK=128)
+    return x
+
+
+class Launcher:
+    def __call__(self, x):
+        torch.cuda.synchronize()
+        return launch(x)
+"""
+
+
+def _tree(**extra):
+    files = {"pkg/__init__.py": "", "pkg/select.py": SELECTION.lstrip("\n"), "pkg/triton_ops.py": KERNELS.lstrip("\n")}
+    files.update(extra)
+    return files
+
+
+def test_kernels_loaded_by_name_report_their_import_and_top_level_only(tmp_path, monkeypatch):
+    # the functions and classes after `import triton` can run only once it imported: never on a Mac
+    found = lint_tree(tmp_path, monkeypatch, _tree())
+    assert [entry for entry in found if entry[0] == "pkg/triton_ops.py"] == [
+        ("pkg/triton_ops.py", "CDL404", 2, 1), ("pkg/triton_ops.py", "CDL404", 3, 1), ("pkg/triton_ops.py", "CDL101", 5, 23),
+    ]
+
+
+def test_kernels_another_module_imports_are_reported_line_by_line(tmp_path, monkeypatch):
+    # imported by name (here inside a function, unguarded): the package's own code path reaches them
+    user = "def run(x):\n    from pkg.triton_ops import launch\n    return launch(x)\n"
+    found = lint_tree(tmp_path, monkeypatch, _tree(**{"pkg/user.py": user}))
+    assert [(code, line) for path, code, line, _ in found if path == "pkg/triton_ops.py"] == [
+        ("CDL404", 2), ("CDL404", 3), ("CDL101", 5), ("CDL103", 14), ("CDL105", 18), ("CDL201", 25),
+    ]
+
+
+def test_a_program_or_a_loose_script_is_no_module_loaded_on_demand(tmp_path, monkeypatch):
+    script = KERNELS + textwrap.dedent("""
+        if __name__ == "__main__":
+            launch(None)
+    """)
+    found = lint_tree(tmp_path, monkeypatch, {"pkg/__init__.py": "", "pkg/bench.py": script.lstrip("\n"),
+                                             "tools/run.py": KERNELS.lstrip("\n")})
+    codes = [(path, code) for path, code, _, _ in found]
+    assert ("pkg/bench.py", "CDL105") in codes and ("tools/run.py", "CDL105") in codes
+
+
+CUPY_PATHS = """
+import numpy as np
+
+
+def to_host(x):
+    if hasattr(x, "__cuda_array_interface__"):
+        import cupy as cp
+        return cp.asarray(x).get()
+    return x
+
+
+def solver(xp):
+    if xp.__name__ == "cupy":
+        from cupyx.scipy.sparse.linalg import svds
+        return svds
+    if xp.__name__ != "cupy":
+        return np.linalg.svd
+    import cupyx
+    return cupyx
+"""
+
+
+def test_tests_that_hold_only_for_cuda_arrays(tmp_path, monkeypatch):
+    # the CUDA Array Interface and a module named cupy; `xp.__name__ != "cupy"` returns first: what follows
+    # runs only with cupy
+    assert lint_tree(tmp_path, monkeypatch, {"ops.py": CUPY_PATHS.lstrip("\n")}) == []
+
+
+def test_a_helper_that_asks_for_the_cuda_array_interface(tmp_path, monkeypatch):
+    files = {"pkg/__init__.py": "", "pkg/compat.py": "def is_cuda_array(x):\n    return hasattr(x, \"__cuda_array_interface__\")\n",
+             "pkg/use.py": "from pkg.compat import is_cuda_array\n\n\ndef get(x):\n    if is_cuda_array(x):\n"
+                           "        import cupy as cp\n        return cp.asarray(x).get()\n    import cupy\n    return cupy.asarray(x)\n"}
+    assert lint_tree(tmp_path, monkeypatch, files) == [("pkg/use.py", "CDL404", 8, 5)]
+
+
+def test_a_module_named_as_an_entry_point_is_a_program(tmp_path, monkeypatch):
+    # `pkg-bench = "pkg.triton_ops:launch"`: users run it; what it does is what a port edits
+    pyproject = '[project]\nname = "pkg"\n\n[project.scripts]\npkg-bench = "pkg.triton_ops:launch"\n'
+    found = lint_tree(tmp_path, monkeypatch, _tree(**{"pyproject.toml": pyproject}))
+    assert [(code, line) for path, code, line, _ in found if path == "pkg/triton_ops.py"] == [
+        ("CDL404", 2), ("CDL404", 3), ("CDL101", 5), ("CDL103", 14), ("CDL105", 18), ("CDL201", 25),
+    ]

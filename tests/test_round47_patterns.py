@@ -127,3 +127,79 @@ def test_a_module_named_as_an_entry_point_is_a_program(tmp_path, monkeypatch):
     assert [(code, line) for path, code, line, _ in found if path == "pkg/triton_ops.py"] == [
         ("CDL404", 2), ("CDL404", 3), ("CDL101", 5), ("CDL103", 14), ("CDL105", 18), ("CDL201", 25),
     ]
+
+
+IMAGE = "FROM nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04\nRUN pip install torch==2.1.0+cu121 xformers\n"
+
+
+def test_a_dockerfile_named_for_cuda_is_the_cuda_variant(tmp_path, monkeypatch):
+    # norse's publish/Dockerfile.cuda beside a plain publish/Dockerfile, like a requirements-cuda.txt
+    found = lint_tree(tmp_path, monkeypatch, {"publish/Dockerfile": IMAGE, "publish/Dockerfile.cuda": IMAGE,
+                                              "docker/gpu.Dockerfile": IMAGE})
+    assert found == [("publish/Dockerfile", "CDL454", 1, 6), ("publish/Dockerfile", "CDL506", 2, 17),
+                     ("publish/Dockerfile", "CDL501", 2, 36)]
+
+
+STEPS = """
+import torch
+
+
+def pick(device="auto"):
+    if device == "auto":
+        device = "cpu"
+        if torch.cuda.is_available():
+            device = "cuda"
+        if torch.backends.mps.is_available():
+            device = "mps"
+    return device
+
+
+def cuda_or_cpu():
+    device = "cpu"
+    if torch.cuda.is_available():
+        device = "cuda"
+    print(device)
+    if torch.backends.mps.is_available():
+        print("mps is there")
+    return device
+"""
+
+
+def test_a_selection_in_steps_whose_next_step_picks_mps(tmp_path, monkeypatch):
+    # MeloTTS's TTS(device="auto"); the MPS test must come right after, not after other work
+    found = lint_tree(tmp_path, monkeypatch, {"select.py": STEPS.lstrip("\n")})
+    assert found == [("select.py", "CDL104", 16, 5)]
+
+
+CACHES = """
+import os
+
+import torch
+
+
+class Vectors:
+    def cache(self, path_pt, lines):
+        if not os.path.isfile(path_pt) or self.refresh:
+            vectors = torch.empty(len(lines), 3)
+            self.itos = [line for line in lines]
+            self.vectors = vectors[:2]
+            torch.save((self.itos, self.vectors), path_pt)
+        else:
+            self.itos, self.vectors = torch.load(path_pt)
+
+
+def resume(model, optimizer, path):
+    if not os.path.exists(path):
+        model_state, optimizer_state = model.state_dict(), optimizer.state_dict()
+        torch.save((model_state, optimizer_state), path)
+    else:
+        model_state, optimizer_state = torch.load(path)
+    return model_state, optimizer_state
+"""
+
+
+def test_a_cache_of_fields_filled_where_its_file_is_missing(tmp_path, monkeypatch):
+    # pytorch-nlp's word vectors: what the else reads back is what the function's other arm wrote on
+    # this host; a module's and an optimizer's state saved that way is a checkpoint, still reported
+    found = lint_tree(tmp_path, monkeypatch, {"cache.py": CACHES.lstrip("\n")})
+    assert found == [("cache.py", "CDL109", 22, 40)]

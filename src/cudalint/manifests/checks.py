@@ -64,7 +64,7 @@ def is_off_mac(dep: Dependency) -> bool:
     """A Mac never installs the entry: its marker is false there, or it sits in a section, a file, a CI
     job or a lock resolution meant for other machines (named for CUDA, Linux, Windows, other hardware)."""
     return (dep.off_mac or excludes_macos(dep.marker) or platform_named(dep.section)
-            or platform_named(PurePath(dep.path).stem))
+            or platform_named(PurePath(dep.path).name))  # requirements-cu121.txt, Dockerfile.cuda
 
 
 def cuda_index_url(url: str) -> bool:

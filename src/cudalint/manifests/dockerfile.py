@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from fnmatch import fnmatchcase
+from pathlib import PurePath
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding
 from cudalint.manifests.base import LineIndex, Parsed, Problem, split_lines
+from cudalint.manifests.checks import platform_named
 from cudalint.manifests.commands import Scanner, Word, scan_text
 
 INSTRUCTIONS = {
@@ -116,6 +118,9 @@ _FROM_STAGE = re.compile(r"(?:^--from=|[=,]from=)([^,\s]+)", re.IGNORECASE)  # `
 
 def check(path: str, text: str) -> Tuple[List[Finding], Parsed]:
     rule = load_catalog()["CDL454"]
+    # `Dockerfile.cuda`, `gpu.Dockerfile`: the CUDA variant of a choice of images, named for it like a
+    # requirements-cuda.txt; a Mac user builds the other one
+    variant = platform_named(PurePath(path).name)
     index = LineIndex(text)
     findings: List[Finding] = []
     parsed = Parsed()
@@ -162,7 +167,7 @@ def check(path: str, text: str) -> Tuple[List[Finding], Parsed]:
         if image.lower() in stages:
             referenced.add(image.lower())
             continue
-        if not _is_cuda_image(image, rule):
+        if not _is_cuda_image(image, rule) or variant:
             continue
         span = index.span(offsets[start], offsets[end - 1] + 1)
         if not named:

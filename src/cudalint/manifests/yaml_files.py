@@ -188,8 +188,13 @@ def _shell(document: Document, node: yaml.ScalarNode, section: str, parsed: Pars
 
 
 def _runs_off_mac(job: yaml.Node) -> bool:
-    """A job whose `runs-on` is a fixed runner that is not macOS (an expression or a matrix may be), or a
-    build whose `os` is one (Read the Docs' `build: os: ubuntu-22.04`, beside its `jobs`)."""
+    """A job whose `runs-on` is a fixed runner that is not macOS (an expression or a matrix may be), a
+    build whose `os` is one (Read the Docs' `build: os: ubuntu-22.04`, beside its `jobs`), or a job that
+    runs in a container image (`image:`, `container:` or `container: {image: ...}`: GitLab CI, GitHub
+    Actions, Lightning's workflows, a Compose service): a container is Linux, on a Mac too."""
+    container = get(job, "container")
+    if scalar(get(job, "image")) or scalar(container) or (container is not None and scalar(get(container, "image"))):
+        return True
     runner = get(job, "runs-on")
     names = [scalar(runner)] if scalar(runner) is not None else [scalar(item) for item in sequence(runner)]
     names = [name for name in names if name is not None]

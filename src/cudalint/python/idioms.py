@@ -480,6 +480,8 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         return  # fills a device parameter every call in the project passes
     if None in cuda_names and selection_use.returns_mac_elsewhere(ctx, node):
         return  # a return of the function picks MPS before (or beside) this choice
+    if else_body is None and len(pairs) == 1 and _mac_path_after(node, ctx):
+        return  # `device = "cpu"`, `if cuda: device = "cuda"`, then `if mps: device = "mps"`: a choice in steps
     ctx.report(
         "CDL104",
         node,
@@ -1078,20 +1080,55 @@ def _caches_loaded_name(save: cst.Call, ctx: FileContext) -> bool:
     binding of which holds a module's state (`.state_dict()`), or that is bound other than by assignment
     (a parameter), is a checkpoint brought from anywhere, and is still reported."""
     parent = ctx.parent
-    if not (type(parent) is cst.Assign and len(parent.targets) == 1 and type(parent.targets[0].target) is cst.Name):
+    if not (type(parent) is cst.Assign and len(parent.targets) == 1):
+        return False
+    target = parent.targets[0].target
+    saved = next((arg.value for arg in save.args if arg.keyword is None and not arg.star), None)
+    if type(target) is cst.Name:
+        names, values = [target], [saved]
+    elif type(target) is cst.Tuple and type(saved) is cst.Tuple and len(target.elements) == len(saved.elements):
+        # `self.itos, self.vectors = torch.load(path)` / `torch.save((self.itos, self.vectors), path)`
+        names, values = [element.value for element in target.elements], [element.value for element in saved.elements]
+    else:
+        return False
+    if not all(type(name) in (cst.Name, cst.Attribute) and value is not None and _spelling(value) == _spelling(name)
+               for name, value in zip(names, values)):
         return False
     if not _loaded_when_present(save, ctx):
         return False  # `if if_save: torch.save(x, path)` / `elif exists: x = torch.load(path)`: save or resume
-    name = parent.targets[0].target
-    saved = next((arg.value for arg in save.args if arg.keyword is None and not arg.star), None)
-    if not (type(saved) is cst.Name and saved.value == name.value):
+    return all(_cached_value(name, parent, save, ctx) for name in names)
+
+
+def _cached_value(name: cst.BaseExpression, load: cst.Assign, save: cst.Call, ctx: FileContext) -> bool:
+    """What a cache binds holds no module's or optimizer's state: each binding of the name (a name
+    unpacked from a call: the statement that binds it is looked at), or for `self.x`, each assignment to
+    it in the function's arm that saves."""
+    if type(name) is cst.Name:
+        bindings = ctx.model.bindings_of(name)
+        return bool(bindings) and all(
+            binding.kind == "assign" and (binding.value is load.value or not _holds_state(
+                binding.value if binding.value is not None else binding.node, ctx.model.scope, False, ctx))
+            for binding in bindings)
+    spelled = _spelling(name)
+    arm = next((arm for holder in reversed(ctx.stack) if type(holder) is cst.If for arm in (holder.body, holder.orelse)
+                if arm is not None and any(call is save for call in _calls_in(arm))), None)
+    if arm is None:
         return False
-    bindings = ctx.model.bindings_of(name)
-    return bool(bindings) and all(
-        binding.kind == "assign" and (binding.value is parent.value or not _holds_state(
-            binding.value if binding.value is not None else binding.node, ctx.model.scope, False, ctx))
-        for binding in bindings  # (a name unpacked from a call: the statement that binds it is looked at)
-    )
+    assigned = [statement.value for statement in _assignments_in(arm) if any(
+        _spelling(target.target) == spelled for target in statement.targets)]
+    return bool(assigned) and not any(_holds_state(value, ctx.model.scope, False, ctx) for value in assigned)
+
+
+def _assignments_in(node: cst.CSTNode) -> List[cst.Assign]:
+    found, pending = [], [node]
+    while pending:
+        current = pending.pop()
+        if type(current) is cst.Assign:
+            found.append(current)
+        elif isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        pending.extend(code_children(current))
+    return found
 
 
 EXISTENCE_TESTS = frozenset({"os.path.exists", "os.path.isfile", "exists", "is_file", "isfile"})
@@ -1103,13 +1140,28 @@ def _loaded_when_present(save: cst.Call, ctx: FileContext) -> bool:
     stack = ctx.stack
     for depth in range(len(stack) - 1):
         holder = stack[depth]
-        if type(holder) is not cst.If or stack[depth + 1] is not holder.body or holder.orelse is None:
+        if type(holder) is not cst.If or holder.orelse is None:
+            continue
+        test, negated = holder.test, False
+        # `if not os.path.isfile(path) or refresh: ... save` / `else: load`: the else runs only when it exists
+        absent = next((part.expression for part in _disjuncts(test)
+                       if type(part) is cst.UnaryOperation and type(part.operator) is cst.Not), None)
+        if absent is not None:
+            test, negated = absent, True
+        if stack[depth + 1] is not (holder.orelse if negated else holder.body):
             continue
         tested = any((ctx.model.resolve(call.func) or "") in EXISTENCE_TESTS or (
-            type(call.func) is cst.Attribute and call.func.attr.value in EXISTENCE_TESTS) for call in _calls_in(holder.test))
-        if tested and any(call is save for call in _calls_in(holder.orelse)):
+            type(call.func) is cst.Attribute and call.func.attr.value in EXISTENCE_TESTS) for call in _calls_in(test))
+        if tested and any(call is save for call in _calls_in(holder.body if negated else holder.orelse)):
             return True
     return False
+
+
+def _disjuncts(test: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The parts of an `or` (the test itself when it is none)."""
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
+        return _disjuncts(test.left) + _disjuncts(test.right)
+    return [test]
 
 
 def _in_another_arm(node: cst.Call, stack) -> bool:

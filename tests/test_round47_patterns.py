@@ -203,3 +203,58 @@ def test_a_cache_of_fields_filled_where_its_file_is_missing(tmp_path, monkeypatc
     # this host; a module's and an optimizer's state saved that way is a checkpoint, still reported
     found = lint_tree(tmp_path, monkeypatch, {"cache.py": CACHES.lstrip("\n")})
     assert found == [("cache.py", "CDL109", 22, 40)]
+
+
+SKIP_HELPERS = """
+import unittest
+
+import torch
+
+
+def skip_if_cuda_not_available():
+    if not torch.cuda.is_available():
+        return unittest.skip("skip when cuda is not available")
+    return lambda func: func
+"""
+
+SKIPPED_TESTS = """
+import multiprocessing as mp
+import unittest
+
+import torch
+
+from tests import skip_if_cuda_not_available
+
+
+def run_model(rank):
+    torch.cuda.set_device(rank)
+    return torch.nn.Linear(2, 2).cuda()
+
+
+def run_plain(rank):
+    return torch.nn.Linear(2, 2).cuda()
+
+
+class TestAlgorithm(unittest.TestCase):
+    def run_test_locally(self, n, target):
+        procs = [mp.Process(target=target, args=(i,)) for i in range(n)]
+        for p in procs:
+            p.start()
+
+    def spawn(self, n):
+        return [mp.Process(target=run_model, args=(i,)) for i in range(n)]
+
+    @skip_if_cuda_not_available()
+    def test_algorithm(self):
+        self.spawn(2)
+
+    def test_plain(self):
+        self.run_test_locally(2, run_plain)
+"""
+
+
+def test_a_test_class_helper_its_skipped_tests_call(tmp_path, monkeypatch):
+    # bagua's tests: workers a helper method hands to processes, which only tests skipped without CUDA
+    # call; a helper an unskipped test calls keeps what it reaches reported
+    files = {"tests/__init__.py": SKIP_HELPERS.lstrip("\n"), "tests/test_algorithm.py": SKIPPED_TESTS.lstrip("\n")}
+    assert lint_tree(tmp_path, monkeypatch, files) == [("tests/test_algorithm.py", "CDL102", 15, 34)]

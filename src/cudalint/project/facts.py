@@ -20,7 +20,7 @@ from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, 
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project import saved_files
 from cudalint.project.star_exports import star_facts
-from cudalint.project.reach import TRIES, _dotted, collect_uses
+from cudalint.project.reach import TRIES, _dotted, collect_uses, test_helper
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import guard_facts
 from cudalint.python.optional_facts import optional_facts
@@ -339,6 +339,7 @@ class _Reader:
         self.availability_whole = False
         self.classes: Dict[str, ast.ClassDef] = {}  # NAME -> the module-level class
         self.methods: Set[str] = set()  # "Class._helper": the private methods of module-level classes
+        self.in_tests: Optional[bool] = None  # the module is a test module's (worked out at its first class)
         self.testing = test_module(module)  # a test suite's module: its classes' calls and constants are read
 
     def sibling(self, module: str) -> str:
@@ -569,10 +570,13 @@ class _Reader:
                 self._class_facts(node)
                 self.classes[node.name] = node
                 self.class_of.update((id(item), node) for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
-                self.methods.update(
+                if self.in_tests is None:
+                    self.in_tests = test_module(self.module)
+                self.methods.update(  # a test class's helpers too: only its own tests call them (reach.test_helper)
                     f"{node.name}.{item.name}" for item in node.body
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("_")
-                    and not item.name.startswith("__")
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                        (item.name.startswith("_") and not item.name.startswith("__"))
+                        or (self.in_tests and test_helper(item.name)))
                 )
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -49,12 +49,25 @@ Guarded = object
 # A raw use: (dotted name as written, is a call, where it sits, enclosing definition path).
 RawUse = Tuple[str, bool, Guarded, str]
 MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
+# The methods unittest and pytest call on a test class themselves (setUp and its kin, pytest's xunit-style
+# setup_method and teardown_method, and the hooks of IsolatedAsyncioTestCase).
+TEST_HOOKS = frozenset({
+    "setUp", "tearDown", "setUpClass", "tearDownClass", "asyncSetUp", "asyncTearDown", "setup_method",
+    "teardown_method", "setup_class", "teardown_class", "setup", "teardown", "run", "debug", "id",
+    "shortDescription", "subTest", "addCleanup", "doCleanups", "skipTest",
+})
 MAX_CONDITIONS = 4  # tests of other modules' names kept per use (the innermost are dropped)
 
 
 def collect_uses(tree: ast.Module, reader) -> None:
     """Fill reader.facts.uses and .decorators (reader: the facts reader, for names and guards)."""
     _Uses(reader).run(tree)
+
+
+def test_helper(name: str) -> bool:
+    """A method of a test module's class that the test runner does not call itself (`run_test_locally`,
+    not `test_*` nor a fixture hook such as setUp): only its class's own methods call it."""
+    return not name.startswith(("test", "__")) and name not in TEST_HOOKS
 
 
 def _private(name: str) -> bool:
@@ -100,6 +113,7 @@ class _Uses:
         self.guard_of: Dict[int, Tuple[bool, bool]] = {}  # id(test) -> the reader's answer (an if asks for both arms)
         self.leaves_of: Dict[int, list] = {}  # id(test) -> the names of other modules (leaves) its judgement met
         self.classes: Set[str] = set()  # definition paths of the classes met so far
+        self.in_tests: Optional[bool] = None  # the module is a test module's (_test_helper)
         self.switches: Set[str] = set()  # the last names of switches checked against CUDA (_switch_check)
         self.switched_on: Set[str] = set()  # keywords a call passes a literal True (`use_cuda=True`)
         self.stored: Dict[str, int] = {}  # attribute name -> how many assignments store it (`x.name = ...`,
@@ -480,7 +494,9 @@ class _Uses:
     def _own_method(self, func: ast.AST, context: str, function) -> Optional[str]:
         """`self._helper()`, `cls._helper()`, `__class__._helper()` or `Class._helper()` in a method of
         module-level Class that defines _helper: "Class._helper"."""
-        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name) or not _private(func.attr):
+        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+            return None
+        if not (_private(func.attr) or self._test_helper(func.attr)):
             return None
         owner, _, method = context.partition(".")
         if not method or "." in method or owner not in self.reader.classes:
@@ -491,6 +507,11 @@ class _Uses:
             receivers.add((arguments.posonlyargs or arguments.args)[0].arg)
         path = f"{owner}.{func.attr}"
         return path if func.value.id in receivers and path in self.reader.methods else None
+
+    def _test_helper(self, name: str) -> bool:
+        if self.in_tests is None:
+            self.in_tests = test_module(self.reader.module)
+        return self.in_tests and test_helper(name)
 
     # -- the file's facts ------------------------------------------------------------------
     def _resolve(self, name: str) -> Iterator[str]:

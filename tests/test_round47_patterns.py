@@ -258,3 +258,71 @@ def test_a_test_class_helper_its_skipped_tests_call(tmp_path, monkeypatch):
     # call; a helper an unskipped test calls keeps what it reaches reported
     files = {"tests/__init__.py": SKIP_HELPERS.lstrip("\n"), "tests/test_algorithm.py": SKIPPED_TESTS.lstrip("\n")}
     assert lint_tree(tmp_path, monkeypatch, files) == [("tests/test_algorithm.py", "CDL102", 15, 34)]
+
+
+DISTRIBUTED_HELPERS = """
+import sys
+from functools import wraps
+
+import torch
+
+
+def skip_if_lt_x_gpu(x):
+    def decorator(func):
+        @wraps(func)
+        def wrapper(*args, **kwargs):
+            if torch.cuda.is_available() and torch.cuda.device_count() >= x:
+                return func(*args, **kwargs)
+            sys.exit(75)
+
+        return wrapper
+
+    return decorator
+
+
+def logged(func):
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        print("running", func.__name__)
+        return func(*args, **kwargs)
+
+    return wrapper
+"""
+
+DISTRIBUTED_TESTS = """
+import multiprocessing as mp
+import unittest
+
+import torch
+
+from tests.common_distributed import logged, skip_if_lt_x_gpu
+
+
+def train_epochs(model):
+    return model(torch.randn(4, 2).cuda())
+
+
+def run_worker(rank, fn):
+    torch.cuda.set_device(rank)
+    return fn(torch.nn.Linear(2, 2).cuda())
+
+
+class TestDDP(unittest.TestCase):
+    @skip_if_lt_x_gpu(2)
+    def test_two_gpus(self):
+        procs = [mp.Process(target=run_worker, args=(rank, train_epochs)) for rank in range(2)]
+        torch.cuda.synchronize()
+        return procs
+
+    @logged
+    def test_logged(self):
+        torch.cuda.synchronize()
+"""
+
+
+def test_a_decorator_whose_wrapper_runs_the_test_only_with_cuda(tmp_path, monkeypatch):
+    # PyTorch's common_distributed `skip_if_lt_x_gpu`, vendored by bagua; a worker and the function a test
+    # hands it inside `args=(...)` run only where the test does; a plain wrapping decorator guards nothing
+    files = {"tests/__init__.py": "", "tests/common_distributed.py": DISTRIBUTED_HELPERS.lstrip("\n"),
+             "tests/test_ddp.py": DISTRIBUTED_TESTS.lstrip("\n")}
+    assert lint_tree(tmp_path, monkeypatch, files) == [("tests/test_ddp.py", "CDL201", 27, 9)]

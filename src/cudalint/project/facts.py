@@ -537,9 +537,32 @@ class _Reader:
                 skipping = True
             else:
                 others.append(conditions)
-        return skipping and all(
-            any(self._guard(test, node)[0 if polarity else 1] for test, polarity in conditions) for conditions in others
-        )
+        if skipping and all(
+                any(self._guard(test, node)[0 if polarity else 1] for test, polarity in conditions) for conditions in others):
+            return True
+        return self._runs_test_only_off_mac(node)
+
+    def _runs_test_only_off_mac(self, node, depth: int = 0) -> bool:
+        """A decorator (or a factory of one: `skip_if_lt_x_gpu(2)`) whose wrapper calls the test it wraps
+        only under a CUDA test and otherwise exits or skips: `if torch.cuda.is_available() and
+        torch.cuda.device_count() >= x: return func(*args, **kwargs)`, then `sys.exit(...)` (PyTorch's
+        common_distributed, vendored in many test suites)."""
+        inner = [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if len(inner) != 1 or depth > 1:
+            return False
+        wrapped = node.args.posonlyargs + node.args.args
+        if len(wrapped) == 1 and self._calls_only_off_mac(inner[0], wrapped[0].arg):
+            return True
+        return depth == 0 and self._runs_test_only_off_mac(inner[0], depth + 1)
+
+    def _calls_only_off_mac(self, wrapper, name: str) -> bool:
+        calls = [call for call in ast.walk(wrapper) if isinstance(call, ast.Call)
+                 and isinstance(call.func, ast.Name) and call.func.id == name]
+        returns = [(inner, conditions) for inner, conditions in _returns_under(wrapper)
+                   if any(inner.value is call for call in calls)]
+        return bool(returns) and len(returns) == len(calls) and all(
+            any(self._guard(test, wrapper)[0 if polarity else 1] for test, polarity in conditions)
+            for _, conditions in returns)
 
     def _statements(self, body, guarded: bool, prefix: str = "", imported: bool = False, trying: bool = False) -> None:
         """`imported`: the statements run only once a CUDA-only library imported (`try: import triton`)."""

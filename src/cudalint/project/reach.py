@@ -466,7 +466,12 @@ class _Uses:
         for keyword in node.keywords:
             if keyword.arg is not None and type(keyword.value) is ast.Constant and keyword.value.value is True:
                 self.switched_on.add(keyword.arg)  # `_load(path, use_cuda=True)`: a switch a caller turns on itself
-        for value in (*node.args, *(keyword.value for keyword in node.keywords)):
+        handed = [*node.args, *(keyword.value for keyword in node.keywords)]
+        for value in list(handed):  # `Process(target=run, args=(rank, train_epochs))`: a tuple's names too
+            if type(value) in (ast.Tuple, ast.List):
+                handed.remove(value)
+                handed.extend(value.elts)
+        for value in handed:
             kind = type(value)
             name = value.id if kind is ast.Name else self._chain(value) if kind is ast.Attribute else None
             if name is not None:

@@ -326,3 +326,128 @@ def test_a_decorator_whose_wrapper_runs_the_test_only_with_cuda(tmp_path, monkey
     files = {"tests/__init__.py": "", "tests/common_distributed.py": DISTRIBUTED_HELPERS.lstrip("\n"),
              "tests/test_ddp.py": DISTRIBUTED_TESTS.lstrip("\n")}
     assert lint_tree(tmp_path, monkeypatch, files) == [("tests/test_ddp.py", "CDL201", 27, 9)]
+
+
+SET_UP_SKIPS = """
+import unittest
+
+import torch
+
+
+def reference(x):
+    return torch.einsum("ni->n", x.cpu()).cuda()
+
+
+def setUpModule():
+    pass
+
+
+class TestKernelGPU(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not torch.cuda.is_available():
+            raise unittest.SkipTest("No CUDA capable device detected")
+
+    def test_kernel(self):
+        x = torch.rand(4, 4).cuda()
+        self.assertTrue(torch.equal(reference(x), x.sum(1)))
+
+
+class TestSetUp(unittest.TestCase):
+    def setUp(self):
+        if not torch.cuda.is_available():
+            self.skipTest("needs CUDA")
+
+    def test_sync(self):
+        torch.cuda.synchronize()
+
+
+class TestOther(unittest.TestCase):
+    def setUp(self):
+        if torch.cuda.is_available():
+            self.skipTest("CPU only")
+
+    def test_sync(self):
+        torch.cuda.synchronize()
+"""
+
+MODULE_SKIP = """
+import unittest
+
+import torch
+
+
+def setUpModule():
+    if not torch.cuda.is_available():
+        raise unittest.SkipTest("needs CUDA")
+
+
+def test_sync():
+    torch.cuda.synchronize()
+"""
+
+
+def test_tests_a_set_up_skips_without_cuda(tmp_path, monkeypatch):
+    # fast-transformers' GPU tests: setUpClass (or setUp, or setUpModule) raises SkipTest without CUDA, so
+    # neither the tests nor a module helper only they call run on a Mac; a set-up that skips with CUDA skips
+    # nothing there
+    files = {"tests/test_kernel_gpu.py": SET_UP_SKIPS.lstrip("\n"), "tests/test_module_gpu.py": MODULE_SKIP.lstrip("\n")}
+    assert lint_tree(tmp_path, monkeypatch, files) == [("tests/test_kernel_gpu.py", "CDL201", 40, 9)]
+
+
+NVCC_SETUP = """
+from subprocess import DEVNULL, call
+
+from setuptools import setup
+from torch.utils.cpp_extension import CppExtension, CUDAExtension
+
+
+def cuda_toolkit_available():
+    try:
+        call(["nvcc"], stdout=DEVNULL, stderr=DEVNULL)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+extensions = [CppExtension("pkg.ops_cpu", ["ops.cpp"])]
+if cuda_toolkit_available():
+    extensions.append(CUDAExtension("pkg.ops_cuda", ["ops.cu"]))
+setup(name="pkg", ext_modules=extensions)
+"""
+
+
+def test_a_build_that_adds_cuda_extensions_where_nvcc_starts(tmp_path, monkeypatch):
+    # fast-transformers' setup.py: `call(["nvcc"])` raises FileNotFoundError on every Mac
+    assert lint_tree(tmp_path, monkeypatch, {"setup.py": NVCC_SETUP.lstrip("\n")}) == []
+
+
+STAGING = """
+import torch
+from torch.hub import load_state_dict_from_url
+
+
+class Net(torch.nn.Module):
+    url = "https://example.invalid/net.pt"
+
+    def load_pretrained(self, map_location=None):
+        if torch.cuda.is_available():
+            map_location = torch.device("cuda")
+        else:
+            map_location = torch.device("cpu")
+        self.load_state_dict(load_state_dict_from_url(self.url, map_location=map_location))
+
+    def to_device(self, x):
+        if torch.cuda.is_available():
+            device = torch.device("cuda")
+        else:
+            device = torch.device("cpu")
+        self.load_state_dict(torch.load("w.pt", map_location=device))
+        return x.to(device)
+"""
+
+
+def test_a_choice_only_a_load_map_location_reads(tmp_path, monkeypatch):
+    # torchsr's load_pretrained: where the downloaded state dict sits before load_state_dict copies it;
+    # a choice the function also moves data to is reported
+    assert lint_tree(tmp_path, monkeypatch, {"net.py": STAGING.lstrip("\n")}) == [("net.py", "CDL104", 16, 9)]

@@ -85,6 +85,7 @@ class FileFacts:
         self.mentions: Dict[str, list] = {}  # a string naming modules ("pkg.ops.*_op": a pattern) -> where, as `loads`
         self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
+        self.skipped_classes: List[str] = []  # test classes whose set-up skips them where a Mac's test holds
         self.star: Optional[list] = None  # what `from module import *` binds (see star_exports.star_facts)
         # Module-level classes with a base the file can name (and, in a test module, every one): class ->
         # {"bases": qualified bases, "binds": the flags it binds (its body's assignments and properties,
@@ -121,6 +122,7 @@ class FileFacts:
             "tried": self.tried,
             "conditions": self.conditions,
             "script": self.script,
+            "skipped_classes": self.skipped_classes,
         }
 
     def shared_json(self) -> dict:
@@ -190,6 +192,7 @@ class FileFacts:
         facts.tried = dict(data.get("tried", {}))
         facts.conditions = list(data.get("conditions", []))
         facts.script = bool(data.get("script", False))
+        facts.skipped_classes = list(data.get("skipped_classes", []))
         return facts
 
 
@@ -431,6 +434,8 @@ class _Reader:
             elif table is not None:
                 self.facts.skips_via[name] = table
         self._off_mac_flags()
+        if self.in_tests:
+            self.facts.skipped_classes = sorted(name for name, node in self.classes.items() if self._set_up_skips(node))
         starts = None
         for name, node in self.classes.items():
             if self.text:  # only a class whose own text holds a query, flag or skip word can bind a guard
@@ -541,6 +546,33 @@ class _Reader:
                 any(self._guard(test, node)[0 if polarity else 1] for test, polarity in conditions) for conditions in others):
             return True
         return self._runs_test_only_off_mac(node)
+
+    def _set_up_skips(self, klass) -> bool:
+        """The class's set-up skips its tests where a test true on every Mac holds: `setUpClass` (or
+        setUp) starting `if not torch.cuda.is_available(): raise unittest.SkipTest(...)` (or
+        `self.skipTest(...)`, `pytest.skip(...)`); the semantic model's Visitor._set_up_skips."""
+        for method in klass.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name not in CLASS_SET_UPS:
+                continue
+            for statement in method.body[:SET_UP_LOOK]:
+                if (isinstance(statement, ast.If) and not statement.orelse and statement.body
+                        and self._skips(statement.body[0], method) and self._guard(statement.test, method)[1]):
+                    return True
+        return False
+
+    def _skips(self, statement, method) -> bool:
+        """`raise unittest.SkipTest(...)`, `pytest.skip(...)`, `self.skipTest(...)` (rules/optional_code.toml)."""
+        facts = optional_facts()
+        if isinstance(statement, ast.Raise) and statement.exc is not None:
+            raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+            return self.resolve(raised) in facts.skip_exceptions
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+            return False
+        func = statement.value.func
+        receiver = (method.args.posonlyargs + method.args.args)[:1]
+        return self.resolve(func) in facts.skip_calls or (
+            isinstance(func, ast.Attribute) and func.attr == "skipTest" and isinstance(func.value, ast.Name)
+            and bool(receiver) and func.value.id == receiver[0].arg)
 
     def _runs_test_only_off_mac(self, node, depth: int = 0) -> bool:
         """A decorator (or a factory of one: `skip_if_lt_x_gpu(2)`) whose wrapper calls the test it wraps
@@ -1366,6 +1398,9 @@ def _statements_of(function) -> List[ast.stmt]:
 
 MAX_WORDS = 20000
 MAX_REQUIRE_DEPTH = 6  # calls of functions that raise off CUDA followed within one file
+# What unittest and pytest run before each test of a class (python/visitor.py reads the same set-ups).
+CLASS_SET_UPS = frozenset({"setUpClass", "setUp", "setup_class", "setup_method", "asyncSetUp"})
+SET_UP_LOOK = 4  # the statements of a set-up looked at for its skip
 MAX_LEAVES = 3  # names of other modules one helper's table may depend on (3 ** 3 evaluations at most)
 LEAF_GUARDS = ((False, False), (True, False), (False, True))  # unknown, true only off a Mac, false only off a Mac
 WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")

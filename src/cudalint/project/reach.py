@@ -731,7 +731,9 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
     unread: Set[str] = {word for facts in index.facts.values() for word in facts.words}
     if "*" in unread:
         return set()  # a file too large to read may use any name
-    only: Set[str] = set()
+    # test classes whose set-up skips them without CUDA: what only their tests call runs only off a Mac
+    only: Set[str] = {f"{index.paths[path]}.{name}" for path, facts in index.facts.items()
+                      if path in index.paths for name in facts.skipped_classes}
     candidates = {
         target: places for target, places in sites.items()
         if places and target not in escaped and target.rpartition(".")[2] not in unread  # an unread file may use it

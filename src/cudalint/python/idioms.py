@@ -480,6 +480,8 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         return  # fills a device parameter every call in the project passes
     if None in cuda_names and selection_use.returns_mac_elsewhere(ctx, node):
         return  # a return of the function picks MPS before (or beside) this choice
+    if selection_use.loads_only_after(node, cuda_names, ctx):
+        return  # only where a load puts a checkpoint before `load_state_dict` copies it into the model
     if else_body is None and len(pairs) == 1 and _mac_path_after(node, ctx):
         return  # `device = "cpu"`, `if cuda: device = "cuda"`, then `if mps: device = "mps"`: a choice in steps
     ctx.report(

@@ -13,9 +13,10 @@
   (`all_reduce`, `all_gather`, ...). On a Mac the only backend is gloo, which takes CPU tensors, so
   the CPU is the right fallback there (torch/distributed docs, "Backends": gloo supports CPU tensors;
   MPS tensors no backend takes).
-- It only says where `torch.load` puts what it reads (`map_location=`, as it is or as `torch.device(...)`), directly or through a name
-  every use of which is that: loading onto the CPU of a Mac is right, the code that moves the
-  tensors on picks the device.
+- It only says where `torch.load` (or `torch.hub.load_state_dict_from_url`) puts what it reads
+  (`map_location=`, as it is or as `torch.device(...)`), directly or through a name every use of which
+  is that, also when an `if` statement chooses it: loading onto the CPU of a Mac is right, the code that
+  moves the tensors on picks the device.
 - It fills a device parameter a call left out (`self.device = sel if device is None else device`,
   `if device is None: device = sel`, `device = device or sel`) and every call of the function in the
   project passes that parameter (the project index: project/default_calls.py): the fallback never
@@ -301,13 +302,29 @@ def _device_of(arg, call, ctx: FileContext) -> bool:
 
 
 def _is_map_location(arg, call, ctx: FileContext) -> bool:
-    return (
-        isinstance(arg, cst.Arg)
-        and arg.keyword is not None
-        and arg.keyword.value == "map_location"
-        and isinstance(call, cst.Call)
-        and ctx.model.resolve(call.func) in loaders()
-    )
+    if not (isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "map_location"
+            and isinstance(call, cst.Call)):
+        return False
+    callee = ctx.model.resolve(call.func)
+    return callee in loaders() or callee in DOWNLOADERS
+
+
+# Loaders of a checkpoint downloaded by URL, which take a map_location as torch.load does (torch/hub.py:
+# load_state_dict_from_url(url, model_dir=None, map_location=None, ...); torch.utils.model_zoo.load_url is it)
+DOWNLOADERS = frozenset({"torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})
+
+
+def loads_only_after(node: cst.If, names, ctx: FileContext) -> bool:
+    """`if torch.cuda.is_available(): map_location = torch.device("cuda")` / `else: ... "cpu"`, and every
+    later read of each name the `if` chooses is a load's `map_location=` (torchsr's `load_pretrained`, which
+    hands the state dict on to `load_state_dict`): where the tensors stay is the model's business."""
+    if not names or None in names:
+        return False
+    for name in names:
+        uses = _uses(ctx.model.scope.node, name, node)
+        if not uses or not all(_is_map_location(arg, call, ctx) for _, arg, call in uses):
+            return False
+    return True
 
 
 SCOPE_READERS = frozenset({"locals", "vars", "eval", "exec"})

@@ -254,23 +254,22 @@ def _runs_calls(body, depth: int = 0) -> bool:
             if any(type(small) is cst.Expr and type(small.value) is cst.Call for small in statement.body):
                 return True
         elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, *TRY_KINDS)):
-            blocks = [statement.body, getattr(statement, "orelse", None), getattr(statement, "finalbody", None),
-                      *(handler.body for handler in getattr(statement, "handlers", ()))]
-            while blocks:
-                block = blocks.pop()
-                if isinstance(block, cst.If):  # elif
-                    blocks.extend((block.body, block.orelse))
-                    continue
-                inner = getattr(block, "body", None)
-                if isinstance(block, (cst.Else, cst.Finally, cst.ExceptHandler)):
-                    inner = block.body.body if isinstance(block.body, cst.IndentedBlock) else ()
-                elif isinstance(block, cst.IndentedBlock):
-                    inner = block.body
-                elif isinstance(block, cst.SimpleStatementSuite):
-                    inner = [cst.SimpleStatementLine(body=block.body)]
-                if inner and _runs_calls(inner, depth + 1):
-                    return True
+            if any(_runs_calls(block, depth + 1) for block in _blocks(statement)):
+                return True
     return False
+
+
+def _blocks(statement: cst.CSTNode) -> list:
+    """The statements of each block of a compound statement (an `elif` is a statement of its own)."""
+    suites = [statement.body, *(handler.body for handler in getattr(statement, "handlers", ()))]
+    for field in ("orelse", "finalbody"):
+        part = getattr(statement, field, None)
+        if isinstance(part, cst.If):
+            suites.append(cst.IndentedBlock(body=[part]))
+        elif part is not None:
+            suites.append(part.body)
+    return [suite.body if isinstance(suite, cst.IndentedBlock) else [cst.SimpleStatementLine(body=suite.body)]
+            for suite in suites]
 
 
 def integration_libraries() -> frozenset:

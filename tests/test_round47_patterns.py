@@ -451,3 +451,15 @@ def test_a_choice_only_a_load_map_location_reads(tmp_path, monkeypatch):
     # torchsr's load_pretrained: where the downloaded state dict sits before load_state_dict copies it;
     # a choice the function also moves data to is reported
     assert lint_tree(tmp_path, monkeypatch, {"net.py": STAGING.lstrip("\n")}) == [("net.py", "CDL104", 16, 9)]
+
+
+def test_nvcc_started_unguarded_is_a_program_no_mac_has(tmp_path, monkeypatch):
+    text = 'import subprocess\n\n\ndef cuda_version():\n    return subprocess.check_output(["nvcc", "--version"]).decode()\n'
+    assert lint_tree(tmp_path, monkeypatch, {"tools/version.py": text}) == [("tools/version.py", "CDL220", 5, 12)]
+
+
+def test_the_gate_reads_every_program_the_guards_know():
+    from cudalint.catalog import load_catalog
+    from cudalint.python.guard_facts import guard_facts
+
+    assert set(load_catalog()["CDL220"].match["texts"]) == guard_facts().off_mac_programs

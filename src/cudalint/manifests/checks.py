@@ -40,6 +40,11 @@ def platform_named(name: str) -> bool:
     return any(word in _PLATFORM_WORDS or _CUDA_VERSION_WORD.match(word) for word in words)
 
 
+def file_named_off_mac(path: str) -> bool:
+    """A file named for other machines, read whole: `requirements-cu121.txt`, `Dockerfile.cuda`."""
+    return platform_named(PurePath(path).name)
+
+
 # Words in a section, extra, group, file or folder name that say its entries build the documentation
 # (requirements/readthedocs.txt, docs/requirements.txt, a `docs` extra): installed where the docs are
 # built, imported there to read docstrings, never run on a device.
@@ -64,7 +69,7 @@ def is_off_mac(dep: Dependency) -> bool:
     """A Mac never installs the entry: its marker is false there, or it sits in a section, a file, a CI
     job or a lock resolution meant for other machines (named for CUDA, Linux, Windows, other hardware)."""
     return (dep.off_mac or excludes_macos(dep.marker) or platform_named(dep.section)
-            or platform_named(PurePath(dep.path).name))  # requirements-cu121.txt, Dockerfile.cuda
+            or file_named_off_mac(dep.path))
 
 
 def cuda_index_url(url: str) -> bool:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import re
 from fnmatch import fnmatchcase
-from pathlib import PurePath
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding
 from cudalint.manifests.base import LineIndex, Parsed, Problem, split_lines
-from cudalint.manifests.checks import platform_named
+from cudalint.manifests.checks import file_named_off_mac
 from cudalint.manifests.commands import Scanner, Word, scan_text
 
 INSTRUCTIONS = {
@@ -120,7 +119,7 @@ def check(path: str, text: str) -> Tuple[List[Finding], Parsed]:
     rule = load_catalog()["CDL454"]
     # `Dockerfile.cuda`, `gpu.Dockerfile`: the CUDA variant of a choice of images, named for it like a
     # requirements-cuda.txt; a Mac user builds the other one
-    variant = platform_named(PurePath(path).name)
+    variant = file_named_off_mac(path)
     index = LineIndex(text)
     findings: List[Finding] = []
     parsed = Parsed()

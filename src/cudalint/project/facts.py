@@ -342,7 +342,6 @@ class _Reader:
         self.availability_whole = False
         self.classes: Dict[str, ast.ClassDef] = {}  # NAME -> the module-level class
         self.methods: Set[str] = set()  # "Class._helper": the private methods of module-level classes
-        self.in_tests: Optional[bool] = None  # the module is a test module's (worked out at its first class)
         self.testing = test_module(module)  # a test suite's module: its classes' calls and constants are read
 
     def sibling(self, module: str) -> str:
@@ -434,7 +433,7 @@ class _Reader:
             elif table is not None:
                 self.facts.skips_via[name] = table
         self._off_mac_flags()
-        if self.in_tests:
+        if self.testing:
             self.facts.skipped_classes = sorted(name for name, node in self.classes.items() if self._set_up_skips(node))
         starts = None
         for name, node in self.classes.items():
@@ -625,13 +624,11 @@ class _Reader:
                 self._class_facts(node)
                 self.classes[node.name] = node
                 self.class_of.update((id(item), node) for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
-                if self.in_tests is None:
-                    self.in_tests = test_module(self.module)
                 self.methods.update(  # a test class's helpers too: only its own tests call them (reach.test_helper)
                     f"{node.name}.{item.name}" for item in node.body
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
                         (item.name.startswith("_") and not item.name.startswith("__"))
-                        or (self.in_tests and test_helper(item.name)))
+                        or (self.testing and test_helper(item.name)))
                 )
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1400,6 +1397,7 @@ MAX_WORDS = 20000
 MAX_REQUIRE_DEPTH = 6  # calls of functions that raise off CUDA followed within one file
 # What unittest and pytest run before each test of a class (python/visitor.py reads the same set-ups).
 CLASS_SET_UPS = frozenset({"setUpClass", "setUp", "setup_class", "setup_method", "asyncSetUp"})
+MODULE_SET_UPS = frozenset({"setUpModule", "setup_module"})  # and before a module's tests
 SET_UP_LOOK = 4  # the statements of a set-up looked at for its skip
 MAX_LEAVES = 3  # names of other modules one helper's table may depend on (3 ** 3 evaluations at most)
 LEAF_GUARDS = ((False, False), (True, False), (False, True))  # unknown, true only off a Mac, false only off a Mac

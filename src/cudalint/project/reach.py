@@ -113,7 +113,6 @@ class _Uses:
         self.guard_of: Dict[int, Tuple[bool, bool]] = {}  # id(test) -> the reader's answer (an if asks for both arms)
         self.leaves_of: Dict[int, list] = {}  # id(test) -> the names of other modules (leaves) its judgement met
         self.classes: Set[str] = set()  # definition paths of the classes met so far
-        self.in_tests: Optional[bool] = None  # the module is a test module's (_test_helper)
         self.switches: Set[str] = set()  # the last names of switches checked against CUDA (_switch_check)
         self.switched_on: Set[str] = set()  # keywords a call passes a literal True (`use_cuda=True`)
         self.stored: Dict[str, int] = {}  # attribute name -> how many assignments store it (`x.name = ...`,
@@ -466,11 +465,9 @@ class _Uses:
         for keyword in node.keywords:
             if keyword.arg is not None and type(keyword.value) is ast.Constant and keyword.value.value is True:
                 self.switched_on.add(keyword.arg)  # `_load(path, use_cuda=True)`: a switch a caller turns on itself
-        handed = [*node.args, *(keyword.value for keyword in node.keywords)]
-        for value in list(handed):  # `Process(target=run, args=(rank, train_epochs))`: a tuple's names too
-            if type(value) in (ast.Tuple, ast.List):
-                handed.remove(value)
-                handed.extend(value.elts)
+        # `Process(target=run, args=(rank, train_epochs))`: the names of a tuple or list handed over too
+        handed = [item for value in (*node.args, *(keyword.value for keyword in node.keywords))
+                  for item in (value.elts if type(value) in (ast.Tuple, ast.List) else (value,))]
         for value in handed:
             kind = type(value)
             name = value.id if kind is ast.Name else self._chain(value) if kind is ast.Attribute else None
@@ -501,7 +498,7 @@ class _Uses:
         module-level Class that defines _helper: "Class._helper"."""
         if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
             return None
-        if not (_private(func.attr) or self._test_helper(func.attr)):
+        if not (_private(func.attr) or (self.reader.testing and test_helper(func.attr))):
             return None
         owner, _, method = context.partition(".")
         if not method or "." in method or owner not in self.reader.classes:
@@ -512,11 +509,6 @@ class _Uses:
             receivers.add((arguments.posonlyargs or arguments.args)[0].arg)
         path = f"{owner}.{func.attr}"
         return path if func.value.id in receivers and path in self.reader.methods else None
-
-    def _test_helper(self, name: str) -> bool:
-        if self.in_tests is None:
-            self.in_tests = test_module(self.reader.module)
-        return self.in_tests and test_helper(name)
 
     # -- the file's facts ------------------------------------------------------------------
     def _resolve(self, name: str) -> Iterator[str]:

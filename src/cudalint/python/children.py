@@ -154,3 +154,17 @@ def comes_after(root: cst.CSTNode, first: cst.CSTNode, second: cst.CSTNode) -> b
             return seen_first
         stack.extend(reversed(code_children(current)))
     return False
+
+
+def assignments_in(node: cst.CSTNode) -> Iterator[cst.Assign]:
+    """The assignments a statement (or block) makes, in order, in its own blocks (not in the functions,
+    classes and lambdas it defines, nor inside expressions)."""
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return
+    if type(node) is cst.Assign:
+        yield node
+        return
+    if isinstance(node, cst.BaseExpression):
+        return
+    for child in node.children:
+        yield from assignments_in(child)

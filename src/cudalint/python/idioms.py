@@ -23,12 +23,12 @@ from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
 from cudalint.python import device_index, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
-from cudalint.python.children import code_children, earlier_statements, enclosing_block, path_to
+from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, path_to
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
 from cudalint.python.mac_failures import falsy_constant
-from cudalint.python.names import conjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_elements, string_value
+from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_elements, string_value
 from cudalint.python.semantic import guard_facts
 from cudalint.python.semantic.guards import literal_guard
 from cudalint.python.visitor import Registry, asserted_at_import, ends_flow
@@ -1116,21 +1116,9 @@ def _cached_value(name: cst.BaseExpression, load: cst.Assign, save: cst.Call, ct
                 if arm is not None and any(call is save for call in _calls_in(arm))), None)
     if arm is None:
         return False
-    assigned = [statement.value for statement in _assignments_in(arm) if any(
+    assigned = [statement.value for statement in assignments_in(arm) if any(
         _spelling(target.target) == spelled for target in statement.targets)]
     return bool(assigned) and not any(_holds_state(value, ctx.model.scope, False, ctx) for value in assigned)
-
-
-def _assignments_in(node: cst.CSTNode) -> List[cst.Assign]:
-    found, pending = [], [node]
-    while pending:
-        current = pending.pop()
-        if type(current) is cst.Assign:
-            found.append(current)
-        elif isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        pending.extend(code_children(current))
-    return found
 
 
 EXISTENCE_TESTS = frozenset({"os.path.exists", "os.path.isfile", "exists", "is_file", "isfile"})
@@ -1146,7 +1134,7 @@ def _loaded_when_present(save: cst.Call, ctx: FileContext) -> bool:
             continue
         test, negated = holder.test, False
         # `if not os.path.isfile(path) or refresh: ... save` / `else: load`: the else runs only when it exists
-        absent = next((part.expression for part in _disjuncts(test)
+        absent = next((part.expression for part in disjuncts(test)
                        if type(part) is cst.UnaryOperation and type(part.operator) is cst.Not), None)
         if absent is not None:
             test, negated = absent, True
@@ -1157,13 +1145,6 @@ def _loaded_when_present(save: cst.Call, ctx: FileContext) -> bool:
         if tested and any(call is save for call in _calls_in(holder.body if negated else holder.orelse)):
             return True
     return False
-
-
-def _disjuncts(test: cst.BaseExpression) -> List[cst.BaseExpression]:
-    """The parts of an `or` (the test itself when it is none)."""
-    if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
-        return _disjuncts(test.left) + _disjuncts(test.right)
-    return [test]
 
 
 def _in_another_arm(node: cst.Call, stack) -> bool:

@@ -181,6 +181,7 @@ class MatchIndex:
                     for root in roots or (None,):
                         self._under(word, root, self.resolved if names else self.rooted)
             self.string_words.update(match.get("values", ()))  # strings a check compares values with
+            self.text_words.update(match.get("texts", ()))  # words a check reads inside strings, identifiers too
         self.words.discard("")
         self.called -= self.words  # a word some check reads anywhere counts anywhere
         self.import_words.pop("", None)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Set
 import libcst as cst
 
 from cudalint.python import placement  # the module, not its names: placement imports this module too
+from cudalint.python.children import assignments_in
 from cudalint.python.names import chain_root, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,11 +81,11 @@ def _ends_flow(block: cst.BaseSuite, model: "SemanticModel"):
 
 def _after(model: "SemanticModel", statement: cst.CSTNode, moved: Set[str]) -> None:
     """What a statement before the node does to the names known off MPS."""
-    for small in _assignments(statement):
+    for small in assignments_in(statement):
         _follow(model, small, moved, type(statement) is cst.SimpleStatementLine)
     if type(statement) is cst.If:
         if _tests_mps(model, statement.test):
-            for small in _assignments(statement.body):
+            for small in assignments_in(statement.body):
                 name = _own_cpu_copy(small)
                 if name is not None:
                     moved.add(name)
@@ -188,19 +189,6 @@ def _helper_off_mps(model: "SemanticModel", call: cst.Call, truth: bool, depth: 
         elif position < len(parameters):
             given[parameters[position]] = arg.value
     return off_mps(model, inner.returns[0][0], truth, given, depth + 1)
-
-
-def _assignments(node: cst.CSTNode) -> Iterator[cst.Assign]:
-    """The assignments a statement makes, in order, in its own blocks (not in functions it defines)."""
-    if isinstance(node, _DEFINITIONS):
-        return
-    if type(node) is cst.Assign:
-        yield node
-        return
-    if isinstance(node, cst.BaseExpression):
-        return
-    for child in node.children:
-        yield from _assignments(child)
 
 
 def _follow(model: "SemanticModel", assign: cst.Assign, moved: Set[str], always: bool) -> None:

@@ -20,7 +20,7 @@ from cudalint.python.optional_facts import optional_facts
 from cudalint.python.optional_imports import _catches_import_error
 from cudalint.python.overrides import load_overrides, silenced_in
 from cudalint.project.paths import test_module
-from cudalint.project.facts import CLASS_SET_UPS, SET_UP_LOOK
+from cudalint.project.facts import CLASS_SET_UPS, MODULE_SET_UPS, SET_UP_LOOK
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
 
@@ -204,7 +204,7 @@ class Walker:
             return _function_fields(node) if kind is cst.FunctionDef else ("body",)
         if kind is cst.Module:
             marker = model.module_scope.bindings.get("pytestmark")
-            skipped = (bool(marker) and self._skips_off_cuda(marker[0].value)) or self._set_up_skips(node, MODULE_SET_UPS)
+            skipped = (bool(marker) and self._skips_off_cuda(marker[0].value)) or self._set_up_skips(node.body, MODULE_SET_UPS)
             reached = model.project is not None and bool(model.module_name) and model.project.is_cuda_only(model.module_name)
             return ("body",) if skipped or reached else ()
         return ()
@@ -296,18 +296,18 @@ class Walker:
             marker = inner.bindings.get("pytestmark") if inner is not None else None
             if marker and self._skips_off_cuda(marker[0].value):
                 return True
-            if self._set_up_skips(node.body, CLASS_SET_UPS):
+            if isinstance(node.body, cst.IndentedBlock) and self._set_up_skips(node.body.body, CLASS_SET_UPS):
                 return True  # `setUpClass`: `if not torch.cuda.is_available(): raise unittest.SkipTest(...)`
             # a skip on a test class is inherited (unittest's `__unittest_skip__`, pytest's class marks):
             # `class TestTFP(MultiProcessTestCase, TestCUDA)` under `@skipIf(<no CUDA>)` on TestCUDA
             return any(self._class_skipped(base) for base in self._file_bases(node))
         return False
 
-    def _set_up_skips(self, body: cst.BaseSuite, names: frozenset) -> bool:
+    def _set_up_skips(self, body: Sequence[cst.CSTNode], names: frozenset) -> bool:
         """A set-up the runner calls before every test of a class (or module) that skips them where a test
         true on every Mac holds: `if not torch.cuda.is_available(): raise unittest.SkipTest(...)` (or
         `self.skipTest(...)`, `pytest.skip(...)`) among its first statements. The tests never run there."""
-        for definition in body.body if isinstance(body, cst.IndentedBlock) else body.body if isinstance(body, cst.Module) else ():
+        for definition in body:
             if type(definition) is not cst.FunctionDef or definition.name.value not in names:
                 continue
             scope = self.model.scopes.get(id(definition))
@@ -561,7 +561,6 @@ class Walker:
 
 
 EXITS = {"sys.exit", "os._exit", "pytest.exit", "pytest.fail"}
-MODULE_SET_UPS = frozenset({"setUpModule", "setup_module"})  # what unittest and pytest run before a module's tests
 EXPECTS_FAILURE = frozenset({"pytest.raises"})
 EXPECTS_FAILURE_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 SKIPS = {"pytest.skip", "unittest.SkipTest", "pytest.importorskip"}

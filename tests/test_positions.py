@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from cudalint.catalog import load_catalog
 from cudalint.python import analyze, positions
 from cudalint.python.outline import outline
-from cudalint.python.positions import Positions, whole_module
+from cudalint.python.positions import MAX_SEARCHES, Positions, whole_module
 
 
 def chains(module: cst.Module):
@@ -149,12 +149,15 @@ def test_rule_examples_report_without_a_whole_module_pass_unless_they_plan_fixes
     assert lint_examples(examples, checks) == lazy
 
 
-def test_a_node_outside_the_reported_statements_falls_back_to_the_whole_module():
-    source = "import torch\nx = 1\ndef f():\n    return torch.ones(2)\n"
+def test_a_node_outside_the_reported_statements_is_searched_for_then_falls_back_to_the_whole_module():
+    source = "import torch\nx = 1\ndef f():\n" + "".join(f"    a{i} = torch.ones({i})\n" for i in range(10))
     module = cst.parse_module(source)
     tree = compile(source, "<test>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     lazy = Positions(module, outline(tree))
-    call = module.body[2].body.body[0].body[0].value
-    assert lazy.whole is None
-    assert (lazy[call].start.line, lazy[call].start.column, lazy[call].end.column) == (4, 11, 24)
-    assert lazy.whole is not None  # no chain was anchored for the call: one whole-module pass
+    calls = [statement.body[0].value for statement in module.body[2].body.body]
+    whole = whole_module(module)
+    for found, call in enumerate(calls[:MAX_SEARCHES]):  # no chain was anchored: found from the module down
+        assert lazy[call] == whole[call] and lazy.whole is None
+    assert (lazy[calls[0]].start.line, lazy[calls[0]].start.column, lazy[calls[0]].end.column) == (4, 9, 22)
+    assert lazy[calls[MAX_SEARCHES]] == whole[calls[MAX_SEARCHES]]
+    assert lazy.whole is not None  # past the searches a file may make: one whole-module pass

@@ -204,8 +204,8 @@ def test_hook_definitions():
         "environment.yml", "env/environment-gpu.yaml", "Pipfile", "poetry.lock", "uv.lock", "pixi.toml",
         "CMakeLists.txt", "cmake/cuda.cmake", "kernels/k.cu", "k.cuh", "Dockerfile", "docker/Dockerfile.gpu",
         "gpu.dockerfile", "conda.yaml", ".github/workflows/ci.yml", "cog.yaml", "Containerfile", "install.sh",
-        "Makefile", "rules.mk", "tox.ini",
-        "README.md", "notes.txt", "Pipfile.lock", "setup.pyc", "x.cpp", "cuda.txt", "requirements-x/a.txt", "install.shx", "tox.cfg",
+        "Makefile", "rules.mk", "tox.ini", "notebooks/train.ipynb",
+        "README.md", "notes.txt", "Pipfile.lock", "setup.pyc", "x.cpp", "cuda.txt", "requirements-x/a.txt", "install.shx", "tox.cfg", "train.ipynb.bak",
     ],
 )
 def test_files_pattern_is_exactly_what_cudalint_reads(name):

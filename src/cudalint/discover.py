@@ -13,6 +13,7 @@ from cudalint import manifests
 from cudalint.fileio import UnreadableFile, inside, is_regular, read_regular
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIX = ".ipynb"  # a Jupyter notebook: its code cells are checked (notebooks.py)
 MAX_FOLDER_REQUIREMENTS = 100  # .txt/.in files read as requirements because of their folder, per walk
 
 
@@ -28,10 +29,12 @@ class MissingPath(ValueError):
 
 
 def kind_of(path: Path, include_docs: bool = False) -> str | None:
-    """"python" for a Python file (setup.py too: the runner reads it as a manifest as well), else the
-    manifest reader for the name, else None."""
+    """"python" for a Python file (setup.py too: the runner reads it as a manifest as well), "notebook" for
+    a Jupyter notebook, else the manifest reader for the name, else None."""
     if path.name.endswith(PYTHON_SUFFIXES):
         return "python"
+    if path.name.endswith(NOTEBOOK_SUFFIX):
+        return "notebook"
     return manifests.manifest_kind(str(path), include_docs)
 
 

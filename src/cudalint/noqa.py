@@ -363,6 +363,9 @@ def add_noqa_to_files(findings: Sequence[Finding]) -> Tuple[int, int, int]:
     for display, found in sorted(by_path.items()):
         path = Path(display)
         kind = kind_of(path) or "python"
+        if kind == "notebook":  # a comment goes into a cell's source, inside the JSON: not written here
+            skipped += len(found)
+            continue
         try:
             data = path.read_bytes()
         except OSError:

@@ -161,6 +161,8 @@ def lint_text(
     `python_check` replaces check_python (the runner's gate-only check for files linted here).
     """
     catalog = catalog or load_catalog()
+    if kind == "notebook":
+        return _lint_notebook(display, text, settings, torch_version, catalog, noqa, python_check)
     findings: list[Finding] = []
     if kind == "python":
         checks = checks_for(settings.select, tuple(catalog))
@@ -175,6 +177,20 @@ def lint_text(
             found = [finding for finding in found if finding.code != "CDL000"]
         findings.extend(found)
     return _filter(findings, text, display, settings, noqa, kind, catalog)
+
+
+def _lint_notebook(display: str, text: str, settings: Settings, torch_version: str, catalog: Catalog, noqa: bool,
+                   python_check: Callable[..., list[Finding]] | None) -> list[Finding]:
+    """A Jupyter notebook: its code cells checked as one script (notebooks.py), the findings placed in the
+    file; a file that is no notebook is reported as unreadable."""
+    from cudalint.notebooks import NotANotebook, read_notebook
+    from cudalint.python.analyze import unreadable
+
+    notebook = read_notebook(text)
+    if isinstance(notebook, NotANotebook):
+        return [unreadable(display, f"{notebook}; the file was not checked", notebook.line, notebook.column)]
+    found = lint_text(display, "python", notebook.script, settings, torch_version, catalog, noqa=noqa, python_check=python_check)
+    return notebook.locate(found, display)
 
 
 def lint_file(source: SourceFile, settings: Settings, torch_version: str) -> list[Finding]:

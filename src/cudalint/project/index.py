@@ -381,10 +381,12 @@ class ProjectIndex:
 
     def is_imported(self, module: str) -> bool:
         """Another module of the project imports this one at module level: it is library code, which
-        runs as the project is used, whatever its `if __name__ == "__main__":` block does."""
+        runs as the project is used, whatever its `if __name__ == "__main__":` block does. A test suite's
+        import is not one: a test calls a program's `main(args)` with its own arguments, and the program's
+        main block is still what runs when people use it."""
         if self._imported is None:
             self._imported = {
-                imported for path, facts in self.facts.items()
+                imported for path, facts in self.facts.items() if not test_module(self.paths.get(path) or "", path)
                 for imported, _line, _column, _guarded in facts.imports if imported != self.paths.get(path)
             }
         return module in self._imported

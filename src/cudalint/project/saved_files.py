@@ -61,7 +61,7 @@ def saves(tree: ast.Module, resolve: Callable[[ast.AST], Optional[str]], savers:
         value = next((kw.value for kw in call.keywords if kw.arg == "obj"), positional[0] if positional else None)
         if target is None or value is None:
             continue
-        local = _Locals(function, klass)
+        local = _Locals(function, klass, tree)
         key = file_key(_fragments(target, local, 0))
         if key is None:
             continue
@@ -87,14 +87,16 @@ def _calls(tree: ast.Module) -> Iterator[tuple]:
 
 
 class _Locals:
-    """A function's local names: the values assigned to each, and the values stored into its items
-    (`d["muK"] = self.muK.cpu()`); the class around a method, for `self.NAME`."""
+    """A function's local names (or a script's module-level ones): the values assigned to each, and the
+    values stored into its items (`d["muK"] = self.muK.cpu()`); the class around a method, for `self.NAME`."""
 
-    def __init__(self, function, klass=None):
+    def __init__(self, function, klass=None, module=None):
         self.function = function
         self.klass = klass
+        self.scope = function if function is not None else module
         self._values: Optional[Dict[str, List[ast.AST]]] = None
         self._items: Dict[str, List[ast.AST]] = {}
+        self.pending: set = set()  # names whose values are being judged now (`idx = idx[::-1]`)
         self.params = set()
         if function is not None:
             args = function.args
@@ -102,11 +104,11 @@ class _Locals:
 
     def values(self, name: str) -> Optional[List[ast.AST]]:
         """What every binding of the name assigns, None when some binding is not an assignment."""
-        if self.function is None or name in self.params:
+        if self.scope is None or name in self.params:
             return None
         if self._values is None:
             self._values, other = {}, set()
-            for node in _own_nodes(self.function):
+            for node in _own_nodes(self.scope):
                 if isinstance(node, ast.Assign):
                     for target in node.targets:
                         if isinstance(target, ast.Name):
@@ -188,9 +190,17 @@ def _host(node: ast.AST, local: _Locals, resolve, depth: int) -> bool:
         return _host(node.operand, local, resolve, depth + 1)
     if isinstance(node, ast.Call):
         return _host_call(node, local, resolve, depth)
+    if isinstance(node, ast.Subscript):
+        return _host(node.value, local, resolve, depth + 1)  # an item or a slice of host values
     if isinstance(node, ast.Name):
+        if node.id in local.pending:
+            return True  # `idx = idx[::-1]`: the name's other bindings decide
         values = local.values(node.id)
-        return bool(values) and all(_host(value, local, resolve, depth + 1) for value in [*values, *local.items(node.id)])
+        local.pending.add(node.id)
+        try:
+            return bool(values) and all(_host(value, local, resolve, depth + 1) for value in [*values, *local.items(node.id)])
+        finally:
+            local.pending.discard(node.id)
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and local.function is not None:
         stores = _attribute_values(local, node.value.id, node.attr)
         return bool(stores) and all(_host(value, _Locals(method, local.klass), resolve, depth + 1) for method, value in stores)

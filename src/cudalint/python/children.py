@@ -168,3 +168,36 @@ def assignments_in(node: cst.CSTNode) -> Iterator[cst.Assign]:
         return
     for child in node.children:
         yield from assignments_in(child)
+
+
+def reads_name(node: cst.CSTNode, name: str) -> bool:
+    """The code reads the name somewhere: not as an attribute's or a keyword argument's own name; `locals()`
+    and `vars()` read every name."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if type(current) is cst.Name and current.value == name:
+            return True
+        if (type(current) is cst.Call and type(current.func) is cst.Name and current.func.value in ("locals", "vars")
+                and not current.args):
+            return True
+        if type(current) is cst.Attribute or type(current) is cst.Arg:
+            pending.append(current.value)
+            continue
+        pending.extend(code_children(current))
+    return False
+
+
+def unused_default(function: cst.FunctionDef, name: str) -> bool:
+    """Whatever the parameter's default, the function never uses it: no statement of its body reads the
+    parameter before one of them rebinds it (`device = detect_accelerator()`, not under any test), or none
+    reads it at all."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    for statement in body:
+        small = statement.body[0] if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1 else None
+        if type(small) is cst.Assign and any(type(target.target) is cst.Name and target.target.value == name
+                                             for target in small.targets):
+            return not reads_name(small.value, name)
+        if reads_name(statement, name):
+            return False
+    return bool(body)

@@ -22,8 +22,8 @@ from cudalint.project.availability import libraries_of, library_of
 from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
-from cudalint.python import device_index, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
-from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, path_to
+from cudalint.python import device_index, device_tables, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
+from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, path_to, reads_name, unused_default
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
@@ -615,11 +615,19 @@ def _moves_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
 
 
 def _statement_moves_to_cuda(statement: cst.CSTNode, ctx: FileContext, kinds: Tuple[type, ...]) -> bool:
-    """One simple statement of one of `kinds` whose value is `E.cuda()` or `E.to(<CUDA>)`."""
+    """One simple statement of one of `kinds` whose value is `E.cuda()` or `E.to(<CUDA>)`, or a tuple of
+    such moves (`x, y = x.cuda(), y.cuda()`)."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return False
     small = statement.body[0]
     value = small.value if type(small) in kinds else None
+    if type(value) is cst.Tuple and type(small) is not cst.Expr:
+        return bool(value.elements) and all(_moved_to_cuda(element.value, ctx) for element in value.elements)
+    return _moved_to_cuda(value, ctx)
+
+
+def _moved_to_cuda(value: Optional[cst.BaseExpression], ctx: FileContext) -> bool:
+    """`E.cuda()` or `E.to(<CUDA>)`."""
     if not (type(value) is cst.Call and type(value.func) is cst.Attribute) or ctx.imports.is_module_ref(value.func.value):
         return False
     method = value.func.attr.value
@@ -654,6 +662,8 @@ def _default_param(node: cst.Param, ctx: FileContext) -> None:
             return  # `impl="cuda"`: a choice of implementation the body compares or hands on, no device
         if isinstance(function, cst.FunctionDef) and _checked_for_mac(function, node.name.value, ctx):
             return  # `device = _validate_get_device(device)` first: "cuda" becomes "mps" or "cpu" off CUDA
+        if isinstance(function, cst.FunctionDef) and unused_default(function, node.name.value):
+            return  # `device = detect_accelerator()` before any read: the default is never used
         ctx.report("CDL108", node.default, f"parameter {node.name.value!r} defaults to a CUDA device")
 
 
@@ -672,24 +682,8 @@ def _checked_for_mac(function: cst.FunctionDef, name: str, ctx: FileContext) -> 
             return bool(callees) and all(
                 callee.kind == "func" and type(callee.data) is cst.FunctionDef and mentions_mac_path(callee.data)
                 for callee in callees)
-        if _reads(statement, name):
+        if reads_name(statement, name):
             return False
-    return False
-
-
-def _reads(statement: cst.CSTNode, name: str) -> bool:
-    pending = [statement]
-    while pending:
-        node = pending.pop()
-        if type(node) is cst.Name and node.value == name:
-            return True
-        if type(node) is cst.Attribute:
-            pending.append(node.value)
-            continue
-        if type(node) is cst.Arg:
-            pending.append(node.value)
-            continue
-        pending.extend(code_children(node))
     return False
 
 
@@ -768,7 +762,13 @@ def _backend_default(value: Optional[cst.BaseExpression], what: str, ctx: FileCo
 
 
 def _backend_param(node: cst.Param, ctx: FileContext) -> None:
+    if node.default is None or string_value(node.default) not in _backend_values(ctx):
+        return
+    function = next((holder for holder in reversed(ctx.stack) if type(holder) in (cst.FunctionDef, cst.Lambda)), None)
+    if type(function) is cst.FunctionDef and unused_default(function, node.name.value):
+        return  # `def __init__(self, ..., backend="nccl")` that never reads it: the default reaches nothing
     _backend_default(node.default, f"parameter {node.name.value!r}", ctx)
+
 
 
 def _backend_keyword(node: cst.Call, ctx: FileContext) -> None:
@@ -1870,6 +1870,7 @@ CHECKS: Dict[str, Check] = {
     "type-string": Check(type_strings.type_string, frozenset({"CDL219"}), called=frozenset({"type"})),
     "program-run": Check(program_runs.program_runs, frozenset({"CDL220"})),
     "device-index": Check(device_index.device_index, frozenset({"CDL118"}), called=frozenset({"get_device"})),
+    "device-table": Check(device_tables.device_tables, frozenset({"CDL119"})),
     "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608", "CDL609"}),
                          op_coverage.ROOTS),
     "cuda-default-call": Check(project_checks.cuda_default_call, frozenset({"CDL113"})),

@@ -17,9 +17,13 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+from cudalint.python.children import path_to
 from cudalint.python.outline import Statement
 
 STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+# A node outside the statements recorded for it is looked for from the module down this many times a
+# file; past that, one whole-module pass places the rest at once.
+MAX_SEARCHES = 8
 
 
 class Positions:
@@ -35,6 +39,7 @@ class Positions:
         self.done: Dict[cst.CSTNode, Optional[Tuple[Ranges, int]]] = {}
         self.whole: Optional[Mapping[cst.CSTNode, CodeRange]] = None
         self.top = {statement: index for index, statement in enumerate(module.body)}
+        self.searches = 0  # nodes looked for from the module down, their recorded statements not holding them
 
     def anchor(self, node: cst.CSTNode, chain: Sequence[cst.CSTNode]) -> None:
         self.chains.setdefault(node, tuple(chain))
@@ -57,15 +62,25 @@ class Positions:
             chain = self.chains.get(node, ())
             if node in self.top:
                 chain = (node,)
-            for statement in reversed(self._mapped(chain)):
-                computed = self._statement(statement)
-                if computed is not None and node in computed[0]:
-                    where, delta = computed[0][node], computed[1]
-                    if not delta:
-                        return where
-                    start, end = where.start, where.end
-                    return CodeRange(CodePosition(start.line + delta, start.column), CodePosition(end.line + delta, end.column))
+            found = self._in_chain(node, chain)
+            if found is None and self.searches < MAX_SEARCHES:  # a related place in another statement
+                self.searches += 1
+                path = path_to(self.module, node)
+                found = self._in_chain(node, statement_chain(path)) if path else None
+            if found is not None:
+                return found
         return self._whole().get(node)
+
+    def _in_chain(self, node, chain: Sequence[cst.CSTNode]) -> Optional[CodeRange]:
+        for statement in reversed(self._mapped(chain)):
+            computed = self._statement(statement)
+            if computed is not None and node in computed[0]:
+                where, delta = computed[0][node], computed[1]
+                if not delta:
+                    return where
+                start, end = where.start, where.end
+                return CodeRange(CodePosition(start.line + delta, start.column), CodePosition(end.line + delta, end.column))
+        return None
 
     def _mapped(self, chain: Sequence[cst.CSTNode]) -> List[Tuple[cst.CSTNode, Statement, Tuple[str, ...]]]:
         """The statements of a chain that lie in blocks CPython's tree mirrors, each with its

@@ -173,7 +173,8 @@ class CudaImports:
             for binding in others)
 
     def integration_after(self, statement: cst.CSTNode) -> bool:
-        """A module-level import line of a runtime the module is built around (integration_libraries),
+        """A module-level import line of a runtime the module is built around (integration_libraries, or
+        the bridge of a device type no Mac has: guards.toml off_mac_libraries, `import habana_frameworks`),
         directly or through a project module that imports one at its top: the rest of the module runs
         only where that runtime loads, and the import is its one finding."""
         if type(statement) is not cst.SimpleStatementLine:
@@ -218,7 +219,7 @@ class CudaImports:
         return None
 
     def _integration(self, module: str) -> bool:
-        runtimes = integration_libraries()
+        runtimes = integration_libraries() | guard_facts().off_mac_libraries  # another device's bridge: an HPU module
         if library_of(module, runtimes) is not None:
             return True
         project = self.model.project

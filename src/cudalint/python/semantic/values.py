@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from cudalint.project.facts import ENVIRONMENT_READERS, TEXT_METHODS
+from cudalint.python.children import code_children, reads_name, unused_default
 from cudalint.python.names import dotted, is_none, string_value
 from cudalint.python.semantic.parametrize import parametrized
 
@@ -207,6 +208,11 @@ class Evaluator:
             return (Value("class", binding.node, binding.node),)
         if kind == "assign" and binding.value is not None:
             return self.values(binding.value, binding.context, depth + 1)
+        if kind == "loop":
+            items = self._loop_items(binding)
+            if items is not None:  # `for device in ["cpu", "cuda"]:`: each element, and only those
+                return tuple(value for item in items for value in self.values(item, binding.context, depth + 1))
+            return (Value(UNKNOWN_KIND, None, binding.node),)
         if kind == "param":
             function = binding.scope.node
             cases = parametrized(self.model, function, binding.name, binding.context) if isinstance(
@@ -219,12 +225,33 @@ class Evaluator:
             found: List[Value] = [Value("instance", (None, klass, binding.context), binding.node) if klass is not None
                                   else Value(UNKNOWN_KIND, None, binding.node)]
             # the default, evaluated where the function is defined, unless every call in the project passes one
-            if binding.value is not None and not self.model.call_sites.default_never_used(binding):
+            if (binding.value is not None and not self.model.call_sites.default_never_used(binding)
+                    and not (isinstance(function, cst.FunctionDef) and unused_default(function, binding.name))):
                 found[:0] = self.values(binding.value, binding.context, depth + 1)
             if _names_int(binding.annotation):
                 found.append(Value("int", None, binding.node))
             return tuple(found)
         return (Value(UNKNOWN_KIND, None, binding.node),)
+
+    def _loop_items(self, binding) -> Optional[List[cst.BaseExpression]]:
+        """The elements a `for` loop binds its name to, one by one: a list, tuple or set written out, or a
+        name bound once to one; None for anything else, and for a loop whose body tests the name or leaves
+        an iteration early (`if device == "cuda" and not torch.cuda.is_available(): continue`), where which
+        element reaches which line is a matter of the path taken."""
+        loop = binding.node
+        if type(loop) is not cst.For or type(loop.target) is not cst.Name or loop.target.value != binding.name:
+            return None
+        iterable = loop.iter
+        if type(iterable) is cst.Name:
+            bound = self.model.assigned_once(iterable, binding.context)
+            iterable = bound.value if bound is not None else iterable
+        if type(iterable) not in (cst.List, cst.Tuple, cst.Set) or not iterable.elements:
+            return None
+        if any(type(element) is not cst.Element for element in iterable.elements):
+            return None  # `*others`
+        if _steers(loop.body, binding.name):
+            return None
+        return [element.value for element in iterable.elements]
 
     def _annotated_class(self, annotation, scope) -> Optional[cst.ClassDef]:
         """The class of this file a parameter's annotation names (`stats: PerfStats`, `Optional["PerfStats"]`,
@@ -279,6 +306,8 @@ class Evaluator:
             for value in self.values(base, scope, depth + 1):
                 if value.kind == "instance":
                     return self._instance_field(value.data, name, node, depth)
+                if value.kind == "class":  # `Dispatch.kernels`: what the class body binds to the name
+                    return self._class_field(value.data, name, node, depth)
         elif isinstance(base, cst.Attribute):  # `self._stats.use_cuda_events`, the attribute holding only instances
             held = self.values(base, scope, depth + 1)
             if held and all(value.kind == "instance" for value in held):
@@ -335,6 +364,12 @@ class Evaluator:
         if inner is not None and name in inner.bindings:
             return self._bound(inner.bindings[name], depth)
         return (Value(UNKNOWN_KIND, None, node),)
+
+    def _class_field(self, klass: cst.ClassDef, name: str, node, depth) -> Tuple[Value, ...]:
+        """What a class of the file binds to a name in its body (`kernels = {...}`), read through the class."""
+        inner = self.model.scopes.get(id(klass))
+        bindings = inner.bindings.get(name) if inner is not None else None
+        return (self._bound(bindings, depth) if bindings else ()) or (Value(UNKNOWN_KIND, None, node),)
 
     def _call(self, node: cst.Call, scope, depth) -> Tuple[Value, ...]:
         qualified = self.model.resolve(node.func, scope)
@@ -448,6 +483,22 @@ def _compared_texts(node: cst.Comparison):
         texts = [string_value(element.value) for element in right.elements]
         return (frozenset(texts), isinstance(op, cst.In)) if None not in texts else None
     return None
+
+
+def _steers(body: cst.CSTNode, name: str) -> bool:
+    """The loop's body leaves an iteration early (`continue`, `break`) or tests the name in an `if`."""
+    pending = [body]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is cst.Continue or kind is cst.Break:
+            return True
+        if (kind is cst.If or kind is cst.IfExp) and reads_name(node.test, name):
+            return True
+        if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
+            continue
+        pending.extend(code_children(node))
+    return False
 
 
 def _off_mac(value: Value, off_mac: bool) -> Value:

@@ -1,0 +1,88 @@
+"""Jupyter notebooks: code cells checked as one script, findings placed on the .ipynb file's own lines and
+columns, IPython syntax left out, no fixes, and a file that is no notebook reported with where it breaks."""
+
+import json
+
+from conftest import lint_tree, run_cli
+
+
+def _notebook(*cells, indent=1, ensure_ascii=False):
+    """A notebook as nbformat writes it: one JSON string per source line."""
+    document = {
+        "cells": [
+            {"cell_type": kind, "metadata": {}, "source": source if isinstance(source, str) else list(source),
+             **({"execution_count": None, "outputs": []} if kind == "code" else {})}
+            for kind, source in cells
+        ],
+        "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5,
+    }
+    return json.dumps(document, indent=indent, ensure_ascii=ensure_ascii) + "\n"
+
+
+def _line_of(text, fragment):
+    """1-based line and column of a fragment of the file."""
+    before = text[: text.index(fragment)]
+    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+
+
+CELLS = (
+    ("markdown", ["# Training on the GPU\n", "model.cuda()\n"]),
+    ("code", ["%matplotlib inline\n", "!pip install torchvision\n", "import torch\n", "\n", "model = torch.nn.Linear(2, 2)\n"]),
+    ("code", ["%%bash\n", "python -c 'import torch; torch.ones(1).cuda()'\n"]),
+    ("code", ["%%time\n", "model = model.cuda()\n"]),
+    ("code", ["model?\n"]),
+    ("code", ["x = torch.ones(2).to(\"cuda\")  # the d\u00e9vice\n", "y = torch.ones(2).cuda()  # noqa: CDL102\n"]),
+    ("code", "for step in range(3):\n    !echo step\n    torch.cuda.synchronize()"),
+)
+
+
+def test_code_cells_are_checked_where_the_file_writes_them(tmp_path, monkeypatch):
+    text = _notebook(*CELLS)
+    found = lint_tree(tmp_path, monkeypatch, {"train.ipynb": text})
+    cuda_call = _line_of(text, "= model.cuda()")  # the code cell's, not the markdown cell's
+    assert found == [
+        ("train.ipynb", "CDL102", cuda_call[0], cuda_call[1] + len("= model.")),
+        ("train.ipynb", "CDL101", *_line_of(text, "\\\"cuda\\\")")),
+        ("train.ipynb", "CDL201", *_line_of(text, "torch.cuda.synchronize()")),
+    ]
+
+
+def test_notebooks_get_no_fixes_and_fix_leaves_them_as_they_are(tmp_path):
+    path = tmp_path / "train.ipynb"
+    text = _notebook(*CELLS)
+    path.write_text(text)
+    listed = run_cli("check", "--format", "json", str(path), cwd=tmp_path)
+    assert listed.returncode == 1
+    assert [finding["fix"] for finding in json.loads(listed.stdout)] == [None, None, None]
+    fixed = run_cli("check", "--fix", "--unsafe-fixes", str(path), cwd=tmp_path)
+    assert fixed.returncode == 1
+    assert path.read_text() == text
+
+
+def test_ascii_escaped_and_one_string_sources_are_placed_too(tmp_path, monkeypatch):
+    text = _notebook(("code", "import torch\nx = torch.zeros(1, device='cuda')  # d\u00e9j\u00e0 vu\n"), ensure_ascii=True)
+    assert "\\u00e9" in text
+    found = lint_tree(tmp_path, monkeypatch, {"one.ipynb": text})
+    assert found == [("one.ipynb", "CDL101", *_line_of(text, "'cuda'"))]
+
+
+def test_an_nbformat_3_notebook_is_read_from_its_worksheets(tmp_path, monkeypatch):
+    document = {"nbformat": 3, "worksheets": [{"cells": [{"cell_type": "code", "input": ["import torch\n", "torch.ones(1).cuda()\n"]}]}]}
+    text = json.dumps(document, indent=1)
+    assert lint_tree(tmp_path, monkeypatch, {"old.ipynb": text}) == [("old.ipynb", "CDL102", *_line_of(text, "cuda()"))]
+
+
+def test_a_file_that_is_no_notebook_is_reported_and_the_run_goes_on(tmp_path, monkeypatch):
+    files = {"broken.ipynb": '{\n "cells": [\n  {"cell_type": "code",, }\n ]\n}\n',
+             "list.ipynb": "[1, 2]\n", "deep.ipynb": "[" * 5000 + "]" * 5000,
+             "ok.py": "import torch\n\ntorch.ones(1).cuda()\n"}
+    found = lint_tree(tmp_path, monkeypatch, files)
+    assert found == [("broken.ipynb", "CDL000", 3, 24), ("deep.ipynb", "CDL000", 1, 1), ("list.ipynb", "CDL000", 1, 1),
+                     ("ok.py", "CDL102", 3, 15)]
+    listed = run_cli("check", "--select", "CDL000", "--format", "json", ".", cwd=tmp_path)
+    messages = {finding["path"]: finding["message"] for finding in json.loads(listed.stdout)}
+    assert messages == {
+        "broken.ipynb": "not a notebook: Expecting property name enclosed in double quotes; the file was not checked",
+        "deep.ipynb": "not a notebook: JSON nested more than 64 levels deep; the file was not checked",
+        "list.ipynb": "not a notebook: the JSON is not an object; the file was not checked",
+    }

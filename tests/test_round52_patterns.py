@@ -113,3 +113,10 @@ def test_a_guarded_move_of_several_values_at_once_is_a_cuda_or_cpu_choice():
     source = ('import torch\n\nif torch.cuda.is_available():\n    train_x, train_y = train_x.cuda(), train_y.to("cuda")\n\n'
               'if torch.cuda.is_available():\n    a, b = a.cuda(), b\n')
     assert triples(findings_of(source, select={"CDL104"})) == [("CDL104", 3, 1)]
+
+
+def test_a_sound_cards_device_index_is_no_torch_device():
+    # denoiser's live.py (round 54): `sd.InputStream(device=device_in)`, an audio interface's index
+    source = ('import sounddevice as sd\nimport torch\n\n\ndef run(device_in: int):\n'
+              '    stream = sd.InputStream(device=device_in, channels=1)\n    return torch.ones(1).to(device_in)\n')
+    assert triples(findings_of(source, select={"CDL101"}, torch_version="2.4")) == [("CDL101", 7, 29)]

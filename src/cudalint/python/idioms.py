@@ -120,6 +120,9 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
     qualified = ctx.model.resolve(func) or ""
     if qualified.startswith(CUDA_API) or (qualified == "torch.device" and _argument_of_cuda_api(ctx)):
         return  # `torch.cuda.max_memory_allocated(device="cuda:1")`: the CUDA call is the finding, by its own rule
+    rule = ctx.rules.get("CDL101")
+    if rule is not None and qualified.partition(".")[0] in rule.match.get("foreign_devices", ()):
+        return  # `sounddevice.InputStream(device=2)`: a sound card's index, no torch device
     as_string = not _takes_device_object(node, ctx)
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "device":

@@ -86,3 +86,17 @@ def test_a_file_that_is_no_notebook_is_reported_and_the_run_goes_on(tmp_path, mo
         "deep.ipynb": "not a notebook: JSON nested more than 64 levels deep; the file was not checked",
         "list.ipynb": "not a notebook: the JSON is not an object; the file was not checked",
     }
+
+
+def test_a_notebook_is_read_to_four_times_the_size_limit(tmp_path):
+    outputs = [{"output_type": "stream", "name": "stdout", "text": ["x" * 1000 + "\n"] * 30}]
+    document = {"cells": [{"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": outputs,
+                           "source": ["import torch\n", "torch.ones(1).cuda()\n"]}], "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "big.ipynb").write_text(json.dumps(document, indent=1))
+    (tmp_path / "big.py").write_text("import torch\n\ntorch.ones(1).cuda()\n" + "#" * 20000 + "\n")
+    listed = run_cli("check", "--max-file-size", "10000", "--format", "json", ".", cwd=tmp_path)
+    found = sorted((finding["path"], finding["code"]) for finding in json.loads(listed.stdout))
+    assert found == [("big.ipynb", "CDL102"), ("big.py", "CDL000")]
+    (tmp_path / "big.ipynb").write_text(json.dumps({**document, "padding": "y" * 40000}, indent=1))
+    listed = run_cli("check", "--max-file-size", "10000", "--format", "json", "big.ipynb", cwd=tmp_path)
+    assert [finding["code"] for finding in json.loads(listed.stdout)] == ["CDL000"]

@@ -114,13 +114,14 @@ def _runnable(text: str) -> str:
         if name not in PYTHON_CELL_MAGICS:
             return "\n".join("" for _ in lines)
         lines[0] = ""
-    lines = [line[: len(line) - len(line.lstrip())] + "pass" if _MAGIC.match(line) else line for line in lines]
-    runnable = "\n".join(lines)
-    try:
-        ast.parse(runnable)
-    except (SyntaxError, ValueError):  # IPython's `x?`, `y = !ls`, or code that is broken: left out
-        return "\n".join("" for _ in lines)
-    return runnable
+    for attempt in (lines, [line[: len(line) - len(line.lstrip())] + "pass" if _MAGIC.match(line) else line for line in lines]):
+        runnable = "\n".join(attempt)
+        try:
+            ast.parse(runnable)
+            return runnable  # as written first: a `%` line inside a string is the string's
+        except (SyntaxError, ValueError):
+            continue
+    return "\n".join("" for _ in lines)  # IPython's `x?`, `y = !ls`, or code that is broken: left out
 
 
 def _raw_offset(text: str, start: int, count: int) -> int:

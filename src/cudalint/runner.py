@@ -193,6 +193,15 @@ def _lint_notebook(display: str, text: str, settings: Settings, torch_version: s
     return notebook.locate(found, display)
 
 
+# A notebook keeps its cells' outputs (plots, tables, logs) beside its code: it is read to four times the
+# size limit of other files.
+NOTEBOOK_SIZE_FACTOR = 4
+
+
+def read_limit(source: SourceFile, settings: Settings) -> int:
+    return settings.max_file_bytes * (NOTEBOOK_SIZE_FACTOR if source.kind == "notebook" else 1)
+
+
 def lint_file(source: SourceFile, settings: Settings, torch_version: str) -> list[Finding]:
     return lint_source(source, settings, torch_version)[1]
 
@@ -206,7 +215,7 @@ def lint_source(
     from cudalint.cache import content_digest
 
     try:
-        data = read_regular(source.path, settings.max_file_bytes)
+        data = read_regular(source.path, read_limit(source, settings))
     except UnreadableFile as exc:
         return None, [unreadable(source.display, f"cannot read: {exc}")]
     digest = content_digest(data)
@@ -247,7 +256,7 @@ def lint_here(source: SourceFile, settings: Settings, torch_version: str) -> Out
     from cudalint.cache import content_digest
 
     try:
-        data = read_regular(source.path, settings.max_file_bytes)
+        data = read_regular(source.path, read_limit(source, settings))
     except UnreadableFile as exc:
         return None, [unreadable(source.display, f"cannot read: {exc}")]
     try:

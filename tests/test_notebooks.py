@@ -100,3 +100,11 @@ def test_a_notebook_is_read_to_four_times_the_size_limit(tmp_path):
     (tmp_path / "big.ipynb").write_text(json.dumps({**document, "padding": "y" * 40000}, indent=1))
     listed = run_cli("check", "--max-file-size", "10000", "--format", "json", "big.ipynb", cwd=tmp_path)
     assert [finding["code"] for finding in json.loads(listed.stdout)] == ["CDL000"]
+
+
+def test_float64_in_a_notebook_that_places_no_tensor_on_a_device_stays_on_the_cpu(tmp_path, monkeypatch):
+    cpu = _notebook(("code", ["import torch\n", "model = torch.nn.Linear(2, 2).to(torch.float64)\n", "y = model.double()\n"]))
+    moved = _notebook(("code", ["import torch\n", "model = torch.nn.Linear(2, 2).to(torch.float64)\n", "x = torch.ones(2).double()\n"]),
+                      ("code", ["model.to(\"mps\")\n"]))
+    found = lint_tree(tmp_path, monkeypatch, {"cpu.ipynb": cpu, "moved.ipynb": moved})
+    assert [(path, code) for path, code, _, _ in found] == [("moved.ipynb", "CDL601")]

@@ -120,3 +120,24 @@ def test_a_sound_cards_device_index_is_no_torch_device():
     source = ('import sounddevice as sd\nimport torch\n\n\ndef run(device_in: int):\n'
               '    stream = sd.InputStream(device=device_in, channels=1)\n    return torch.ones(1).to(device_in)\n')
     assert triples(findings_of(source, select={"CDL101"}, torch_version="2.4")) == [("CDL101", 7, 29)]
+
+
+def test_float64_on_a_device_that_is_the_cpu_on_a_mac_stays_there():
+    # synthcity's NOTEARS modules (round 55): `nn.Linear(...).to(DEVICE).double()` with a CUDA-or-CPU DEVICE
+    source = ('import torch\nfrom torch import nn\n\nDEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+              'def build(d, device):\n    fc = nn.Linear(d, d).to(DEVICE).double()\n    return fc, nn.Linear(d, d).to(device).double()\n')
+    assert triples(findings_of(source, select={"CDL104", "CDL602"})) == [("CDL104", 4, 23), ("CDL602", 9, 43)]
+
+
+def test_a_programs_device_choice_nothing_reads_is_no_finding(tmp_path, monkeypatch):
+    # neuromancer's Part_3_pNLP.py (round 55): `device = f"cuda:{args.gpu}" if args.gpu is not None else "cpu"`, never used
+    choice = 'import torch\n\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\n'
+    main = 'if __name__ == "__main__":\n    print(1)\n'
+    files = {"pkg/__init__.py": "", "pkg/config.py": choice, "scripts/unused.py": choice + main,
+             "scripts/used.py": choice + "x = torch.ones(1).to(device)\n" + main}
+    found = lint_tree(tmp_path, monkeypatch, files)
+    # a library module's name is its users' too, read or not here
+    assert [entry for entry in found if entry[1] == "CDL104"] == [("pkg/config.py", "CDL104", 3, 10), ("scripts/used.py", "CDL104", 3, 10)]
+    files["scripts/other.py"] = "from unused import device\n"  # imported: another module may read it
+    found = lint_tree(tmp_path, monkeypatch, files)
+    assert [entry[0] for entry in found if entry[1] == "CDL104"] == ["pkg/config.py", "scripts/unused.py", "scripts/used.py"]

@@ -34,6 +34,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
+from cudalint.discover import NOTEBOOK_SUFFIX
 from cudalint.project.paths import test_module
 from cudalint.python.children import arm_statements, code_children, enclosing_block
 from cudalint.python.context import FileContext
@@ -332,12 +333,19 @@ SCOPE_READERS = frozenset({"locals", "vars", "eval", "exec"})
 
 def _never_read(ctx: FileContext) -> bool:
     """The selection (or `torch.device` of it) is bound to a local name of a function that nothing in the
-    function reads."""
+    function reads, or to a module-level name of a program (a notebook, a script no other module of the
+    project imports) that nothing in the module reads."""
     name = _bound_name(ctx, _unwrapped(ctx))
     model = ctx.model
-    if name is None or model.scope.kind != "function" or name in _declared(model.scope.node):
+    if name is None:
         return False
-    stack, seen = [model.scope.node.body], 0
+    if model.scope.kind == "function" and name not in _declared(model.scope.node):
+        body = model.scope.node.body
+    elif model.scope.kind == "module" and _program(ctx):
+        body = model.scope.node
+    else:
+        return False
+    stack, seen = [body], 0
     while stack:
         node = stack.pop()
         seen += 1
@@ -354,6 +362,15 @@ def _never_read(ctx: FileContext) -> bool:
         else:
             stack.extend(node.children)
     return True
+
+
+def _program(ctx: FileContext) -> bool:
+    """The file is a program: a notebook, or a module that runs as one (`if __name__ == "__main__":`)
+    and that no other module of the project imports (a library module's names are its users' too)."""
+    if ctx.path.endswith(NOTEBOOK_SUFFIX):
+        return True
+    project, module = ctx.model.project, ctx.model.module_name
+    return project is not None and bool(module) and project.is_program_only(module)
 
 
 def _declared(function: cst.FunctionDef) -> set:

@@ -108,3 +108,13 @@ def test_float64_in_a_notebook_that_places_no_tensor_on_a_device_stays_on_the_cp
                       ("code", ["model.to(\"mps\")\n"]))
     found = lint_tree(tmp_path, monkeypatch, {"cpu.ipynb": cpu, "moved.ipynb": moved})
     assert [(path, code) for path, code, _, _ in found] == [("moved.ipynb", "CDL601")]
+
+
+def test_a_related_place_in_another_cell_is_placed_in_the_file_too(tmp_path):
+    text = _notebook(("code", ["import torch\n", "DEVICE = \"cuda\"\n"]), ("markdown", ["Move it:\n"]),
+                     ("code", ["x = torch.ones(2)\n", "y = x.to(DEVICE)\n"]))
+    (tmp_path / "move.ipynb").write_text(text)
+    listed = run_cli("check", "--select", "CDL101", "--format", "json", "move.ipynb", cwd=tmp_path)
+    [finding] = json.loads(listed.stdout)
+    assert (finding["line"], finding["column"]) == _line_of(text, '\\"cuda\\"')
+    assert [(related["line"], related["column"]) for related in finding["related"]] == [_line_of(text, "DEVICE)")]

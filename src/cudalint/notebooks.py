@@ -89,19 +89,16 @@ class Notebook:
         return row + 1, position - self._line_starts[row] + 1
 
     def locate(self, findings: Sequence[Finding], path: str) -> List[Finding]:
-        """The findings of the script, placed in the file; without fixes."""
-        placed = []
-        for finding in findings:
-            line, column = self.place(finding.line, finding.column)
-            end_line, end_column = self.place(finding.end_line, finding.end_column)
-            related = tuple(
-                entry._replace(**dict(zip(("line", "column"), self.place(entry.line, entry.column))),
-                               **dict(zip(("end_line", "end_column"), self.place(entry.end_line, entry.end_column))))
-                if not entry.path or entry.path == path else entry
-                for entry in finding.related)
-            placed.append(finding._replace(line=line, column=column, end_line=end_line, end_column=end_column,
-                                           fix=None, related=related))
-        return placed
+        """The findings of the script, placed in the file (their related places in it too); without fixes."""
+        return [self._placed(finding)._replace(fix=None, related=tuple(
+            self._placed(entry) if not entry.path or entry.path == path else entry for entry in finding.related))
+            for finding in findings]
+
+    def _placed(self, where):
+        """A finding or related place (line, column, end_line, end_column) moved from the script to the file."""
+        line, column = self.place(where.line, where.column)
+        end_line, end_column = self.place(where.end_line, where.end_column)
+        return where._replace(line=line, column=column, end_line=end_line, end_column=end_column)
 
 
 def _runnable(text: str) -> str:

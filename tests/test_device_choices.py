@@ -59,3 +59,10 @@ def test_accepted_devices_without_mps():
 def test_accepted_devices_under_a_cuda_guard_are_not_reported():
     source = 'import torch\n\nif torch.cuda.is_available():\n    assert DEVICE in ("cpu", "cuda")\n'
     assert findings_of(source, select={"CDL116"}) == []
+
+
+def test_a_negated_membership_test_that_raises_turns_mps_away_too():
+    # graphgallery's device(): `if not _device in {"cpu", "cuda", "gpu"}: raise RuntimeError(...)`
+    source = ('def device(name):\n    if not name in {"cpu", "cuda", "gpu"}:\n        raise RuntimeError(name)\n'
+              '    if not name in ("cpu", "cuda"):\n        pass\n    else:\n        raise ValueError(name)\n    return name\n')
+    assert triples(findings_of(source, select={"CDL116"})) == [("CDL116", 2, 20)]

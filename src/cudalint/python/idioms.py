@@ -1744,13 +1744,17 @@ def _device_choices_assert(node: cst.Assert, ctx: FileContext) -> None:
 
 
 def _device_choices_if(node: cst.If, ctx: FileContext) -> None:
-    if type(node.test) is not cst.Comparison:
+    test, negated = node.test, False
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, negated = test.expression, True  # `if not device in {"cpu", "cuda"}: raise ...`
+    if type(test) is not cst.Comparison:
         return  # the cheap test first: this runs on every `if`
-    found = _accepted(node.test, ctx, cst.NotIn) if ends_flow(node.body, ctx.model) == "raise" else None
+    rejecting, accepting = (cst.In, cst.NotIn) if negated else (cst.NotIn, cst.In)
+    found = _accepted(test, ctx, rejecting) if ends_flow(node.body, ctx.model) == "raise" else None
     if found is None and isinstance(node.orelse, cst.Else) and ends_flow(node.orelse.body, ctx.model) == "raise":
-        found = _accepted(node.test, ctx, cst.In)
+        found = _accepted(test, ctx, accepting)
     if found is not None:
-        _report_device_list(found, ctx, node.test.comparisons[0].comparator)
+        _report_device_list(found, ctx, test.comparisons[0].comparator)
 
 
 def device_choices(registry: Registry) -> None:

@@ -66,3 +66,10 @@ def test_a_negated_membership_test_that_raises_turns_mps_away_too():
     source = ('def device(name):\n    if not name in {"cpu", "cuda", "gpu"}:\n        raise RuntimeError(name)\n'
               '    if not name in ("cpu", "cuda"):\n        pass\n    else:\n        raise ValueError(name)\n    return name\n')
     assert triples(findings_of(source, select={"CDL116"})) == [("CDL116", 2, 20)]
+
+
+def test_an_assert_in_a_test_checks_a_result_and_accepts_nothing():
+    # alibi-detect's test_saving.py: `assert detector_config["device"] in {"cpu", "gpu", "cuda"}`
+    source = 'def test_saved(config):\n    assert config["device"] in {"cpu", "gpu", "cuda"}\n'
+    assert findings_of(source, path="tests/test_saving.py", select={"CDL116"}) == []
+    assert triples(findings_of(source, path="pkg/check.py", select={"CDL116"})) == [("CDL116", 2, 32)]

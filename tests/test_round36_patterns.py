@@ -300,3 +300,26 @@ def test_code_reached_only_once_an_extensions_cuda_module_imported():
     own = source.replace("import fast_transformers.causal_product.causal_product_cuda", "import pkg.ops_cuda")
     assert _package_lint({"pkg/ops_cuda.py": "X = 1\n"}, "pkg/attn.py", own, {"CDL102", "CDL205"}) == [
         ("CDL205", 3, 1), ("CDL205", 7, 10), ("CDL102", 8, 18)]
+
+
+def test_python_314_exception_types_without_parentheses_are_checked_whatever_python_runs_cudalint():
+    # fortuna (round 57, requires-python >= 3.14): `except OSError, subprocess.SubprocessError:` (PEP 758)
+    assert lint(
+        """
+        import subprocess
+
+        import torch
+
+
+        def version():
+            try:
+                return subprocess.run(["uname"], timeout=2).stdout
+            except OSError, subprocess.SubprocessError:
+                return None
+
+
+        x = torch.ones(1).cuda()
+        """,
+        select={"CDL000", "CDL102"},
+    ) == [("CDL102", 13, 19)]
+    assert lint("try:\n    pass\nexcept A, B\n    pass\n", select={"CDL000"}) == [("CDL000", 3, 9)]

@@ -303,11 +303,20 @@ def cpython_tree(path: str, text: str, top_level_await: bool = True) -> ast.AST 
         return unreadable(path, f"cannot parse: {exc}")
 
 
+# Syntax of a later Python than the one running cudalint, which libcst's parser reads: (first Python, a
+# line that may hold it). Python 3.12's type statements and type parameters (`type Alias = ...`, `class
+# Box[T]:`); Python 3.14's exception types without parentheses (PEP 758: `except A, B:`).
+NEWER_SYNTAX = (
+    ((3, 12), re.compile(r"^\s*(?:type\s|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)", re.MULTILINE)),
+    ((3, 14), re.compile(r"^\s*except\*?\s+[^(:#\n][^:#\n]*,", re.MULTILINE)),
+)
+
+
 def newer_syntax(text: str) -> bool:
-    """Python 3.12's type statements and type parameters (`type Alias = ...`, `class Box[T]:`) in a file
-    this Python's parser (older than 3.12) refused, and libcst's parser reads: valid code for the Python it
-    is written for, checked from libcst's tree alone. Other text CPython refuses stays a syntax error."""
-    if sys.version_info >= (3, 12) or not re.search(r"^\s*(?:type\s|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)", text, re.MULTILINE):
+    """Syntax of a later Python (NEWER_SYNTAX) in a file this Python's parser refused, and libcst's parser
+    reads: valid code for the Python it is written for, checked from libcst's tree alone. Other text CPython
+    refuses stays a syntax error."""
+    if not any(sys.version_info < release and pattern.search(text) for release, pattern in NEWER_SYNTAX):
         return False
     import libcst as cst
 
@@ -319,6 +328,8 @@ def newer_syntax(text: str) -> bool:
     while stack:
         node = stack.pop()
         if type(node) is cst.TypeAlias or getattr(node, "type_parameters", None) is not None:
+            return True
+        if type(node) in (cst.ExceptHandler, cst.ExceptStarHandler) and type(node.type) is cst.Tuple and not node.type.lpar:
             return True
         stack.extend(node.children)
     return False

@@ -22,7 +22,7 @@ from cudalint.project.availability import libraries_of, library_of
 from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
-from cudalint.python import device_index, device_tables, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
+from cudalint.python import device_index, device_tables, host_copies, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
 from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, path_to, reads_name, unused_default
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
@@ -1880,6 +1880,7 @@ CHECKS: Dict[str, Check] = {
     "program-run": Check(program_runs.program_runs, frozenset({"CDL220"})),
     "device-index": Check(device_index.device_index, frozenset({"CDL118"}), called=frozenset({"get_device"})),
     "device-table": Check(device_tables.device_tables, frozenset({"CDL119"})),
+    "host-copy": Check(host_copies.host_copies, frozenset({"CDL120"})),
     "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608", "CDL609"}),
                          op_coverage.ROOTS),
     "cuda-default-call": Check(project_checks.cuda_default_call, frozenset({"CDL113"})),

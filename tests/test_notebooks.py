@@ -29,6 +29,8 @@ CELLS = (
     ("markdown", ["# Training on the GPU\n", "model.cuda()\n"]),
     ("code", ["%matplotlib inline\n", "!pip install torchvision\n", "import torch\n", "\n", "model = torch.nn.Linear(2, 2)\n"]),
     ("code", ["%%bash\n", "python -c 'import torch; torch.ones(1).cuda()'\n"]),
+    ("code", ["%%writefile notes.txt\n", "model.cuda()\n"]),
+    ("code", ["%%writefile train.py\n", "import torch\n", "torch.cuda.empty_cache()\n"]),
     ("code", ["%%time\n", "model = model.cuda()\n"]),
     ("code", ["model?\n"]),
     ("code", ["x = torch.ones(2).to(\"cuda\")  # the d\u00e9vice\n", "y = torch.ones(2).cuda()  # noqa: CDL102\n"]),
@@ -41,6 +43,7 @@ def test_code_cells_are_checked_where_the_file_writes_them(tmp_path, monkeypatch
     found = lint_tree(tmp_path, monkeypatch, {"train.ipynb": text})
     cuda_call = _line_of(text, "= model.cuda()")  # the code cell's, not the markdown cell's
     assert found == [
+        ("train.ipynb", "CDL202", *_line_of(text, "torch.cuda.empty_cache()")),
         ("train.ipynb", "CDL102", cuda_call[0], cuda_call[1] + len("= model.")),
         ("train.ipynb", "CDL101", *_line_of(text, "\\\"cuda\\\")")),
         ("train.ipynb", "CDL201", *_line_of(text, "torch.cuda.synchronize()")),
@@ -53,7 +56,7 @@ def test_notebooks_get_no_fixes_and_fix_leaves_them_as_they_are(tmp_path):
     path.write_text(text)
     listed = run_cli("check", "--format", "json", str(path), cwd=tmp_path)
     assert listed.returncode == 1
-    assert [finding["fix"] for finding in json.loads(listed.stdout)] == [None, None, None]
+    assert [finding["fix"] for finding in json.loads(listed.stdout)] == [None, None, None, None]
     fixed = run_cli("check", "--fix", "--unsafe-fixes", str(path), cwd=tmp_path)
     assert fixed.returncode == 1
     assert path.read_text() == text

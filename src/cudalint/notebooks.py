@@ -5,10 +5,11 @@ or a list of strings; nbformat 3 kept them under `worksheets`, the code in `inpu
 in order, in one namespace, as a script runs its statements: the cells are checked as one module.
 IPython's own syntax is not Python: a line magic or shell escape (`%matplotlib inline`, `!pip install
 ...`) becomes `pass` at its indentation; a cell under a cell magic is left out, unless the magic runs
-its body as Python (`%%time`, `%%timeit`, `%%capture`); a cell that still does not parse (`x?`, `y =
-!ls`) is left out too, and the rest is checked. Findings are reported where the line is written in the
-.ipynb file itself (nbformat writes one source line per line of the file), so `path:line:col`, SARIF
-and an editor all point into the file; they carry no fix (the file is JSON, not Python).
+its body as Python (`%%time`, `%%timeit`, `%%capture`) or writes a Python script (`%%writefile
+train.py`); a cell that still does not parse (`x?`, `y = !ls`) is left out too, and the rest is
+checked. Findings are reported where the line is written in the .ipynb file itself (nbformat writes
+one source line per line of the file), so `path:line:col`, SARIF and an editor all point into the
+file; they carry no fix (the file is JSON, not Python).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Dict, List, NamedTuple, Sequence, Tuple, Union
 
 from cudalint.findings import Finding
 
-# Cell magics whose body IPython runs as Python (it times, profiles or captures it).
+# Cell magics whose body IPython runs as Python (it times, profiles or captures it); `%%writefile x.py`
+# writes a Python script the notebook goes on to run, and is checked as Python too.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 MAX_DEPTH = 64  # JSON nesting: nbformat's deepest is a handful of levels; more is no notebook
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -107,8 +109,9 @@ def _runnable(text: str) -> str:
     lines = text.split("\n")
     first = lines[0].strip()
     if first.startswith("%%"):
-        name = first[2:].split(None, 1)[0] if first[2:].strip() else ""
-        if name not in PYTHON_CELL_MAGICS:
+        words = first[2:].split()
+        python = words and (words[0] in PYTHON_CELL_MAGICS or (words[0] == "writefile" and words[-1].endswith(".py")))
+        if not python:
             return "\n".join("" for _ in lines)
         lines[0] = ""
     for attempt in (lines, [line[: len(line) - len(line.lstrip())] + "pass" if _MAGIC.match(line) else line for line in lines]):

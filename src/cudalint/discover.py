@@ -33,9 +33,14 @@ def kind_of(path: Path, include_docs: bool = False) -> str | None:
     a Jupyter notebook, else the manifest reader for the name, else None."""
     if path.name.endswith(PYTHON_SUFFIXES):
         return "python"
-    if path.name.endswith(NOTEBOOK_SUFFIX):
+    if is_notebook(path.name):
         return "notebook"
     return manifests.manifest_kind(str(path), include_docs)
+
+
+def is_notebook(path: str) -> bool:
+    """A Jupyter notebook, by its name: checked as the script of its code cells (notebooks.py)."""
+    return path.endswith(NOTEBOOK_SUFFIX)
 
 
 def display_path(path: Path, cwd: Path) -> str:

@@ -170,18 +170,27 @@ def assignments_in(node: cst.CSTNode) -> Iterator[cst.Assign]:
         yield from assignments_in(child)
 
 
-def reads_name(node: cst.CSTNode, name: str) -> bool:
-    """The code reads the name somewhere: not as an attribute's or a keyword argument's own name; `locals()`
-    and `vars()` read every name."""
+# Builtins that read every name of their scope: a name is read wherever one of them is named.
+SCOPE_READERS = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def reads_name(node: cst.CSTNode, name: str, limit: Optional[int] = None) -> bool:
+    """The code reads the name somewhere: not as an attribute's or a keyword argument's own name, nor as
+    the target of `name = ...` (which binds it; `x[name] = ...` and `a, name = ...` count as reads), and
+    wherever `locals()`, `vars()`, `eval` or `exec` is named. Past `limit` nodes the answer is yes."""
     pending = [node]
+    seen = 0
     while pending:
         current = pending.pop()
-        if type(current) is cst.Name and current.value == name:
+        seen += 1
+        if limit is not None and seen > limit:
             return True
-        if (type(current) is cst.Call and type(current.func) is cst.Name and current.func.value in ("locals", "vars")
-                and not current.args):
+        kind = type(current)
+        if kind is cst.Name and (current.value == name or current.value in SCOPE_READERS):
             return True
-        if type(current) is cst.Attribute or type(current) is cst.Arg:
+        if kind is cst.AssignTarget and type(current.target) is cst.Name:
+            continue
+        if kind is cst.Attribute or kind is cst.Arg:
             pending.append(current.value)
             continue
         pending.extend(code_children(current))

@@ -23,7 +23,7 @@ import libcst as cst
 
 from cudalint.python.context import FileContext
 from cudalint.python.names import source_of, string_value
-from cudalint.python.visitor import Registry, ends_flow
+from cudalint.python.visitor import Registry, caught_exceptions, ends_flow
 
 # Handlers that catch a failed lookup: KeyError, its base, and what catches everything.
 LOOKUP_ERRORS = frozenset({"KeyError", "LookupError", "Exception", "BaseException"})
@@ -123,10 +123,8 @@ def _falls_back(node: cst.Subscript, ctx: FileContext) -> bool:
     for holder, child in _ancestors(ctx):
         if type(holder) is cst.Try and child is holder.body:
             for handler in holder.handlers:
-                caught = handler.type
-                types = [element.value for element in caught.elements] if type(caught) is cst.Tuple else [caught]
-                names = {source_of(kind).rpartition(".")[2] for kind in types if kind is not None}
-                if (caught is None or names & LOOKUP_ERRORS) and ends_flow(handler.body, ctx.model) != "raise":
+                caught = caught_exceptions(handler, ctx.model)
+                if (caught is None or LOOKUP_ERRORS.intersection(caught)) and ends_flow(handler.body, ctx.model) != "raise":
                     return True
     return False
 

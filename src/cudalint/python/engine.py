@@ -18,7 +18,7 @@ from cudalint.python.analyze import Words, cpython_tree, module_and_package, unr
 from cudalint.python.context import FileContext
 from cudalint.python.device_setting import DeviceSetting
 from cudalint.python.fixplan import FileFixer
-from cudalint.discover import NOTEBOOK_SUFFIX
+from cudalint.discover import is_notebook
 from cudalint.python.host_tests import host_tests, places_on_device
 from cudalint.python.op_coverage import TORCH_DTYPES
 from cudalint.python.outline import Statement
@@ -176,7 +176,7 @@ def _host_test_ranges(model: SemanticModel, path: str, text: str) -> Optional[Li
     """In a test module: None where the module places no tensor on a device, else the line ranges of its
     tests that place none (host_tests.py); [] outside test modules. A Jupyter notebook (a program no module
     imports, checked as its cells' script) that places no tensor on a device runs on the CPU too: None."""
-    if not test_module(model.module_name or "", path) and not path.endswith(NOTEBOOK_SUFFIX):
+    if not test_module(model.module_name or "", path) and not is_notebook(path):
         return []
     tree = cpython_tree(path, text)
     if isinstance(tree, Finding):

@@ -28,10 +28,8 @@ import libcst as cst
 from cudalint.python.children import code_children, enclosing_block
 from cudalint.python.context import FileContext
 from cudalint.python.names import conjuncts, source_of, string_value
+from cudalint.python.placement import SAME_DEVICE_METHODS
 from cudalint.python.visitor import Registry
-
-HOST_MOVES = frozenset({"cpu"})
-KEEPS_DEVICE = frozenset({"detach", "clone", "contiguous", "float", "double", "squeeze", "unsqueeze", "view", "reshape"})
 
 
 def host_copies(registry: Registry) -> None:
@@ -88,9 +86,9 @@ def _copied_to_host(value: cst.BaseExpression) -> Optional[str]:
     found = False
     while type(value) is cst.Call and type(value.func) is cst.Attribute:
         method = value.func.attr.value
-        if method in HOST_MOVES:
+        if method == "cpu":
             found = True
-        elif method not in KEEPS_DEVICE:
+        elif method not in SAME_DEVICE_METHODS:
             return None
         value = value.func.value
     return value.value if found and type(value) is cst.Name else None
@@ -140,7 +138,7 @@ def _receiver(call: cst.Call) -> cst.BaseExpression:
     """What `.numpy()` reads, past the calls that keep a tensor where it is and past `.cpu()`."""
     value = call.func.value
     while (type(value) is cst.Call and type(value.func) is cst.Attribute
-           and value.func.attr.value in KEEPS_DEVICE | HOST_MOVES):
+           and (value.func.attr.value == "cpu" or value.func.attr.value in SAME_DEVICE_METHODS)):
         value = value.func.value
     return value
 
@@ -148,9 +146,9 @@ def _receiver(call: cst.Call) -> cst.BaseExpression:
 def _through_cpu(call: cst.Call) -> bool:
     value = call.func.value
     while type(value) is cst.Call and type(value.func) is cst.Attribute:
-        if value.func.attr.value in HOST_MOVES:
+        if value.func.attr.value == "cpu":
             return True
-        if value.func.attr.value not in KEEPS_DEVICE:
+        if value.func.attr.value not in SAME_DEVICE_METHODS:
             return False
         value = value.func.value
     return False

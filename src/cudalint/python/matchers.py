@@ -48,9 +48,8 @@ from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_none, mentions_mac_path, source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import (
-    SAME_DEVICE_METHODS, builds_on_default_device, copies_uninitialized, held_until_waited, in_module_method, kept_by_its_object, made_on_host, names_host, on_host,
-    read_back_in_place, same_device_copy,
-    synchronized_after,
+    builds_on_default_device, copies_uninitialized, cpu_on_a_mac, held_until_waited, in_module_method, kept_by_its_object, made_on_host,
+    names_host, on_host, read_back_in_place, same_device_copy, synchronized_after,
 )
 from cudalint.python.semantic import Value
 from cudalint.python.semantic.values import MAX_VALUES
@@ -85,9 +84,9 @@ VALUE_TESTS: Dict[str, Callable[[Value], bool]] = {
     "cuda": Value.is_cuda_device,
     "numpy-float64": lambda value: value.kind == "ref" and value.data in NUMPY_FLOAT64,
     "torch-float64": lambda value: value.kind == "ref" and value.data in TORCH_FLOAT64,
-    # a count or list of GPUs that asks for at least one: not 0, "0" or "" (-1: all of them)
     # a legacy CUDA tensor type, or its name as a string: torch.cuda.FloatTensor, "torch.cuda.FloatTensor"
     "cuda-tensor-type": lambda value: value.kind in ("str", "ref") and value.data.startswith("torch.cuda."),
+    # a count or list of GPUs that asks for at least one: not 0, "0" or "" (-1: all of them)
     "some-gpus": lambda value: (value.kind == "int" and value.data != 0) or (value.kind == "str" and value.data.strip() not in ("", "0")),
 }
 
@@ -525,21 +524,6 @@ HOST_SIDE = {"cpu", "numpy", "item", "tolist", "float", "half", "bfloat16", "int
 DTYPE_QUERIES = frozenset({"torch.finfo", "torch.iinfo", "torch.promote_types", "torch.can_cast"})
 
 
-def _moved_to_a_macs_cpu(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """`m.to(DEVICE)`, then methods that keep the device, where DEVICE is the CPU wherever the host is a
-    Mac (`torch.device("cuda" if torch.cuda.is_available() else "cpu")`, op_coverage.cpu_on_a_mac): on a
-    Mac the value is on the CPU, as a dtype handed to a call with that device is (_dtype_reaches_device)."""
-    while type(node) is cst.Call and type(node.func) is cst.Attribute and not ctx.model.is_module_ref(node.func.value):
-        method = node.func.attr.value
-        if method == "to":
-            target = _find_argument(node, "device", 0)
-            return target is not None and op_coverage.cpu_on_a_mac(target.value, ctx)
-        if method not in SAME_DEVICE_METHODS:
-            return False
-        node = node.func.value
-    return False
-
-
 def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     """A dtype handed to a call can reach the device unless the code shows the tensor stays on the
     host: made with `device="cpu"` (or moved with `.to("cpu", dtype)`), or narrowed or turned into
@@ -570,7 +554,7 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     if made_on_host(ctx.model, call, stack[:depth]) and not _kept_on_device(call, depth, ctx):
         return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
     device = _find_argument(call, "device", None)
-    if device is not None and (names_host(ctx.model, device.value) or op_coverage.cpu_on_a_mac(device.value, ctx)):
+    if device is not None and (names_host(ctx.model, device.value) or cpu_on_a_mac(ctx.model, device.value)):
         return False  # the CPU, or a name that is the CPU wherever the host is a Mac
     if device is None and any(arg.keyword is None and not arg.star and _names_host_device(arg.value, ctx) for arg in call.args):
         return False  # `occnumber(a, 3, torch.double, torch.device("cpu"))`: told the host by position
@@ -816,8 +800,7 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             if not fits(entry.spec, node):
                 continue
             if entry.spec.get("unless_on_host") and (on_host(ctx.model, func.value, ctx.model.scope)
-                                                     or moved_off_mps(ctx.model, ctx.stack, func.value)
-                                                     or _moved_to_a_macs_cpu(func.value, ctx)):
+                                                     or moved_off_mps(ctx.model, ctx.stack, func.value)):
                 continue  # `x.cpu().double()`, or x moved off MPS before: converted where no device is involved
             if entry.spec.get("makes_tensor") and ctx.truth_tested(len(ctx.stack) - 1):
                 continue  # `if ev.double():` tests another object's answer; a tensor is not used so

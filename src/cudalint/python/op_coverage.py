@@ -37,7 +37,7 @@ from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
 from cudalint.python.context import FileContext
 from cudalint.python.names import string_value
 from cudalint.python.mps_fallback import moved_off_mps
-from cudalint.python.placement import STATE_METHODS, made_on_host, names_dtype, names_host, on_host
+from cudalint.python.placement import STATE_METHODS, cpu_on_a_mac, made_on_host, names_dtype, names_host, on_host
 from cudalint.python.visitor import Registry
 
 CHECK = "op-coverage"
@@ -756,19 +756,9 @@ def _is_device(node: cst.BaseExpression, ctx: FileContext) -> bool:
         return False  # torch.device("cpu"), a name bound only to "cpu"
     if names_dtype(ctx.model, node) or _bound_to_dtypes(node, ctx):
         return False  # `.to(x.dtype)`, or a name bound to one or to torch's dtypes: a cast
-    if cpu_on_a_mac(node, ctx):
+    if cpu_on_a_mac(ctx.model, node):
         return False  # `device = "cuda" if torch.cuda.is_available() else "cpu"`: the CPU on a Mac (CDL104's)
     return fact_of(node, ctx) is None  # x.to(other_tensor) follows another tensor
-
-
-def cpu_on_a_mac(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """A name every value of which is "cpu" but those taken only where the host is no Mac: a float64
-    tensor moved there stays on a Mac's CPU, where float64 exists."""
-    if type(node) not in (cst.Name, cst.Attribute):
-        return False
-    values = ctx.model.values(node)
-    return any(value.text == "cpu" for value in values) and all(
-        value.off_mac or (value.kind == "str" and value.text == "cpu") for value in values)
 
 
 def _bound_to_dtypes(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:

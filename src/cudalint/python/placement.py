@@ -238,7 +238,8 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
     """The tensor an expression gives is on the CPU, as the expression itself shows: `x.cpu()`,
     `x.to("cpu")`, `torch.from_numpy(a)` or a factory that builds on the host, a call told to put what
     it makes on the host (`torch.load(f, map_location="cpu")`, `load_model(f, device=torch.device("cpu"))`),
-    a move to a device that is the CPU whenever it would be MPS (_host_for_mps; on a Mac), followed by any
+    a move to a device that is the CPU whenever it would be MPS (_host_for_mps; on a Mac) or wherever the
+    host is a Mac (`DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")`), followed by any
     methods that keep the device (`x.cpu().detach().contiguous()`); a name every
     binding of which in its scope is such an expression (or one of these methods of the name itself:
     `m = m.double()`)."""
@@ -249,7 +250,8 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
         if name == "to":
             target = _target(model, node, scope)
             if target is not None:
-                return place(model, target, scope) == ("device", "cpu") or _host_for_mps(model, target, scope)
+                return (place(model, target, scope) == ("device", "cpu") or _host_for_mps(model, target, scope)
+                        or cpu_on_a_mac(model, target, scope))
         elif name not in SAME_DEVICE_METHODS:
             return False
         node = node.func.value
@@ -258,6 +260,17 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
     if not isinstance(node, cst.Call):
         return False
     return model.resolve(node.func, scope) in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+
+
+def cpu_on_a_mac(model: "SemanticModel", node: cst.BaseExpression, scope: Optional["Scope"] = None) -> bool:
+    """A name every value of which is "cpu" but those taken only where the host is no Mac (`"cuda" if
+    torch.cuda.is_available() else "cpu"`): a float64 tensor moved there stays on a Mac's CPU, where float64
+    exists, and an operator runs on the CPU's kernel."""
+    if type(node) not in (cst.Name, cst.Attribute):
+        return False
+    values = model.values(node, scope)
+    return any(value.text == "cpu" for value in values) and all(
+        value.off_mac or (value.kind == "str" and value.text == "cpu") for value in values)
 
 
 def _host_for_mps(model: "SemanticModel", target: cst.BaseExpression, scope: "Scope") -> bool:

@@ -34,9 +34,9 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from cudalint.discover import NOTEBOOK_SUFFIX
+from cudalint.discover import is_notebook
 from cudalint.project.paths import test_module
-from cudalint.python.children import arm_statements, code_children, enclosing_block
+from cudalint.python.children import arm_statements, code_children, enclosing_block, reads_name
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
 
@@ -328,9 +328,6 @@ def loads_only_after(node: cst.If, names, ctx: FileContext) -> bool:
     return True
 
 
-SCOPE_READERS = frozenset({"locals", "vars", "eval", "exec"})
-
-
 def _never_read(ctx: FileContext) -> bool:
     """The selection (or `torch.device` of it) is bound to a local name of a function that nothing in the
     function reads, or to a module-level name of a program (a notebook, a script no other module of the
@@ -345,29 +342,13 @@ def _never_read(ctx: FileContext) -> bool:
         body = model.scope.node
     else:
         return False
-    stack, seen = [body], 0
-    while stack:
-        node = stack.pop()
-        seen += 1
-        if seen > MAX_NODES:
-            return False
-        if isinstance(node, cst.Name) and (node.value == name or node.value in SCOPE_READERS):
-            return False
-        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
-            continue  # `name = ...` binds; any other target (`x[name] = ...`, `a, name = ...`) is read through
-        if isinstance(node, cst.Attribute):
-            stack.append(node.value)  # `x.name`: an attribute, not the local
-        elif isinstance(node, cst.Arg):
-            stack.append(node.value)  # `f(name=...)`: a keyword, not the local
-        else:
-            stack.extend(node.children)
-    return True
+    return not reads_name(body, name, MAX_NODES)
 
 
 def _program(ctx: FileContext) -> bool:
     """The file is a program: a notebook, or a module that runs as one (`if __name__ == "__main__":`)
     and that no other module of the project imports (a library module's names are its users' too)."""
-    if ctx.path.endswith(NOTEBOOK_SUFFIX):
+    if is_notebook(ctx.path):
         return True
     project, module = ctx.model.project, ctx.model.module_name
     return project is not None and bool(module) and project.is_program_only(module)

@@ -631,11 +631,11 @@ def _catches_only_unrelated(handler: cst.ExceptHandler, model=None) -> bool:
 
 def _catches_only(handler: cst.ExceptHandler, model, names) -> bool:
     """Every exception type the handler names is one of `names` (a bare `except:` catches everything)."""
-    caught = _caught(handler, model)
+    caught = caught_exceptions(handler, model)
     return caught is not None and all(name in names for name in caught)
 
 
-def _caught(handler: cst.ExceptHandler, model=None) -> Optional[List[Optional[str]]]:
+def caught_exceptions(handler: cst.ExceptHandler, model=None) -> Optional[List[Optional[str]]]:
     """The names of the exception types a handler catches; None for a bare `except:`."""
     caught = handler.type
     if caught is None:
@@ -647,7 +647,7 @@ def _caught(handler: cst.ExceptHandler, model=None) -> Optional[List[Optional[st
 def _narrow_kinds(handler: cst.ExceptHandler, model=None):
     """The narrow exceptions (optional_code.toml `narrow_exceptions`) a handler catches, when every type it
     names is one of them or unrelated to CUDA work; None when it catches something broader."""
-    caught = _caught(handler, model)
+    caught = caught_exceptions(handler, model)
     if caught is None:
         return None
     facts = optional_facts()

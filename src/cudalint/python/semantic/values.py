@@ -360,16 +360,13 @@ class Evaluator:
         for arg in call.args if call is not None else ():
             if arg.keyword is not None and arg.keyword.value == name:
                 return self.values(arg.value, where, depth + 1)
-        inner = self.model.scopes.get(id(klass))
-        if inner is not None and name in inner.bindings:
-            return self._bound(inner.bindings[name], depth)
-        return (Value(UNKNOWN_KIND, None, node),)
+        return self._class_field(klass, name, node, depth)
 
     def _class_field(self, klass: cst.ClassDef, name: str, node, depth) -> Tuple[Value, ...]:
         """What a class of the file binds to a name in its body (`kernels = {...}`), read through the class."""
-        inner = self.model.scopes.get(id(klass))
+        inner = self.model.scopes.get(id(klass)) if klass is not None else None
         bindings = inner.bindings.get(name) if inner is not None else None
-        return (self._bound(bindings, depth) if bindings else ()) or (Value(UNKNOWN_KIND, None, node),)
+        return self._bound(bindings, depth) if bindings else (Value(UNKNOWN_KIND, None, node),)
 
     def _call(self, node: cst.Call, scope, depth) -> Tuple[Value, ...]:
         qualified = self.model.resolve(node.func, scope)

@@ -73,3 +73,72 @@ def test_an_assert_in_a_test_checks_a_result_and_accepts_nothing():
     source = 'def test_saved(config):\n    assert config["device"] in {"cpu", "gpu", "cuda"}\n'
     assert findings_of(source, path="tests/test_saving.py", select={"CDL116"}) == []
     assert triples(findings_of(source, path="pkg/check.py", select={"CDL116"})) == [("CDL116", 2, 32)]
+
+
+CHAINS = '''import torch
+
+
+def place(model, device):
+    if device == "cuda":
+        model = model.cuda()
+    elif device == "cpu":
+        model = model.cpu()
+    else:
+        raise ValueError("Please input cpu or cuda")
+    return model
+
+
+class Distiller:
+    def __init__(self, model, device="cpu"):
+        if device == "cpu":
+            self.device = torch.device("cpu")
+        elif device in ("cuda", "cuda:0"):
+            self.device = torch.device("cuda")
+        self.model = model.to(self.device)
+
+
+def portable(model, device, x, backend):
+    if device == "cuda":
+        model = model.cuda()
+    elif device in ("cpu", "mps"):
+        model = model.to(device)
+    else:
+        raise ValueError(device)
+    if device == "cuda":
+        model = model.cuda()
+    elif device == "cpu":
+        model = model.cpu()
+    else:
+        raise NotImplementedError(device)
+    if backend == "cuda":
+        handle = 0
+    elif backend == "cpu":
+        handle = -1
+    else:
+        raise RuntimeError(backend)
+    if x.device.type == "cuda":
+        x = x.cuda()
+    elif x.device.type == "cpu":
+        x = x.cpu()
+    else:
+        raise RuntimeError(x.device)
+    target = "cpu"
+    if device == "cuda":
+        target = torch.device("cuda")
+    elif device == "cpu":
+        target = torch.device("cpu")
+    return model, handle, target
+'''
+
+
+def test_device_chains_without_mps():
+    found = findings_of(CHAINS, select={"CDL116"})
+    assert triples(found) == [("CDL116", 10, 9), ("CDL116", 16, 12)]
+    assert found[0].message == ('device may only be "cuda" or "cpu": any other device raises here, so a Mac\'s "mps" '
+                                'is turned away; accept "mps" too')
+    assert found[1].message.startswith('self.device is set only when device is "cpu" or "cuda": for a Mac\'s "mps" it '
+                                       'is never set')
+
+
+def test_device_chains_need_torch():
+    assert findings_of(CHAINS.replace("import torch\n", "import warp\n", 1), select={"CDL116"}) == []

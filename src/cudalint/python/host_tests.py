@@ -5,7 +5,7 @@ anywhere: a float64 dtype or an operator without an MPS kernel is no porting pro
 with `silenced_in_host_tests` (the dtype and op-coverage rules) report nothing in such a module.
 Anything that may place a tensor counts as placing one: a device string ("cuda", "mps", "xpu"), any
 name, attribute, keyword, definition or import whose name speaks of a device (`device`, `to_cuda`,
-`use_gpu`, `torch.cuda.synchronize`, `accelerator`; a `device="cpu"` keyword aside), a call of
+`use_gpu`, `torch.cuda.synchronize`, `accelerator`; the CPU aside: a `device="cpu"` keyword, `torch.device("cpu")`), a call of
 `.pin_memory()`, and `.to(...)` with an argument that is not a dtype, "cpu" or a copy flag
 (`x.to(torch.double)` moves nothing): a project's own helper that moves tensors has such a name. A
 file cut in parts (python/parts.py) is judged part by part.
@@ -32,7 +32,12 @@ TO_FLAGS = frozenset({"dtype", "non_blocking", "copy", "memory_format"})
 def places_on_device(tree: ast.AST, dtypes: FrozenSet[str]) -> bool:
     """Whether the module may place a tensor on a device (see the module docstring); `dtypes`: the names
     of torch's dtypes (`float64`, `double`, ...)."""
-    for node in ast.walk(tree):
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if _is_cpu(node):
+            continue  # `torch.device("cpu")` names the host: its `device` says nothing of a placement
+        stack.extend(ast.iter_child_nodes(node))
         kind = type(node)
         if kind is ast.Call and type(node.func) is ast.Attribute:
             method = node.func.attr
@@ -81,6 +86,11 @@ def _not_a_place(node: ast.AST, dtypes: FrozenSet[str]) -> bool:
 
 
 def _is_cpu(node: ast.AST) -> bool:
+    """"cpu", or a device made of it: `torch.device("cpu")`."""
+    if type(node) is ast.Call and not node.keywords and len(node.args) == 1:
+        func = node.func
+        name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+        return name == "device" and _is_cpu(node.args[0])
     return type(node) is ast.Constant and node.value == "cpu"
 
 

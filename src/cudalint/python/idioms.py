@@ -22,13 +22,13 @@ from cudalint.project.availability import libraries_of, library_of
 from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
-from cudalint.python import device_index, device_tables, host_copies, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
+from cudalint.python import device_choices, device_index, device_tables, host_copies, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
 from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, path_to, reads_name, unused_default
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
 from cudalint.python.mac_failures import falsy_constant
-from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_elements, string_value
+from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_value
 from cudalint.python.semantic import guard_facts
 from cudalint.python.semantic.guards import literal_guard
 from cudalint.python.visitor import Registry, asserted_at_import, ends_flow
@@ -329,6 +329,47 @@ def _chosen_unless_cuda_missing(tests, arms, ctx: FileContext) -> Optional[cst.B
     return kept if name is not None and DEVICE_NAME_RE.search(name) is not None else None
 
 
+def _kept_unless_cuda_missing(node: cst.If, ctx: FileContext) -> Optional[str]:
+    """The statement form of _chosen_unless_cuda_missing: `if not torch.cuda.is_available(): self.device =
+    "cpu"`, with an `else:` that keeps a device the caller chose (`self.device = device`) or with none (the
+    target keeps what it held); also `if torch.cuda.is_available(): target = device` / `else: target = "cpu"`.
+    The device kept is named for one (a name, or an attribute; with no `else`, the target itself). The kept
+    device's source, or None."""
+    if node.orelse is not None and type(node.orelse) is not cst.Else:
+        return None  # an elif chain chooses among more than two
+    test, missing, other = node.test, node.body, node.orelse.body if node.orelse is not None else None
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test = test.expression
+    elif other is not None:
+        missing, other = other, missing
+    else:
+        return None
+    if not _is_availability_query(test, ctx):
+        return None
+    kept_values = dict(_simple_assignments(other)) if other is not None else {}
+    for target, value in _simple_assignments(missing):
+        if not _is_cpu_arm(value, ctx) or target.rpartition(".")[2] == "map_location":
+            continue  # (where torch.load puts a checkpoint: the CPU is the portable place to load to)
+        if other is None:
+            if DEVICE_NAME_RE.search(target.rpartition(".")[2]) is not None:
+                return target  # what the target held before: the caller's choice
+            continue
+        kept = kept_values.get(target)
+        if kept is not None and type(kept) in (cst.Name, cst.Attribute) and DEVICE_NAME_RE.search(
+                kept.value if type(kept) is cst.Name else kept.attr.value) is not None:
+            return source_of(kept)
+    return None
+
+
+def _simple_assignments(block: cst.BaseSuite) -> List[Tuple[str, cst.BaseExpression]]:
+    """(target as written, value) of each single-target assignment of a name or attribute among the simple
+    statements directly in a block."""
+    lines = block.body if isinstance(block, cst.SimpleStatementSuite) else [
+        small for line in block.body if isinstance(line, cst.SimpleStatementLine) for small in line.body]
+    return [(source_of(small.targets[0].target), small.value) for small in lines
+            if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) in (cst.Name, cst.Attribute)]
+
+
 def _selection_fix(node: cst.IfExp, tests, arms, ctx: FileContext) -> Optional[FixPlan]:
     """`"cuda" if torch.cuda.is_available() else "cpu"` (either arm may be torch.device(...)) -> the
     available accelerator, else "cpu"; safe because CUDA hosts still get "cuda"."""
@@ -450,6 +491,15 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     about the few that do. A test written as a constant (`if False:  # torch.cuda.is_available()`) chooses
     nothing at run time."""
     if literal_guard(node.test) is not None:
+        return
+    kept = _kept_unless_cuda_missing(node, ctx)
+    if kept is not None:
+        ctx.report(
+            "CDL104",
+            node,
+            f"{kept} is replaced by the CPU wherever CUDA is missing, so a Mac never gets 'mps' even when asked "
+            "for it; keep the chosen device (test that its own backend is available)",
+        )
         return
     if (_moves_to_cuda(node.body, ctx) and (node.orelse is None or _other_hosts_only(node.orelse, ctx))) or (
             _else_moves_nothing(node) and _some_move_to_cuda(node.body, ctx)):
@@ -667,7 +717,32 @@ def _default_param(node: cst.Param, ctx: FileContext) -> None:
             return  # `device = _validate_get_device(device)` first: "cuda" becomes "mps" or "cpu" off CUDA
         if isinstance(function, cst.FunctionDef) and unused_default(function, node.name.value):
             return  # `device = detect_accelerator()` before any read: the default is never used
+        if isinstance(function, cst.FunctionDef) and _read_only_with_cuda(function, node.name.value, ctx):
+            return  # `if not torch.cuda.is_available(): self.device = "cpu"` / `else: self.device = device`
         ctx.report("CDL108", node.default, f"parameter {node.name.value!r} defaults to a CUDA device")
+
+
+def _read_only_with_cuda(function: cst.FunctionDef, name: str, ctx: FileContext) -> bool:
+    """The body's first statement that reads the parameter is an `if` on CUDA's availability that reads it
+    only in the branch taken where CUDA is available, and no later statement reads it: wherever the default
+    would be used off CUDA, the code has already put something else in its place (CDL104 judges that
+    choice)."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    for index, statement in enumerate(body):
+        if not reads_name(statement, name):
+            continue
+        if type(statement) is not cst.If or not isinstance(statement.orelse, cst.Else) or reads_name(statement.test, name):
+            return False
+        guard = ctx.model.guard(statement.test)
+        if guard.when_true and not guard.when_false:
+            kept, other = statement.body, statement.orelse.body
+        elif guard.when_false and not guard.when_true:
+            kept, other = statement.orelse.body, statement.body
+        else:
+            return False
+        return (reads_name(kept, name) and not reads_name(other, name)
+                and not any(reads_name(later, name) for later in body[index + 1:]))
+    return False
 
 
 def _checked_for_mac(function: cst.FunctionDef, name: str, ctx: FileContext) -> bool:
@@ -1445,7 +1520,7 @@ def _zero_divisor(node: cst.BinaryOperation, ctx: FileContext) -> None:
         if value.kind != "result" or value.data not in names or value.off_mac:
             continue
         origin = value.origin
-        if _zero_replaced(ctx.stack[0], origin):
+        if _zero_replaced(ctx.stack[0], origin) or _or_replaced(ctx.stack[0], origin):
             continue
         message = rule.match["message"].format(found=source_of(origin))
         related = () if origin is node.right else ((node, f"{source_of(origin)} divides here"),)
@@ -1472,6 +1547,15 @@ def _zero_replaced(module: cst.CSTNode, origin: cst.CSTNode) -> bool:
             if type(statement) is cst.If and _tests_zero(statement.test, targets) and _stores(statement.body, targets):
                 return True
     return False
+
+def _or_replaced(module: cst.CSTNode, origin: cst.CSTNode) -> bool:
+    """The count is the left operand of an `or` (`torch.cuda.device_count() or 1`): a zero count is never
+    the value; the operand after it is."""
+    path = path_to(module, origin)
+    if path is None or len(path) < 2:
+        return False
+    holder = path[-2]
+    return type(holder) is cst.BooleanOperation and type(holder.operator) is cst.Or and holder.left is origin
 
 def _tests_zero(test: cst.BaseExpression, targets: List[str]) -> bool:
     """`n == 0`, `n < 1`, `n <= 0`, `not n` of one of the targets."""
@@ -1601,100 +1685,6 @@ def cuda_required(registry: Registry) -> None:
     registry.on(cst.If, _cuda_required_if)
     registry.on(cst.Assert, _cuda_required_assert)
 
-# -- CDL116: a list of accepted devices without MPS ----------------------------------------
-def _device_list(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> Optional[cst.BaseExpression]:
-    """The list, tuple or set of device names (CDL116's `devices`, "cuda:0" as cuda) the expression is,
-    written out or bound once to a name; None for anything else."""
-    if isinstance(node, cst.Name) and depth == 0:
-        bindings = ctx.model.lookup(node.value)
-        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
-            return _device_list(bindings[0].value, ctx, 1)
-        return None
-    if not isinstance(node, (cst.List, cst.Tuple, cst.Set)) or len(node.elements) < 2:
-        return None
-    names = string_elements(node)
-    devices = ctx.rules["CDL116"].match["devices"]
-    if len(names) != len(node.elements) or not all(name.split(":")[0] in devices for name in names):
-        return None
-    return node
-
-def _without_mps(node: Optional[cst.BaseExpression], ctx: FileContext) -> bool:
-    """The list has cuda and not mps, nor "meta": a list with the meta device (shapes only, no data)
-    names the implementations a kernel has, not devices a user may pick."""
-    if node is None:
-        return False
-    names = {name.split(":")[0] for name in string_elements(node)}
-    return "cuda" in names and "mps" not in names and "meta" not in names
-
-BRACKETS = {cst.List: "[]", cst.Tuple: "()", cst.Set: "{}"}
-
-def _written_list(node: cst.BaseExpression) -> str:
-    """The list on one line (`["cpu", "cuda"]`), however it is laid out in the file."""
-    opening, closing = BRACKETS[type(node)]
-    return opening + ", ".join(f'"{name}"' for name in string_elements(node)) + closing
-
-def _report_device_list(found: cst.BaseExpression, ctx: FileContext, where: cst.BaseExpression) -> None:
-    """Reported where the list is written; where it is bound to a name, the test or call that reads it
-    is the related location."""
-    related = () if found is where else ((where, f"{source_of(where)} accepts only these devices"),)
-    ctx.report("CDL116", found, ctx.rules["CDL116"].match["message"].format(found=_written_list(found)), None, related)
-
-def _device_choices_call(node: cst.Call, ctx: FileContext) -> None:
-    func = node.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
-        choices = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "choices"), None)
-    elif node.args and node.args[0].keyword is None and ctx.imports.resolve(func) in ctx.rules["CDL116"].match["choice_calls"]:
-        choices = node.args[0].value
-    else:
-        return
-    found = _device_list(choices, ctx) if choices is not None else None
-    if _without_mps(found, ctx):
-        _report_device_list(found, ctx, choices)
-
-def _accepted(test: cst.BaseExpression, ctx: FileContext, membership) -> Optional[cst.BaseExpression]:
-    """The device list of a test `X in LIST` (membership cst.In) or `X not in LIST` (cst.NotIn), X not
-    a tensor's own placement (`x.device.type`)."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, membership)):
-        return None
-    if _tensor_placement(test.left, ctx):
-        return None
-    found = _device_list(test.comparisons[0].comparator, ctx)
-    return found if _without_mps(found, ctx) else None
-
-def _tensor_placement(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """`x.device.type`, or a local name every binding of which is one (`device_type = input.device.type`):
-    where a tensor is, which a kernel launcher tests against the devices it has kernels for."""
-    if isinstance(node, cst.Name):
-        values = ctx.model.assigned(node)
-        return bool(values) and all(type(value) is not cst.Name and _tensor_placement(value, ctx) for value, _ in values)
-    return (isinstance(node, cst.Attribute) and node.attr.value == "type" and isinstance(node.value, cst.Attribute)
-            and node.value.attr.value == "device")
-
-def _device_choices_assert(node: cst.Assert, ctx: FileContext) -> None:
-    if test_module(ctx.model.module_name or "", ctx.path):
-        return  # a test's assert checks a result (`assert config["device"] in {"cpu", "cuda"}`), no user's choice
-    found = _accepted(node.test, ctx, cst.In)
-    if found is not None:
-        _report_device_list(found, ctx, node.test.comparisons[0].comparator)
-
-def _device_choices_if(node: cst.If, ctx: FileContext) -> None:
-    test, negated = node.test, False
-    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        test, negated = test.expression, True  # `if not device in {"cpu", "cuda"}: raise ...`
-    if type(test) is not cst.Comparison:
-        return  # the cheap test first: this runs on every `if`
-    rejecting, accepting = (cst.In, cst.NotIn) if negated else (cst.NotIn, cst.In)
-    found = _accepted(test, ctx, rejecting) if ends_flow(node.body, ctx.model) == "raise" else None
-    if found is None and isinstance(node.orelse, cst.Else) and ends_flow(node.orelse.body, ctx.model) == "raise":
-        found = _accepted(test, ctx, accepting)
-    if found is not None:
-        _report_device_list(found, ctx, test.comparisons[0].comparator)
-
-def device_choices(registry: Registry) -> None:
-    registry.on(cst.Call, _device_choices_call)
-    registry.on(cst.Assert, _device_choices_assert)
-    registry.on(cst.If, _device_choices_if)
-
 # -- CDL402: JIT-compiled CUDA sources ------------------------------------------------
 def _jit_extension(node: cst.Call, ctx: FileContext) -> None:
     qualified = ctx.imports.resolve(node.func)
@@ -1793,7 +1783,7 @@ CHECKS: Dict[str, Check] = {
     "mps-built": Check(mps_built, frozenset({"CDL111"}), frozenset({"torch"}), names=True),
     "zero-divisor": Check(zero_divisor, frozenset({"CDL115"}), frozenset({"torch"}), names=True),
     "cuda-required": Check(cuda_required, frozenset({"CDL112", "CDL117"})),
-    "device-choices": Check(device_choices, frozenset({"CDL116"})),
+    "device-choices": Check(device_choices.device_choices, frozenset({"CDL116"})),
     "jit-extension": Check(jit_extension, frozenset({"CDL402"}), frozenset({"torch"}), names=True),
     "mps-daemon": Check(mps_daemon, frozenset({"CDL217"})),
     "oom-message": Check(oom_messages.oom_message, frozenset({"CDL218"})),

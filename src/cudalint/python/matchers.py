@@ -324,6 +324,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `torch.manual_seed(s)` just before already seeded every device
     if "unless_beside" in entry.spec and _beside_call(entry.spec["unless_beside"], ctx):
         return  # `torch.mps.empty_cache()` in the same block: the code already does it for MPS
+    if "unless_caught_with" in entry.spec and _caught_with(entry.spec["unless_caught_with"], ctx):
+        return  # `except (RuntimeError, torch.cuda.OutOfMemoryError):` catches a Mac's error by its base class
     if "unless_alternative" in entry.spec and _alternative_arm(entry.spec["unless_alternative"], ctx):
         return  # `CppExtension if suffix == "cpu" else CUDAExtension`: the fallback is built where the other arm is taken
     if any(isinstance(holder, cst.Annotation) for holder in ctx.stack):
@@ -628,6 +630,20 @@ def _beside_call(apis, ctx: FileContext) -> bool:
     others = [statement for index, statement in enumerate(body) if index != at]
     statements = [inner for other in others for inner in (arm_statements(other) if isinstance(other, cst.If) else (other,))]
     return any(ctx.model.resolve(call.func) in apis for statement in statements for call in _statement_calls(statement))
+
+
+def _caught_with(bases, ctx: FileContext) -> bool:
+    """The node is one of the exceptions an `except (...)` tuple names, beside one of `bases` (builtin
+    exception names): the handler catches what the node names through its base class wherever it runs."""
+    stack = ctx.stack
+    if len(stack) < 4 or type(stack[-2]) is not cst.Element or type(stack[-3]) is not cst.Tuple:
+        return False
+    handler = stack[-4]
+    if type(handler) not in (cst.ExceptHandler, cst.ExceptStarHandler) or handler.type is not stack[-3]:
+        return False
+    return any(type(element.value) is cst.Name and element.value.value in bases
+               and ctx.model.resolve(element.value) in (None, element.value.value, f"builtins.{element.value.value}")
+               for element in stack[-3].elements)
 
 
 def _alternative_arm(apis, ctx: FileContext) -> bool:

@@ -71,7 +71,6 @@ def _without_mps(node: Optional[cst.BaseExpression], ctx: FileContext) -> bool:
     return "cuda" in names and "mps" not in names and "meta" not in names
 
 
-
 BRACKETS = {cst.List: "[]", cst.Tuple: "()", cst.Set: "{}"}
 
 

@@ -875,7 +875,7 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
         if "unless_cpu_gets" in spec and cpu_gets(arg.value, spec["unless_cpu_gets"], ctx.model):
             continue  # `"gloo" if device == "cpu" else "nccl"`: the CPU, a Mac's only device for collectives, gets gloo
         found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)
-        for value in matching_values(spec, arg.value, ctx):
+        for value in _innermost(matching_values(spec, arg.value, ctx)):
             if value.where is not None:  # a constant of another module of the project
                 path, line, _ = value.where
                 ctx.report(
@@ -894,6 +894,21 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                     entry.message(f"{written} (reaching {found})"),
                     related=((arg, f"{written} reaches {source_of(func)}({found}) here"),),
                 )
+
+
+def _innermost(values: List[Value]) -> List[Value]:
+    """The values without one whose written place holds another's: an option (`add_argument("--gpus",
+    type=int, default=4)`, any int the command line gives) whose default matches too is reported once, at
+    the default."""
+    origins = [value.origin for value in values if isinstance(value.origin, cst.CSTNode)]
+    return [value for value in values if not any(
+        other is not value.origin and _holds(value.origin, other) for other in origins)]
+
+
+def _holds(outer, inner: cst.CSTNode) -> bool:
+    if not isinstance(outer, cst.Call):
+        return False  # only an option's call holds the values it declares
+    return any(arg.value is inner for arg in outer.args)
 
 
 def _always_empty(node: cst.BaseExpression, ctx: FileContext) -> bool:

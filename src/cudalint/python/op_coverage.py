@@ -35,7 +35,7 @@ from cudalint.coverage.target import RANGE_NOTE
 from cudalint.coverage.versions import version_tuple
 from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
 from cudalint.python.context import FileContext
-from cudalint.python.names import string_value
+from cudalint.python.names import source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import STATE_METHODS, cpu_on_a_mac, made_on_host, names_dtype, names_host, on_host
 from cudalint.python.visitor import Registry
@@ -438,9 +438,13 @@ def fact_of(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fact]:
 
 
 def _explicit_dtype(call: cst.Call, ctx: FileContext, position: Optional[int] = None) -> Optional[Fact]:
-    """A tensor whose dtype the call spells out (`dtype=torch.float64`), else None."""
+    """A tensor whose dtype the call spells out (`dtype=torch.float64`, also in a dict of keywords spread
+    into it: `torch.arange(n, **params)` after `params = {"device": device, "dtype": torch.double}`), else None."""
     arg = _keyword(call, "dtype")
     value = arg.value if arg is not None else _argument(call, "dtype", position)
+    if value is None:
+        value = _spread_keyword(call, "dtype", ctx)
+        arg = None
     if value is None:
         return None
     dtype = _torch_dtype(value, ctx)
@@ -810,7 +814,23 @@ def _handed_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
 
 def _created_on_device(call: cst.Call, ctx: FileContext) -> bool:
     device = _keyword(call, "device")
-    return device is not None and _is_device(device.value, ctx) and ctx.imports.resolve(call.func) is not None
+    value = device.value if device is not None else _spread_keyword(call, "device", ctx)
+    return value is not None and _is_device(value, ctx) and ctx.imports.resolve(call.func) is not None
+
+
+def _spread_keyword(call: cst.Call, name: str, ctx: FileContext) -> Optional[cst.BaseExpression]:
+    """The value a `**kwargs` spread into the call gives keyword `name`, where the spread name holds one dict
+    literal (`params = {"device": device, "dtype": torch.double}`) that writes that key; else None."""
+    for arg in call.args:
+        if arg.star != "**":
+            continue
+        held = ctx.model.values(arg.value)
+        if len(held) != 1 or held[0].kind != "dict" or type(held[0].data[0]) is not cst.Dict:
+            continue
+        for element in held[0].data[0].elements:
+            if type(element) is cst.DictElement and string_value(element.key) == name:
+                return element.value
+    return None
 
 
 def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
@@ -841,6 +861,17 @@ def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
         else:
             message = (f"a {fact.dtype} tensor {'becomes state that moves with its module' if state else 'moves'} to the "
                        f"device: MPS has no {fact.dtype} and raises; make it {narrow} before the {'registration' if state else 'move'}")
+        written = fact.origin[-1] if fact.origin else None
+        if moved is None and written is not None and not any(arg.value is written for arg in call.args):
+            # the dtype of a dict of keywords spread into the call: reported once, where the dict writes it
+            earlier = ctx.reported.get(id(written))
+            if earlier is not None and earlier.code == "CDL608":
+                return  # (its first call is the related place)
+            ctx.hits[:] = [hit for hit in ctx.hits if hit.node is not written]
+            ctx.handled.discard(id(written))
+            ctx.reported.pop(id(written), None)
+            ctx.report("CDL608", written, message, None, ((call, f"{source_of(call.func)}(...) makes it on the device here"),))
+            return
         ctx.report("CDL608", call, message)
         if ctx.hits and ctx.hits[-1].node is call and ctx.hits[-1].code == "CDL608":
             _supersede(fact.origin, ctx)

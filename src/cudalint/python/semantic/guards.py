@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic.scopes import Binding, Scope
 
 MAX_DEPTH = 8
+GLOBALS_WRITERS = frozenset({"exec", "eval", "globals"})  # top-level calls that may rebind a module's globals
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class GuardEvaluator:
         self.raises_memo = {}  # id(function) -> it raises off CUDA before it can return
         self.none_on_mac = set()  # (id(node), id(scope)) of the references that are None on every Mac
         self.checked = {}  # (id(function), switch as written) -> the function checks it against CUDA
+        self._rewrites_globals: Optional[bool] = None  # a top-level exec/eval/globals() (_globals_rewritten)
 
     def may_memoize(self, cycles: int) -> bool:
         """An answer worked out since the count stood at `cycles` may be kept: no cycle answered part of it
@@ -987,7 +989,41 @@ class GuardEvaluator:
             for side, other in ((left, right), (right, left)):
                 if string_value(other) == "cpu" and self._cuda_or_cpu(side, scope, depth):
                     return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC  # `self.device != "cpu"`
+            if isinstance(op, (cst.Equal, cst.NotEqual)):
+                for side, other in ((left, right), (right, left)):
+                    equal = self._constant_equal(side, string_value(other), scope)
+                    if equal is not None:  # `device_id != "cpu"` after `device_id = "cpu"`: decided as written
+                        return TRUE_OFF_MAC.negated() if equal == positive else TRUE_OFF_MAC
         return UNKNOWN
+
+    def _constant_equal(self, side, text: Optional[str], scope) -> Optional[bool]:
+        """Whether a name every binding of which assigns a written string equals `text` (the same answer for
+        all of them), else None. A test decided as written is the same on every host: never true is never
+        true on a Mac (TRUE_OFF_MAC holds of it), always true is never false there. Only the bindings are
+        read (no values of other names, no guards of their own): a test asked of every comparison."""
+        if text is None or type(side) is not cst.Name:
+            return None
+        bindings = self.model.lookup(side.value, scope)
+        if not bindings or any(binding.kind != "assign" for binding in bindings):
+            return None
+        if any(binding.scope is self.model.module_scope for binding in bindings) and self._globals_rewritten():
+            return None  # nanoGPT's `exec(open("configurator.py").read())`: the command line rebinds globals
+        written = [string_value(binding.value) if binding.value is not None else None for binding in bindings]
+        if None in written:
+            return None
+        answers = {value == text for value in written}
+        return answers.pop() if len(answers) == 1 else None
+
+    def _globals_rewritten(self) -> bool:
+        """A top-level statement of the module runs code that may rebind its globals: `exec(...)`,
+        `eval(...)`, `globals()` (read once per file)."""
+        found = self._rewrites_globals
+        if found is None:
+            found = self._rewrites_globals = any(
+                type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in GLOBALS_WRITERS
+                for statement in self.model.module_scope.node.body if isinstance(statement, cst.SimpleStatementLine)
+                for node in _nodes_of(statement))
+        return found
 
     def _names_cuda_library(self, node) -> bool:
         """A string that is the name of a library that never imports on a Mac (cuda_imports.cuda_libraries:
@@ -1202,3 +1238,13 @@ def _counted(inner: Guard, op, other, atom_left: bool) -> Guard:
     number = None if isinstance(other, cst.Name) else int(other.value.replace("_", ""), 0)
     meaning = count_meaning(CST_OPERATORS.get(type(op), ""), number, atom_left)
     return UNKNOWN if meaning is None else inner if meaning else inner.negated()
+
+
+def _nodes_of(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """Every node of a statement, the statement first."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found

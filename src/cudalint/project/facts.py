@@ -432,6 +432,15 @@ class _Reader:
                 self.facts.skips.append(name)
             elif table is not None:
                 self.facts.skips_via[name] = table
+        for statement in tree.body:  # `cuda = pytest.mark.skipif(not torch.cuda.is_available(), ...)`: a marker
+            if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)):
+                name, call = statement.targets[0].id, statement.value
+                skips, table = self._answer(lambda: self._marker_skips_off_cuda(call) or None)
+                if skips:
+                    self.facts.skips.append(name)
+                elif table is not None:
+                    self.facts.skips_via[name] = table
         self._off_mac_flags()
         if self.testing:
             self.facts.skipped_classes = sorted(name for name, node in self.classes.items() if self._set_up_skips(node))
@@ -522,6 +531,15 @@ class _Reader:
             if any(not self._about_host(value, function, depth + 1) for value in assigned.get(node.id, ())):
                 return False
         return True
+
+    def _marker_skips_off_cuda(self, call: ast.Call) -> bool:
+        """A skip marker made at the module's top whose condition holds wherever CUDA is missing:
+        `pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `unittest.skipUnless(<CUDA>, ...)`."""
+        qualified = self.resolve(call.func)
+        if not call.args or (qualified not in self.skip_unless and qualified not in self.skip_if):
+            return False
+        true, false = self._guard(call.args[0])
+        return (qualified in self.skip_unless and true) or (qualified in self.skip_if and false)
 
     def _skips_off_cuda(self, node) -> bool:
         """`return unittest.skipUnless(torch.cuda.is_available(), ...)(test_case)` and the like, or

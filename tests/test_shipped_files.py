@@ -98,3 +98,30 @@ def test_a_path_from_the_parents_of_the_module_file(tmp_path, monkeypatch):
     files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "", "pkg/tables.py": PARENTS}
     found = [(path, line, column) for path, code, line, column in lint_tree(project, monkeypatch, files) if code == "CDL109"]
     assert found == [("pkg/tables.py", 9, 7)]
+
+
+RELATIVE = '''import torch
+
+
+def fixtures():
+    inputs = torch.load("tests/input_data.pt")
+    beside = torch.load("beside.pt")
+    both = torch.load("twice.pt")
+    escaped = torch.load("../outside.pt")
+    absent = torch.load("tests/absent.pt")
+    return inputs, beside, both, escaped, absent
+'''
+
+
+def test_a_relative_path_from_the_project_root_or_the_module_folder(tmp_path, monkeypatch):
+    # "twice.pt" names two different files, one at the root and one beside the module: neither is judged
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    torch.save(torch.ones(3), project / "tests" / "input_data.pt")
+    torch.save(torch.ones(3), project / "tests" / "beside.pt")
+    torch.save(torch.ones(3), project / "twice.pt")
+    torch.save(torch.zeros(3), project / "tests" / "twice.pt")
+    torch.save(torch.ones(3), tmp_path / "outside.pt")
+    files = {"tests/test_fixtures.py": RELATIVE}
+    found = [(path, line, column) for path, code, line, column in lint_tree(project, monkeypatch, files) if code == "CDL109"]
+    assert found == [("tests/test_fixtures.py", 7, 12), ("tests/test_fixtures.py", 8, 15), ("tests/test_fixtures.py", 9, 14)]

@@ -15,8 +15,9 @@ device is CUDA takes the CPU's path for a tensor on MPS, and raises there. `.cpu
 tensor already on the CPU: copy whenever the device is not the CPU. Reported at the test, when its
 branch copies names to the host (`x = x.cpu()`, also several at once) that the statements after the `if`
 read into NumPy (`x.numpy()`), or when the branch reads a value into NumPy through `.cpu()` and the `else`
-reads the same value into NumPy without one. A test of CUDA's availability is no test of a tensor's
-device (CDL104 judges those choices); `.is_cuda` is CDL103's.
+reads the same value into NumPy without one. `if x.is_cuda: x = x.cpu()` with no `else` counts too
+(`.is_cuda` is False on MPS); an `if x.is_cuda:` with an `else` is CDL103's. A test of CUDA's availability is
+no test of a tensor's device (CDL104 judges those choices).
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ def host_copies(registry: Registry) -> None:
 
 
 def _cuda_only_copy(node: cst.If, ctx: FileContext) -> None:
-    if type(node.test) not in (cst.Comparison, cst.BooleanOperation, cst.Call):
+    if type(node.test) not in (cst.Comparison, cst.BooleanOperation, cst.Call, cst.Attribute):
         return  # the cheap test first: this runs on every `if`
-    if not any(_tests_cuda_device(part) for part in conjuncts(node.test)):
-        return
+    parts = list(conjuncts(node.test))
+    if not any(_tests_cuda_device(part) for part in parts):
+        if node.orelse is not None or not any(type(part) is cst.Attribute and part.attr.value == "is_cuda" for part in parts):
+            return  # (`if x.is_cuda: ... else: ...` is CDL103's; with no `else`, the copy is this rule's)
     read = _read_after(node, ctx) if node.orelse is None else _read_in_else(node)
     if read is not None:
         ctx.report("CDL120", node.test, ctx.rules["CDL120"].match["message"].format(value=source_of(read)))

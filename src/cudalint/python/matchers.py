@@ -389,9 +389,17 @@ def _disabled_on_mac(node: cst.CSTNode, where: Mapping[str, object], ctx: FileCo
 
 def _cuda_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
     """`{"cpu": ..., "cuda": torch.profiler.ProfilerActivity.CUDA}`: named, not called, as the entry a
-    dispatch table keeps for the "cuda" device type, it is picked only when the device is CUDA."""
+    dispatch table keeps for the "cuda" device type, it is picked only when the device is CUDA. A key a table
+    is written with (`{torch.cuda.Event: reduce_event}`, `dispatch_table[torch.cuda.Event] = reduce_event`) is
+    named too: a type registered for the objects of it, which exist only where CUDA does. (A lookup with it,
+    `table[torch.cuda.Stream]`, is a use: tests/test_type_positions.py.)"""
     holder = ctx.parent
-    return isinstance(holder, cst.DictElement) and holder.value is node and string_value(holder.key) == "cuda"
+    if isinstance(holder, cst.DictElement):
+        return (holder.value is node and string_value(holder.key) == "cuda") or holder.key is node
+    stack = ctx.stack  # `dispatch_table[torch.cuda.Event] = reduce_event`: a key registered, by what it names
+    return (len(stack) >= 5 and type(holder) is cst.Index and type(stack[-3]) is cst.SubscriptElement
+            and type(stack[-4]) is cst.Subscript and len(stack[-4].slice) == 1
+            and type(stack[-5]) is cst.AssignTarget and stack[-5].target is stack[-4])
 
 
 def _in_assert(ctx: FileContext, part: str) -> bool:

@@ -4,7 +4,9 @@
     tensors = torch.load(str(Path(os.path.abspath(__file__)).parent) + "/hadamard_tensors.pt")
     TF_GAMMAS = torch.load(str(Path(__file__).parents[0] / "precomputed" / "tf_gammas.pt"))
 
-A path built from `__file__` names a file of the project itself. When that file is a torch archive (the
+A path built from `__file__` names a file of the project itself; so does a relative path that names one
+from the project's root or the module's own folder (`torch.load("tests/input_data.pt")` in a test run from
+the root), where only one of the two holds such a file. When that file is a torch archive (the
 zip format `torch.save` writes since torch 1.6, and TorchScript's) whose pickles record the device of
 every storage as "cpu", it loads onto the CPU on any machine, so a load without `map_location` is no
 porting problem (CDL109). The pickles are read as opcodes (`pickletools.genops`), never unpickled: each
@@ -46,14 +48,26 @@ _judged: Dict[Tuple[str, int, int], bool] = {}  # (real path, size, mtime) -> ho
 
 
 def shipped_path(node: cst.BaseExpression, model: "SemanticModel", here: str, root: str) -> Optional[str]:
-    """The real path of the project's file that a path expression built from `__file__` names, when it is
-    a regular file inside `root`; None otherwise."""
+    """The real path of the project's file that a path expression names (built from `__file__`, or relative:
+    from the project's root or the module's folder), when it is a regular file inside `root`; None otherwise."""
     if not here or not root:
         return None
     text = _path(node, model, os.path.abspath(here), 0)
-    if text is None or not os.path.isabs(text):
+    if text is None:
         return None
-    real, top = os.path.realpath(text), os.path.realpath(root)
+    top = os.path.realpath(root)
+    if os.path.isabs(text):
+        return _regular_file_inside(text, top)
+    # A relative path is read from where the program runs: the project's root (pytest, a script run from
+    # the top) or the module's own folder. A file there is the one it names; two different ones, neither.
+    found = {_regular_file_inside(os.path.join(folder, text), top) for folder in (top, os.path.dirname(os.path.abspath(here)))}
+    found.discard(None)
+    return found.pop() if len(found) == 1 else None
+
+
+def _regular_file_inside(text: str, top: str) -> Optional[str]:
+    """The real path of a regular file of at most MAX_ARCHIVE_BYTES inside the folder `top`, else None."""
+    real = os.path.realpath(text)
     if not real.startswith(top.rstrip(os.sep) + os.sep):
         return None
     try:

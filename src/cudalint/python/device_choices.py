@@ -30,7 +30,7 @@ from typing import List, Optional, Sequence, Set
 import libcst as cst
 
 from cudalint.project.paths import test_module
-from cudalint.python.children import earlier_statements
+from cudalint.python.children import assignments_in, earlier_statements
 from cudalint.python.context import FileContext
 from cudalint.python.names import source_of, string_elements, string_value
 from cudalint.python.visitor import Registry, ends_flow
@@ -250,16 +250,6 @@ def _set_by_every_arm(arms: Sequence[cst.If]) -> Optional[str]:
 
 
 def _assigned_in(block: cst.CSTNode) -> Set[str]:
-    found: Set[str] = set()
-    stack: List[cst.CSTNode] = [block]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
-        if kind is cst.AssignTarget and type(node.target) in (cst.Name, cst.Attribute):
-            found.add(source_of(node.target))
-        elif kind is cst.AnnAssign and node.value is not None and type(node.target) in (cst.Name, cst.Attribute):
-            found.add(source_of(node.target))
-        stack.extend(node.children)
-    return found
+    """The names and attributes (as written) the block's assignments bind."""
+    return {source_of(target.target) for assign in assignments_in(block) for target in assign.targets
+            if type(target.target) in (cst.Name, cst.Attribute)}

@@ -402,8 +402,9 @@ def _branches(node: cst.If):
 
 
 def _chosen(block: cst.BaseSuite) -> List[Tuple[Optional[str], cst.BaseExpression]]:
-    """(name, value) of each `name = value` and (None, value) of each `return value` among the simple
-    statements directly in a block (`x = ...` lines, `else: return ...`); "" names any other target."""
+    """(name, value) of each `name = value` (also `args.device = value`) and (None, value) of each `return
+    value` among the simple statements directly in a block (`x = ...` lines, `else: return ...`); "" names any
+    other target."""
     if isinstance(block, cst.SimpleStatementSuite):
         return _chosen_by(block.body)
     return _chosen_by([small for line in block.body if isinstance(line, cst.SimpleStatementLine) for small in line.body])
@@ -416,10 +417,19 @@ def _chosen_by(smalls) -> List[Tuple[Optional[str], cst.BaseExpression]]:
             chosen.append((None, small.value))
         elif isinstance(small, cst.Assign):
             target = small.targets[0].target if len(small.targets) == 1 else None
-            chosen.append((target.value if isinstance(target, cst.Name) else "", small.value))
+            chosen.append((_chosen_name(target), small.value))
         elif isinstance(small, cst.AnnAssign) and small.value is not None:
-            chosen.append((small.target.value if isinstance(small.target, cst.Name) else "", small.value))
+            chosen.append((_chosen_name(small.target), small.value))
     return chosen
+
+
+def _chosen_name(target) -> str:
+    """A name, or an attribute of a name (`args.device`, `self.device`) as written; "" for any other target."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+        return source_of(target)
+    return ""
 
 
 def _chosen_in_branches(block: cst.BaseSuite, depth: int = 0):
@@ -449,7 +459,7 @@ def _assigned_values(block: cst.BaseSuite) -> List[cst.BaseExpression]:
 
 
 def _beside(node: cst.If, ctx: FileContext, names: Set[Optional[str]]) -> Tuple[List[Tuple[Optional[str], cst.BaseExpression]], List[Tuple[Optional[str], cst.BaseExpression]]]:
-    """What comes around an `if` in its block: the nearest simple statement before it that assigns one
+    """What comes around an `if` in its block: the nearest simple statement before it that assigns each
     of `names` (`device = torch.device("cpu")`, then seeding, then the `if`), looking back over simple
     statements only (a compound one may choose again), and what the statement right after it assigns or
     returns."""
@@ -458,11 +468,14 @@ def _beside(node: cst.If, ctx: FileContext, names: Set[Optional[str]]) -> Tuple[
         return [], []
     body, index = found
     before: List[Tuple[Optional[str], cst.BaseExpression]] = []
+    seen: Set[str] = set()
     for earlier in reversed(body[max(0, index - LOOK_BACK):index]):
         if not isinstance(earlier, cst.SimpleStatementLine):
             break
-        before = [(name, value) for name, value in _chosen_by(earlier.body) if name is not None and name in names]
-        if before:
+        found = [(name, value) for name, value in _chosen_by(earlier.body) if name and name in names and name not in seen]
+        before += found  # the nearest assignment of each name (`args.pin_memory = False` right before the device's)
+        seen.update(name for name, _ in found)
+        if seen >= {name for name in names if name}:
             break
     after = body[index + 1] if index + 1 < len(body) else None
     return before, _chosen_by(after.body) if isinstance(after, cst.SimpleStatementLine) else []

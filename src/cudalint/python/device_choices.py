@@ -55,20 +55,25 @@ def _device_list(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> 
         return None
     if not isinstance(node, (cst.List, cst.Tuple, cst.Set)) or len(node.elements) < 2:
         return None
-    names = string_elements(node)
+    return node if _device_names([element.value for element in node.elements], ctx) is not None else None
+
+
+def _device_names(nodes: Sequence[cst.BaseExpression], ctx: FileContext) -> Optional[List[str]]:
+    """The device names the nodes write ("cuda:0" is "cuda"); None unless every node is a string naming one
+    (CDL116's `devices`)."""
     devices = ctx.rules["CDL116"].match["devices"]
-    if len(names) != len(node.elements) or not all(name.split(":")[0] in devices for name in names):
-        return None
-    return node
+    names = [text.split(":")[0] if text is not None else None for text in map(string_value, nodes)]
+    return names if all(name in devices for name in names) else None
 
 
-def _without_mps(node: Optional[cst.BaseExpression], ctx: FileContext) -> bool:
-    """The list has cuda and not mps, nor "meta": a list with the meta device (shapes only, no data)
+def _without_mps(names: Sequence[str]) -> bool:
+    """The names have cuda and not mps, nor "meta": a list with the meta device (shapes only, no data)
     names the implementations a kernel has, not devices a user may pick."""
-    if node is None:
-        return False
-    names = {name.split(":")[0] for name in string_elements(node)}
     return "cuda" in names and "mps" not in names and "meta" not in names
+
+
+def _listed_without_mps(node: Optional[cst.BaseExpression]) -> bool:
+    return node is not None and _without_mps([name.split(":")[0] for name in string_elements(node)])
 
 
 BRACKETS = {cst.List: "[]", cst.Tuple: "()", cst.Set: "{}"}
@@ -96,7 +101,7 @@ def _device_choices_call(node: cst.Call, ctx: FileContext) -> None:
     else:
         return
     found = _device_list(choices, ctx) if choices is not None else None
-    if _without_mps(found, ctx):
+    if _listed_without_mps(found):
         _report_device_list(found, ctx, choices)
 
 
@@ -108,7 +113,7 @@ def _accepted(test: cst.BaseExpression, ctx: FileContext, membership) -> Optiona
     if _tensor_placement(test.left, ctx):
         return None
     found = _device_list(test.comparisons[0].comparator, ctx)
-    return found if _without_mps(found, ctx) else None
+    return found if _listed_without_mps(found) else None
 
 
 def _tensor_placement(node: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -153,13 +158,12 @@ def _device_chain(node: cst.If, ctx: FileContext) -> None:
         return  # an `elif`: judged with the chain it belongs to
     if not ctx.model.imports_under("torch"):
         return  # a file without torch checks some other framework's devices
-    devices = ctx.rules["CDL116"].match["devices"]
     arms: List[cst.If] = []
     current: Optional[cst.CSTNode] = node
     subject: Optional[str] = None
     names: List[str] = []
     while type(current) is cst.If:
-        tested = _compared(current.test, devices, ctx)
+        tested = _compared(current.test, ctx)
         if tested is None:
             return
         if subject is None:
@@ -169,7 +173,7 @@ def _device_chain(node: cst.If, ctx: FileContext) -> None:
         names.extend(tested[1])
         arms.append(current)
         current = current.orelse
-    if not _accepts_cuda_not_mps(names) or not any(_places(arm.body, ctx) for arm in arms):
+    if "cpu" not in names or not _without_mps(names) or not any(_places(arm.body, ctx) for arm in arms):
         return
     accepted = _or_list(names)
     match = ctx.rules["CDL116"].match
@@ -181,7 +185,7 @@ def _device_chain(node: cst.If, ctx: FileContext) -> None:
         ctx.report("CDL116", current.body.body[-1], match["message_chain"].format(value=subject, accepted=accepted))
 
 
-def _compared(test: cst.BaseExpression, devices: Sequence[str], ctx: FileContext) -> Optional[tuple]:
+def _compared(test: cst.BaseExpression, ctx: FileContext) -> Optional[tuple]:
     """(the value's source, the device names) of `value == "cuda"` or `value in ("cpu", "cuda")`, every string
     a device name and the value no tensor's own placement; None for another test."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1 or _tensor_placement(test.left, ctx):
@@ -193,18 +197,8 @@ def _compared(test: cst.BaseExpression, devices: Sequence[str], ctx: FileContext
         written = [element.value for element in right.elements]
     else:
         return None
-    names = []
-    for node in written:
-        text = string_value(node)
-        name = text.lower().split(":")[0] if text is not None else None
-        if name not in devices:
-            return None
-        names.append(name)
-    return source_of(test.left), names
-
-
-def _accepts_cuda_not_mps(names: Sequence[str]) -> bool:
-    return "cpu" in names and ("cuda" in names or "gpu" in names) and "mps" not in names and "meta" not in names
+    names = _device_names(written, ctx)
+    return (source_of(test.left), names) if names is not None else None
 
 
 def _or_list(names: Sequence[str]) -> str:

@@ -346,10 +346,10 @@ def _kept_unless_cuda_missing(node: cst.If, ctx: FileContext) -> Optional[str]:
         return None
     if not _is_availability_query(test, ctx):
         return None
-    kept_values = dict(_simple_assignments(other)) if other is not None else {}
-    for target, value in _simple_assignments(missing):
-        if not _is_cpu_arm(value, ctx) or target.rpartition(".")[2] == "map_location":
-            continue  # (where torch.load puts a checkpoint: the CPU is the portable place to load to)
+    kept_values = {name: value for name, value in _chosen(other) if name} if other is not None else {}
+    for target, value in _chosen(missing):
+        if not target or not _is_cpu_arm(value, ctx) or target.rpartition(".")[2] == "map_location":
+            continue  # (a return; where torch.load puts a checkpoint, the CPU is the portable place to load to)
         if other is None:
             if DEVICE_NAME_RE.search(target.rpartition(".")[2]) is not None:
                 return target  # what the target held before: the caller's choice
@@ -359,15 +359,6 @@ def _kept_unless_cuda_missing(node: cst.If, ctx: FileContext) -> Optional[str]:
                 kept.value if type(kept) is cst.Name else kept.attr.value) is not None:
             return source_of(kept)
     return None
-
-
-def _simple_assignments(block: cst.BaseSuite) -> List[Tuple[str, cst.BaseExpression]]:
-    """(target as written, value) of each single-target assignment of a name or attribute among the simple
-    statements directly in a block."""
-    lines = block.body if isinstance(block, cst.SimpleStatementSuite) else [
-        small for line in block.body if isinstance(line, cst.SimpleStatementLine) for small in line.body]
-    return [(source_of(small.targets[0].target), small.value) for small in lines
-            if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) in (cst.Name, cst.Attribute)]
 
 
 def _selection_fix(node: cst.IfExp, tests, arms, ctx: FileContext) -> Optional[FixPlan]:
@@ -1533,18 +1524,17 @@ def _zero_divisor(node: cst.BinaryOperation, ctx: FileContext) -> None:
         if value.kind != "result" or value.data not in names or value.off_mac:
             continue
         origin = value.origin
-        if _zero_replaced(ctx.stack[0], origin) or _or_replaced(ctx.stack[0], origin):
+        path = path_to(ctx.stack[0], origin)
+        if path is not None and (_zero_replaced(path) or _or_replaced(path)):
             continue
         message = rule.match["message"].format(found=source_of(origin))
         related = () if origin is node.right else ((node, f"{source_of(origin)} divides here"),)
         ctx.report("CDL115", origin, message, None, related)
 
-def _zero_replaced(module: cst.CSTNode, origin: cst.CSTNode) -> bool:
-    """The count is stored (`args.nproc = torch.cuda.device_count()`) and a later statement of a block
-    around the store replaces a zero (`if args.nproc == 0: args.nproc = 1`, `if not n:`, `if n < 1:`)."""
-    path = path_to(module, origin)
-    if path is None:
-        return False
+def _zero_replaced(path: List[cst.CSTNode]) -> bool:
+    """The count (`path`: the nodes from the module down to it) is stored (`args.nproc =
+    torch.cuda.device_count()`) and a later statement of a block around the store replaces a zero (`if
+    args.nproc == 0: args.nproc = 1`, `if not n:`, `if n < 1:`)."""
     for depth in range(len(path) - 1, 0, -1):
         if type(path[depth]) is cst.Assign:
             targets = [source_of(target.target) for target in path[depth].targets]
@@ -1561,14 +1551,11 @@ def _zero_replaced(module: cst.CSTNode, origin: cst.CSTNode) -> bool:
                 return True
     return False
 
-def _or_replaced(module: cst.CSTNode, origin: cst.CSTNode) -> bool:
-    """The count is the left operand of an `or` (`torch.cuda.device_count() or 1`): a zero count is never
-    the value; the operand after it is."""
-    path = path_to(module, origin)
-    if path is None or len(path) < 2:
-        return False
-    holder = path[-2]
-    return type(holder) is cst.BooleanOperation and type(holder.operator) is cst.Or and holder.left is origin
+def _or_replaced(path: List[cst.CSTNode]) -> bool:
+    """The count (`path`'s last node) is the left operand of an `or` (`torch.cuda.device_count() or 1`): a
+    zero count is never the value; the operand after it is."""
+    holder = path[-2] if len(path) >= 2 else None
+    return type(holder) is cst.BooleanOperation and type(holder.operator) is cst.Or and holder.left is path[-1]
 
 def _tests_zero(test: cst.BaseExpression, targets: List[str]) -> bool:
     """`n == 0`, `n < 1`, `n <= 0`, `not n` of one of the targets."""

@@ -863,13 +863,8 @@ def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
                        f"device: MPS has no {fact.dtype} and raises; make it {narrow} before the {'registration' if state else 'move'}")
         written = fact.origin[-1] if fact.origin else None
         if moved is None and written is not None and not any(arg.value is written for arg in call.args):
-            # the dtype of a dict of keywords spread into the call: reported once, where the dict writes it
-            earlier = ctx.reported.get(id(written))
-            if earlier is not None and earlier.code == "CDL608":
-                return  # (its first call is the related place)
-            ctx.hits[:] = [hit for hit in ctx.hits if hit.node is not written]
-            ctx.handled.discard(id(written))
-            ctx.reported.pop(id(written), None)
+            # the dtype of a dict of keywords spread into the call: reported once, where the dict writes it (in
+            # place of CDL601's finding there, which CDL608 supersedes; the first call is the related place)
             ctx.report("CDL608", written, message, None, ((call, f"{source_of(call.func)}(...) makes it on the device here"),))
             return
         ctx.report("CDL608", call, message)

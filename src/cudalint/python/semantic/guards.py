@@ -1020,9 +1020,8 @@ class GuardEvaluator:
         found = self._rewrites_globals
         if found is None:
             found = self._rewrites_globals = any(
-                type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in GLOBALS_WRITERS
-                for statement in self.model.module_scope.node.body if isinstance(statement, cst.SimpleStatementLine)
-                for node in _nodes_of(statement))
+                _calls_named(statement, GLOBALS_WRITERS)
+                for statement in self.model.module_scope.node.body if isinstance(statement, cst.SimpleStatementLine))
         return found
 
     def _names_cuda_library(self, node) -> bool:
@@ -1240,11 +1239,12 @@ def _counted(inner: Guard, op, other, atom_left: bool) -> Guard:
     return UNKNOWN if meaning is None else inner if meaning else inner.negated()
 
 
-def _nodes_of(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """Every node of a statement, the statement first."""
-    found, stack = [], [node]
+def _calls_named(node: cst.CSTNode, names: FrozenSet[str]) -> bool:
+    """The code calls a bare name among `names` (`exec(...)`)."""
+    stack = [node]
     while stack:
         current = stack.pop()
-        found.append(current)
+        if type(current) is cst.Call and type(current.func) is cst.Name and current.func.value in names:
+            return True
         stack.extend(current.children)
-    return found
+    return False

@@ -14,7 +14,9 @@ In a test module that does place tensors somewhere, a test that places none runs
 top-level test function or class (decorators included) that places nothing, nor do the module's own
 functions it calls or takes as fixtures (by parameter name), is judged on its own, provided the
 module's code outside its functions and classes places nothing either (torchkbnufft's accuracy tests
-under `torch.set_default_dtype(torch.double)` beside the CUDA tests that skip without CUDA).
+under `torch.set_default_dtype(torch.double)` beside the CUDA tests that skip without CUDA). A module's
+`if __name__ == "__main__":` block that calls its tests one by one (`test_cuda()`, run as a script) is no
+code outside them: each test it calls is judged on its own, as pytest runs it.
 """
 
 from __future__ import annotations
@@ -44,8 +46,11 @@ def places_on_device(tree: ast.AST, dtypes: FrozenSet[str]) -> bool:
             if method in MOVES or method == "to" and not (
                     all(_not_a_place(arg, dtypes) for arg in node.args) and all(kw.arg in TO_FLAGS for kw in node.keywords)):
                 return True
+        elif kind is ast.Attribute and _follows_a_tensor(node):
+            continue
         elif kind is ast.keyword:
-            if node.arg is not None and _speaks_of_device(node.arg) and not _is_cpu(node.value):
+            if node.arg is not None and _speaks_of_device(node.arg) and not _is_cpu(node.value) and not (
+                    type(node.value) is ast.Attribute and _follows_a_tensor(node.value)):
                 return True
         elif kind is ast.Constant:
             if type(node.value) is str and node.value.startswith(DEVICE_PREFIXES):
@@ -55,6 +60,15 @@ def places_on_device(tree: ast.AST, dtypes: FrozenSet[str]) -> bool:
             if name is not None and _speaks_of_device(name):
                 return True
     return False
+
+
+def _follows_a_tensor(node: ast.Attribute) -> bool:
+    """`th.device` read from a local value (`torch.zeros(3, device=th.device)`): the device of a tensor
+    the code already has, which places nothing new (where that tensor was placed is judged there); not
+    `self.device`, which the class may set to anything, nor `torch.device(...)`, a call."""
+    value = node.value
+    return (node.attr == "device" and type(node.ctx) is ast.Load and type(value) is ast.Name
+            and value.id not in ("self", "cls", "torch"))
 
 
 def _name_of(node: ast.AST, kind: type):
@@ -77,9 +91,9 @@ def _speaks_of_device(name: str) -> bool:
 
 
 def _not_a_place(node: ast.AST, dtypes: FrozenSet[str]) -> bool:
-    """A `.to()` argument that is a dtype (`torch.float64`, `dtype`) or the CPU."""
+    """A `.to()` argument that is a dtype (`torch.float64`, `dtype`), the CPU or another tensor's device."""
     if type(node) is ast.Attribute:
-        return node.attr in dtypes
+        return node.attr in dtypes or _follows_a_tensor(node)
     if type(node) is ast.Name:
         return node.id in dtypes or node.id == "dtype"
     return _is_cpu(node)
@@ -101,13 +115,13 @@ def host_tests(tree: ast.Module, dtypes: FrozenSet[str]) -> List[Tuple[int, int]
     """The line ranges (first, last; decorators included) of the module's top-level functions and classes
     that place no tensor on a device, themselves or through the module's functions they call or take as
     fixtures; none where the module's other top-level code places one (see the module docstring)."""
-    outside = [statement for statement in tree.body if not isinstance(statement, DEFINITIONS)]
-    if any(places_on_device(statement, dtypes) for statement in outside):
-        return []
     functions: Dict[str, List[ast.AST]] = {}
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.setdefault(statement.name, []).append(statement)
+    outside = [part for statement in tree.body if not isinstance(statement, DEFINITIONS) for part in _outside(statement, functions)]
+    if any(places_on_device(statement, dtypes) for statement in outside):
+        return []
     placing: Dict[int, bool] = {}
 
     def places(definition: ast.AST) -> bool:
@@ -126,6 +140,28 @@ def host_tests(tree: ast.Module, dtypes: FrozenSet[str]) -> List[Tuple[int, int]
 
     return [(min([statement.lineno] + [d.lineno for d in statement.decorator_list]), statement.end_lineno or statement.lineno)
             for statement in tree.body if isinstance(statement, DEFINITIONS) and not places(statement)]
+
+
+def _outside(statement: ast.stmt, functions: Dict[str, List[ast.AST]]) -> List[ast.AST]:
+    """The code of a top-level statement that runs outside the module's functions: all of it, but for an
+    `if __name__ == "__main__":` block, whose calls of the module's own functions are those functions' code
+    (their arguments aside)."""
+    if not (type(statement) is ast.If and _is_main(statement.test)):
+        return [statement]
+    parts: List[ast.AST] = [statement.test, *statement.orelse]
+    for inner in statement.body:
+        call = inner.value if type(inner) is ast.Expr else None
+        if type(call) is ast.Call and type(call.func) is ast.Name and call.func.id in functions:
+            parts.extend((*call.args, *call.keywords))
+        else:
+            parts.append(inner)
+    return parts
+
+
+def _is_main(test: ast.AST) -> bool:
+    """`__name__ == "__main__"`."""
+    return (type(test) is ast.Compare and type(test.left) is ast.Name and test.left.id == "__name__" and len(test.comparators) == 1
+            and type(test.comparators[0]) is ast.Constant and test.comparators[0].value == "__main__")
 
 
 def _names_used(definition: ast.AST) -> List[str]:

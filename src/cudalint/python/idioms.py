@@ -130,6 +130,8 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
     position = DEVICE_POSITIONAL.get(qualified)
     if position is None and isinstance(func, cst.Attribute) and func.attr.value == "to":
         position = None if ctx.model.is_module_ref(func.value) else 0
+    if position is None and type(func) is cst.Name:
+        position = _device_parameter(func, ctx)
     if position is not None and not (qualified == "torch.device" and _only_compared(node, ctx)):
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         if len(positional) > position:
@@ -137,6 +139,53 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
             if qualified == "torch.device" and len(node.args) > 1:
                 as_string = True  # torch.device(type, index): the type must be a string
             _device_sink(positional[position].value, ctx, as_string, whole)
+
+
+def _device_parameter(func: cst.Name, ctx: FileContext) -> Optional[int]:
+    """The position of the `device` parameter of a function or class the file defines once under the called
+    name (`CLIP("cuda", ...)` for `class CLIP` whose `__init__(self, device, ...)`), where the body hands it
+    to torch as a device (_places_with): an argument passed there is a device argument, as `device=` is."""
+    bindings = ctx.model.lookup(func.value)
+    if len(bindings) != 1 or bindings[0].kind not in ("def", "class"):
+        return None
+    definition = bindings[0].node
+    skip = 0
+    if type(definition) is cst.ClassDef:
+        definition = next((statement for statement in definition.body.body if type(statement) is cst.FunctionDef
+                           and statement.name.value == "__init__"), None)
+        skip = 1  # `self`
+    if definition is None:
+        return None
+    params = [*definition.params.posonly_params, *definition.params.params][skip:]
+    position = next((at for at, param in enumerate(params) if param.name.value == "device"), None)
+    return position if position is not None and _places_with(definition, "device", ctx) else None
+
+
+def _places_with(function: cst.FunctionDef, name: str, ctx: FileContext) -> bool:
+    """The function hands its parameter `name` to torch as a device: `.to(name)`, `torch.device(name)`,
+    `device=name` of a torch call or a `.to`, or it keeps it as `self.<attr>` for its methods; not where it
+    only reaches another library's devices (a sound card's index for sounddevice)."""
+    pending: List[cst.CSTNode] = [function.body]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is cst.Call:
+            func = node.func
+            to = type(func) is cst.Attribute and func.attr.value == "to"
+            torch_call = to or (ctx.model.resolve(func) or "").startswith("torch.")
+            for at, arg in enumerate(node.args):
+                if type(arg.value) is not cst.Name or arg.value.value != name:
+                    continue
+                if arg.keyword is not None and arg.keyword.value == "device" and torch_call:
+                    return True
+                if arg.keyword is None and at == 0 and (to or ctx.model.resolve(func) == "torch.device"):
+                    return True
+        elif kind is cst.Assign and type(node.value) is cst.Name and node.value.value == name:
+            if any(type(target.target) is cst.Attribute and type(target.target.value) is cst.Name
+                   and target.target.value.value == "self" for target in node.targets):
+                return True
+        pending.extend(code_children(node))
+    return False
 
 
 def _argument_of_cuda_api(ctx: FileContext) -> bool:

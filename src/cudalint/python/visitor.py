@@ -171,7 +171,8 @@ class Walker:
                 return ("body",)
             if kind is cst.If and model.opt_in_switches.kernel_switch(node, model.scope):
                 return ("body",)  # kernels built only where an environment variable asks for them
-            return ("body",) if kind is not cst.While and model.opt_in_switches.placement_switch(node, model.scope) else ()
+            switched = model.opt_in_switches.placement_switch(node, model.scope) if kind is not cst.While else None
+            return (switched,) if switched else ()
         if kind is cst.Try:
             return ("body",) if _has_fallback(node, model) and not self.availability.cannot_raise(node.body) else ()
         if kind is cst.With and any(self._expects_failure(item.item) for item in node.items):

@@ -33,6 +33,15 @@ Site = Tuple[cst.Call, "Scope", Tuple[Tuple[cst.BaseExpression, bool], ...]]
 # scope, the tests around the call. `UNKNOWN_ARGUMENT` where a call spreads arguments.
 Argument = Tuple[Optional[cst.BaseExpression], "Scope", Tuple[Tuple[cst.BaseExpression, bool], ...]]
 UNKNOWN_ARGUMENT = None
+# Decorators that call the function with the arguments its callers pass (or none at all), by the name
+# they resolve to: whatever else decorates a function may supply or replace its arguments.
+ARGUMENTS_AS_PASSED = frozenset({
+    "staticmethod", "classmethod", "property", "functools.wraps", "functools.lru_cache", "functools.cache",
+    "abc.abstractmethod", "typing.overload", "contextlib.contextmanager", "torch.no_grad", "torch.inference_mode",
+    "torch.enable_grad", "torch.compile", "torch.jit.script", "torch.jit.ignore", "torch.jit.unused",
+    "torch.autograd.function.once_differentiable", "pytest.fixture", "unittest.skip", "unittest.skipIf",
+    "unittest.skipUnless", "unittest.expectedFailure",
+})
 # Nodes with statements (suites) among their children, walked statement by statement.
 SUITE_HOLDERS = tuple(kind for kind in (
     cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, getattr(cst, "ExceptStarHandler", None), cst.Finally,
@@ -50,7 +59,7 @@ class CallSites:
         function = binding.scope.node
         if not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param):
             return None
-        if not self._callers_in_sight(function, binding.scope):
+        if not self._callers_in_sight(function, binding.scope) or not self._arguments_as_passed(function, binding.scope):
             return None
         found = self.seen(binding)
         if not found and not function.name.value.startswith("test"):
@@ -111,6 +120,17 @@ class CallSites:
         if module and owner is self.model.module_scope and project.exported(f"{module}.{name}"):
             return False
         return project.every_call_passes(name, binding.name)
+
+    def _arguments_as_passed(self, function: cst.FunctionDef, scope: "Scope") -> bool:
+        """The function receives what its calls pass: no decorator that may supply or replace arguments
+        (fastargs' `@param('training.epochs')`, `@mock.patch(...)`) stands between; those that hand the
+        arguments on as given (ARGUMENTS_AS_PASSED) do not count."""
+        for decorator in function.decorators:
+            target = decorator.decorator.func if type(decorator.decorator) is cst.Call else decorator.decorator
+            name = self.model.resolve(target, scope.parent) or ""
+            if name not in ARGUMENTS_AS_PASSED and not (name.startswith("pytest.mark.") and name != "pytest.mark.parametrize"):
+                return False  # a marker of pytest's own (skipif, slow) leaves the arguments alone
+        return True
 
     # -- whose callers are all here ------------------------------------------------------------------
     def _callers_in_sight(self, function: cst.FunctionDef, scope: "Scope") -> bool:

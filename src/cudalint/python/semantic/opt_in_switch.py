@@ -7,7 +7,8 @@ false constant or another such switch (`def batch(x, cuda=False)`), `self.flag` 
 (`self.use_cuda = use_cuda` in `__init__`) or to False/None, or a command-line option that is off
 unless given (`add_argument("--cuda", action="store_true")`, a false default). The branch: assignments
 and calls whose every value is a `.cuda()` call, a `.to()` of a CUDA device string, `torch.device` of
-one or the string itself, or a tuple of those. Such a branch runs only where someone asked for CUDA
+one or the string itself, a tuple or list of those or a comprehension making them (`[y.cuda() for y in
+ys]`); under `if not switch:`, the `else` branch. Such a branch runs only where someone asked for CUDA
 placement, which nobody running on a Mac does; the switch being off is the portable default (the
 porting reviewer's reading of an opt-in: bench/labels, gpytorch's `if cuda:` and unsloth's
 `use_cuda = False`). Nothing here reads how the switch is spelled: a switch guarding anything but
@@ -17,7 +18,7 @@ it stays a question for the guard evaluator.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Union
+from typing import TYPE_CHECKING, Dict, Optional, Union
 
 import libcst as cst
 
@@ -44,16 +45,23 @@ class OptInSwitches:
         self.model = model
         self.params: Dict[int, bool] = {}  # id(parameter) -> off unless a caller turns it on
 
-    def placement_switch(self, node: Union[cst.If, cst.IfExp], scope: "Scope") -> bool:
-        """The branch of `node` taken when its test holds runs only where someone asked for CUDA placement."""
-        kind = type(node.test)  # libcst's classes are ABCs: exact types are the cheap test, on every `if`
+    def placement_switch(self, node: Union[cst.If, cst.IfExp], scope: "Scope") -> Optional[str]:
+        """The field of `node` ("body" or "orelse") whose branch runs only where someone asked for CUDA
+        placement: the body under `if switch:`, the else under `if not switch:`; None for neither."""
+        test, field = node.test, "body"
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, field = test.expression, "orelse"
+        kind = type(test)  # libcst's classes are ABCs: exact types are the cheap test, on every `if`
         if kind is not cst.Name and kind is not cst.Attribute:
-            return False
+            return None
+        branch = getattr(node, field)
         if type(node) is cst.IfExp:
-            placed = _places_on_cuda(self.model, node.body, scope)
+            placed = _places_on_cuda(self.model, branch, scope)
+        elif field == "body":
+            placed = _block_places_on_cuda(self.model, branch, scope)
         else:
-            placed = _block_places_on_cuda(self.model, node.body, scope)
-        return placed and self.opt_in(node.test, scope)
+            placed = type(branch) is cst.Else and _block_places_on_cuda(self.model, branch.body, scope)
+        return field if placed and self.opt_in(test, scope) else None
 
     def kernel_switch(self, node: cst.If, scope: "Scope") -> bool:
         """`if os.getenv("BUILD_CUDA_EXTENSIONS", "0") == "1":` around a build of CUDA kernels: a test that is
@@ -178,14 +186,17 @@ def _block_places_on_cuda(model: "SemanticModel", body: cst.BaseSuite, scope: "S
 
 
 def _places_on_cuda(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope") -> bool:
-    """`x.cuda()`, `x.to("cuda:0")`, `torch.device("cuda")`, `"cuda"`, or a tuple of those."""
+    """`x.cuda()`, `x.to("cuda:0")`, `torch.device("cuda")`, `"cuda"`, a tuple or list of those, or a
+    comprehension making them."""
     kind = type(node)
     if kind is cst.Call:
         func = node.func
         if type(func) is cst.Attribute and func.attr.value not in ("cuda", "to", "device"):
             return False  # most calls in a branch: not a placement
-    elif kind is cst.Tuple:
+    elif kind is cst.Tuple or kind is cst.List:
         return bool(node.elements) and all(_places_on_cuda(model, element.value, scope) for element in node.elements)
+    elif kind is cst.ListComp or kind is cst.GeneratorExp or kind is cst.SetComp:
+        return _places_on_cuda(model, node.elt, scope)  # `[y.cuda() for y in ys]`
     else:
         text = string_value(node)
         return text is not None and guard_facts().names_off_mac_device(text)

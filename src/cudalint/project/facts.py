@@ -427,20 +427,12 @@ class _Reader:
                 self.facts.requires.append(name)
             if self._forwards_keywords(node):
                 self.facts.markers.append(name)
-            skips, table = self._answer(lambda: self._skips_off_cuda(node) or None)
-            if skips:
-                self.facts.skips.append(name)
-            elif table is not None:
-                self.facts.skips_via[name] = table
+            self._note_skip(name, lambda: self._skips_off_cuda(node) or None)
         for statement in tree.body:  # `cuda = pytest.mark.skipif(not torch.cuda.is_available(), ...)`: a marker
             if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                     and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)):
-                name, call = statement.targets[0].id, statement.value
-                skips, table = self._answer(lambda: self._marker_skips_off_cuda(call) or None)
-                if skips:
-                    self.facts.skips.append(name)
-                elif table is not None:
-                    self.facts.skips_via[name] = table
+                call = statement.value
+                self._note_skip(statement.targets[0].id, lambda: self._marker_skips_off_cuda(call) or None)
         self._off_mac_flags()
         if self.testing:
             self.facts.skipped_classes = sorted(name for name, node in self.classes.items() if self._set_up_skips(node))
@@ -531,6 +523,15 @@ class _Reader:
             if any(not self._about_host(value, function, depth + 1) for value in assigned.get(node.id, ())):
                 return False
         return True
+
+    def _note_skip(self, name: str, judge) -> None:
+        """Record `name` as a skip off CUDA where `judge` says so, or the table that decides it once the
+        index knows other modules' names."""
+        skips, table = self._answer(judge)
+        if skips:
+            self.facts.skips.append(name)
+        elif table is not None:
+            self.facts.skips_via[name] = table
 
     def _marker_skips_off_cuda(self, call: ast.Call) -> bool:
         """A skip marker made at the module's top whose condition holds wherever CUDA is missing:

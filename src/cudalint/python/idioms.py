@@ -906,15 +906,18 @@ def _backend_keyword(node: cst.Call, ctx: FileContext) -> None:
         if arg.keyword is not None and arg.keyword.value == "default":
             _backend_default(arg.value, "option", ctx)
 
+
 def _backend_field(node: cst.CSTNode, ctx: FileContext) -> None:
     if _in_class_body(ctx) and not _is_enum(ctx.stack[-4], ctx):
         _backend_default(node.value, "class attribute", ctx)
+
 
 def default_backend(registry: Registry) -> None:
     registry.on(cst.Param, _backend_param)
     registry.on(cst.Call, _backend_keyword)
     registry.on(cst.Assign, _backend_field)
     registry.on(cst.AnnAssign, _backend_field)
+
 
 # -- CDL109: torch.load without a map_location that works off CUDA -------------------
 def _torch_load(node: cst.Call, ctx: FileContext) -> None:
@@ -976,6 +979,7 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     elif isinstance(location, cst.Lambda) and ".cuda(" in source_of(location):
         ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
 
+
 def _ships_cpu_storages(path: cst.BaseExpression, ctx: FileContext) -> bool:
     """The path, built from `__file__`, names a torch archive of the project whose every storage the
     pickle records on the CPU (shipped_files)."""
@@ -984,6 +988,7 @@ def _ships_cpu_storages(path: cst.BaseExpression, ctx: FileContext) -> bool:
         return False
     found = shipped_files.shipped_path(path, ctx.model, ctx.path, project.root)
     return found is not None and shipped_files.holds_cpu_storages_only(found)
+
 
 def _saved_on_host(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
     """The file name the path gives (saved_files.file_key: its last string literal, through local names
@@ -995,6 +1000,7 @@ def _saved_on_host(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bo
     if key is None:
         return False
     return project.saved_on_host(saver, key, test_module(ctx.model.module_name or "", ctx.model.path))
+
 
 def _string_fragments(node: cst.CSTNode, ctx: FileContext, depth: int) -> List[str]:
     """The string pieces of an expression in source order, through a local name assigned once."""
@@ -1018,6 +1024,7 @@ def _string_fragments(node: cst.CSTNode, ctx: FileContext, depth: int) -> List[s
         found += _string_fragments(child, ctx, depth + 1)
     return found
 
+
 def _opened_path(binding, name: str) -> Optional[cst.BaseExpression]:
     """The path of `open(path, ...)` that a with-item binds to `name`, for a `with` binding."""
     if binding.kind != "with" or type(binding.node) is not cst.With:
@@ -1028,6 +1035,7 @@ def _opened_path(binding, name: str) -> Optional[cst.BaseExpression]:
                 and type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "open" and call.args):
             return call.args[0].value
     return None
+
 
 def _restores_host_state(node: cst.Call, ctx: FileContext) -> bool:
     """The load is handed straight to `x.load_state_dict(...)` where every value `x` may hold is made by
@@ -1047,7 +1055,9 @@ def _restores_host_state(node: cst.Call, ctx: FileContext) -> bool:
         for value in values
     )
 
+
 MAX_RESTORE_NODES = 5000  # the largest function body searched for the reads of a loaded state
+
 
 def _restores_rng_state(node: cst.Call, ctx: FileContext) -> bool:
     """What the load returns only goes back into random number generators (CDL109's `restorers`:
@@ -1087,6 +1097,7 @@ def _restores_rng_state(node: cst.Call, ctx: FileContext) -> bool:
         pending.extend((child, (*around, current)) for child in code_children(current))
     return restored
 
+
 def _state_use(around: Tuple[cst.CSTNode, ...], restorers: FrozenSet[str], model) -> Optional[bool]:
     """A read of a loaded state, from the innermost node out: True where it (an item of it, a method's
     result on it) is an argument of a restorer, False where it is only tested, None otherwise."""
@@ -1107,6 +1118,7 @@ def _state_use(around: Tuple[cst.CSTNode, ...], restorers: FrozenSet[str], model
         else:
             return None
     return None
+
 
 def _locates_other_loads(node: cst.Call, ctx: FileContext) -> bool:
     """Another torch.load of the same function passes a map_location: its author chose the device for
@@ -1131,6 +1143,7 @@ def _locates_other_loads(node: cst.Call, ctx: FileContext) -> bool:
     any_located, to_device = known[id(frame)]
     return any_located and _load_source(node) not in to_device
 
+
 def _in_arm_without_cuda(frame: cst.CSTNode, call: cst.Call, ctx: FileContext) -> bool:
     """The call sits in the arm of an `if` that runs where CUDA is missing: the else of an availability
     test, or the body of its negation."""
@@ -1146,15 +1159,18 @@ def _in_arm_without_cuda(frame: cst.CSTNode, call: cst.Call, ctx: FileContext) -
             return True
     return False
 
+
 def _load_source(call: cst.Call) -> str:
     """The file argument of a torch.load, as written ("" when it has none)."""
     argument = next((arg.value for arg in call.args if arg.keyword is None or arg.keyword.value == "f"), None)
     return source_of(argument) if argument is not None else ""
 
+
 def _load_location(call: cst.Call) -> Optional[cst.BaseExpression]:
     location = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "map_location"), None)
     positional = [arg for arg in call.args if arg.keyword is None]
     return location if location is not None or len(positional) < 2 else positional[1].value
+
 
 def _calls_in(body) -> List[cst.Call]:
     """The calls in a body, outside nested functions and classes."""
@@ -1168,6 +1184,7 @@ def _calls_in(body) -> List[cst.Call]:
             found.append(node)
         stack.extend(code_children(node))
     return found
+
 
 def _saved_here(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
     """The function (or module) holding the load also saves to the same path with the loader's saver (a
@@ -1186,6 +1203,7 @@ def _saved_here(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
                 not _in_another_arm(call, ctx.stack) or _caches_loaded_name(call, ctx)):
             return True
     return False
+
 
 def _caches_loaded_name(save: cst.Call, ctx: FileContext) -> bool:
     """The load binds a name that the save in the other arm writes (`if os.path.exists(cached):
@@ -1212,6 +1230,7 @@ def _caches_loaded_name(save: cst.Call, ctx: FileContext) -> bool:
         return False  # `if if_save: torch.save(x, path)` / `elif exists: x = torch.load(path)`: save or resume
     return all(_cached_value(name, parent, save, ctx) for name in names)
 
+
 def _cached_value(name: cst.BaseExpression, load: cst.Assign, save: cst.Call, ctx: FileContext) -> bool:
     """What a cache binds holds no module's or optimizer's state: each binding of the name (a name
     unpacked from a call: the statement that binds it is looked at), or for `self.x`, each assignment to
@@ -1231,7 +1250,9 @@ def _cached_value(name: cst.BaseExpression, load: cst.Assign, save: cst.Call, ct
         _spelling(target.target) == spelled for target in statement.targets)]
     return bool(assigned) and not any(_holds_state(value, ctx.model.scope, False, ctx) for value in assigned)
 
+
 EXISTENCE_TESTS = frozenset({"os.path.exists", "os.path.isfile", "exists", "is_file", "isfile"})
+
 
 def _loaded_when_present(save: cst.Call, ctx: FileContext) -> bool:
     """The load sits in the body of an `if` that tests whether its file exists, and the save in what runs
@@ -1255,6 +1276,7 @@ def _loaded_when_present(save: cst.Call, ctx: FileContext) -> bool:
             return True
     return False
 
+
 def _in_another_arm(node: cst.Call, stack) -> bool:
     """The call lies in another arm of an `if` around the top of the stack: never run in the same pass."""
     for depth in range(len(stack) - 1):
@@ -1266,8 +1288,10 @@ def _in_another_arm(node: cst.Call, stack) -> bool:
             return True
     return False
 
+
 def _spelling(node: cst.BaseExpression) -> str:
     return "".join(source_of(node).split())
+
 
 def _class_cache(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool:
     """A method loads a file that a method of the same class writes with torch.save, and what it writes
@@ -1293,6 +1317,7 @@ def _class_cache(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bool
     # the same file by every binding of the name
     return bool(caches) and (_path_key(path) in caches or all(_path_key(form) in caches for form in forms))
 
+
 def _dataset_file(path: cst.BaseExpression, ctx: FileContext) -> bool:
     """A method of a dataset loads a file under the object's own storage (a path with an attribute of
     `self` in it: `osp.join(self.root, "split", name)`): the dataset's data, which a DataLoader hands its
@@ -1310,6 +1335,7 @@ def _dataset_file(path: cst.BaseExpression, ctx: FileContext) -> bool:
         known[key] = _is_dataset(klass.node, klass, ctx)
     return known[key]
 
+
 def _mentions_self(model, path: cst.BaseExpression, scope, depth: int = 0) -> bool:
     """The expression reads an attribute of `self`, itself or through a local name bound only from such
     expressions (`path = osp.join(self.root, "split", name)`)."""
@@ -1326,6 +1352,7 @@ def _mentions_self(model, path: cst.BaseExpression, scope, depth: int = 0) -> bo
         pending.extend(code_children(node))
     return False
 
+
 def _is_dataset(node: cst.ClassDef, klass, ctx: FileContext) -> bool:
     methods = {statement.name.value for statement in node.body.body if type(statement) is cst.FunctionDef}
     if {"__getitem__", "__len__"} <= methods:
@@ -1339,6 +1366,7 @@ def _is_dataset(node: cst.ClassDef, klass, ctx: FileContext) -> bool:
         if qualified in bases or (project is not None and project.derives_from(qualified, bases)):
             return True
     return False
+
 
 def _object_path(path: cst.BaseExpression, scope, ctx: FileContext, depth: int = 0) -> bool:
     """A path made from the instance's own attributes, with module-level names and constants only
@@ -1370,6 +1398,7 @@ def _object_path(path: cst.BaseExpression, scope, ctx: FileContext, depth: int =
         pending.extend(code_children(node))
     return found_self
 
+
 def _cache_paths(klass: cst.ClassDef, saver: str, ctx: FileContext) -> FrozenSet[str]:
     """The path keys of the class's calls of `saver` (torch.save) whose value holds no module state."""
     module_class = any((dotted(base.value) or "").endswith("Module") for base in klass.bases)
@@ -1389,6 +1418,7 @@ def _cache_paths(klass: cst.ClassDef, saver: str, ctx: FileContext) -> FrozenSet
             found.update(_path_key(form) for form in _path_forms(ctx.model, target, scope))
     return frozenset(found)
 
+
 def _holds_state(value: cst.BaseExpression, scope, module_class: bool, ctx: FileContext) -> bool:
     """A saved value that carries a module's or optimizer's state: a `.state_dict()` call in it (or in
     what the one local name it is bound to holds), or the instance of a Module class itself."""
@@ -1405,6 +1435,7 @@ def _holds_state(value: cst.BaseExpression, scope, module_class: bool, ctx: File
                 return True
             pending.extend(code_children(current))
     return False
+
 
 def _path_forms(model, path: cst.BaseExpression, scope) -> List[cst.BaseExpression]:
     """What a file argument stands for: itself, or for a local name, what each of its bindings gives
@@ -1423,6 +1454,7 @@ def _path_forms(model, path: cst.BaseExpression, scope) -> List[cst.BaseExpressi
         else:
             return [path]
     return forms or [path]
+
 
 def _walked(model, loop: cst.For, name: str, scope) -> Optional[cst.BaseExpression]:
     """The sequence whose elements a loop binds `name` to: its iterable, or the one of `zip(...)` (or
@@ -1443,10 +1475,12 @@ def _walked(model, loop: cst.For, name: str, scope) -> Optional[cst.BaseExpressi
         return arguments[0]
     return None
 
+
 def _path_key(node: cst.BaseExpression) -> str:
     while type(node) is cst.Subscript:
         node = node.value
     return _spelling(node)
+
 
 def _written_earlier(node: cst.Call, saver: str, ctx: FileContext) -> bool:
     """A load after a statement of the same function that saves with the loader's saver (files exchanged
@@ -1471,7 +1505,9 @@ def _written_earlier(node: cst.Call, saver: str, ctx: FileContext) -> bool:
                 return True
     return False
 
+
 TEMPORARY_FIXTURES = {"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"}  # pytest's own fixtures
+
 
 def _temporary(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
     """A path under pytest's temporary folder or from tempfile: a file the run itself wrote on this host."""
@@ -1504,8 +1540,10 @@ def _temporary(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bo
         )
     return False
 
+
 def torch_load(registry: Registry) -> None:
     registry.on(cst.Call, _torch_load)
+
 
 # -- CDL216 / CDL403: a value that is None off CUDA, used as if it never were --------------
 def _none_names(ctx: FileContext) -> Tuple[Dict[str, Rule], FrozenSet[str]]:
@@ -1516,6 +1554,7 @@ def _none_names(ctx: FileContext) -> Tuple[Dict[str, Rule], FrozenSet[str]]:
         names = {name: rule for rule in ctx.rules.values() if rule.match.get("check") == "none-misuse" for name in rule.match["names"]}
         state = ctx.check_state["none-misuse"] = (names, frozenset(name.rsplit(".", 1)[-1] for name in names))
     return state
+
 
 def _none_misuse(node: cst.CSTNode, ctx: FileContext) -> None:
     """Only what fails on None is reported: an attribute or item of it, a None-intolerant call with it
@@ -1553,12 +1592,15 @@ def _none_misuse(node: cst.CSTNode, ctx: FileContext) -> None:
         return
     ctx.report(rule.code, node, match["message"].format(found=misuse))
 
+
 def none_misuse(registry: Registry) -> None:
     registry.on(cst.Attribute, _none_misuse)
     registry.on(cst.Name, _none_misuse)
 
+
 # -- CDL115: a count that is 0 off CUDA, divided by ------------------------------------
 DIVISIONS = (cst.Modulo, cst.Divide, cst.FloorDivide)
+
 
 def _zero_divisor(node: cst.BinaryOperation, ctx: FileContext) -> None:
     """`rank % torch.cuda.device_count()`, also through a name bound to the call: the count is 0
@@ -1580,6 +1622,7 @@ def _zero_divisor(node: cst.BinaryOperation, ctx: FileContext) -> None:
         related = () if origin is node.right else ((node, f"{source_of(origin)} divides here"),)
         ctx.report("CDL115", origin, message, None, related)
 
+
 def _zero_replaced(path: List[cst.CSTNode]) -> bool:
     """The count (`path`: the nodes from the module down to it) is stored (`args.nproc =
     torch.cuda.device_count()`) and a later statement of a block around the store replaces a zero (`if
@@ -1600,11 +1643,13 @@ def _zero_replaced(path: List[cst.CSTNode]) -> bool:
                 return True
     return False
 
+
 def _or_replaced(path: List[cst.CSTNode]) -> bool:
     """The count (`path`'s last node) is the left operand of an `or` (`torch.cuda.device_count() or 1`): a
     zero count is never the value; the operand after it is."""
     holder = path[-2] if len(path) >= 2 else None
     return type(holder) is cst.BooleanOperation and type(holder.operator) is cst.Or and holder.left is path[-1]
+
 
 def _tests_zero(test: cst.BaseExpression, targets: List[str]) -> bool:
     """`n == 0`, `n < 1`, `n <= 0`, `not n` of one of the targets."""
@@ -1616,14 +1661,17 @@ def _tests_zero(test: cst.BaseExpression, targets: List[str]) -> bool:
         return (type(target.operator), bound) in ((cst.Equal, "0"), (cst.LessThan, "1"), (cst.LessThanEqual, "0"))
     return False
 
+
 def _stores(body: cst.BaseSuite, targets: List[str]) -> bool:
     return any(
         type(small) is cst.Assign and any(source_of(target.target) in targets for target in small.targets)
         for line in body.body if isinstance(line, cst.SimpleStatementLine) for small in line.body
     )
 
+
 def zero_divisor(registry: Registry) -> None:
     registry.on(cst.BinaryOperation, _zero_divisor)
+
 
 # -- CDL111: MPS chosen because it is built, not because it is available -----------
 def _mps_built(node: cst.Call, ctx: FileContext) -> None:
@@ -1641,6 +1689,7 @@ def _mps_built(node: cst.Call, ctx: FileContext) -> None:
                 )
             return
 
+
 def _mps_checked_before(ctx: FileContext) -> bool:
     """An earlier statement of a block around the test leaves unless MPS is available (`if not
     torch.backends.mps.is_available(): raise ...`), or the test sits in the body of an `if` that asks
@@ -1656,8 +1705,10 @@ def _mps_checked_before(ctx: FileContext) -> bool:
         for statement in earlier_statements(ctx.stack)
     )
 
+
 def _asks_mps_available(test: cst.BaseExpression, ctx: FileContext) -> bool:
     return any(ctx.imports.resolve(call.func) == "torch.backends.mps.is_available" for call in _calls_in(test))
+
 
 def _is_available_fix(call: cst.Call) -> Optional[FixPlan]:
     """is_built() -> is_available(): same answer wherever MPS can run, so safe."""
@@ -1665,8 +1716,10 @@ def _is_available_fix(call: cst.Call) -> Optional[FixPlan]:
         return None
     return FixPlan(Safety.SAFE, "test is_available()", [(call.func.attr, "is_available")])
 
+
 def mps_built(registry: Registry) -> None:
     registry.on(cst.Call, _mps_built)
+
 
 # -- CDL112: code that requires CUDA and stops everywhere else ---------------------
 def _cuda_required_if(node: cst.If, ctx: FileContext) -> None:
@@ -1694,12 +1747,14 @@ def _cuda_required_if(node: cst.If, ctx: FileContext) -> None:
                 "backend chain has no MPS and no CPU branch: on a Mac nothing is selected",
             )
 
+
 def _tests_device_package(test: cst.BaseExpression, ctx: FileContext) -> bool:
     """`if not _XLA_AVAILABLE: raise`: the code asks for the package of another device type (torch_xla,
     rules/guards.toml off_mac_libraries), which is no demand for CUDA."""
     packages = guard_facts().off_mac_libraries
     parts = libraries_of(ctx.model.availability.tested(test)[1])
     return bool(parts) and all(library_of(part, packages) is not None for part in parts)
+
 
 def _only_housekeeping(pairs, ctx: FileContext) -> bool:
     """Every branch only frees memory, synchronises or seeds: a Mac doing none of it loses nothing."""
@@ -1715,11 +1770,13 @@ def _only_housekeeping(pairs, ctx: FileContext) -> bool:
                     return False
     return True
 
+
 def _is_availability_query(test: cst.BaseExpression, ctx: FileContext) -> bool:
     """`torch.cuda.is_available()`, `torch.cuda.device_count() > 0`: a question about the host."""
     if isinstance(test, cst.Comparison):
         test = test.left
     return isinstance(test, cst.Call) and ctx.model.resolve(test.func) in guard_facts().queries
+
 
 def _cuda_required_assert(node: cst.Assert, ctx: FileContext) -> None:
     test = node.test
@@ -1730,9 +1787,11 @@ def _cuda_required_assert(node: cst.Assert, ctx: FileContext) -> None:
         else:
             ctx.report("CDL112", node, "asserts a CUDA host: MPS and CPU hosts stop here")
 
+
 def cuda_required(registry: Registry) -> None:
     registry.on(cst.If, _cuda_required_if)
     registry.on(cst.Assert, _cuda_required_assert)
+
 
 # -- CDL402: JIT-compiled CUDA sources ------------------------------------------------
 def _jit_extension(node: cst.Call, ctx: FileContext) -> None:
@@ -1751,7 +1810,9 @@ def _jit_extension(node: cst.Call, ctx: FileContext) -> None:
                 ctx.report("CDL402", node, "load_inline with CUDA sources needs nvcc: no CUDA toolkit on a Mac")
                 return
 
+
 CUDA_SOURCE_RE = re.compile(r"\.cuh?['\"]")
+
 
 def _names_cuda_sources(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
     """The sources name a .cu file: as written, or through the local names they are built from
@@ -1770,11 +1831,14 @@ def _names_cuda_sources(node: cst.BaseExpression, ctx: FileContext, depth: int =
         pending.extend(code_children(current))
     return False
 
+
 def _empty(node: cst.BaseExpression) -> bool:
     return (isinstance(node, cst.Name) and node.value == "None") or (isinstance(node, (cst.List, cst.Tuple)) and not node.elements)
 
+
 def jit_extension(registry: Registry) -> None:
     registry.on(cst.Call, _jit_extension)
+
 
 # -- CDL217: NVIDIA's Multi-Process Service control daemon -------------------------
 def _mps_daemon(node: cst.SimpleString, ctx: FileContext) -> None:
@@ -1787,13 +1851,16 @@ def _mps_daemon(node: cst.SimpleString, ctx: FileContext) -> None:
             "letters with Apple's MPS backend; it does not exist off NVIDIA hosts",
         )
 
+
 def mps_daemon(registry: Registry) -> None:
     registry.on(cst.SimpleString, _mps_daemon)
+
 
 # Checks whose trigger words depend on the target release (the file prefilter adds them).
 def _int_device_words(torch_version: Tuple[int, ...]) -> FrozenSet[str]:
     """Before torch 2.5 any `.to(n)` or `device=n` can be an integer CUDA index: every such file is read."""
     return frozenset({"to", "device"}) if torch_version < INT_DEVICE_ACCELERATOR else frozenset()
+
 
 RELEASE_WORDS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {
     "op-coverage": op_coverage.trigger_words,
@@ -1805,6 +1872,7 @@ RELEASE_METHODS: Dict[str, Callable[[Tuple[int, ...]], FrozenSet[str]]] = {"op-c
 # Of a check's release words, those whose calls the gates judge by their arguments (op_cases.py).
 RELEASE_ARGUED: Dict[str, Callable[[Tuple[int, ...]], Mapping[str, Mapping[str, object]]]] = {
     "op-coverage": op_coverage.argued_words}
+
 
 @dataclass(frozen=True)
 class Check:
@@ -1821,6 +1889,7 @@ class Check:
     # Methods it reads only where they are called (`b.type(a.type())`, not `device.type`): they count
     # only as the attribute a call calls (analyze._mentions' `called`).
     called: FrozenSet[str] = frozenset()
+
 
 CHECKS: Dict[str, Check] = {
     "device-sink": Check(device_sink, frozenset({"CDL101"})),
@@ -1847,6 +1916,7 @@ CHECKS: Dict[str, Check] = {
     "extension-import": Check(project_checks.extension_import, frozenset({"CDL406"})),
     "import-chain": Check(project_checks.import_chain, frozenset({"CDL407"})),
 }
+
 
 def validate(rules) -> None:
     """Each rule that names a check is one the check may report, and each code a check may report

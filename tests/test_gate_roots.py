@@ -77,7 +77,7 @@ def test_a_relative_import_counts_for_the_package_it_names(tmp_path, monkeypatch
 def test_gate_words_of_other_modules_are_kept_apart(settings):
     catalog = load_catalog()
     checks = analyze.checks_for(settings.select, tuple(catalog))
-    names, strings, texts, keywords, rooted, resolved, imports, called, _ = checks.words((2, 15, 0))
+    names, strings, texts, keywords, rooted, resolved, imports, called, *_ = checks.words((2, 15, 0))
     assert resolved["load"] == frozenset({"torch"})  # torch.load, torch.utils.cpp_extension.load: names
     assert resolved["Trainer"] == frozenset({"lightning", "pytorch_lightning"})
     assert {"torch", "torchvision"} <= rooted["log_softmax"]  # also a method of any tensor: any place

@@ -58,7 +58,7 @@ def test_a_file_that_holds_a_finding_in_a_method_shape_still_gets_it(settings, e
 
 def test_the_method_words_are_in_both_maps(settings):
     checks = analyze.checks_for(settings.select, tuple(load_catalog()))
-    names, strings, texts, keywords, rooted, resolved, imports, called, _ = checks.words((2, 15, 0))
+    names, strings, texts, keywords, rooted, resolved, imports, called, *_ = checks.words((2, 15, 0))
     assert {"torch", "torchvision"} <= rooted["mode"] and {"torch", "torchvision"} <= resolved["mode"]
     assert "interpolate" in resolved and "interpolate" not in rooted  # a function only: resolved as before
     assert "complex128" in rooted and "complex128" not in resolved  # a dtype word read anywhere: rooted as before
@@ -112,7 +112,7 @@ def test_a_method_word_counts_only_where_it_is_called(settings, engine_calls):
     # device-selection checks, the pin_memory keyword). `type` is CDL219's, a custom check's called word:
     # `device.type` alone lets no file through.
     checks = analyze.checks_for(settings.select, tuple(load_catalog()))
-    names, strings, texts, keywords, rooted, resolved, imports, called, _ = checks.words((2, 15, 0))
+    names, strings, texts, keywords, rooted, resolved, imports, called, *_ = checks.words((2, 15, 0))
     assert called == {"double", "record_stream", "type"} and called.isdisjoint(names)
     assert {"cuda", "pin_memory"} <= names
     assert "torch" in rooted["double"]

@@ -175,9 +175,11 @@ def test_gate_words_are_stored_beside_the_result_cache_and_reused(tmp_path, monk
     catalog = load_catalog()
     expected = analyze.Checks({r.code: r for r in catalog if r.code in settings.select}, tuple(catalog)).words((2, 15, 0))
     stored = json.loads(entries[0].read_text())
-    rooted, resolved, imports = ({word: frozenset(roots) for word, roots in stored[part].items()} for part in ("rooted", "resolved", "imports"))
+    rooted, resolved, imports, companions = ({word: frozenset(roots) for word, roots in stored[part].items()}
+                                             for part in ("rooted", "resolved", "imports", "companions"))
     assert (frozenset(stored["names"]), frozenset(stored["strings"]), frozenset(stored["texts"]), frozenset(stored["keywords"]),
-            rooted, resolved, imports, frozenset(stored["called"]), stored["argued"]) == expected
+            rooted, resolved, imports, frozenset(stored["called"]), stored["argued"], companions) == expected
+    assert stored["companions"]["from_numpy"] == ["Parameter", "add_state", "cuda", "device", "register_buffer", "register_parameter", "to"]
     assert stored["argued"]["interpolate"]["dtypes"] == ["byte", "uint8"]  # bicubic on uint8 (PyTorch's MPS test list)
     assert stored["called"] == ["double", "record_stream", "type"]
     assert stored["imports"]["triton"] == ["triton"]
@@ -202,7 +204,7 @@ def test_a_stale_gate_entry_is_a_miss(tmp_path, monkeypatch):
     argued = {"interpolate": {"calls": [{"arguments": {"mode": [3, "nearest", False]}, "releases": [[[{"mode": "area"}, [["aten::x", "cpu"]], False]]],
                                          "needs": {}, "pools": {}}], "dtypes": ["byte"]}}
     words = (frozenset({"synchronize"}), frozenset(), frozenset(), frozenset(), {"float64": frozenset({"torch"})}, {"empty_cache": frozenset({"torch"})},
-             {"triton": frozenset({"triton"})}, frozenset({"record_stream"}), argued)
+             {"triton": frozenset({"triton"})}, frozenset({"record_stream"}), argued, {"from_numpy": frozenset({"to", "device"})})
     store.put(codes, (2, 15, 0), words)
     assert store.get(codes, (2, 15, 0)) == words
     entry = next((tmp_path / ".cudalint_cache").glob("gates-*.data"))
@@ -217,7 +219,7 @@ def test_a_gate_entry_whose_call_tables_are_malformed_or_too_large_is_a_miss(tmp
     store = GateCache(tmp_path, catalog)
     call = {"arguments": {}, "releases": [[[{"mode": "area"}, [["aten::x", "cpu"]], False]]], "needs": {}, "pools": {}}
     words = (frozenset(), frozenset(), frozenset(), frozenset(), {}, {"interpolate": frozenset({"torch"})}, {}, frozenset(),
-             {"interpolate": {"calls": [call], "dtypes": []}})
+             {"interpolate": {"calls": [call], "dtypes": []}}, {})
     store.put(codes, (2, 15, 0), words)
     entry = next((tmp_path / ".cudalint_cache").glob("gates-*.data"))
     data = json.loads(entry.read_text())

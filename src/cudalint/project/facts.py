@@ -327,6 +327,7 @@ class _Reader:
         self.leaves: Optional[List[Tuple[str, str]]] = None  # while tabulating: the other modules' names met
         self.assumed: Dict[Tuple[str, str], Tuple[bool, bool]] = {}  # while tabulating: their assumed guards
         self._visiting: set = set()  # helper functions being judged (a helper that calls itself)
+        self._local_imports: Dict[int, Dict[str, str]] = {}  # id of a function -> the names its own imports bind
         self.pending: Dict[str, ast.AST] = {}  # module-level NAME = <expression>, judged once functions are known
         self.builds = True  # the file may build a CUDA extension (set by read_facts from its text)
         self.guards_possible = True  # the file names a query, flag or skip decorator
@@ -905,7 +906,11 @@ class _Reader:
         # a GPU count that is 0 when nvidia-smi cannot start is truthy only off a Mac. A function-local
         # import (`import torch` inside it) names what its returns call.
         saved = self.aliases
-        self.aliases = {**saved, **_local_aliases(node, self)}
+        local = self._local_imports.get(id(node))
+        if local is None:  # judged once per tabulated case: the body is walked once
+            local = self._local_imports[id(node)] = _local_aliases(node, self)
+        if local:
+            self.aliases = {**saved, **local}
         try:
             # `else: return False` beside `return torch.cuda.is_available()` is never true anywhere (and
             # `return True`, never false): it keeps what the other returns say, and says nothing alone.

@@ -29,10 +29,12 @@ _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: its AST construction refus
 # string, keyword names, names that count only in a file importing one of their modules, names that
 # count only as part of a name that can resolve under one, and the last parts of the modules the import
 # checks read, which count only in an import of one of their libraries that is not the project's own
-# (these three: word -> modules), methods that count wherever they are called, and words whose calls
-# count only with arguments that can reach a finding (word -> how to judge them: call_gate.py)
+# (these three: word -> modules), methods that count wherever they are called, words whose calls
+# count only with arguments that can reach a finding (word -> how to judge them: call_gate.py), and
+# words that count only in a file that also holds one of some others (word -> those: its companions,
+# see _Gates.mentions)
 Words = tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str], Mapping[str, frozenset[str]], Mapping[str, frozenset[str]],
-              Mapping[str, frozenset[str]], frozenset[str], Mapping[str, Mapping[str, object]]]
+              Mapping[str, frozenset[str]], frozenset[str], Mapping[str, Mapping[str, object]], Mapping[str, frozenset[str]]]
 NO_PROJECT_WORDS: Mapping[str, frozenset[str]] = {}  # a run without a project index (one object: _Gates.later keys on it)
 RELATIVE = "."  # in a file's imported modules: a relative import (of the file's own package)
 STAR = "*"  # in a file's imported modules: `from m import *` (it may bring names of any module m imports)
@@ -43,7 +45,7 @@ class _Gates:
 
     def __init__(self, words: Words):
         self.words = words
-        names, strings, texts, keywords, rooted, resolved, imports, called, argued = words
+        names, strings, texts, keywords, rooted, resolved, imports, called, argued, companions = words
         self.names = names
         self.argued = CallGate(argued) if argued else None
         self.called = called
@@ -52,6 +54,7 @@ class _Gates:
         self.resolved = resolved
         self.imports = imports
         self.import_words = frozenset(imports)
+        self.companions = companions
         self._later: dict[tuple[frozenset[str], int], tuple[Mapping[str, frozenset[str]], Mapping[str, frozenset[str]]]] = {}
 
     def later(self, own: frozenset[str], project_roots: Mapping[str, frozenset[str]]) -> Mapping[str, frozenset[str]]:
@@ -75,8 +78,37 @@ class _Gates:
 
     @functools.cached_property
     def prefilter(self) -> "re.Pattern[str] | None":
-        names, strings, texts, keywords, rooted, resolved, imports, called, _ = self.words
+        names, strings, texts, keywords, rooted, resolved, imports, called, *_ = self.words
         return _word_pattern(names | strings | texts | keywords | rooted.keys() | resolved.keys() | imports.keys() | called)
+
+    @functools.cached_property
+    def _needing(self) -> "re.Pattern[str] | None":
+        return _word_pattern(self.companions.keys())
+
+    @functools.cached_property
+    def _alone(self) -> tuple:
+        """_mentions' word sets without the words that need a companion."""
+        needing = self.companions.keys()
+        return (self.names - needing, self.keywords - needing, {w: m for w, m in self.rooted.items() if w not in needing},
+                {w: m for w, m in self.resolved.items() if w not in needing}, self.called - needing,
+                CallGate({w: spec for w, spec in self.argued.specs.items() if w not in needing}) if self.argued else None)
+
+    def mentions(self, tree: ast.AST, text: str, seen: set[str] | None = None) -> bool | frozenset[str]:
+        """_mentions' answer with these words. A word with companions (a check that reports a float64 NumPy
+        array only where the file moves a tensor: `from_numpy` with `to`, `cuda`, `device`, ...) counts only
+        in a file that also holds one of them as an attribute, a keyword, an imported name or a whole string
+        (a dict key spread into a call as keywords): the tree is read without such words first, which also
+        collects those names, and again with them only when a companion of a word the text holds is there."""
+        needing = [match.group(0) for match in self._needing.finditer(text)] if self._needing is not None else []
+        if not needing:  # (the same answer as without them: a word the tree holds is a word of the text)
+            return _mentions(tree, self.names, self.keywords, self.strings, seen, self.rooted, self.resolved, self.called, self.argued)
+        offered = seen if seen is not None else set()
+        names, keywords, rooted, resolved, called, argued = self._alone
+        found = _mentions(tree, names, keywords, self.strings, offered, rooted, resolved, called, argued)
+        wanted = frozenset().union(*(self.companions[word] for word in needing))
+        if found is True or (offered.isdisjoint(wanted) and not _quoted(wanted).search(text)):
+            return found
+        return _mentions(tree, self.names, self.keywords, self.strings, seen, self.rooted, self.resolved, self.called, self.argued)
 
 
 class Checks:
@@ -216,8 +248,7 @@ def gate(path: str, text: str, checks: Checks, torch_version: tuple[int, ...], p
     if isinstance(tree, Finding):
         return None  # the text search is the only gate without CPython's tree
     root = package_root(path, project)
-    if _counts(_mentions(tree, gates.names, gates.keywords, gates.strings, None, gates.rooted, gates.resolved, gates.called,
-                            gates.argued), root):
+    if _counts(gates.mentions(tree, text), root):
         return tree
     # The import checks' words and the project's (another file's facts) count only as names under some
     # modules, which depend on the project: a pass of their own.
@@ -245,6 +276,12 @@ def package_root(path: str, project) -> str | None:
 def _counts(found: bool | frozenset[str], root: str | None) -> bool:
     """_mentions' answer for a file whose relative imports start at package `root`."""
     return found is True or (bool(found) and root in found)
+
+
+@functools.lru_cache(maxsize=8)
+def _quoted(words: frozenset[str]) -> "re.Pattern[str]":
+    """Any of the words as a whole string (`{"device": d}`: a key of keywords spread into a call)."""
+    return re.compile("|".join(f"[\"']{re.escape(word)}[\"']" for word in sorted(words)))
 
 
 def _any_word(words: frozenset[str], text: str) -> bool:
@@ -668,8 +705,7 @@ class Pregates:
             self.prepare = None
         gates = self.checks.gates(release)
         seen: set[str] = set()
-        mentions = _mentions(tree, gates.names, gates.keywords, gates.strings, seen, gates.rooted, gates.resolved, gates.called,
-                             gates.argued)
+        mentions = gates.mentions(tree, text, seen)
         # Without a mention the text search cannot change the verdict (see Pregate.verdict): not run.
         prefilter = bool(mentions) and gates.prefilter is not None and gates.prefilter.search(text) is not None
         statements = outline(tree) if mentions and prefilter and whole else None

@@ -50,8 +50,9 @@ class Engine:
         anywhere in a string, keyword names, the names that count only in a file importing one of their
         modules, those that count only as part of a name that can resolve under one, the modules the import checks read (these three:
         word -> those modules), the methods that count only where they are called (`x.cuda()`, not
-        `torch.cuda.is_available()`), and the words whose calls count only with arguments that can reach a
-        finding (word -> what the gates judge those by, see python/call_gate.py)."""
+        `torch.cuda.is_available()`), the words whose calls count only with arguments that can reach a
+        finding (word -> what the gates judge those by, see python/call_gate.py), and the words that count
+        only beside one of their companions (word -> those, see analyze._Gates.mentions)."""
         names = set(self.index.words)
         rooted = {word: set(roots) for word, roots in self.index.rooted.items()}
         resolved = {word: set(roots) for word, roots in self.index.resolved.items()}
@@ -87,9 +88,12 @@ class Engine:
         rooted_words = {word: frozenset(roots) for word, roots in rooted.items() if word not in names}
         imports = {word: frozenset(roots) for word, roots in self.index.import_words.items() if word not in names}
         argued = {word: spec for word, spec in argued.items() if word not in read_elsewhere and word not in names}
+        # A word that some check reads without a companion counts alone (the catalog's `words_with`).
+        release = set().union(*(release_words(torch_version) for release_words, *_ in self.release_words))
+        companions = {word: wanted for word, wanted in self.index.companions.items() if word not in release and word not in self.called}
         return (frozenset(names), frozenset(self.index.string_words), frozenset(self.index.text_words),
                 frozenset(self.index.keyword_words), rooted_words, resolved, imports, frozenset((self.index.called | self.called) - names),
-                argued)
+                argued, companions)
 
 
 def analyze_module(

@@ -30,9 +30,9 @@ from cudalint.fileio import inside, read_regular, replace_file
 from cudalint.python.analyze import Words
 from cudalint.python.call_gate import CallGate
 
-FORMAT = 7  # 3: a method word read only where it is called is in both the rooted and resolved maps; 4: import words;
+FORMAT = 8  # 3: a method word read only where it is called is in both the rooted and resolved maps; 4: import words;
 # 5: methods any call of which counts (`called`); 6: words whose calls are judged by their arguments (`argued`);
-# 7: words that begin a string apart from words anywhere in one (`texts`)
+# 7: words that begin a string apart from words anywhere in one (`texts`); 8: words with companions
 ENTRY_MAX_BYTES = 4 * 1024 * 1024
 
 
@@ -68,28 +68,30 @@ class GateCache:
             if entry["key"] != self._key(codes, release):
                 return None
             words = tuple(frozenset(entry[part]) for part in ("names", "strings", "texts", "keywords"))
-            rooted, resolved, imports = ({word: frozenset(roots) for word, roots in entry[part].items()}
-                                         for part in ("rooted", "resolved", "imports"))
+            rooted, resolved, imports, companions = ({word: frozenset(roots) for word, roots in entry[part].items()}
+                                                     for part in ("rooted", "resolved", "imports", "companions"))
             called = frozenset(entry["called"])
-            if not all(isinstance(word, str) for part in (*words, *rooted.values(), *resolved.values(), *imports.values(), called)
+            if not all(isinstance(word, str) for part in (*words, *rooted.values(), *resolved.values(), *imports.values(), called,
+                                                          *companions.values(), companions)
                        for word in part):
                 return None
             argued = entry["argued"]
             CallGate(argued).check()  # an entry whose judges cannot be built, or would take too long, is a miss
-            return (*words, rooted, resolved, imports, called, argued)  # type: ignore[return-value]
+            return (*words, rooted, resolved, imports, called, argued, companions)  # type: ignore[return-value]
         except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is a miss
             return None
 
     def put(self, codes: frozenset[str], release: tuple[int, ...], words: Words) -> None:
         if not self.usable:
             return
-        names, strings, texts, keywords, rooted, resolved, imports, called, argued = words
+        names, strings, texts, keywords, rooted, resolved, imports, called, argued, companions = words
         entry = {"key": self._key(codes, release), "names": sorted(names), "strings": sorted(strings), "texts": sorted(texts),
                  "keywords": sorted(keywords),
                  "rooted": {word: sorted(roots) for word, roots in sorted(rooted.items())},
                  "resolved": {word: sorted(roots) for word, roots in sorted(resolved.items())},
                  "imports": {word: sorted(roots) for word, roots in sorted(imports.items())}, "called": sorted(called),
-                 "argued": {word: argued[word] for word in sorted(argued)}}
+                 "argued": {word: argued[word] for word in sorted(argued)},
+                 "companions": {word: sorted(wanted) for word, wanted in sorted(companions.items())}}
         try:
             prepare_folder(self.folder)
             replace_file(self._entry(codes, release), json.dumps(entry).encode(), self.root, follow_links=False)

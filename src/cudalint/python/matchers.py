@@ -133,6 +133,11 @@ class MatchIndex:
         # only as part of an import of one (or a name under one), and never for a project's own package.
         self.import_words: Dict[str, set] = {}
         self.ref_words: set = set()  # last components of ref entries
+        # Words that count only in a file also holding one of some others (a rule's `words_with`): word ->
+        # those companions, for the words no other entry reads alone.
+        self.companions: Dict[str, FrozenSet[str]] = {}
+        needing: Dict[str, set] = {}
+        self._alone: set = set()  # the words some entry reads without a companion
         self.prefix_words: set = set()  # last components of `prefix.*` ref entries
         for rule in rules:
             match = rule.match
@@ -176,23 +181,31 @@ class MatchIndex:
                     self.string_words.add(name)
             # a custom check's modules: whether its words are parts of the names it resolves
             roots, names = check_roots.get(match.get("check"), (frozenset(), False))
+            with_ = match.get("words_with", ())
             for word in match.get("words", ()):
                 if not word.isidentifier():
                     self.text_words.add(word)
                 else:
                     for root in roots or (None,):
-                        self._under(word, root, self.resolved if names else self.rooted)
+                        self._under(word, root, self.resolved if names else self.rooted, alone=not with_)
+                    if with_:
+                        needing.setdefault(word, set()).update(with_)
             self.string_words.update(match.get("values", ()))  # strings a check compares values with
             self.text_words.update(match.get("texts", ()))  # words a check reads inside strings, identifiers too
         self.words.discard("")
+        read_alone = self._alone | self.called | self.keyword_words | self.string_words | self.text_words | set(self.import_words)
+        self.companions = {word: frozenset(wanted) for word, wanted in needing.items() if word not in read_alone}
         self.called -= self.words  # a word some check reads anywhere counts anywhere
         self.import_words.pop("", None)
         self.rooted = {word: roots for word, roots in self.rooted.items() if word and word not in self.words}
         self.resolved = {word: roots for word, roots in self.resolved.items()
                          if word and word not in self.words and word not in self.rooted}
 
-    def _under(self, word: str, root: Optional[str], table: Dict[str, set]) -> None:
-        """A word that counts only as `table` says, for module `root` (anywhere, when root is None)."""
+    def _under(self, word: str, root: Optional[str], table: Dict[str, set], alone: bool = True) -> None:
+        """A word that counts only as `table` says, for module `root` (anywhere, when root is None);
+        `alone`: read without a companion."""
+        if alone:
+            self._alone.add(word)
         if root is None:
             self.words.add(word)
         else:

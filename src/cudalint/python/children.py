@@ -210,3 +210,20 @@ def unused_default(function: cst.FunctionDef, name: str) -> bool:
         if reads_name(statement, name):
             return False
     return bool(body)
+
+
+def find_argument(call: cst.Call, keyword: Optional[str], position: Optional[int]) -> Optional[cst.Arg]:
+    """The argument a call passes for a parameter (by keyword, or at its position); None where it passes none, or
+    where a spread before that position hides it."""
+    positional = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if keyword is not None and arg.keyword.value == keyword:
+                return arg
+        elif arg.star:
+            return None
+        else:
+            if position is not None and positional == position:
+                return arg
+            positional += 1
+    return None

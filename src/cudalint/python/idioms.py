@@ -23,7 +23,7 @@ from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
 from cudalint.python import device_choices, device_index, device_tables, host_copies, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
-from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, path_to, reads_name, unused_default
+from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, find_argument, path_to, reads_name, unused_default
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
@@ -34,7 +34,6 @@ from cudalint.python.semantic.guards import literal_guard
 from cudalint.python.visitor import Registry, asserted_at_import, ends_flow
 from cudalint.versions import INT_DEVICE_ACCELERATOR
 
-DEVICE_POSITIONAL = {"torch.device": 0, "torch.set_default_device": 0, "torch.amp.GradScaler": 0}
 BACKEND_QUERY_RE = re.compile(r"\b(cuda|xpu|npu|hpu|mlu)\b.*is_available")
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
@@ -127,7 +126,7 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "device":
             _device_sink(arg.value, ctx, as_string)
-    position = DEVICE_POSITIONAL.get(qualified)
+    position = rule.match.get("device_positions", {}).get(qualified) if rule is not None else None
     if position is None and isinstance(func, cst.Attribute) and func.attr.value == "to":
         position = None if ctx.model.is_module_ref(func.value) else 0
     if position is None and type(func) is cst.Name:
@@ -1623,6 +1622,28 @@ def _zero_divisor(node: cst.BinaryOperation, ctx: FileContext) -> None:
         ctx.report("CDL115", origin, message, None, related)
 
 
+def _zero_processes(node: cst.Call, ctx: FileContext) -> None:
+    """`mp.spawn(train, nprocs=world_size)` with `world_size = torch.cuda.device_count()`: on a Mac no
+    process starts and the call returns at once; reported at the count, with the start as the related place."""
+    rule = ctx.rules.get("CDL115")
+    if rule is None or ctx.imports.resolve(node.func) not in rule.match.get("starts", ()):
+        return
+    arg = find_argument(node, "nprocs", 2)
+    if arg is None:
+        return
+    names = rule.match["names"]
+    for value in ctx.model.values(arg.value):
+        if value.kind != "result" or value.data not in names or value.off_mac:
+            continue
+        origin = value.origin
+        path = path_to(ctx.stack[0], origin)
+        if path is not None and (_zero_replaced(path) or _or_replaced(path)):
+            continue
+        message = rule.match["starts_message"].format(found=source_of(origin))
+        related = () if origin is arg.value else ((node, f"{source_of(origin)} processes start here"),)
+        ctx.report("CDL115", origin, message, None, related)
+
+
 def _zero_replaced(path: List[cst.CSTNode]) -> bool:
     """The count (`path`: the nodes from the module down to it) is stored (`args.nproc =
     torch.cuda.device_count()`) and a later statement of a block around the store replaces a zero (`if
@@ -1671,6 +1692,7 @@ def _stores(body: cst.BaseSuite, targets: List[str]) -> bool:
 
 def zero_divisor(registry: Registry) -> None:
     registry.on(cst.BinaryOperation, _zero_divisor)
+    registry.on(cst.Call, _zero_processes)
 
 
 # -- CDL111: MPS chosen because it is built, not because it is available -----------

@@ -17,7 +17,8 @@ Kinds of match, each a list of entries in the rule's TOML:
                 not on a choice that gives the CPU that backend: backend_choice.py; with `absent`, the
                 call leaves the argument out, so the API's own CUDA default applies; with `unless_methods`,
                 not on a call of one of those methods, whose own rule speaks for the call:
-                `x.cuda(non_blocking=True)` raises on a Mac, or never runs there)
+                `x.cuda(non_blocking=True)` raises on a Mac, or never runs there; with `unless_host_on_a_mac`,
+                not on `x.to(device, ...)` to a device that is the CPU wherever the host is a Mac)
     env         an environment variable name used with os.environ / os.getenv
 
 A ref entry with `unless_with` (a list of APIs) is not reported where an unconditional call of one of
@@ -37,7 +38,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 import libcst as cst
 
 from cudalint.catalog import Rule
-from cudalint.python.children import arm_statements, code_children, earlier_statements, enclosing_block
+from cudalint.python.children import arm_statements, code_children, earlier_statements, enclosing_block, find_argument
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.backend_choice import cpu_gets
@@ -323,11 +324,11 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `with torch.cuda.amp.autocast() and torch.no_grad():` enters only no_grad
     where = entry.spec.get("unless_uncast_region")
     if (where and isinstance(ctx.parent, cst.Call) and ctx.parent.func is node and turned_off_without_effect(
-            _find_argument(ctx.parent, where.get("keyword"), where.get("position")), len(ctx.stack) - 2, ctx)):
+            find_argument(ctx.parent, where.get("keyword"), where.get("position")), len(ctx.stack) - 2, ctx)):
         return  # CUDA autocast kept out of a region MPS autocast would cast nothing in
     where = entry.spec.get("unless_none_on_mac")
     if (where and isinstance(ctx.parent, cst.Call) and ctx.parent.func is node
-            and _none_on_mac(_find_argument(ctx.parent, where.get("keyword"), where.get("position")), ctx)):
+            and _none_on_mac(find_argument(ctx.parent, where.get("keyword"), where.get("position")), ctx)):
         return  # `torch.cuda.stream(s if device.type == "cuda" else None)`: given None it does nothing
     if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
         return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
@@ -396,7 +397,7 @@ def _disabled_on_mac(node: cst.CSTNode, where: Mapping[str, object], ctx: FileCo
     call = ctx.parent
     if not (isinstance(call, cst.Call) and call.func is node):
         return False
-    arg = _find_argument(call, where.get("keyword"), where.get("position"))
+    arg = find_argument(call, where.get("keyword"), where.get("position"))
     return arg is not None and ctx.false_wherever_mac(arg.value)
 
 
@@ -563,7 +564,7 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     call = stack[depth]
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and not ctx.model.is_module_ref(func.value):
-        if on_host(ctx.model, func.value, ctx.model.scope) and _find_argument(call, "device", None) is None:
+        if on_host(ctx.model, func.value, ctx.model.scope) and find_argument(call, "device", None) is None:
             return False  # `x.cpu().detach().to(torch.float64)`: cast where the tensor is, the CPU
         first = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None) if func.attr.value == "to" else None
         if first is not None and first is not node and names_host(ctx.model, first):
@@ -576,7 +577,7 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
         return False  # `self.assertEqual(q.dtype, torch.complex128)`: a test's comparison makes no tensor
     if made_on_host(ctx.model, call, stack[:depth]) and not _kept_on_device(call, depth, ctx):
         return False  # on the CPU; moved later it is CDL608's (a float64 tensor seen moving)
-    device = _find_argument(call, "device", None)
+    device = find_argument(call, "device", None)
     if device is not None and (names_host(ctx.model, device.value) or cpu_on_a_mac(ctx.model, device.value)):
         return False  # the CPU, or a name that is the CPU wherever the host is a Mac
     if device is None and any(arg.keyword is None and not arg.star and _names_host_device(arg.value, ctx) for arg in call.args):
@@ -587,6 +588,16 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE:
         return False
     return True
+
+
+def _moves_to_host_on_a_mac(call: cst.Call, ctx: FileContext) -> bool:
+    """`x.to(device, ...)` with a device that is the CPU wherever the host is a Mac (placement.cpu_on_a_mac:
+    "cpu", and CUDA devices that raise there, reported where they are written)."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value != "to":
+        return False
+    target = find_argument(call, "device", 0)
+    return target is not None and cpu_on_a_mac(ctx.model, target.value)
 
 
 def _mps_aware_function(call: cst.Call, ctx: FileContext) -> bool:
@@ -862,17 +873,17 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
         if spec.get("entered") and ctx.never_entered(len(ctx.stack) - 1):
             continue  # `with torch.autocast("cuda") and torch.no_grad():` enters only no_grad
         where = spec.get("unless_uncast_region")
-        if where and turned_off_without_effect(_find_argument(node, where.get("keyword"), where.get("position")),
+        if where and turned_off_without_effect(find_argument(node, where.get("keyword"), where.get("position")),
                                                len(ctx.stack) - 1, ctx):
             continue  # CUDA autocast kept out of a region MPS autocast would cast nothing in
         if "keyword" not in spec and "position" not in spec:
             ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))
             continue
         if spec.get("absent"):
-            if _find_argument(node, spec.get("keyword"), spec.get("position")) is None and not any(arg.star for arg in node.args):
+            if find_argument(node, spec.get("keyword"), spec.get("position")) is None and not any(arg.star for arg in node.args):
                 ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))
             continue  # `torch.amp.GradScaler()`: the device left to its default, "cuda"
-        arg = _find_argument(node, spec.get("keyword"), spec.get("position"))
+        arg = find_argument(node, spec.get("keyword"), spec.get("position"))
         if arg is None:
             continue
         if "unless_methods" in spec and type(func) is cst.Attribute and func.attr.value in spec["unless_methods"]:
@@ -893,6 +904,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # `torch.empty(...).to(device, non_blocking=True)`: garbage by design, overwritten
         if "unless_synchronized" in spec and in_module_method(ctx.model, ctx.stack, node):
             continue  # a module moves its own state or an input its caller placed
+        if spec.get("unless_host_on_a_mac") and _moves_to_host_on_a_mac(node, ctx):
+            continue  # `x.to(self.device, non_blocking=True)`, the device "cuda:N" or "cpu": no MPS copy on a Mac
         if "unless_cpu_gets" in spec and cpu_gets(arg.value, spec["unless_cpu_gets"], ctx.model):
             continue  # `"gloo" if device == "cpu" else "nccl"`: the CPU, a Mac's only device for collectives, gets gloo
         found = (f"{arg.keyword.value}=" if arg.keyword else "") + source_of(arg.value)
@@ -963,21 +976,6 @@ def _argument_fix(entry: Entry, call: cst.Call, arg: cst.Arg, ctx: FileContext) 
         if args and call.args[-1] is arg:  # the last one goes: its successor ends the list as it did
             args[-1] = args[-1].with_changes(comma=arg.comma)
         return FixPlan(safety, "drop the argument", [(call, render(call.with_changes(args=args)))], since)
-    return None
-
-
-def _find_argument(call: cst.Call, keyword: Optional[str], position: Optional[int]) -> Optional[cst.Arg]:
-    positional = 0
-    for arg in call.args:
-        if arg.keyword is not None:
-            if keyword is not None and arg.keyword.value == keyword:
-                return arg
-        elif arg.star:
-            return None
-        else:
-            if position is not None and positional == position:
-                return arg
-            positional += 1
     return None
 
 

@@ -82,6 +82,10 @@ NUMPY_FLOAT_CALLS = {"zeros": 1, "ones": 1, "empty": 1, "eye": 1, "identity": 1,
                      "random.rand": None, "random.randn": None, "random.random": None, "random.uniform": None,
                      "random.normal": None, "random.standard_normal": None, "random.random_sample": None}
 ARRAY_KEEPS_DTYPE = frozenset({"reshape", "copy", "ravel", "flatten", "squeeze", "transpose"})
+# NumPy functions whose result keeps the float64 (complex128) of their first argument: elementwise math and
+# reshaping (NumPy's type promotion: a float64 input gives a float64 output), and `np.meshgrid`'s grids.
+NUMPY_KEEPS_DTYPE = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "abs", "absolute", "square", "negative",
+                               "reshape", "ravel", "squeeze", "transpose", "flip", "fft.fftshift", "fft.ifftshift"})
 
 
 # -- what the database says, once per API and release --------------------------------
@@ -421,6 +425,8 @@ def fact_of(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fact]:
     """What is visible about the value of ``node``: a tensor or NumPy array, its dtype and rank."""
     if isinstance(node, cst.Name):
         return _recalled(ctx, node.value)
+    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
+        return _wide_array_math(node, ctx)
     if not isinstance(node, cst.Call):
         return None
     func = node.func
@@ -516,10 +522,25 @@ def _method_fact(receiver: Fact, attr: cst.Name, call: cst.Call, ctx: FileContex
     return Fact("tensor") if "torch.Tensor." + method in load_api_ops()["apis"] else None
 
 
+def _wide_array_math(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fact]:
+    """Arithmetic with a float64 (complex128) NumPy array: `x * np.exp(-(x**2 + y**2))` stays float64 whatever
+    the other operand is (NumPy's promotion), unless that is a tensor (torch then does the arithmetic)."""
+    operands = [node.expression] if isinstance(node, cst.UnaryOperation) else [node.left, node.right]
+    facts = [fact_of(operand, ctx) for operand in operands]
+    if any(fact is not None and fact.kind == "tensor" for fact in facts):
+        return None
+    wide = next((fact for fact in facts if fact is not None and fact.kind == "ndarray" and fact.dtype in WIDE_DTYPES), None)
+    return Fact("ndarray", wide.dtype) if wide is not None else None
+
+
 def _numpy_fact(short: str, call: cst.Call, ctx: FileContext) -> Optional[Fact]:
     dtype_arg = _keyword(call, "dtype")
     if dtype_arg is not None:
         return Fact("ndarray", _numpy_dtype(dtype_arg.value, ctx))
+    if short in NUMPY_KEEPS_DTYPE:
+        data = _positional(call)[:1]
+        source = fact_of(data[0], ctx) if data else None
+        return Fact("ndarray", source.dtype) if source is not None and source.kind == "ndarray" and source.dtype in WIDE_DTYPES else None
     if short in ("array", "asarray"):
         data = _positional(call)[:1]
         return Fact("ndarray", "float64") if data and _has_float(data[0]) else None
@@ -541,6 +562,22 @@ def _bind(node: cst.CSTNode, ctx: FileContext) -> None:
         target = node.target
     if isinstance(target, cst.Name) and node.value is not None:
         _remember(ctx, target.value, fact_of(node.value, ctx))
+    elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call):
+        grids = _grids(node.value, ctx)
+        for element in target.elements:
+            if isinstance(element, cst.Element) and isinstance(element.value, cst.Name):
+                _remember(ctx, element.value.value, grids)
+
+
+def _grids(call: cst.Call, ctx: FileContext) -> Optional[Fact]:
+    """What each array `x, y = np.meshgrid(a, b)` unpacks is: float64 where every input is a float64 array."""
+    inputs = _positional(call)
+    if ctx.imports.resolve(call.func) != "numpy.meshgrid" or not inputs or _has_star(call) or _keyword(call, "copy") is not None:
+        return None
+    facts = [fact_of(value, ctx) for value in inputs]
+    if all(fact is not None and fact.kind == "ndarray" and fact.dtype == "float64" for fact in facts):
+        return Fact("ndarray", "float64")
+    return None
 
 
 def _bind_param(node: cst.Param, ctx: FileContext) -> None:

@@ -264,13 +264,14 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
 
 def cpu_on_a_mac(model: "SemanticModel", node: cst.BaseExpression, scope: Optional["Scope"] = None) -> bool:
     """A name every value of which is "cpu" but those taken only where the host is no Mac (`"cuda" if
-    torch.cuda.is_available() else "cpu"`): a float64 tensor moved there stays on a Mac's CPU, where float64
-    exists, and an operator runs on the CPU's kernel."""
+    torch.cuda.is_available() else "cpu"`) and CUDA devices (`"cuda:" + str(gpu) if args.gpus else "cpu"`,
+    which raise on a Mac, where they are written: CDL101's): a float64 tensor moved there stays on a Mac's
+    CPU, where float64 exists, an operator runs on the CPU's kernel, and a copy there is no MPS copy."""
     if type(node) not in (cst.Name, cst.Attribute):
         return False
     values = model.values(node, scope)
     return any(value.text == "cpu" for value in values) and all(
-        value.off_mac or (value.kind == "str" and value.text == "cpu") for value in values)
+        value.off_mac or (value.kind == "str" and value.text == "cpu") or value.is_cuda_device() for value in values)
 
 
 def _host_for_mps(model: "SemanticModel", target: cst.BaseExpression, scope: "Scope") -> bool:

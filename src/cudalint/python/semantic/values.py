@@ -61,6 +61,7 @@ class Value:
 
 
 UNKNOWN_KIND = "unknown"
+CYCLE = object()  # the data of an unknown value that stands for the expression being worked out (a cycle back to it)
 
 
 class Evaluator:
@@ -79,11 +80,16 @@ class Evaluator:
             return (Value(UNKNOWN_KIND, None, node),)
         if key in self.pending:
             guards.cycles += 1
-            return (Value(UNKNOWN_KIND, None, node),)  # a cycle
+            return (Value(UNKNOWN_KIND, CYCLE, node),)  # a cycle
         self.pending.add(key)
         cycles = guards.cycles
         found = self._values(node, scope, depth)[:MAX_VALUES]
         self.pending.discard(key)
+        if guards.cycles != cycles:
+            # What the expression can be through itself (`self.device = torch.device(self.device)` beside
+            # `self.device = "cpu"`) is what it can be otherwise: the cycle back to it adds nothing.
+            found = tuple(value for value in found if value.data is not CYCLE or value.origin is not node) or (
+                Value(UNKNOWN_KIND, None, node),)
         if guards.may_memoize(cycles):  # the guard evaluator keeps the count of cycles for both
             self.memo[key] = (found, depth)
         return found

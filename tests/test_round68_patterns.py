@@ -1,0 +1,140 @@
+"""Patterns from blind rounds 68 and 69 (bench/EVAL.md, session 39): a CUDA device query in an `if` test, a
+GPU count as the number of processes to start, a non-blocking copy to a device that is the CPU wherever the
+host is a Mac (also through `self.device = torch.device(self.device)`), and float64 NumPy grids built with
+meshgrid and elementwise math."""
+
+from conftest import findings_of, triples
+
+FIRST_DEVICE = '''import torch
+
+
+def main():
+    if torch.cuda.current_device() == 0:
+        print("first")
+'''
+
+
+def test_current_device_in_an_if_test_raises_there_too():
+    assert triples(findings_of(FIRST_DEVICE, select={"CDL105"})) == [("CDL105", 5, 8)]
+
+
+SPAWN = '''import torch
+import torch.multiprocessing as mp
+
+
+def run(rank, world_size):
+    print(rank, world_size)
+
+
+def main():
+    world_size = torch.cuda.device_count()
+    mp.spawn(run, args=(world_size,), nprocs=world_size, join=True)
+
+
+def by_position():
+    mp.spawn(run, (1,), torch.cuda.device_count())
+
+
+def at_least_one():
+    n = torch.cuda.device_count() or 1
+    mp.spawn(run, args=(n,), nprocs=n)
+
+
+def guarded():
+    n = torch.cuda.device_count()
+    if n == 0:
+        n = 1
+    mp.spawn(run, args=(n,), nprocs=n)
+'''
+
+
+def test_a_gpu_count_as_the_number_of_processes_to_start():
+    found = findings_of(SPAWN, select={"CDL115"})
+    assert triples(found) == [("CDL115", 10, 18), ("CDL115", 15, 25)]
+    first = sorted(found, key=lambda f: f.sort_key)[0]
+    assert "this many processes are started" in first.message
+    assert [(r.line, r.column, r.message) for r in first.related] == [(11, 5, "torch.cuda.device_count() processes start here")]
+
+
+TRAINER = '''import torch
+
+
+class Trainer:
+    def __init__(self, args):
+        if args.gpus is not None:
+            self.device = "cuda:" + str(args.gpus[0])
+        else:
+            self.device = "cpu"
+        self.device = torch.device(self.device)
+
+    def train(self, loader):
+        for data in loader:
+            x = data.to(self.device, non_blocking=True)
+            y = torch.zeros(3, dtype=torch.float64, device=self.device)
+            print(x, y)
+
+
+def chosen(loader, args):
+    device = "mps" if args.mps else "cpu"
+    for data in loader:
+        print(data.to(device, non_blocking=True))
+'''
+
+
+def test_a_copy_to_a_device_that_is_the_cpu_on_a_mac_is_no_mps_copy():
+    # the CUDA choice is reported where it is made; the copies and the float64 tensor made there are not
+    found = findings_of(TRAINER, select={"CDL101", "CDL304", "CDL608"})
+    assert triples(found) == [("CDL101", 7, 27), ("CDL304", 22, 31)]
+
+
+GRIDS = '''import math
+
+import numpy as np
+import torch
+
+
+def gaussian_derivative(sigma, device=None):
+    half = math.ceil(3 * sigma)
+    x, y = np.meshgrid(
+        np.linspace(-half, half, 2 * half + 1),
+        np.linspace(-half, half, 2 * half + 1),
+    )
+    der_x = x * np.exp(-(x**2 + y**2) / 2 / sigma / sigma)
+    dx = torch.from_numpy(der_x).to(device)
+    dy = torch.from_numpy(np.exp(y)).float().to(device)
+    return dx, dy
+
+
+def integers(device):
+    grid = np.arange(10) * 2
+    return torch.from_numpy(grid).to(device)
+
+
+def scaled(device, scale):
+    mixed = np.linspace(0, 1, 5) * scale  # a float64 array times anything stays float64
+    return torch.as_tensor(mixed).to(device)
+
+
+def with_a_tensor(device, t: torch.Tensor):
+    mixed = np.linspace(0, 1, 5) * t  # torch does the arithmetic: not a NumPy array
+    return mixed.to(device)
+'''
+
+
+def test_float64_grids_from_meshgrid_and_elementwise_math_reach_the_device():
+    assert triples(findings_of(GRIDS, select={"CDL607"})) == [("CDL607", 14, 10), ("CDL607", 26, 12)]
+
+
+BATCHES = '''from accelerate.utils import send_to_device
+from accelerate.utils.operations import send_to_device as move
+
+
+def step(block, args, kwargs, device):
+    args = send_to_device(args, "cuda")
+    kwargs = move(kwargs, "cuda:1")
+    return block(*send_to_device(args, device), **kwargs)
+'''
+
+
+def test_a_device_passed_by_position_to_accelerates_batch_mover():
+    assert triples(findings_of(BATCHES, select={"CDL101"})) == [("CDL101", 6, 33), ("CDL101", 7, 27)]

@@ -138,3 +138,24 @@ def step(block, args, kwargs, device):
 
 def test_a_device_passed_by_position_to_accelerates_batch_mover():
     assert triples(findings_of(BATCHES, select={"CDL101"})) == [("CDL101", 6, 33), ("CDL101", 7, 27)]
+
+
+OWN_TESTS = '''import unittest
+
+from auto_gptq import AutoGPTQForCausalLM
+
+
+class TestLoading(unittest.TestCase):
+    def test_loading(self):
+        model = AutoGPTQForCausalLM.from_quantized("m", device="cuda:0")
+        self.assertIsNotNone(model)
+'''
+
+
+def test_a_cuda_only_library_linted_as_its_own_project_does_not_silence_its_tests():
+    # elsewhere the import is the file's one problem (CDL404), and the test's device is moot behind it
+    assert triples(findings_of(OWN_TESTS, path="tests/test_loading.py", select={"CDL101", "CDL404"})) == [("CDL404", 3, 1)]
+    # in auto-gptq's own tree the package is the code being ported: its tests' devices are reported
+    own = {"auto_gptq/__init__.py": "class AutoGPTQForCausalLM:\n    pass\n"}
+    found = findings_of(OWN_TESTS, path="tests/test_loading.py", select={"CDL101", "CDL404"}, project_files=own)
+    assert triples(found) == [("CDL101", 8, 64)]

@@ -280,11 +280,15 @@ def integration_libraries() -> frozenset:
 
 def cuda_libraries(model) -> frozenset:
     """The modules that never import on a Mac: those CDL404 names (the project index holds them when the
-    run built one) and the packages of device types no Mac has (rules/guards.toml, off_mac_libraries)."""
+    run built one) and the packages of device types no Mac has (rules/guards.toml, off_mac_libraries);
+    not the project's own packages (linting auto-gptq, its tests' `from auto_gptq import ...` is the code
+    being ported, not a library a Mac lacks: CDL404 says the same)."""
     from cudalint.python.guard_facts import guard_facts
 
-    named = frozenset(model.project.cuda_modules) if model.project is not None else _catalog_libraries()
-    return named | guard_facts().off_mac_libraries
+    project = model.project
+    libraries = (frozenset(project.cuda_modules) if project is not None else _catalog_libraries()) | guard_facts().off_mac_libraries
+    own = project.own_packages if project is not None else frozenset()
+    return frozenset(library for library in libraries if library.partition(".")[0] not in own) if own else libraries
 
 
 @functools.lru_cache(maxsize=2)

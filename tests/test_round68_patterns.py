@@ -159,3 +159,77 @@ def test_a_cuda_only_library_linted_as_its_own_project_does_not_silence_its_test
     own = {"auto_gptq/__init__.py": "class AutoGPTQForCausalLM:\n    pass\n"}
     found = findings_of(OWN_TESTS, path="tests/test_loading.py", select={"CDL101", "CDL404"}, project_files=own)
     assert triples(found) == [("CDL101", 8, 64)]
+
+
+CLASS_FIELDS = '''from dataclasses import dataclass
+
+
+@dataclass
+class TrainConfig:
+    device: str = "cuda:0"
+    gpu_ids = "cuda"
+
+
+class QuantLinear:
+    QUANT_TYPE = "cuda"
+'''
+
+
+def test_a_class_attribute_is_a_default_device_only_when_named_for_one():
+    assert triples(findings_of(CLASS_FIELDS, select={"CDL108"})) == [("CDL108", 6, 19), ("CDL108", 7, 15)]
+
+
+EDGE = '''import torch
+from torch import nn
+
+from pkg.global_dtype import GLOBAL_DTYPE
+
+
+class Edge(nn.Module):
+    def __init__(self, r_max):
+        super().__init__()
+        rmax = torch.as_tensor(1.0 / r_max, dtype=GLOBAL_DTYPE)
+        self.register_buffer("rmax", rmax)
+        self._dtype = torch.float64
+
+    def forward(self, x, device):
+        return torch.zeros(3, dtype=self._dtype, device=device) + x
+'''
+
+
+def test_a_dtype_given_through_another_modules_constant_or_an_attribute():
+    project = {"pkg/__init__.py": "", "pkg/global_dtype.py": "import torch\n\nGLOBAL_DTYPE = torch.float64\n"}
+    found = findings_of(EDGE, path="pkg/edge.py", select={"CDL601", "CDL608"}, project_files=project)
+    assert triples(found) == [("CDL608", 11, 9), ("CDL608", 15, 16)]
+
+
+DECORATED = '''import torch
+from torch.amp import custom_bwd, custom_fwd
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    @custom_fwd(device_type="cuda")
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    @custom_bwd(device_type="cuda")
+    def backward(ctx, grad):
+        return grad * 2
+
+
+class Half(torch.autograd.Function):
+    @staticmethod
+    @custom_fwd(device_type="cuda", cast_inputs=torch.float16)
+    def forward(ctx, x):
+        return x * 2
+'''
+
+
+def test_custom_fwd_says_what_it_does_with_and_without_cast_inputs():
+    found = sorted(findings_of(DECORATED, select={"CDL207"}), key=lambda f: f.sort_key)
+    assert triples(found) == [("CDL207", 7, 17), ("CDL207", 12, 17), ("CDL207", 19, 17)]
+    assert "records only CUDA autocast's state for the custom_bwd" in found[0].message
+    assert "runs the backward under CUDA autocast only" in found[1].message
+    assert "casts only under CUDA autocast" in found[2].message

@@ -846,8 +846,16 @@ def _default_through_name(default: cst.BaseExpression, ctx: FileContext) -> None
 
 def _default_field(node: cst.CSTNode, ctx: FileContext) -> None:
     if node.value is not None and _in_class_body(ctx) and is_cuda_device_string(node.value):
+        if not any(DEVICE_NAME_RE.search(name) for name in _field_names(node)):
+            return  # `QUANT_TYPE = "cuda"`: a label the code compares with others, named for no device
         if not _is_enum(ctx.stack[-4], ctx):  # `class Backend(Enum): CUDA = "cuda"` names a member, not a default
             ctx.report("CDL108", node.value, "class attribute defaults to a CUDA device")
+
+
+def _field_names(node: cst.CSTNode) -> List[str]:
+    """The names a class body's assignment binds (`device: str = ...`, `a = b = ...`)."""
+    targets = [node.target] if type(node) is cst.AnnAssign else [target.target for target in node.targets]
+    return [target.value for target in targets if type(target) is cst.Name]
 
 
 ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})

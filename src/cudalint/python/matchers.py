@@ -18,7 +18,8 @@ Kinds of match, each a list of entries in the rule's TOML:
                 call leaves the argument out, so the API's own CUDA default applies; with `unless_methods`,
                 not on a call of one of those methods, whose own rule speaks for the call:
                 `x.cuda(non_blocking=True)` raises on a Mac, or never runs there; with `unless_host_on_a_mac`,
-                not on `x.to(device, ...)` to a device that is the CPU wherever the host is a Mac)
+                not on `x.to(device, ...)` to a device that is the CPU wherever the host is a Mac; with
+                `with_keyword` (`without_keyword`), only on a call that passes (leaves out) that keyword too)
     env         an environment variable name used with os.environ / os.getenv
 
 A ref entry with `unless_with` (a list of APIs) is not reported where an unconditional call of one of
@@ -885,6 +886,10 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # `torch.amp.GradScaler()`: the device left to its default, "cuda"
         arg = find_argument(node, spec.get("keyword"), spec.get("position"))
         if arg is None:
+            continue
+        if "with_keyword" in spec and find_argument(node, spec["with_keyword"], None) is None and not any(a.star for a in node.args):
+            continue  # `custom_fwd(device_type="cuda")` without `cast_inputs`: not this entry's case
+        if "without_keyword" in spec and (find_argument(node, spec["without_keyword"], None) is not None or any(a.star for a in node.args)):
             continue
         if "unless_methods" in spec and type(func) is cst.Attribute and func.attr.value in spec["unless_methods"]:
             continue  # `x.cuda(non_blocking=True)`: a copy to CUDA only, which its own rule reports

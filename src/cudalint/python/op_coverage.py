@@ -375,13 +375,19 @@ def _argument_value(call: cst.Call, keyword: str, position: Optional[int], ctx: 
 
 
 def _torch_dtype(node: cst.BaseExpression, ctx: FileContext) -> Optional[str]:
-    """The dtype a torch call is given: `torch.float64`, or a NumPy dtype (see CDL603); None if not one."""
+    """The dtype a torch call is given: `torch.float64`, or a NumPy dtype (see CDL603), also through a name
+    every value of which is that one torch dtype (a constant of another module, `self.dtype` set once);
+    None if not one."""
     module, _, attr = (ctx.imports.resolve(node) or "").rpartition(".")
     if module == "torch":
         return TORCH_DTYPES.get(attr)
     if module == "numpy":
         return NUMPY_DTYPES.get(attr, "other")
-    return None
+    if type(node) not in (cst.Name, cst.Attribute):
+        return None
+    found = {TORCH_DTYPES.get(value.data[len("torch."):]) if value.kind == "ref" and isinstance(value.data, str)
+             and value.data.startswith("torch.") else None for value in ctx.model.values(node)}
+    return found.pop() if len(found) == 1 else None
 
 
 def _numpy_dtype(node: cst.BaseExpression, ctx: FileContext) -> Optional[str]:

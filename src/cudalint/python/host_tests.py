@@ -49,7 +49,7 @@ def places_on_device(tree: ast.AST, dtypes: FrozenSet[str]) -> bool:
         elif kind is ast.Attribute and _follows_a_tensor(node):
             continue
         elif kind is ast.keyword:
-            if node.arg is not None and _speaks_of_device(node.arg) and not _is_cpu(node.value) and not (
+            if node.arg is not None and speaks_of_device(node.arg) and not _is_cpu(node.value) and not (
                     type(node.value) is ast.Attribute and _follows_a_tensor(node.value)):
                 return True
         elif kind is ast.Constant:
@@ -57,7 +57,7 @@ def places_on_device(tree: ast.AST, dtypes: FrozenSet[str]) -> bool:
                 return True
         else:
             name = _name_of(node, kind)
-            if name is not None and _speaks_of_device(name):
+            if name is not None and speaks_of_device(name):
                 return True
     return False
 
@@ -85,7 +85,8 @@ def _name_of(node: ast.AST, kind: type):
     return None
 
 
-def _speaks_of_device(name: str) -> bool:
+def speaks_of_device(name: str) -> bool:
+    """A name that speaks of a device (`device`, `use_gpu`, `DeviceGPU`, `to_mps`), by its parts."""
     lowered = name.lower()
     return any(part in lowered for part in DEVICE_PARTS) or not DEVICE_WORDS.isdisjoint(lowered.split("_"))
 

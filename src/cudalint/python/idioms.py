@@ -25,6 +25,7 @@ from cudalint.project.paths import test_module
 from cudalint.python import device_choices, device_index, device_tables, host_copies, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
 from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, find_argument, path_to, reads_name, unused_default
 from cudalint.python.context import FileContext
+from cudalint.python.host_tests import speaks_of_device
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
 from cudalint.python.mac_failures import falsy_constant
@@ -846,8 +847,8 @@ def _default_through_name(default: cst.BaseExpression, ctx: FileContext) -> None
 
 def _default_field(node: cst.CSTNode, ctx: FileContext) -> None:
     if node.value is not None and _in_class_body(ctx) and is_cuda_device_string(node.value):
-        if not any(DEVICE_NAME_RE.search(name) for name in _field_names(node)):
-            return  # `QUANT_TYPE = "cuda"`: a label the code compares with others, named for no device
+        if not any(speaks_of_device(name) for name in (*_field_names(node), ctx.stack[-4].name.value)):
+            return  # `QUANT_TYPE = "cuda"` of `QuantLinear`: a label the code compares with others, no device
         if not _is_enum(ctx.stack[-4], ctx):  # `class Backend(Enum): CUDA = "cuda"` names a member, not a default
             ctx.report("CDL108", node.value, "class attribute defaults to a CUDA device")
 
@@ -1615,19 +1616,8 @@ def _zero_divisor(node: cst.BinaryOperation, ctx: FileContext) -> None:
     if not isinstance(node.operator, DIVISIONS) or string_value(node.left) is not None:
         return  # `"%d GPUs" % n` formats a string
     rule = ctx.rules.get("CDL115")
-    if rule is None:
-        return
-    names = rule.match["names"]
-    for value in ctx.model.values(node.right):
-        if value.kind != "result" or value.data not in names or value.off_mac:
-            continue
-        origin = value.origin
-        path = path_to(ctx.stack[0], origin)
-        if path is not None and (_zero_replaced(path) or _or_replaced(path)):
-            continue
-        message = rule.match["message"].format(found=source_of(origin))
-        related = () if origin is node.right else ((node, f"{source_of(origin)} divides here"),)
-        ctx.report("CDL115", origin, message, None, related)
+    if rule is not None:
+        _zero_count(node.right, node, rule.match["message"], "divides here", ctx)
 
 
 def _zero_processes(node: cst.Call, ctx: FileContext) -> None:
@@ -1637,19 +1627,23 @@ def _zero_processes(node: cst.Call, ctx: FileContext) -> None:
     if rule is None or ctx.imports.resolve(node.func) not in rule.match.get("starts", ()):
         return
     arg = find_argument(node, "nprocs", 2)
-    if arg is None:
-        return
-    names = rule.match["names"]
-    for value in ctx.model.values(arg.value):
+    if arg is not None:
+        _zero_count(arg.value, node, rule.match["starts_message"], "processes start here", ctx)
+
+
+def _zero_count(used: cst.BaseExpression, use: cst.CSTNode, message: str, what: str, ctx: FileContext) -> None:
+    """Each CUDA device count (CDL115's `names`) that `used` can be, not replaced when zero: reported where
+    it is counted, with `use` as the related place when that is elsewhere."""
+    names = ctx.rules["CDL115"].match["names"]
+    for value in ctx.model.values(used):
         if value.kind != "result" or value.data not in names or value.off_mac:
             continue
         origin = value.origin
         path = path_to(ctx.stack[0], origin)
         if path is not None and (_zero_replaced(path) or _or_replaced(path)):
             continue
-        message = rule.match["starts_message"].format(found=source_of(origin))
-        related = () if origin is arg.value else ((node, f"{source_of(origin)} processes start here"),)
-        ctx.report("CDL115", origin, message, None, related)
+        related = () if origin is used else ((use, f"{source_of(origin)} {what}"),)
+        ctx.report("CDL115", origin, message.format(found=source_of(origin)), None, related)
 
 
 def _zero_replaced(path: List[cst.CSTNode]) -> bool:

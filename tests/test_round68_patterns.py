@@ -233,3 +233,40 @@ def test_custom_fwd_says_what_it_does_with_and_without_cast_inputs():
     assert "records only CUDA autocast's state for the custom_bwd" in found[0].message
     assert "runs the backward under CUDA autocast only" in found[1].message
     assert "casts only under CUDA autocast" in found[2].message
+
+
+TRAINING_MAIN = '''import torch
+import torch.distributed as dist
+
+
+def main(model, loader, local_rank):
+    device = torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
+    model = model.to(device)
+    total = torch.zeros(1, device=device)
+    for batch in loader:
+        total += model(batch.to(device)).sum()
+    dist.all_reduce(total)
+    return total
+
+
+def average(x):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    t = torch.tensor([x], device=device)
+    dist.all_reduce(t)
+    return t.item()
+
+
+def hostnames(hostname, world_size):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    name = torch.tensor(bytearray(hostname, "utf-8")).to(device)
+    padded = torch.zeros(256, device=device, dtype=torch.long)
+    padded[: len(name)] = name  # copied into the tensor the collective is handed
+    out = [torch.zeros_like(padded) for _ in range(world_size)]
+    dist.all_gather(out, padded)
+    return out
+'''
+
+
+def test_a_selection_for_more_than_a_collectives_tensors_is_reported():
+    # main's device places the model too; average's serves only the collective (gloo takes CPU tensors)
+    assert triples(findings_of(TRAINING_MAIN, select={"CDL104"})) == [("CDL104", 6, 27)]

@@ -580,7 +580,7 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         return
     if any(type(value) is cst.IfExp and _chooses_cuda(value.body, ctx) and _is_cpu_arm(value.orelse, ctx) for value in other):
         return  # `elif device is None: d = "cuda" if available else "cpu"`: that selection is reported where it is
-    if selection_use.serves_collectives(ctx):
+    if selection_use.serves_collectives(ctx, cuda_names):
         return  # the tensors of a collective: gloo, a Mac's only backend, takes CPU tensors
     if selection_use.fallback_never_runs(ctx):
         return  # fills a device parameter every call in the project passes

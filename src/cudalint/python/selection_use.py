@@ -10,9 +10,11 @@
 - It follows the communication backend (`"cpu" if backend == "gloo" else "cuda"`): gloo, the only
   backend a Mac has, takes CPU tensors.
 - It places the tensors of a collective: the function calls a torch.distributed tensor collective
-  (`all_reduce`, `all_gather`, ...). On a Mac the only backend is gloo, which takes CPU tensors, so
-  the CPU is the right fallback there (torch/distributed docs, "Backends": gloo supports CPU tensors;
-  MPS tensors no backend takes).
+  (`all_reduce`, `all_gather`, ...) and the name the selection is bound to is read only to make the
+  tensors it hands them (or in the call itself). On a Mac the only backend is gloo, which takes CPU
+  tensors, so the CPU is the right fallback there (torch/distributed docs, "Backends": gloo supports CPU
+  tensors; MPS tensors no backend takes). A training script's `main` that places its model on that device
+  and averages a metric with `all_reduce` is no such function.
 - It only says where `torch.load` (or `torch.hub.load_state_dict_from_url`) puts what it reads
   (`map_location=`, as it is or as `torch.device(...)`), directly or through a name every use of which
   is that, also when an `if` statement chooses it: loading onto the CPU of a Mac is right, the code that
@@ -110,12 +112,16 @@ def _keyed_on_backend(node: cst.IfExp, ctx: FileContext) -> bool:
         string_value(side) in backends for side in (test.left, test.comparisons[0].comparator))
 
 
-def serves_collectives(ctx: FileContext) -> bool:
-    """The function around the selection calls a torch.distributed tensor collective."""
+def serves_collectives(ctx: FileContext, names=None) -> bool:
+    """The function around the selection calls a torch.distributed tensor collective and, where the
+    selection is bound to a name (`names`: those an `if` statement's choice binds; else the name the
+    expression is assigned to), every statement that reads the name makes a tensor the collectives are
+    handed, or calls one: a training script's `main` that also averages a metric with `all_reduce` puts its
+    model on that device too, and its selection is reported."""
     function = ctx.model.scope.node
     if ctx.model.scope.kind != "function":
         return False
-    stack, seen = [function.body], 0
+    calls, stack, seen = [], [function.body], 0
     while stack:
         node = stack.pop()
         seen += 1
@@ -124,8 +130,95 @@ def serves_collectives(ctx: FileContext) -> bool:
         if type(node) in DEFINITIONS:
             continue
         if isinstance(node, cst.Call) and ctx.model.resolve(node.func) in COLLECTIVES:
-            return True
+            calls.append(node)
         stack.extend(node.children)
+    if not calls:
+        return False
+    if names is None:
+        bound = _bound_name(ctx, _unwrapped(ctx))
+        names = {bound} if bound is not None else set()
+    if not names or None in names:
+        return True
+    handed = _copied_into({value.value for call in calls for value in _arguments(call) if type(value) is cst.Name}, function.body)
+    return all(_read_only_for(function.body, name, handed, calls) for name in names)
+
+
+def _copied_into(handed: set, body: cst.CSTNode) -> set:
+    """`handed` with the names whose tensors are copied into one of them (`buf[: len(t)] = t`, `buf = t`)."""
+    copies = []  # (the name stored into, the name stored)
+    for statement in _simple_statements(body):
+        if type(statement) is cst.Assign and type(statement.value) is cst.Name:
+            for target in statement.targets:
+                base = target.target
+                while type(base) in (cst.Subscript, cst.Attribute):
+                    base = base.value
+                if type(base) is cst.Name:
+                    copies.append((base.value, statement.value.value))
+    found, grown = set(handed), True
+    while grown:
+        grown = False
+        for into, copied in copies:
+            if into in found and copied not in found:
+                found.add(copied)
+                grown = True
+    return found
+
+
+def _arguments(call: cst.Call) -> list:
+    """The expressions a call is handed, the items of a list or tuple argument among them (`all_gather(out, t)`)."""
+    found = []
+    for arg in call.args:
+        value = arg.value
+        if type(value) in (cst.List, cst.Tuple):
+            found.extend(element.value for element in value.elements)
+        else:
+            found.append(value)
+    return found
+
+
+def _read_only_for(body: cst.CSTNode, name: str, handed: set, calls: list) -> bool:
+    """Every statement of `body` that reads `name` binds only names in `handed`, or holds one of `calls`."""
+    for statement in _simple_statements(body):
+        if not reads_name(statement, name, MAX_NODES):
+            continue
+        if type(statement) is cst.Assign and all(type(target.target) is cst.Name and target.target.value in handed
+                                                  for target in statement.targets):
+            continue
+        if any(_holds(statement, call) for call in calls):
+            continue
+        return False
+    return True
+
+
+def _simple_statements(body: cst.CSTNode):
+    """The small statements of a block at any depth, with the headers of its compound statements (an if's test, a
+    loop's target and iterable, a with's items) and the definitions inside it, each whole."""
+    for statement in body.body if isinstance(body, (cst.IndentedBlock, cst.Module)) else [body]:
+        if isinstance(statement, cst.SimpleStatementLine):
+            yield from statement.body
+        elif type(statement) in DEFINITIONS:
+            yield statement
+        else:
+            yield from _compound(statement)
+
+
+def _compound(statement: cst.CSTNode):
+    for child in statement.children:
+        if isinstance(child, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            yield from (_simple_statements(child) if isinstance(child, cst.IndentedBlock) else child.body)
+        elif isinstance(child, (cst.Else, cst.If, cst.ExceptHandler, cst.Finally)):
+            yield from _compound(child)
+        else:
+            yield child  # a header part: the test of an if, a loop's target and iterable, a with item
+
+
+def _holds(node: cst.CSTNode, wanted: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current is wanted:
+            return True
+        stack.extend(current.children)
     return False
 
 

@@ -83,7 +83,7 @@ NUMPY_FLOAT_CALLS = {"zeros": 1, "ones": 1, "empty": 1, "eye": 1, "identity": 1,
                      "random.normal": None, "random.standard_normal": None, "random.random_sample": None}
 ARRAY_KEEPS_DTYPE = frozenset({"reshape", "copy", "ravel", "flatten", "squeeze", "transpose"})
 # NumPy functions whose result keeps the float64 (complex128) of their first argument: elementwise math and
-# reshaping (NumPy's type promotion: a float64 input gives a float64 output), and `np.meshgrid`'s grids.
+# reshaping (NumPy's type promotion: a float64 input gives a float64 output; `np.meshgrid`: _grids).
 NUMPY_KEEPS_DTYPE = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "abs", "absolute", "square", "negative",
                                "reshape", "ravel", "squeeze", "transpose", "flip", "fft.fftshift", "fft.ifftshift"})
 
@@ -431,7 +431,7 @@ def fact_of(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fact]:
     """What is visible about the value of ``node``: a tensor or NumPy array, its dtype and rank."""
     if isinstance(node, cst.Name):
         return _recalled(ctx, node.value)
-    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
+    if isinstance(node, cst.BinaryOperation) or (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus))):
         return _wide_array_math(node, ctx)
     if not isinstance(node, cst.Call):
         return None

@@ -38,7 +38,7 @@ import libcst as cst
 
 from cudalint.discover import is_notebook
 from cudalint.project.paths import test_module
-from cudalint.python.children import arm_statements, code_children, enclosing_block, reads_name
+from cudalint.python.children import arm_statements, code_children, enclosing_block, path_to, reads_name
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
 
@@ -184,7 +184,7 @@ def _read_only_for(body: cst.CSTNode, name: str, handed: set, calls: list) -> bo
         if type(statement) is cst.Assign and all(type(target.target) is cst.Name and target.target.value in handed
                                                   for target in statement.targets):
             continue
-        if any(_holds(statement, call) for call in calls):
+        if any(path_to(statement, call) is not None for call in calls):
             continue
         return False
     return True
@@ -210,16 +210,6 @@ def _compound(statement: cst.CSTNode):
             yield from _compound(child)
         else:
             yield child  # a header part: the test of an if, a loop's target and iterable, a with item
-
-
-def _holds(node: cst.CSTNode, wanted: cst.CSTNode) -> bool:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current is wanted:
-            return True
-        stack.extend(current.children)
-    return False
 
 
 def _test_variant(node: cst.IfExp, ctx: FileContext) -> bool:

@@ -249,13 +249,6 @@ def main(model, loader, local_rank):
     return total
 
 
-def average(x):
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    t = torch.tensor([x], device=device)
-    dist.all_reduce(t)
-    return t.item()
-
-
 def hostnames(hostname, world_size):
     device = "cuda" if torch.cuda.is_available() else "cpu"
     name = torch.tensor(bytearray(hostname, "utf-8")).to(device)
@@ -268,5 +261,6 @@ def hostnames(hostname, world_size):
 
 
 def test_a_selection_for_more_than_a_collectives_tensors_is_reported():
-    # main's device places the model too; average's serves only the collective (gloo takes CPU tensors)
+    # main's device places the model too; hostnames' serves only the collective, through a buffer copied into
+    # the tensor it gathers (gloo takes CPU tensors; test_rule_precision holds the plainer cases)
     assert triples(findings_of(TRAINING_MAIN, select={"CDL104"})) == [("CDL104", 6, 27)]

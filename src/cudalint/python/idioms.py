@@ -1624,7 +1624,12 @@ def _zero_processes(node: cst.Call, ctx: FileContext) -> None:
     """`mp.spawn(train, nprocs=world_size)` with `world_size = torch.cuda.device_count()`: on a Mac no
     process starts and the call returns at once; reported at the count, with the start as the related place."""
     rule = ctx.rules.get("CDL115")
-    if rule is None or ctx.imports.resolve(node.func) not in rule.match.get("starts", ()):
+    func = node.func
+    last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+    starts = rule.match.get("starts", ()) if rule is not None and last is not None else ()
+    if not any(name.endswith("." + last) for name in starts):
+        return  # the cheap test first (this runs on every call): the callee's last name, then what it resolves to
+    if ctx.imports.resolve(func) not in starts:
         return
     arg = find_argument(node, "nprocs", 2)
     if arg is not None:

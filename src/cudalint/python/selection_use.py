@@ -38,7 +38,7 @@ import libcst as cst
 
 from cudalint.discover import is_notebook
 from cudalint.project.paths import test_module
-from cudalint.python.children import arm_statements, code_children, enclosing_block, path_to, reads_name
+from cudalint.python.children import arm_statements, assignments_in, code_children, enclosing_block, path_to, reads_name
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
 
@@ -146,8 +146,8 @@ def serves_collectives(ctx: FileContext, names=None) -> bool:
 def _copied_into(handed: set, body: cst.CSTNode) -> set:
     """`handed` with the names whose tensors are copied into one of them (`buf[: len(t)] = t`, `buf = t`)."""
     copies = []  # (the name stored into, the name stored)
-    for statement in _simple_statements(body):
-        if type(statement) is cst.Assign and type(statement.value) is cst.Name:
+    for statement in assignments_in(body):
+        if type(statement.value) is cst.Name:
             for target in statement.targets:
                 base = target.target
                 while type(base) in (cst.Subscript, cst.Attribute):

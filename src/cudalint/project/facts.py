@@ -85,6 +85,7 @@ class FileFacts:
         self.mentions: Dict[str, list] = {}  # a string naming modules ("pkg.ops.*_op": a pattern) -> where, as `loads`
         self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
+        self.factories: List[str] = []  # "Class.method": classmethods that build their own class (`cls(...)`)
         self.skipped_classes: List[str] = []  # test classes whose set-up skips them where a Mac's test holds
         self.star: Optional[list] = None  # what `from module import *` binds (see star_exports.star_facts)
         # Module-level classes with a base the file can name (and, in a test module, every one): class ->
@@ -122,6 +123,7 @@ class FileFacts:
             "tried": self.tried,
             "conditions": self.conditions,
             "script": self.script,
+            "factories": self.factories,
             "skipped_classes": self.skipped_classes,
         }
 
@@ -192,6 +194,7 @@ class FileFacts:
         facts.tried = dict(data.get("tried", {}))
         facts.conditions = list(data.get("conditions", []))
         facts.script = bool(data.get("script", False))
+        facts.factories = list(data.get("factories", []))
         facts.skipped_classes = list(data.get("skipped_classes", []))
         return facts
 
@@ -289,6 +292,31 @@ def _summary(node, owner: str) -> list:
     return ["?"]
 
 
+def _arm_tests(function) -> Dict[int, tuple]:
+    """id of the value of each assignment in the function's own body that sits in an arm of an `if` ->
+    the tests of the `if`s around it, innermost last, as (test, True for the body, False for the else)."""
+    found: Dict[int, tuple] = {}
+    pending: List[Tuple[list, tuple]] = [(function.body, ())]
+    while pending:
+        body, tests = pending.pop()
+        for statement in body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if tests and isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                found[id(statement if isinstance(statement, ast.AugAssign) else statement.value)] = tests
+            if isinstance(statement, ast.If):
+                pending.append((statement.body, (*tests, (statement.test, True))))
+                pending.append((statement.orelse, (*tests, (statement.test, False))))
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(statement, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    pending.append((block, tests))
+            for handler in getattr(statement, "handlers", None) or ():
+                pending.append((handler.body, tests))
+    return found
+
+
 def _names_cuda(expression: ast.AST) -> bool:
     """A CUDA device string is written somewhere in the expression."""
     return any(isinstance(node, ast.Constant) and is_cuda_device(node.value) for node in ast.walk(expression))
@@ -317,6 +345,7 @@ class _Reader:
         self._dead_memo: Dict[int, Set[int]] = {}  # function -> its returns that never run on a Mac
         self.class_of: Dict[int, ast.ClassDef] = {}  # method of a module-level class -> the class
         self._attributes_memo: Dict[int, Dict[str, List[Tuple[ast.AST, ast.AST]]]] = {}  # class -> self.NAME's values
+        self._arms_memo: Dict[int, Dict[int, tuple]] = {}  # function -> see _arm_tests
         # (class, NAME) -> its guard and the other modules' names met working it out
         self._attribute_memo: Dict[Tuple[int, str], Tuple[Tuple[bool, bool], tuple]] = {}
         self._judged_attributes: Dict[str, List[Optional[Tuple[bool, bool]]]] = {}  # see _attribute_binding
@@ -996,7 +1025,7 @@ class _Reader:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
             prefix = node.args[0] if node.args else None
             text = prefix.value if isinstance(prefix, ast.Constant) else None
-            if self._is_platform(node.func.value):
+            if self._is_platform(node.func.value, function):
                 return self._platform(text)
             return (True, False) if self._names_off_mac_device(text) else (False, False)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
@@ -1128,8 +1157,11 @@ class _Reader:
         self.leaves = []  # the other modules' names met, kept with the answer whoever asks
         try:
             values = self._inherited(klass, name)
-            # each value judged afresh (the depth of the test that read the attribute aside), so the answer holds for every reader
-            parts = [None if _falsy_constant(value) else self._guard(value, method, 1) for value, method in values]
+            # each value judged afresh (the depth of the test that read the attribute aside), so the answer holds
+            # for every reader; one bound only in an arm no Mac takes (`if "cuda" in str(model.device): self.graphs
+            # = use_graphs`) is never held there
+            parts = [(True, True) if self._bound_off_mac(value, method) else None if _falsy_constant(value)
+                     else self._guard(value, method, 1) for value, method in values]
         finally:
             self._attribute_visits.discard(key)
             met, self.leaves = tuple(self.leaves), outer
@@ -1140,6 +1172,17 @@ class _Reader:
         if not self.assumed or not met:  # not an answer resting on assumed guards of other modules
             self._attribute_memo[key] = (found, met)
         return found
+
+    def _bound_off_mac(self, value: ast.AST, function) -> bool:
+        """The assignment of `value` sits in an arm of an `if` of the function that no Mac takes."""
+        arms = self._arms_memo.get(id(function))
+        if arms is None:
+            arms = self._arms_memo[id(function)] = _arm_tests(function)
+        for test, polarity in arms.get(id(value), ()):
+            found = self._guard(test, function, 1)
+            if found[0 if polarity else 1]:
+                return True
+        return False
 
     def _inherited(self, klass: ast.ClassDef, name: str, depth: int = 0) -> List[Tuple[ast.AST, ast.AST]]:
         """What the class binds to self.NAME, or where it binds nothing, what its bases of this module do."""
@@ -1263,7 +1306,7 @@ class _Reader:
                 and (self._finds_cuda_library(left) or self._names_cuda_module(left)):
             # `find_spec("cupy") is not None`, `triton is not None` after `try: import triton`: only where it imports
             return (False, True) if positive else (True, False)
-        if self._is_platform(left) and isinstance(right, ast.Constant):
+        if self._is_platform(left, function) and isinstance(right, ast.Constant):
             found = self._platform(right.value)
         elif isinstance(op, (ast.In, ast.NotIn)):
             items = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
@@ -1282,11 +1325,28 @@ class _Reader:
         return isinstance(node, ast.Constant) and self._names_off_mac_device(node.value)
 
     def _is_cuda_member(self, node: ast.AST) -> bool:
-        return isinstance(node, ast.Attribute) and node.attr in self.enum_members  # RNGType.CUDA
+        if not isinstance(node, ast.Attribute):  # RNGType.CUDA, Device.cuda
+            return False
+        owner = node.value.id if isinstance(node.value, ast.Name) else node.value.attr if isinstance(
+            node.value, ast.Attribute) else None
+        return self.guard_facts.names_cuda_member(owner, node.attr)
 
-    def _is_platform(self, node: ast.AST) -> bool:
+    def _is_platform(self, node: ast.AST, function=None, depth: int = 0) -> bool:
+        """`sys.platform`, `platform.system()`, their text in another case (`.lower()`), or a name every
+        value of which is one of those (a local of the function, else a module constant: `SYSTEM =
+        platform.system()`)."""
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args \
+                and node.func.attr in TEXT_METHODS:
+            node = node.func.value
         target = node.func if isinstance(node, ast.Call) else node
-        return self.resolve(target) in self.platforms
+        if self.resolve(target) in self.platforms:
+            return True
+        if isinstance(node, ast.Name) and depth < 4:
+            values = self._assigned(function).get(node.id, []) if function is not None else []
+            if not values and node.id in self.pending:
+                values = [self.pending[node.id]]
+            return bool(values) and all(self._is_platform(value, function, depth + 1) for value in values)
+        return False
 
     def _platform(self, text) -> Tuple[bool, bool]:
         """`sys.platform == text`: true off a Mac for another platform, false off a Mac for macOS."""

@@ -9,7 +9,7 @@ import os
 import re
 import warnings
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from cudalint.digests import sha256
 from cudalint.project.availability import libraries_of, library_of
@@ -56,6 +56,7 @@ class ProjectIndex:
         self.off_mac_modules = off_mac_modules  # those and the packages of device types no Mac has: never on a Mac
         self.facts_digest = ""  # changes only when a fact another file can read changes
         self.cuda_only: Set[str] = set()  # classes and functions the project reaches only off a Mac
+        self.queries: FrozenSet[str] = frozenset()  # the availability queries (guards.toml) the index was built with
         self.default_calls: Dict[str, Dict[str, List[int]]] = {}  # see default_calls.py
 
         self._gate: Dict[bool, Dict[str, frozenset]] = {}  # a top package's __init__ or not -> _gate_roots
@@ -430,7 +431,10 @@ class ProjectIndex:
         return qualified in self.cuda_only
 
     def guard_of(self, qualified: str, depth: int = 0) -> Optional[Tuple[bool, bool]]:
-        """(true only off a Mac, false only off a Mac) of a helper's return value, when it is a guard."""
+        """(true only off a Mac, false only off a Mac) of a helper's return value, when it is a guard; a
+        library's availability query a module of the project re-exports is that query."""
+        if self.follow(qualified) in self.queries:
+            return True, False
         found = self.function(qualified)
         if found is None or found[0] is None:
             return None
@@ -856,6 +860,7 @@ def build_index(
     relative_paths = [project_key(path, root_text) for path in files]
     roots = _import_roots(relative_paths)
     index.subprojects = subprojects(relative_paths)
+    index.queries = frozenset(queries)
     named = {relative: _module_name(relative, roots) for relative in relative_paths if relative.endswith(".py")}
     folders = sibling_folders({relative: module for relative, module in named.items() if module is not None})
     index._siblings = folders
@@ -918,6 +923,7 @@ def build_index(
         changed = changed or list(calls_entry) != list(cached.get(default_calls.CACHE_KEY) or ())
     for facts in index.facts.values():  # read only by reach: not held (nor sent to workers) after it
         facts.uses, facts.loads, facts.tried, facts.mentions, facts.decorators = {}, {}, {}, {}, {}
+        facts.factories = []
     material = {
         "version": INDEX_VERSION,
         "modules": index.modules,

@@ -106,6 +106,7 @@ class _Uses:
         self.tried: Dict[Tuple[str, bool, str], None] = {}  # the same, for imports whose ImportError is caught
         self.catching: Set[int] = set()  # the import statements of `try:` bodies that catch ImportError
         self.private: Set[str] = set()  # `_name` attributes read other than by a method of their own class
+        self.factories: Set[str] = set()  # "Class.method": classmethods that call `cls(...)`
         self.stack: List[tuple] = []
         self.mentions: Dict[Tuple[str, Guarded, str], None] = {}  # strings naming a module (or "pkg.ops.*_op"), where
         self.conditions: List[list] = []
@@ -457,6 +458,8 @@ class _Uses:
         raw, stack = self.raw, self.stack
         func = node.func
         method = self._own_method(func, context, function) if type(func) is ast.Attribute else None
+        if type(func) is ast.Name and function is not None and func.id == "cls":
+            self._note_factory(func, context, function)
         name = method or self._chain(func)
         if name is not None:
             raw[(name, True, guarded, context)] = None
@@ -510,6 +513,17 @@ class _Uses:
         path = f"{owner}.{func.attr}"
         return path if func.value.id in receivers and path in self.reader.methods else None
 
+    def _note_factory(self, func: ast.Name, context: str, function) -> None:
+        """`cls(...)` in a classmethod of a module-level class: the method is a factory of its class."""
+        owner, _, method = context.partition(".")
+        if not method or "." in method or owner not in self.reader.classes:
+            return
+        arguments = function.args
+        first = (arguments.posonlyargs or arguments.args or [None])[0]
+        if first is not None and first.arg == func.id and any(
+                type(decorator) is ast.Name and decorator.id == "classmethod" for decorator in function.decorator_list):
+            self.factories.add(context)
+
     # -- the file's facts ------------------------------------------------------------------
     def _resolve(self, name: str) -> Iterator[str]:
         head, _, rest = name.partition(".")
@@ -553,6 +567,7 @@ class _Uses:
         facts = self.reader.facts
         facts.conditions = self.conditions
         facts.uses = uses
+        facts.factories = sorted(self.factories)
         facts.loads = loads
         facts.tried = tried
         facts.decorators = decorators
@@ -641,6 +656,7 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
     decorators: Dict[str, List[str]] = {}  # qualified definition path -> its decorators (qualified)
     methods: Set[str] = set()
     private: Set[str] = set()
+    factories: Set[str] = set()  # classmethods that build their class (`cls(...)`)
     for path, facts in index.facts.items():
         module = index.paths.get(path)
         if module is not None:
@@ -648,6 +664,7 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             private.update(facts.private)
             if facts.script:
                 escaped.add(module)  # run as a program, not only imported
+            factories.update(f"{module}.{path}" for path in facts.factories)
     matches: Dict[str, List[str]] = {}
 
     def unloadable(name: str) -> bool:
@@ -692,6 +709,8 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             target, rest = found
             if rest and f"{target}.{rest}" in methods:
                 target, rest = f"{target}.{rest}", ""
+            elif rest and f"{target}.{rest}" in factories and not escapes and "." not in rest:
+                rest = ""  # `Engine.from_args(...)`: the class is built where its factory is called
             if escapes or rest:
                 escaped.add(target)
                 continue

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import FrozenSet, NamedTuple
+from typing import FrozenSet, NamedTuple, Optional
 
 from cudalint.catalog import rules_sets
 
@@ -47,6 +47,10 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     mocked_moves: FrozenSet[str] = frozenset()  # methods a test replaces with one so nothing moves (`.to`)
     autograd_functions: FrozenSet[str] = frozenset()  # the base classes of a custom autograd operation
     after_forward: FrozenSet[str] = frozenset()  # its methods autograd calls only after its forward returned
+
+    def names_cuda_member(self, owner: Optional[str], member: str) -> bool:
+        """`RNGType.CUDA`, or `Device.cuda` of an enum-like class (a CapWords name): a member named for CUDA."""
+        return member in self.enum_members or (member.upper() in self.enum_members and bool(owner) and owner[:1].isupper())
 
     def off_mac_dispatch(self, key) -> bool:
         """"cuda", "CUDA", "AutocastCUDA", "SparseCUDA": a device type or dispatch key no Mac has."""

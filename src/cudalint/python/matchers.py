@@ -19,7 +19,8 @@ Kinds of match, each a list of entries in the rule's TOML:
                 not on a call of one of those methods, whose own rule speaks for the call:
                 `x.cuda(non_blocking=True)` raises on a Mac, or never runs there; with `unless_host_on_a_mac`,
                 not on `x.to(device, ...)` to a device that is the CPU wherever the host is a Mac; with
-                `with_keyword` (`without_keyword`), only on a call that passes (leaves out) that keyword too)
+                `with_keyword` (`without_keyword`), only on a call that passes (leaves out) that keyword too;
+                with `unless_callees`, not on a call of one of those APIs, which handles the argument itself)
     env         an environment variable name used with os.environ / os.getenv
 
 A ref entry with `unless_with` (a list of APIs) is not reported where an unconditional call of one of
@@ -891,6 +892,9 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # `custom_fwd(device_type="cuda")` without `cast_inputs`: not this entry's case
         if "without_keyword" in spec and (find_argument(node, spec["without_keyword"], None) is not None or any(a.star for a in node.args)):
             continue
+        if "unless_callees" in spec and any(_callee_matches(callee, func, ctx, _callee_names(func, ctx))
+                                            for callee in spec["unless_callees"]):
+            continue  # `torch.autograd.graph.save_on_cpu(pin_memory=True)` pins only where CUDA is available
         if "unless_methods" in spec and type(func) is cst.Attribute and func.attr.value in spec["unless_methods"]:
             continue  # `x.cuda(non_blocking=True)`: a copy to CUDA only, which its own rule reports
         if spec.get("unless_empty") and _always_empty(arg.value, ctx):
@@ -1017,7 +1021,7 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
     if _in_assert(ctx, "test") and _before_compiled_code(ctx):
         return  # `assert src.is_cuda` before `C.ncclAllReduce(...)`: the compiled kernels' precondition
     if _copy_flag(ctx.parent):
-        return  # `non_blocking=x.is_cuda`: asynchronous only from CUDA, a blocking copy elsewhere
+        return  # `non_blocking=x.is_cuda`, `pin_memory=x.is_cuda`: for CUDA copies only, safe elsewhere
     if _or_mps(node, ctx):
         return  # `t.is_cuda or t.device.type == "mps"`: "on an accelerator", MPS included
     for entry in entries:
@@ -1096,8 +1100,11 @@ def _kept_for_tests(node: cst.Attribute, ctx: FileContext) -> bool:
     `not`, `and`, `or`), none of whose False branches raises: a guard with working other branches, kept
     in a name as it would be written in the test itself."""
     name = _stored_in(node, ctx)
-    if name is None:
-        return False
+    return name is not None and _only_tested(name, ctx, 0)
+
+
+def _only_tested(name: str, ctx: FileContext, depth: int) -> bool:
+    """The local name of the function around the node is read, at least once, only as _read_as_guard says."""
     scope = next((holder for holder in reversed(ctx.stack) if isinstance(holder, (cst.FunctionDef, cst.Module))), None)
     if scope is None:
         return False
@@ -1110,7 +1117,9 @@ def _kept_for_tests(node: cst.Attribute, ctx: FileContext) -> bool:
             if isinstance(holder, cst.AssignTarget) or (isinstance(holder, (cst.Element, cst.Tuple, cst.List)) and
                                                         any(isinstance(h, cst.AssignTarget) for h in chain)):
                 continue  # where the name is bound
-            if not _read_as_guard(current, chain, ctx):
+            if len(chain) >= 2 and _accumulator(chain[-2], chain[-1]) == name:
+                continue  # `on_cuda = on_cuda or t.is_cuda`: the name's own earlier value, carried on
+            if not _read_as_guard(current, chain, ctx, depth):
                 return False
             reads += 1
             continue
@@ -1134,6 +1143,8 @@ def _stored_in(node: cst.Attribute, ctx: FileContext) -> Optional[str]:
             and type(stack[-5]) is cst.Assign and stack[-5].value is stack[-4] and len(stack[-5].targets) == 1
             and type(stack[-5].targets[0].target) is cst.Name):
         return stack[-5].targets[0].target.value  # `any_cuda = any([t.is_cuda for t in (q, k, v)])`
+    if len(stack) >= 3 and _accumulator(stack[-3], stack[-2]) is not None:
+        return _accumulator(stack[-3], stack[-2])  # `on_cuda = on_cuda or t.is_cuda`: true once one was
     depth = len(stack) - 1
     while depth >= 1 and isinstance(stack[depth - 1], cst.BooleanOperation) and isinstance(stack[depth - 1].operator, cst.And):
         depth -= 1  # `ok = flag and x.is_cuda and n % 8 == 0`
@@ -1161,9 +1172,20 @@ def _stored_in(node: cst.Attribute, ctx: FileContext) -> Optional[str]:
     return target.value if isinstance(target, cst.Name) else None
 
 
-def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileContext) -> bool:
+def _accumulator(assign: cst.CSTNode, value: cst.CSTNode) -> Optional[str]:
+    """NAME of `NAME = NAME or <value>` (either way round), an accumulating flag, where `value` is that Or."""
+    if not (type(assign) is cst.Assign and assign.value is value and len(assign.targets) == 1
+            and type(assign.targets[0].target) is cst.Name and type(value) is cst.BooleanOperation
+            and type(value.operator) is cst.Or):
+        return None
+    name = assign.targets[0].target.value
+    return name if any(type(side) is cst.Name and side.value == name for side in (value.left, value.right)) else None
+
+
+def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileContext, depth: int = 0) -> bool:
     """The name is (part of) the test of an if / conditional expression / while, under not, and, or, whose
-    branch taken when the name is False does not raise."""
+    branch taken when the name is False does not raise; or it is bound, alone or in an `and`, to another
+    local name read only so (`use_flex = self.flex and input_is_cuda`, then `if use_flex:`)."""
     inner: cst.CSTNode = name
     if chain and _copy_flag(chain[-1]):
         return True
@@ -1175,6 +1197,9 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
             continue
         if isinstance(holder, (cst.IfExp, cst.While)) and holder.test is inner:
             return True
+        if (isinstance(holder, cst.Assign) and holder.value is inner and depth < 2 and len(holder.targets) == 1
+                and isinstance(holder.targets[0].target, cst.Name) and _conjunction_of(inner, name)):
+            return _only_tested(holder.targets[0].target.value, ctx, depth + 1)
         if isinstance(holder, cst.If) and holder.test is inner:
             negated = isinstance(inner, cst.UnaryOperation) and inner.expression is name
             if negated:
@@ -1184,6 +1209,12 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
             return not (isinstance(holder.orelse, cst.Else) and ends_flow(holder.orelse.body, ctx.model) == "raise")
         return False
     return False
+
+
+def _conjunction_of(value: cst.BaseExpression, name: cst.Name) -> bool:
+    """`value` is the name itself or an `and` of operands one of which is it: true only where the name is."""
+    return value is name or (type(value) is cst.BooleanOperation and type(value.operator) is cst.And and (
+        _conjunction_of(value.left, name) or _conjunction_of(value.right, name)))
 
 
 def _or_mps(node: cst.Attribute, ctx: FileContext) -> bool:
@@ -1198,10 +1229,14 @@ def _or_mps(node: cst.Attribute, ctx: FileContext) -> bool:
     return top is not None and any(mentions_mac_path(part) for part in disjuncts(top))
 
 
+COPY_FLAGS = frozenset({"non_blocking", "pin_memory"})
+
+
 def _copy_flag(holder: cst.CSTNode) -> bool:
-    """`x.to("cpu", non_blocking=boxes.is_cuda)`: the attribute only makes a copy asynchronous where the
-    tensor is on CUDA; elsewhere (MPS too) the copy blocks, which is the safe way there."""
-    return type(holder) is cst.Arg and holder.keyword is not None and holder.keyword.value == "non_blocking"
+    """`x.to("cpu", non_blocking=boxes.is_cuda)`, `torch.empty(n, pin_memory=t.is_cuda)`: the attribute
+    only makes a copy asynchronous, or pins host memory for one, where the tensor is on CUDA; elsewhere
+    (MPS too) the copy blocks and nothing is pinned, which is the safe way there."""
+    return type(holder) is cst.Arg and holder.keyword is not None and holder.keyword.value in COPY_FLAGS
 
 
 def _decides_placement(node: cst.Attribute, ctx: FileContext) -> bool:

@@ -23,7 +23,7 @@ import libcst as cst
 
 from cudalint.python.children import code_children
 from cudalint.python.mps_fallback import true_on_mps
-from cudalint.python.names import chain_root, string_value
+from cudalint.python.names import chain_root, is_none, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -142,8 +142,50 @@ def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Cal
     if source is not None:
         return _python_data(model, source, call, depth=depth + 1)
     bindings = [binding for binding in model.bindings_of(node) if binding.value is not call]
-    return bool(bindings) and all(binding.kind == "assign" and binding.value is not None
-                                  and _python_data(model, binding.value, call, (), depth + 1) for binding in bindings)
+    return bool(bindings) and all(
+        (binding.kind == "assign" and binding.value is not None and _python_data(model, binding.value, call, (), depth + 1))
+        or (binding.kind == "assign" and binding.value is None and type(binding.node) is cst.Assign  # `a, b = stats(df)`
+            and type(binding.node.value) is cst.Call and _host_value(model, binding.node.value, call, (), depth + 1))
+        or (binding.kind == "param" and host_annotation(model, binding.annotation, binding.context)) for binding in bindings)
+
+
+# What a parameter or return annotation may name for a value no device holds: Python numbers, strings and
+# containers (whatever they hold but tensors), and NumPy's arrays (`np.ndarray`, `npt.NDArray[np.float64]`).
+HOST_BUILTINS = frozenset({"float", "int", "bool", "complex", "str", "list", "tuple", "dict", "set", "range"})
+HOST_TYPING = frozenset({"typing.List", "typing.Tuple", "typing.Sequence", "typing.Dict", "typing.Mapping",
+                         "typing.Iterable", "collections.abc.Sequence", "collections.abc.Mapping", "collections.abc.Iterable"})
+UNIONS = frozenset({"typing.Optional", "typing.Union"})
+
+
+def host_annotation(model: "SemanticModel", node: Optional[cst.BaseExpression], scope: "Scope", depth: int = 0) -> bool:
+    """An annotation every type of which (None aside) is a host type (HOST_BUILTINS, HOST_TYPING with no
+    tensor in its parameters, NumPy's): `tuple[npt.NDArray, npt.NDArray] | None`, `float`, `list[float]`."""
+    if node is None or depth > 4:
+        return False
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.BitOr:
+        return all(is_none(side) or host_annotation(model, side, scope, depth + 1) for side in (node.left, node.right)) \
+            and not (is_none(node.left) and is_none(node.right))
+    if type(node) is cst.Subscript:
+        qualified = model.resolve(node.value, scope)
+        items = [item.slice.value for item in node.slice if isinstance(item.slice, cst.Index)]
+        if qualified in UNIONS:
+            return bool(items) and all(is_none(item) or host_annotation(model, item, scope, depth + 1) for item in items)
+        return host_annotation(model, node.value, scope, depth + 1) and not any(_names_tensor(item) for item in items)
+    if type(node) is cst.Name and node.value in HOST_BUILTINS and not model.lookup(node.value, scope):
+        return True
+    qualified = model.resolve(node, scope)
+    return qualified is not None and (qualified in HOST_TYPING or qualified.split(".")[0] == "numpy")
+
+
+def _names_tensor(node: cst.CSTNode) -> bool:
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if (type(current) is cst.Name and "Tensor" in current.value) or (
+                type(current) is cst.Attribute and "Tensor" in current.attr.value):
+            return True
+        pending.extend(code_children(current))
+    return False
 
 
 def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call, around: Sequence[cst.CSTNode],
@@ -160,9 +202,16 @@ def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call
         func = node.func
         if isinstance(func, cst.Name) and func.value in SEQUENCE_BUILTINS and not model.bindings_of(func):
             return True  # `list(d.values())`: a Python list, whatever it holds (a tensor of it is made on the CPU)
-        return isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not node.args
+        defined = model.defined_function(func)
+        if defined is not None and defined[0].returns is not None:  # `def f(x) -> float:` of the file
+            return host_annotation(model, defined[0].returns.annotation, defined[1].parent or defined[1])
+        return isinstance(func, cst.Attribute) and func.attr.value in HOST_METHODS and not node.args
+    if isinstance(node, cst.Subscript) and _python_data(model, node.value, call, around, depth + 1):
+        return True  # `constraints[0]` of a parameter annotated as a tuple of arrays
     if isinstance(node, cst.Subscript) and _reads_whole(node):
         return True  # `conf["energy"][()]`, `mol["energies"][:]`: a dataset read off disk into a NumPy array
+    if isinstance(node, cst.Attribute) and node.attr.value == "values":
+        return True  # `df["mean"].values`: a pandas column's NumPy array (a tensor has no such attribute)
     if isinstance(node, cst.Attribute):  # math.pi; a class's constant (`self.HARTREE_TO_EV = 27.211`)
         qualified = model.resolve(node)
         if qualified is not None:
@@ -203,6 +252,7 @@ def _keyed_by_string(node: cst.BaseExpression) -> bool:
 
 
 NUMBERS = frozenset({"int", "float", "bool"})  # value kinds (semantic/values.py) that are Python numbers
+HOST_METHODS = frozenset({"numpy", "to_numpy", "tolist"})  # a tensor's or a pandas object's data, on the host
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 
@@ -527,6 +577,11 @@ def synchronized_after(model: "SemanticModel", stack: Sequence[cst.CSTNode], api
 # Methods whose result is a Python value or a host copy: on a device tensor they wait for the device's
 # queue (MPS has one per process: aten/src/ATen/mps/MPSStream.mm), so for every copy queued before them.
 HOST_READS = frozenset({"cpu", "item", "tolist", "numpy"})
+# Reductions whose tensor an `if`/`while` tests: the test calls the tensor's `__bool__`, which reads its one
+# element back (`Tensor.__bool__` is `item()` of a one-element tensor, torch/csrc/autograd/python_variable_methods.cpp
+# THPVariable_bool_scalar), and torch.equal / torch.allclose answer a Python bool read from the device.
+TESTED_READS = frozenset({"torch.any", "torch.all", "torch.equal", "torch.allclose"})
+TESTED_METHODS = frozenset({"any", "all"})
 VIEWS = frozenset({"detach", "view", "view_as"})  # methods that keep the storage they are called on
 
 
@@ -591,8 +646,11 @@ def held_until_waited(model: "SemanticModel", stack: Sequence[cst.CSTNode], call
     if index is None or not _held(model, func.value, scope, stack, 0):
         return False
     later = body[index + 1:]
-    # a statement line of the body itself: a read inside an `if` or a loop may not run
-    return any(type(node) is cst.SimpleStatementLine and _reads_back(model, node, apis) for node in later)
+    # a statement line of the body itself, or the test of an `if` or `while` of it (`if not torch.any(mask):`
+    # reads the reduction back to decide): a read inside an `if` or a loop may not run
+    return any((type(node) is cst.SimpleStatementLine and _reads_back(model, node, apis))
+               or (type(node) in (cst.If, cst.While) and (_tests_a_reduction(model, node.test)
+                                                          or _reads_back(model, node.test, apis))) for node in later)
 
 
 UNINITIALIZED = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided"})
@@ -778,9 +836,17 @@ def _held(model: "SemanticModel", source: cst.BaseExpression, scope: "Scope", st
         root = chain_root(value)
         if root is not value and type(root) is cst.Name and root.value == source.value:
             continue  # `target = target[0]`: a part of what the name held
-        if type(value) not in (cst.Attribute, cst.Subscript) or not _held(model, value, scope, (), depth + 1, params):
+        if _entry_got(value):
+            value = value.func.value  # `mask = batch.get("mask")`: an entry the mapping still holds
+        if type(value) not in (cst.Attribute, cst.Subscript, cst.Name) or not _held(model, value, scope, (), depth + 1, params):
             return False
     return True
+
+
+def _entry_got(value: cst.BaseExpression) -> bool:
+    """`batch.get("mask")`: an entry of a mapping, by a literal key (the default, if any, is another value)."""
+    return (type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "get"
+            and len(value.args) == 1 and value.args[0].keyword is None and string_value(value.args[0].value) is not None)
 
 
 def _moves(value: cst.BaseExpression) -> bool:
@@ -812,6 +878,17 @@ def _reads_back(model: "SemanticModel", statement: cst.CSTNode, apis: Collection
                 return True
         pending.extend(code_children(node))
     return False
+
+
+def _tests_a_reduction(model: "SemanticModel", test: cst.BaseExpression) -> bool:
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test = test.expression
+    if type(test) is not cst.Call:
+        return False
+    func = test.func
+    if type(func) is cst.Attribute and func.attr.value in TESTED_METHODS and not test.args:
+        return not model.is_module_ref(func.value)
+    return model.resolve(func) in TESTED_READS
 
 
 def _synchronizes(model: "SemanticModel", statement: cst.CSTNode, apis: Collection[str], nesting: int) -> bool:

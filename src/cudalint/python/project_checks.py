@@ -320,6 +320,13 @@ def _cuda_default_call(node: cst.Call, ctx: FileContext) -> None:
     model = ctx.model
     qualified = model.resolve(node.func)
     project = model.project
+    rule = ctx.rules.get("CDL113")
+    library = rule.match.get("library_defaults", {}).get(model.canonical(qualified)) if rule is not None and qualified else None
+    if library is not None:  # `create_block_mask(mask_mod, B, H, Q, KV)`: torch's own "cuda" default
+        if _omitted(node, library["param"], library["position"]):
+            ctx.report("CDL113", node, f"{source_of(node.func)}() takes its {library['param']}={library['default']} "
+                                       f"default ({library['source']}): pass the selected device")
+        return
     if qualified is not None:
         if project is None or not project.is_own(qualified):
             return

@@ -41,6 +41,10 @@ ARGUMENTS_AS_PASSED = frozenset({
     "torch.enable_grad", "torch.compile", "torch.jit.script", "torch.jit.ignore", "torch.jit.unused",
     "torch.autograd.function.once_differentiable", "pytest.fixture", "unittest.skip", "unittest.skipIf",
     "unittest.skipUnless", "unittest.expectedFailure",
+    # patch decorators append the mocks they make after the positional arguments a call passes and keep its
+    # keywords (CPython Lib/unittest/mock.py: _patch.decoration_helper extends the call's args): every
+    # parameter a caller fills gets what the caller passes
+    "unittest.mock.patch", "unittest.mock.patch.object", "mock.patch", "mock.patch.object",
 })
 # Nodes with statements (suites) among their children, walked statement by statement.
 SUITE_HOLDERS = tuple(kind for kind in (
@@ -123,7 +127,7 @@ class CallSites:
 
     def _arguments_as_passed(self, function: cst.FunctionDef, scope: "Scope") -> bool:
         """The function receives what its calls pass: no decorator that may supply or replace arguments
-        (fastargs' `@param('training.epochs')`, `@mock.patch(...)`) stands between; those that hand the
+        (fastargs' `@param('training.epochs')`) stands between; those that hand the
         arguments on as given (ARGUMENTS_AS_PASSED) do not count."""
         for decorator in function.decorators:
             target = decorator.decorator.func if type(decorator.decorator) is cst.Call else decorator.decorator

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Set
 
 import libcst as cst
 
+from cudalint.project.facts import TEXT_METHODS
 from cudalint.project.paths import test_module
 from cudalint.python.children import code_children, comes_after
 from cudalint.python.count_tests import count_meaning
@@ -467,6 +468,10 @@ class GuardEvaluator:
 
     def _call(self, call: cst.Call, scope, depth) -> Guard:
         qualified = self.model.resolve(call.func, scope)
+        project = self.model.project
+        if qualified is not None and project is not None and project.is_own(qualified):
+            followed = project.follow(qualified)  # a library's query a module of the project re-exports
+            qualified = qualified if project.is_own(followed) else followed
         if qualified in self.facts.queries:
             return TRUE_OFF_MAC
         if qualified in self.facts.absence_queries or qualified in self.facts.mac_queries:
@@ -499,7 +504,6 @@ class GuardEvaluator:
         if isinstance(func, cst.Name) and func.value == "range" and not self.model.lookup("range", scope):
             stop = _range_stop(call)  # range(device_count()) is empty where the count is 0
             return self.guard(stop, scope, depth + 1) if stop is not None else UNKNOWN
-        project = self.model.project
         if qualified is not None and project is not None and project.is_own(qualified):
             found = project.guard_of(qualified)  # a helper in another module of the project
             return Guard(*found) if found else UNKNOWN
@@ -709,7 +713,7 @@ class GuardEvaluator:
             if _constant_truth(binding.value) is True and self._forced(binding, depth):
                 found.append(BOTH_OFF_MAC)  # `if os.getenv("FORCE_CUDA", "0") == "1": WITH_CUDA = True`
                 continue
-            guard = self._value_guard(binding.value, binding.context, depth)
+            guard = self._value_guard(_accumulated(binding), binding.context, depth)
             if not guard.known and self._cleared_off_mac(binding, bindings, depth):
                 guard = TRUE_OFF_MAC
             found.append(guard)
@@ -982,7 +986,7 @@ class GuardEvaluator:
                                                             or string_value(right) in self.facts.mac_backends):
                 return TRUE_OFF_MAC.negated() if positive else TRUE_OFF_MAC  # not gloo: a backend no Mac has
             for side in (left, right):
-                if isinstance(side, cst.Attribute) and side.attr.value in self.facts.enum_members:
+                if _cuda_member(side, self.facts):
                     return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
                 if self._all_cuda(side, scope, depth):
                     return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
@@ -1039,7 +1043,7 @@ class GuardEvaluator:
         """What `left == right` says of the host, for one pair of a tuple comparison: true only off a
         Mac where either side is always a CUDA device (or an enum member named for CUDA)."""
         for side in (left, right):
-            if (isinstance(side, cst.Attribute) and side.attr.value in self.facts.enum_members) or self._all_cuda(side, scope, depth):
+            if _cuda_member(side, self.facts) or self._all_cuda(side, scope, depth):
                 return TRUE_OFF_MAC
         return UNKNOWN
 
@@ -1078,9 +1082,18 @@ class GuardEvaluator:
         return False
 
     def _is_platform(self, node, scope, depth) -> bool:
+        """`sys.platform`, `platform.system()`, their text in another case (`.lower()`), or a name every
+        binding of which is one of those (`SYSTEM = platform.system()`)."""
+        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
+                and node.func.attr.value in TEXT_METHODS:
+            node = node.func.value
         target = node.func if isinstance(node, cst.Call) else node
-        qualified = self.model.resolve(target, scope)
-        return qualified in self.facts.platforms
+        if self.model.resolve(target, scope) in self.facts.platforms:
+            return True
+        if isinstance(node, cst.Name) and depth < MAX_DEPTH:
+            bound = self.model.assigned(node, scope)
+            return bool(bound) and all(self._is_platform(value, where, depth + 1) for value, where in bound)
+        return False
 
     def _platform_equals(self, text, depth) -> Guard:
         """`sys.platform == text`: true off a Mac when text is another platform; false off a Mac when it is macOS."""
@@ -1089,6 +1102,26 @@ class GuardEvaluator:
         if any(text.lower().startswith(mac) for mac in self.facts.mac_platforms):
             return Guard(False, True)
         return TRUE_OFF_MAC
+
+
+def _accumulated(binding: "Binding") -> cst.BaseExpression:
+    """What an accumulating binding adds (`on_cuda = on_cuda or t.is_cuda`: `t.is_cuda`): the name's earlier
+    values are its other bindings, so its guard is theirs and this operand's together."""
+    value = binding.value
+    if type(value) is cst.BooleanOperation and type(value.operator) is cst.Or:
+        for own, other in ((value.left, value.right), (value.right, value.left)):
+            if type(own) is cst.Name and own.value == binding.name:
+                return other
+    return value
+
+
+def _cuda_member(node, facts: GuardFacts) -> bool:
+    """`RNGType.CUDA`, `Device.cuda`: an enum member named for CUDA (GuardFacts.names_cuda_member)."""
+    if not isinstance(node, cst.Attribute):
+        return False
+    owner = node.value.value if isinstance(node.value, cst.Name) else node.value.attr.value if isinstance(
+        node.value, cst.Attribute) else None
+    return facts.names_cuda_member(owner, node.attr.value)
 
 
 # Builtins whose result is truthy exactly when their one argument is: bool(x), len(x), list(range(n)).

@@ -29,10 +29,15 @@ def none_on_mac(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope"
     """Every value `node` can hold on a Mac is None, and it holds another one somewhere."""
     if not isinstance(node, (cst.Name, cst.Attribute)):
         return False
+    cuda_only = model.guards.facts.cuda_only_results
+    if isinstance(node, cst.Name):
+        bindings = model.lookup(node.value, scope)
+        if bindings and all(binding.kind == "param" and _cuda_object_or_none(model, binding.annotation, binding.context, cuda_only)
+                            for binding in bindings):
+            return True  # `comm: torch.cuda.Stream | None`: no Mac makes such an object, so it is None there
     values = model.values(node, scope, depth + 1)
     if not values or len(values) >= MAX_VALUES:  # a capped answer may have left a value out
         return False
-    cuda_only = model.guards.facts.cuda_only_results
     other = False
     for value in values:
         if value.kind == "none":
@@ -41,3 +46,17 @@ def none_on_mac(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope"
             return False
         other = True
     return other
+
+
+def _cuda_object_or_none(model: "SemanticModel", annotation, scope: "Scope", cuda_only) -> bool:
+    """`torch.cuda.Stream | None`, `Optional[torch.cuda.Event]`: an annotation naming one object only CUDA
+    makes (the catalog's `cuda_only_results`), or None."""
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        sides = (annotation.left, annotation.right)
+    elif isinstance(annotation, cst.Subscript) and model.resolve(annotation.value, scope) == "typing.Optional" \
+            and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
+        sides = (annotation.slice[0].slice.value, cst.Name("None"))
+    else:
+        return False
+    others = [side for side in sides if not (isinstance(side, cst.Name) and side.value == "None")]
+    return len(others) == 1 and model.canonical(model.resolve(others[0], scope) or "") in cuda_only

@@ -440,3 +440,128 @@ def anything(tensors, flag):
 
 def test_a_flag_accumulated_from_is_cuda_guards():
     assert triples(findings_of(ACCUMULATED, select={"CDL103", "CDL305"})) == [("CDL305", 18, 9)]
+
+
+ELIF_SELECTION = '''import torch
+
+
+class Trainer:
+    def pick(self, rank):
+        if rank != -1:
+            torch.cuda.set_device(rank)
+            self.device = torch.device("cuda", rank)
+        elif torch.cuda.is_available():
+            self.device = torch.device("cuda")
+            self.distributed = False
+        else:
+            self.device = torch.device("cpu")
+            self.distributed = False
+
+    def pick_mps(self, rank):
+        if rank != -1:
+            self.device = torch.device("cuda", rank)
+        elif torch.backends.mps.is_available():
+            self.device = torch.device("mps")
+        elif torch.cuda.is_available():
+            self.device = torch.device("cuda")
+        else:
+            self.device = torch.device("cpu")
+
+    def pick_twice(self):
+        if torch.cuda.is_available():
+            self.device = torch.device("cuda")
+        elif torch.cuda.device_count() > 0:
+            self.device = torch.device("cuda", 0)
+        else:
+            self.device = torch.device("cpu")
+'''
+
+
+def test_the_first_cuda_test_of_a_chain_is_judged_as_a_selection():
+    assert triples(findings_of(ELIF_SELECTION, select={"CDL104"})) == [("CDL104", 9, 9), ("CDL104", 27, 9)]
+
+
+FLOAT64_FALLBACK = '''import warnings
+
+import torch
+
+
+def precise(data):
+    try:
+        wide = data.to(torch.float64)
+    except TypeError:
+        warnings.warn("no float64 here")
+        wide = data.to(torch.float32)
+    return wide
+
+
+def other_error(data):
+    try:
+        wide = data.to(torch.float64)
+    except ValueError as error:
+        raise RuntimeError("cannot widen") from error
+    return wide
+
+
+def after_the_try(data):
+    try:
+        data = data.contiguous()
+    except TypeError:
+        pass
+    return data.to(torch.float64)
+'''
+
+
+def test_float64_in_a_try_that_catches_what_mps_raises_has_its_fallback():
+    assert triples(findings_of(FLOAT64_FALLBACK, select={"CDL601"})) == [("CDL601", 17, 24), ("CDL601", 28, 20)]
+
+
+FINDER = '''import torch
+
+
+def find_lr(model, device="cuda"):
+    """Run the finder."""
+    if device is None:
+        device = "cuda"
+    if device == "cuda" and not torch.cuda.is_available():
+        device = "mps"
+    if device == "mps" and not torch.backends.mps.is_available():
+        device = "cpu"
+    return model.to(torch.device(device))
+
+
+def fit(model, device="cuda"):
+    return model.to(device)
+'''
+
+
+def test_a_cuda_default_the_function_resolves_for_a_mac_is_a_preference(tmp_path, monkeypatch):
+    caller = "from pkg.finder import find_lr, fit\n\n\ndef run(model):\n    find_lr(model)\n    fit(model)\n"
+    found = lint_tree(tmp_path, monkeypatch, {"pkg/__init__.py": "", "pkg/finder.py": FINDER, "pkg/run.py": caller})
+    assert [f for f in found if f[1] in ("CDL101", "CDL108", "CDL113")] == [
+        ("pkg/finder.py", "CDL101", 7, 18), ("pkg/finder.py", "CDL108", 15, 23), ("pkg/run.py", "CDL113", 6, 5)]
+
+
+FLASH = '''from transformers import AutoModelForCausalLM
+from transformers.utils import is_flash_attn_2_available
+
+
+def load(name, **kwargs):
+    implementation = kwargs.get("attention_implementation", "flash_attention_2")
+    return AutoModelForCausalLM.from_pretrained(name, attn_implementation=implementation)
+
+
+def portable(name):
+    implementation = "flash_attention_2" if is_flash_attn_2_available() else "sdpa"
+    return AutoModelForCausalLM.from_pretrained(name, attn_implementation=implementation)
+
+
+model = AutoModelForCausalLM.from_pretrained("gpt2", attn_implementation="flash_attention_2")
+eager = AutoModelForCausalLM.from_pretrained("gpt2", attn_implementation="sdpa")
+'''
+
+
+def test_flash_attention_asked_of_a_hugging_face_model():
+    found = findings_of(FLASH, select={"CDL409"})
+    assert triples(found) == [("CDL409", 6, 61), ("CDL409", 15, 54)]
+    assert found[0].related[0].line == 7

@@ -110,6 +110,30 @@ def _binds(scope: ast.AST, name: str) -> bool:
                                            arguments.vararg, arguments.kwarg) if arg is not None)
 
 
+def resolved_for_mac(function: ast.AST, name: str) -> bool:
+    """The body's first statements that read the parameter are `if`s that test it and rebind it, and one of
+    them picks MPS for it (`if device == "cuda" and not torch.cuda.is_available(): device = "mps"`): the
+    default is a preference the function resolves on each host, not a device it uses as it is."""
+    picks_mps = False
+    for statement in getattr(function, "body", ()):
+        if not any(_is_name(node, name) for node in ast.walk(statement)):
+            continue
+        if not (isinstance(statement, ast.If) and any(_is_name(node, name) for node in ast.walk(statement.test))
+                and any(_is_name(target, name) for inner in statement.body if isinstance(inner, ast.Assign)
+                        for target in inner.targets)):
+            break
+        picks_mps = picks_mps or any(_names_mps(node) for inner in statement.body for node in ast.walk(inner))
+    return picks_mps
+
+
+def _names_mps(node: ast.AST) -> bool:
+    """"mps" (or "mps:0") written, or torch's `mps` namespace (`torch.backends.mps.is_available()`) or its
+    `accelerator` API (`torch.accelerator.current_accelerator()`), as names.mentions_mac_path reads them."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value.split(":", 1)[0] == "mps"
+    return isinstance(node, ast.Attribute) and node.attr in ("mps", "accelerator")
+
+
 def filled_when_omitted(function: ast.AST, name: str) -> bool:
     """Parameter `name` (default None) of a device is given a value of the function's choosing when a
     call leaves it out: a statement of the function's body tests `name is None` (or `is not None`), as

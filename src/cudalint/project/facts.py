@@ -16,7 +16,7 @@ import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests, libraries_of, library_of
-from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, holds_device, is_cuda_device
+from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, holds_device, is_cuda_device, resolved_for_mac
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project import saved_files
 from cudalint.project.star_exports import star_facts
@@ -346,6 +346,7 @@ class _Reader:
         self.class_of: Dict[int, ast.ClassDef] = {}  # method of a module-level class -> the class
         self._attributes_memo: Dict[int, Dict[str, List[Tuple[ast.AST, ast.AST]]]] = {}  # class -> self.NAME's values
         self._arms_memo: Dict[int, Dict[int, tuple]] = {}  # function -> see _arm_tests
+        self._platforms_imported: Optional[bool] = None  # see _imports_platforms
         # (class, NAME) -> its guard and the other modules' names met working it out
         self._attribute_memo: Dict[Tuple[int, str], Tuple[Tuple[bool, bool], tuple]] = {}
         self._judged_attributes: Dict[str, List[Optional[Tuple[bool, bool]]]] = {}  # see _attribute_binding
@@ -804,7 +805,8 @@ class _Reader:
 
     def _defaults(self, name: str, function: ast.AST, method: bool) -> None:
         """The parameters of a function whose default names CUDA: those that hold a device in `cuda_defaults`,
-        the others (`impl="cuda"`, a choice of implementation: device_params.py) in `choice_defaults`."""
+        the others (`impl="cuda"`, a choice of implementation, and a device the body resolves for a Mac before
+        it uses it: device_params.py) in `choice_defaults`."""
         args = function.args
         positional = [*args.posonlyargs, *args.args]
         found, choices = [], []
@@ -813,7 +815,7 @@ class _Reader:
             written = self._cuda_default(default)
             if written:
                 param = positional[offset + index].arg
-                if holds_device(function, param):
+                if holds_device(function, param) and not resolved_for_mac(function, param):
                     position = offset + index - (1 if method else 0)
                     found.append((param, position, default.lineno, default.col_offset + 1, written))
                 else:
@@ -821,7 +823,7 @@ class _Reader:
         for arg, default in zip(args.kwonlyargs, args.kw_defaults):
             written = self._cuda_default(default) if default is not None else ""
             if written:
-                if holds_device(function, arg.arg):
+                if holds_device(function, arg.arg) and not resolved_for_mac(function, arg.arg):
                     found.append((arg.arg, -1, default.lineno, default.col_offset + 1, written))
                 else:
                     choices.append(arg.arg)
@@ -1341,12 +1343,22 @@ class _Reader:
         target = node.func if isinstance(node, ast.Call) else node
         if self.resolve(target) in self.platforms:
             return True
-        if isinstance(node, ast.Name) and depth < 4:
+        if isinstance(node, ast.Name) and depth < 4 and self._imports_platforms():
             values = self._assigned(function).get(node.id, []) if function is not None else []
             if not values and node.id in self.pending:
                 values = [self.pending[node.id]]
             return bool(values) and all(self._is_platform(value, function, depth + 1) for value in values)
         return False
+
+    def _imports_platforms(self) -> bool:
+        """The module imports one that names the platform (sys, platform, os): a name may hold its answer."""
+        if self._platforms_imported is not None:
+            return self._platforms_imported
+        roots = {platform.partition(".")[0] for platform in self.platforms}
+        found = any(target.partition(".")[0] in roots for target in self.aliases.values())
+        if self.statements_read:  # every import of the module is known: the answer holds
+            self._platforms_imported = found
+        return found
 
     def _platform(self, text) -> Tuple[bool, bool]:
         """`sys.platform == text`: true off a Mac for another platform, false off a Mac for macOS."""

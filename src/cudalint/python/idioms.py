@@ -559,12 +559,15 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         if not any(mentions_mac_path(test) for test in _earlier_tests(node, ctx)) and not _mac_path_after(node, ctx):
             _conditional_move(node, ctx)  # the head, or the last `elif` of a chain that never picks MPS
         return
-    if not _is_chain_head(node, ctx):
+    head = _is_chain_head(node, ctx)
+    if not head and node.orelse is None:
         return
     pairs, else_body = _branches(node)
     first, nested_tests = _chosen_in_branches(pairs[0][1])
     if not first:
         return
+    if not head and not (any(_chooses_cuda(value, ctx) for _, value in first) and _first_cuda_test(node, ctx)):
+        return  # an `elif` is judged as a chain of its own only where it is the chain's CUDA test choosing CUDA
     names = {name for name, _ in first}
     if not any(_is_cpu_arm(value, ctx) for value in _other_choices(node, pairs, else_body, names, ctx)):
         return
@@ -639,18 +642,34 @@ def _mac_path_after(node: cst.If, ctx: FileContext) -> bool:
     return False
 
 
-def _earlier_tests(node: cst.If, ctx: FileContext) -> List[cst.BaseExpression]:
-    """The tests of the branches before an `elif` in its chain (none for the chain's head):
-    `if device: model.to(device)` / `elif torch.cuda.is_available(): model.to("cuda")`."""
-    tests: List[cst.BaseExpression] = []
+def _first_cuda_test(node: cst.If, ctx: FileContext) -> bool:
+    """An `elif` whose test is the chain's first CUDA guard, after branches that neither test for nor pick
+    MPS (`if local_rank != -1: <distributed CUDA>` / `elif torch.cuda.is_available(): device = "cuda"` /
+    `else: device = "cpu"`): the selection a Mac runs starts there."""
+    if not ctx.model.guard(node.test).when_true:
+        return False
+    earlier = _earlier_holders(node, ctx)
+    return not any(mentions_mac_path(holder.test) or mentions_mac_path(holder.body) or ctx.model.guard(holder.test).when_true
+                   for holder in earlier)
+
+
+def _earlier_holders(node: cst.If, ctx: FileContext) -> List[cst.If]:
+    """The branches before an `elif` in its chain, nearest first (none for the chain's head)."""
+    holders: List[cst.If] = []
     stack, current = ctx.stack, node
     for index in range(len(stack) - 2, -1, -1):
         holder = stack[index]
         if type(holder) is not cst.If or holder.orelse is not current:
             break
-        tests.append(holder.test)
+        holders.append(holder)
         current = holder
-    return tests
+    return holders
+
+
+def _earlier_tests(node: cst.If, ctx: FileContext) -> List[cst.BaseExpression]:
+    """The tests of the branches before an `elif` in its chain (none for the chain's head):
+    `if device: model.to(device)` / `elif torch.cuda.is_available(): model.to("cuda")`."""
+    return [holder.test for holder in _earlier_holders(node, ctx)]
 
 
 PLACING_METHODS = frozenset({"to", "cuda", "xpu", "npu", "mps"})  # methods that put a value on a device other than the CPU
@@ -814,8 +833,30 @@ def _checked_for_mac(function: cst.FunctionDef, name: str, ctx: FileContext) -> 
                 callee.kind == "func" and type(callee.data) is cst.FunctionDef and mentions_mac_path(callee.data)
                 for callee in callees)
         if reads_name(statement, name):
-            return False
+            return _resolved_inline(body[body.index(statement):], name)
     return False
+
+
+def _resolved_inline(statements, name: str) -> bool:
+    """The first statements that read the parameter are `if`s that test it and rebind it, and one of them
+    picks MPS (`if device == "cuda" and not torch.cuda.is_available(): device = "mps"`): the default is a
+    preference resolved on each host (the index's device_params.resolved_for_mac, on libcst's tree)."""
+    picks_mps = False
+    for statement in statements:
+        if not reads_name(statement, name) and not _rebinds(statement, name):
+            continue
+        if not (type(statement) is cst.If and reads_name(statement.test, name) and _rebinds(statement.body, name)):
+            break
+        picks_mps = picks_mps or mentions_mac_path(statement.body)
+    return picks_mps
+
+
+def _rebinds(node: cst.CSTNode, name: str) -> bool:
+    """A statement of the block (not of a nested one) assigns the name."""
+    block = node.body if isinstance(node, cst.BaseSuite) else (node,)
+    return any(type(line) is cst.SimpleStatementLine and any(
+        type(small) is cst.Assign and any(type(target.target) is cst.Name and target.target.value == name for target in small.targets)
+        for small in line.body) for line in block)
 
 
 def _default_keyword(node: cst.Call, ctx: FileContext) -> None:

@@ -1090,7 +1090,8 @@ class GuardEvaluator:
         target = node.func if isinstance(node, cst.Call) else node
         if self.model.resolve(target, scope) in self.facts.platforms:
             return True
-        if isinstance(node, cst.Name) and depth < MAX_DEPTH:
+        if isinstance(node, cst.Name) and depth < MAX_DEPTH and any(
+                self.model.imports_under(platform.partition(".")[0]) for platform in self.facts.platforms):
             bound = self.model.assigned(node, scope)
             return bool(bound) and all(self._is_platform(value, where, depth + 1) for value, where in bound)
         return False

@@ -565,3 +565,97 @@ def test_flash_attention_asked_of_a_hugging_face_model():
     found = findings_of(FLASH, select={"CDL409"})
     assert triples(found) == [("CDL409", 6, 61), ("CDL409", 15, 54)]
     assert found[0].related[0].line == 7
+
+
+IN_A_TRY = '''import torch
+
+
+def resolve(device):
+    try:
+        import torch.cuda
+
+        if device == "auto":
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        return device
+    except ImportError:
+        return "cpu"
+
+
+def synchronize():
+    try:
+        torch.cuda.synchronize()
+    except Exception:
+        pass
+'''
+
+
+def test_a_selection_in_a_try_that_falls_back_is_still_a_selection():
+    assert triples(findings_of(IN_A_TRY, select={"CDL104", "CDL201"})) == [("CDL104", 9, 20)]
+
+
+SAFE_IMPORT = '''from pkg.dependencies import _safe_import
+
+torch = _safe_import("torch")
+empty_cache = _safe_import("torch.cuda.empty_cache")
+numpy = _safe_import("numpy")
+
+
+def resolve(device):
+    if device == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        if torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    return device
+
+
+def release(model):
+    model.to("cpu")
+    empty_cache()
+'''
+
+
+def test_a_module_bound_by_an_optional_import_helper_is_that_module():
+    assert triples(findings_of(SAFE_IMPORT, select={"CDL101", "CDL202"})) == [("CDL202", 20, 5)]
+
+
+IN_STEPS = '''def detect():
+    name = None
+    try:
+        import torch.mps
+
+        torch.mps.current_allocated_memory()
+        name = "mps"
+    except (RuntimeError, ImportError):
+        pass
+    if name is None:
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                name = "cuda"
+            else:
+                name = "cpu"
+        except ImportError:
+            name = "cpu"
+    return name
+
+
+def detect_without_mps():
+    name = None
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            name = "cuda"
+        else:
+            name = "cpu"
+    except ImportError:
+        name = "cpu"
+    return name
+'''
+
+
+def test_a_selection_after_an_earlier_step_that_picks_mps_is_part_of_the_detection():
+    assert triples(findings_of(IN_STEPS, select={"CDL104"})) == [("CDL104", 28, 9)]

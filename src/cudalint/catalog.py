@@ -72,6 +72,9 @@ _RULE_DEFAULTS = (  # (field, default), in order
     ("silenced_in_test_modules", False),
     ("example_files", EMPTY),  # other files of the examples' project (path -> text)
     ("provenance", ""),  # the PyTorch source or docs a policy (leaving the default set, say) rests on
+    # a `try:` whose handler falls back guards its findings: false where what the rule finds raises nothing on a
+    # Mac (a device selection that forgets MPS just runs on the CPU), so no handler ever runs for it
+    ("shielded_by_try", True),
 )
 
 
@@ -186,7 +189,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
     if table.get("fix", "none") not in FIX_KINDS:
         raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
     known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests", "silenced_in_host_tests", "silenced_in_test_modules", "example_files",
-                             "provenance"}
+                             "provenance", "shielded_by_try"}
     extra = set(table) - known
     if extra:
         raise CatalogError(f"{source}: {code}: unknown keys {sorted(extra)}")
@@ -213,6 +216,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         silenced_in_test_modules=bool(table.get("silenced_in_test_modules", False)),
         example_files=dict(table.get("example_files", {})),
         provenance=" ".join(table.get("provenance", "").split()),
+        shielded_by_try=bool(table.get("shielded_by_try", True)),
     )
 
 

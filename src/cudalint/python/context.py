@@ -237,7 +237,8 @@ class FileContext:
         if rule is None:
             return
         if rule.silenced_by_guard and (self.guard_depth or self.branches):
-            shielded = self.guard_depth and not (self.guard_depth == self.fallback_depth and self._never_raises(node))
+            shielded = self.guard_depth and not (self.guard_depth == self.fallback_depth
+                                                 and (not rule.shielded_by_try or self._never_raises(node)))
             if shielded or self._branch_off_mac():  # the branches' guards only when the shields do not settle it
                 return  # code that never runs on a Mac is not a portability problem
         if rule.silenced_by_guard and self._disabled_off_mac():

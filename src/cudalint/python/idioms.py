@@ -593,6 +593,8 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         return  # only where a load puts a checkpoint before `load_state_dict` copies it into the model
     if else_body is None and len(pairs) == 1 and _mac_path_after(node, ctx):
         return  # `device = "cpu"`, `if cuda: device = "cuda"`, then `if mps: device = "mps"`: a choice in steps
+    if _mac_chosen_before(node, cuda_names, ctx):
+        return  # `try: torch.mps.current_allocated_memory(); name = "mps"`, then `if name is None:` this: a step
     ctx.report(
         "CDL104",
         node,
@@ -627,6 +629,29 @@ def _other_hosts_only(orelse: cst.CSTNode, ctx: FileContext) -> bool:
             return False
         orelse = orelse.orelse
     return orelse is None
+
+
+def _mac_chosen_before(node: cst.If, names: Set[Optional[str]], ctx: FileContext) -> bool:
+    """An assignment of one of the selection's names, earlier in its function (in the order the code runs),
+    picks a Mac's device (`accelerator_name = "mps"` after a successful MPS probe): the selection is a later
+    step of a detection in steps, which has already offered MPS."""
+    function = next((held for held in reversed(ctx.stack) if isinstance(held, (cst.FunctionDef, cst.Module))), None)
+    wanted = {name for name in names if name}
+    if function is None or not wanted:
+        return False
+    pending: List[cst.CSTNode] = [function.body if isinstance(function, cst.FunctionDef) else function]
+    while pending:
+        current = pending.pop()
+        if current is node:
+            return False
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not function:
+            continue
+        if type(current) is cst.Assign and any(
+                type(target.target) is cst.Name and target.target.value in wanted for target in current.targets) \
+                and mentions_mac_path(current.value):
+            return True
+        pending.extend(reversed(code_children(current)))
+    return False
 
 
 def _mac_path_after(node: cst.If, ctx: FileContext) -> bool:

@@ -185,7 +185,10 @@ class ScopeBuilder:
         self._suite(node.body, inner, conditions)
 
     def _small(self, node: cst.BaseSmallStatement, scope: Scope, conditions: Tuple[Condition, ...]) -> None:
-        if isinstance(node, cst.Assign):
+        imported = _imported_by_call(node)
+        if imported is not None:  # `torch = _safe_import("torch")`: an optional-import helper's module
+            self._import(imported[0], imported[1], scope, node, conditions)
+        elif isinstance(node, cst.Assign):
             for target in node.targets:
                 self._target(target.target, node.value, scope, node, "assign", conditions)
         elif isinstance(node, cst.AnnAssign):
@@ -312,6 +315,22 @@ class ScopeBuilder:
             elif kind == "assign" and value is not None:
                 key = (target.value.value, target.attr.value)
                 scope.stores.setdefault(key, []).append(Binding(target.attr.value, kind, scope, node, value, conditions=conditions))
+
+
+def _imported_by_call(node: cst.BaseSmallStatement) -> Optional[Tuple[str, str]]:
+    """(name, module) of `torch = _safe_import("torch")`, `cuda = lazy_import("torch.cuda")`: a name bound to
+    what a call makes of a torch module path, the name being that path's last part, as an optional-import
+    helper returns the module (importlib.import_module("torch") among them). Only torch's modules: a CUDA-only
+    library loaded so is the helper's to guard, and a string naming anything else may be no module at all."""
+    if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+            and isinstance(node.value, cst.Call) and node.value.args and node.value.args[0].keyword is None):
+        return None
+    first = node.value.args[0].value
+    path = first.evaluated_value if isinstance(first, cst.SimpleString) else None
+    name = node.targets[0].target.value
+    if not isinstance(path, str) or path.split(".")[0] != "torch" or path.rsplit(".", 1)[-1] != name:
+        return None
+    return name, path
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

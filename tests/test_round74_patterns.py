@@ -659,3 +659,24 @@ def detect_without_mps():
 
 def test_a_selection_after_an_earlier_step_that_picks_mps_is_part_of_the_detection():
     assert triples(findings_of(IN_STEPS, select={"CDL104"})) == [("CDL104", 28, 9)]
+
+
+LABELS = '''import torch
+
+
+class Tracker:
+    def __init__(self):
+        self.tracked = {}
+
+    def hook(self, tensor):
+        key = "cpu" if not tensor.is_cuda else "cuda:{}".format(tensor.get_device())
+        self.tracked[key] = tensor
+
+    def place(self, tensor):
+        key = "cuda" if torch.cuda.is_available() else "cpu"
+        self.tracked[key] = tensor.to(key)
+'''
+
+
+def test_a_device_label_used_only_as_a_key_chooses_nothing():
+    assert triples(findings_of(LABELS, select={"CDL104"})) == [("CDL104", 13, 15)]

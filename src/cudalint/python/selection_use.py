@@ -64,7 +64,7 @@ DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # their bo
 def is_not_a_porting_problem(node: cst.IfExp, ctx: FileContext) -> bool:
     return (_inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx) or _returns_mac_elsewhere(ctx)
             or _test_variant(node, ctx) or _keyed_on_backend(node, ctx) or serves_collectives(ctx) or _never_read(ctx)
-            or fallback_never_runs(ctx))
+            or fallback_never_runs(ctx) or _only_a_key(ctx))
 
 
 def fallback_never_runs(ctx: FileContext) -> bool:
@@ -426,6 +426,34 @@ def _never_read(ctx: FileContext) -> bool:
     else:
         return False
     return not reads_name(body, name, MAX_NODES)
+
+
+def _only_a_key(ctx: FileContext) -> bool:
+    """The selection is bound to a local name that its function reads only as the index of a subscript
+    (`key = "cpu" if not t.is_cuda else f"cuda:{t.get_device()}"`, then `tracked[key] = t`): a label for
+    the device a value is on, built the same way where it is looked up; no device is chosen by it."""
+    name = _bound_name(ctx, _unwrapped(ctx))
+    model = ctx.model
+    if name is None or model.scope.kind != "function" or name in _declared(model.scope.node):
+        return False
+    reads, stack, seen = 0, [(model.scope.node.body, None, None)], 0
+    while stack:
+        node, parent, grand = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            return False
+        if type(node) is cst.Name and node.value == name:
+            if type(parent) is cst.AssignTarget:
+                continue  # a binding of the name, not a read
+            if not (type(parent) is cst.Index and type(grand) is cst.SubscriptElement):
+                return False
+            reads += 1
+            continue
+        if type(node) in DEFINITIONS:
+            continue
+        children = [node.value] if type(node) in (cst.Attribute, cst.Arg) else node.children
+        stack.extend((child, node, parent) for child in children)
+    return reads > 0
 
 
 def _program(ctx: FileContext) -> bool:

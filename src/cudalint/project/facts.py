@@ -292,31 +292,6 @@ def _summary(node, owner: str) -> list:
     return ["?"]
 
 
-def _arm_tests(function) -> Dict[int, tuple]:
-    """id of the value of each assignment in the function's own body that sits in an arm of an `if` ->
-    the tests of the `if`s around it, innermost last, as (test, True for the body, False for the else)."""
-    found: Dict[int, tuple] = {}
-    pending: List[Tuple[list, tuple]] = [(function.body, ())]
-    while pending:
-        body, tests = pending.pop()
-        for statement in body:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            if tests and isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                found[id(statement if isinstance(statement, ast.AugAssign) else statement.value)] = tests
-            if isinstance(statement, ast.If):
-                pending.append((statement.body, (*tests, (statement.test, True))))
-                pending.append((statement.orelse, (*tests, (statement.test, False))))
-                continue
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(statement, field, None)
-                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                    pending.append((block, tests))
-            for handler in getattr(statement, "handlers", None) or ():
-                pending.append((handler.body, tests))
-    return found
-
-
 def _names_cuda(expression: ast.AST) -> bool:
     """A CUDA device string is written somewhere in the expression."""
     return any(isinstance(node, ast.Constant) and is_cuda_device(node.value) for node in ast.walk(expression))
@@ -345,7 +320,7 @@ class _Reader:
         self._dead_memo: Dict[int, Set[int]] = {}  # function -> its returns that never run on a Mac
         self.class_of: Dict[int, ast.ClassDef] = {}  # method of a module-level class -> the class
         self._attributes_memo: Dict[int, Dict[str, List[Tuple[ast.AST, ast.AST]]]] = {}  # class -> self.NAME's values
-        self._arms_memo: Dict[int, Dict[int, tuple]] = {}  # function -> see _arm_tests
+        self._arms_memo: Dict[int, Dict[int, tuple]] = {}  # function -> see _bound_off_mac
         self._platforms_imported: Optional[bool] = None  # see _imports_platforms
         # (class, NAME) -> its guard and the other modules' names met working it out
         self._attribute_memo: Dict[Tuple[int, str], Tuple[Tuple[bool, bool], tuple]] = {}
@@ -1178,8 +1153,10 @@ class _Reader:
     def _bound_off_mac(self, value: ast.AST, function) -> bool:
         """The assignment of `value` sits in an arm of an `if` of the function that no Mac takes."""
         arms = self._arms_memo.get(id(function))
-        if arms is None:
-            arms = self._arms_memo[id(function)] = _arm_tests(function)
+        if arms is None:  # the value of each assignment -> the tests it sits under
+            arms = self._arms_memo[id(function)] = {
+                id(statement if isinstance(statement, ast.AugAssign) else statement.value): conditions
+                for statement, conditions in _statements_under(function, ASSIGNMENTS) if conditions}
         for test, polarity in arms.get(id(value), ()):
             found = self._guard(test, function, 1)
             if found[0 if polarity else 1]:
@@ -1405,13 +1382,22 @@ def _may_return(statement: ast.stmt) -> bool:
 
 
 def _returns_under(function) -> List[Tuple[ast.Return, Tuple[Tuple[ast.expr, bool], ...]]]:
-    """Each `return VALUE` of a function's own body with the tests it sits under, (test, truth) each: an
-    `if`'s body and `else`, and the statements after an `if` whose body ends by leaving (early exits)."""
-    found: List[Tuple[ast.Return, Tuple[Tuple[ast.expr, bool], ...]]] = []
+    """Each `return VALUE` of a function's own body with the tests it sits under (_statements_under)."""
+    return [(statement, conditions) for statement, conditions in _statements_under(function, (ast.Return,))
+            if statement.value is not None]
+
+
+ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+
+
+def _statements_under(function, kinds) -> List[Tuple[ast.stmt, Tuple[Tuple[ast.expr, bool], ...]]]:
+    """Each statement of one of `kinds` in a function's own body with the tests it sits under, (test, truth)
+    each: an `if`'s body and `else`, and the statements after an `if` whose body ends by leaving (early exits)."""
+    found: List[Tuple[ast.stmt, Tuple[Tuple[ast.expr, bool], ...]]] = []
 
     def block(body, conditions) -> None:
         for statement in body:
-            if isinstance(statement, ast.Return) and statement.value is not None:
+            if isinstance(statement, kinds):
                 found.append((statement, conditions))
             elif isinstance(statement, ast.If):
                 block(statement.body, conditions + ((statement.test, True),))

@@ -79,8 +79,9 @@ def _checked_default(origin: cst.CSTNode, ctx: FileContext) -> bool:
         if type(holder) is cst.FunctionDef:
             params = holder.params
             for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-                if param.default is origin:
-                    return _checked_for_mac(holder, param.name.value, ctx)
+                if param.default is origin:  # the index's choice defaults: an implementation, or resolved for a Mac
+                    name = param.name.value
+                    return project_checks.choice_default(holder, name, ctx) or _checked_for_mac(holder, name, ctx)
     return False
 
 
@@ -858,30 +859,8 @@ def _checked_for_mac(function: cst.FunctionDef, name: str, ctx: FileContext) -> 
                 callee.kind == "func" and type(callee.data) is cst.FunctionDef and mentions_mac_path(callee.data)
                 for callee in callees)
         if reads_name(statement, name):
-            return _resolved_inline(body[body.index(statement):], name)
+            return False
     return False
-
-
-def _resolved_inline(statements, name: str) -> bool:
-    """The first statements that read the parameter are `if`s that test it and rebind it, and one of them
-    picks MPS (`if device == "cuda" and not torch.cuda.is_available(): device = "mps"`): the default is a
-    preference resolved on each host (the index's device_params.resolved_for_mac, on libcst's tree)."""
-    picks_mps = False
-    for statement in statements:
-        if not reads_name(statement, name) and not _rebinds(statement, name):
-            continue
-        if not (type(statement) is cst.If and reads_name(statement.test, name) and _rebinds(statement.body, name)):
-            break
-        picks_mps = picks_mps or mentions_mac_path(statement.body)
-    return picks_mps
-
-
-def _rebinds(node: cst.CSTNode, name: str) -> bool:
-    """A statement of the block (not of a nested one) assigns the name."""
-    block = node.body if isinstance(node, cst.BaseSuite) else (node,)
-    return any(type(line) is cst.SimpleStatementLine and any(
-        type(small) is cst.Assign and any(type(target.target) is cst.Name and target.target.value == name for target in small.targets)
-        for small in line.body) for line in block)
 
 
 def _default_keyword(node: cst.Call, ctx: FileContext) -> None:

@@ -892,7 +892,7 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # `custom_fwd(device_type="cuda")` without `cast_inputs`: not this entry's case
         if "without_keyword" in spec and (find_argument(node, spec["without_keyword"], None) is not None or any(a.star for a in node.args)):
             continue
-        if "unless_callees" in spec and any(_callee_matches(callee, func, ctx, _callee_names(func, ctx))
+        if "unless_callees" in spec and any(_callee_matches(callee, func, ctx, names if names is not None else _callee_names(func, ctx))
                                             for callee in spec["unless_callees"]):
             continue  # `torch.autograd.graph.save_on_cpu(pin_memory=True)` pins only where CUDA is available
         if "unless_methods" in spec and type(func) is cst.Attribute and func.attr.value in spec["unless_methods"]:
@@ -1143,8 +1143,9 @@ def _stored_in(node: cst.Attribute, ctx: FileContext) -> Optional[str]:
             and type(stack[-5]) is cst.Assign and stack[-5].value is stack[-4] and len(stack[-5].targets) == 1
             and type(stack[-5].targets[0].target) is cst.Name):
         return stack[-5].targets[0].target.value  # `any_cuda = any([t.is_cuda for t in (q, k, v)])`
-    if len(stack) >= 3 and _accumulator(stack[-3], stack[-2]) is not None:
-        return _accumulator(stack[-3], stack[-2])  # `on_cuda = on_cuda or t.is_cuda`: true once one was
+    accumulated = _accumulator(stack[-3], stack[-2]) if len(stack) >= 3 else None
+    if accumulated is not None:
+        return accumulated  # `on_cuda = on_cuda or t.is_cuda`: true once one was
     depth = len(stack) - 1
     while depth >= 1 and isinstance(stack[depth - 1], cst.BooleanOperation) and isinstance(stack[depth - 1].operator, cst.And):
         depth -= 1  # `ok = flag and x.is_cuda and n % 8 == 0`

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from cudalint.python.names import is_none
 from cudalint.python.semantic.values import MAX_VALUES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,11 +53,10 @@ def _cuda_object_or_none(model: "SemanticModel", annotation, scope: "Scope", cud
     """`torch.cuda.Stream | None`, `Optional[torch.cuda.Event]`: an annotation naming one object only CUDA
     makes (the catalog's `cuda_only_results`), or None."""
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
-        sides = (annotation.left, annotation.right)
+        others = [side for side in (annotation.left, annotation.right) if not is_none(side)]
     elif isinstance(annotation, cst.Subscript) and model.resolve(annotation.value, scope) == "typing.Optional" \
             and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
-        sides = (annotation.slice[0].slice.value, cst.Name("None"))
+        others = [annotation.slice[0].slice.value]
     else:
         return False
-    others = [side for side in sides if not (isinstance(side, cst.Name) and side.value == "None")]
     return len(others) == 1 and model.canonical(model.resolve(others[0], scope) or "") in cuda_only

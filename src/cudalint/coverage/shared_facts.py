@@ -73,7 +73,10 @@ def missing_kind(name: str, dispatch_keys: List[str]) -> str:
     """An operator without MPS path is a real gap when dense CPU and CUDA both have kernels
     and its name does not tie it to one layout or library."""
     base = base_name(name)
-    layout_specific = bool(set(base.strip("_").split("_")) & LAYOUT_WORDS) or base in LAYOUT_OPS or base.startswith("q_")
+    parts = set(base.strip("_").split("_"))
+    if "fake" in parts:  # fake quantization rounds ordinary float tensors: no quantized layout involved
+        parts -= {"quantize", "quant"}
+    layout_specific = bool(parts & LAYOUT_WORDS) or base in LAYOUT_OPS or base.startswith("q_")
     if {"CPU", "CUDA"} <= set(dispatch_keys) and not layout_specific:
         return KIND_MISSING
     return KIND_MISSING_BACKEND

@@ -64,6 +64,9 @@ class FileFacts:
         self.extensions: List[Tuple[str, int, int]] = []  # (module name, line, column)
         self.guard_constants: Dict[str, Tuple[bool, bool]] = {}  # NAME = <a CUDA guard> at module level
         self.skips: List[str] = []  # test decorators (functions) that skip unless CUDA is there
+        # helpers that stop a test for one value of a parameter where CUDA is missing (`check_device(device)`:
+        # `if device == "cuda" and not torch.cuda.is_available(): pytest.skip()`): name -> [[position, param, value]]
+        self.device_skips: Dict[str, list] = {}
         self.requires: List[str] = []  # functions that raise unless CUDA is there, before they can return
         self.markers: List[str] = []  # test markers that forward their keywords to a marker_reasons function
         self.exports: Dict[str, str] = {}  # module-level `from x import y as z`: z -> x.y (re-exports)
@@ -139,6 +142,7 @@ class FileFacts:
             "extensions": self.extensions,
             "guard_constants": self.guard_constants,
             "skips": self.skips,
+            "device_skips": self.device_skips,
             "requires": self.requires,
             "markers": self.markers,
             "exports": self.exports,
@@ -168,6 +172,8 @@ class FileFacts:
         facts.extensions = [tuple(item) for item in data.get("extensions", [])]
         facts.guard_constants = {name: tuple(value) for name, value in data.get("guard_constants", {}).items()}
         facts.skips = list(data.get("skips", []))
+        facts.device_skips = {name: [list(entry) for entry in entries] for name, entries in data.get("device_skips", {}).items()
+                              if isinstance(entries, list) and all(isinstance(entry, list) and len(entry) == 3 for entry in entries)}
         facts.requires = list(data.get("requires", []))
         facts.markers = list(data.get("markers", []))
         facts.exports = dict(data.get("exports", {}))
@@ -434,6 +440,9 @@ class _Reader:
             if self._forwards_keywords(node):
                 self.facts.markers.append(name)
             self._note_skip(name, lambda: self._skips_off_cuda(node) or None)
+            stops = self._stops_for_values(node)
+            if stops:
+                self.facts.device_skips[name] = stops
         for statement in tree.body:  # `cuda = pytest.mark.skipif(not torch.cuda.is_available(), ...)`: a marker
             if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                     and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)):
@@ -570,6 +579,33 @@ class _Reader:
                 any(self._guard(test, node)[0 if polarity else 1] for test, polarity in conditions) for conditions in others):
             return True
         return self._runs_test_only_off_mac(node)
+
+    def _stops_for_values(self, node, depth: int = 0) -> list:
+        """[position, parameter, value] for each statement of the function's body `if param == "value" and
+        <parts true on every Mac>: pytest.skip(...)` (or raise): a call passing "value" there stops where
+        CUDA is missing (the semantic model's GuardEvaluator.stops_unless_cuda, one call away). Position -1:
+        a decorator whose one wrapper does so for the wrapped test's parameter of that name."""
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return []
+        wrappers = [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if len(wrappers) == 1 and depth == 0:  # a decorator: its wrapper stops the test it wraps, by parameter name
+            found = [[-1, param, value] for _, param, value in self._stops_for_values(wrappers[0], 1)]
+        else:
+            found = []
+        params = [arg.arg for arg in node.args.posonlyargs + node.args.args]
+        for statement in node.body:
+            if not (isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.test, ast.BoolOp)
+                    and isinstance(statement.test.op, ast.And) and statement.body):
+                continue
+            last = statement.body[-1]
+            if not (isinstance(last, ast.Raise) or self._skips(last, node)):
+                continue
+            owned = [(part, _compared_value(part, params)) for part in statement.test.values]
+            own = [(part, pair) for part, pair in owned if pair is not None]
+            if len(own) == 1 and all(self._guard(part, node)[1] for part, pair in owned if pair is None):
+                param, value = own[0][1]
+                found.append([params.index(param), param, value])
+        return found
 
     def _set_up_skips(self, klass) -> bool:
         """The class's set-up skips its tests where a test true on every Mac holds: `setUpClass` (or
@@ -1011,6 +1047,8 @@ class _Reader:
             qualified = self.resolve(node)
             if qualified in self.flags:
                 return True, False
+            if qualified is None and isinstance(node, ast.Attribute) and node.attr == "is_cuda":
+                return True, False  # `x.is_cuda`: a tensor's (or module's) own answer (the semantic model's _reference)
             assumed = self._leaf("ref", qualified)
             if assumed is not None:
                 return assumed
@@ -1557,6 +1595,16 @@ def _catches_import_error(kind) -> bool:
         return True
     names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
     return any(isinstance(name, ast.Name) and name.id in IMPORT_ERRORS | {"Exception", "BaseException"} for name in names)
+
+
+def _compared_value(test, params) -> Optional[Tuple[str, str]]:
+    """(param, value) of `param == "value"` (either side) with param one of `params`."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    for name, value in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if isinstance(name, ast.Name) and name.id in params and isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return name.id, value.value
+    return None
 
 
 def _option_default(call: ast.Call) -> Optional[ast.AST]:

@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, reach
 from cudalint.project.paths import project_key, test_module
 
-INDEX_VERSION = "43"
+INDEX_VERSION = "44"
 ENTRY_POINT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
@@ -58,6 +58,9 @@ class ProjectIndex:
         self.cuda_only: Set[str] = set()  # classes and functions the project reaches only off a Mac
         self.queries: FrozenSet[str] = frozenset()  # the availability queries (guards.toml) the index was built with
         self.default_calls: Dict[str, Dict[str, List[int]]] = {}  # see default_calls.py
+        # module-level functions and classes another module of the project uses, by their defining names;
+        # "*name": a name a module that was not read holds ("*": too many names to list)
+        self.used_outside: frozenset = frozenset()
 
         self._gate: Dict[bool, Dict[str, frozenset]] = {}  # a top package's __init__ or not -> _gate_roots
         self._gate_words: Optional[frozenset] = None
@@ -369,6 +372,12 @@ class ProjectIndex:
             self._exported = found
         return qualified in self._exported
 
+    def calls_in_sight(self, qualified: str) -> bool:
+        """Every caller of a module-level function is in its own module: no other module of the project
+        uses it (by any name a re-export gives it), and no top-level package's `__init__` exports it."""
+        used = self.used_outside
+        return "*" not in used and qualified not in used and f"*{qualified.rpartition('.')[2]}" not in used and not self.exported(qualified)
+
     def saved_on_host(self, saver: str, key: str, for_test: bool) -> bool:
         """The project saves files named `key` with `saver`, and every such save writes host values only
         (saved_files.py); a test module's saves count for the loads of test modules, as host data."""
@@ -661,6 +670,14 @@ class ProjectIndex:
             return True
         return name in facts.skips_via and bool(self.looked_up(facts.skips_via[name], depth))
 
+    def device_skips(self, qualified: str) -> list:
+        """[position, parameter, value] entries of a project helper that stops a test for that value of
+        that parameter where CUDA is missing (FileFacts.device_skips)."""
+        found = self.function(qualified)
+        if found is None or found[0] is None:
+            return []
+        return found[0].device_skips.get(found[2], [])
+
     def looked_up(self, entry, depth: int = 0):
         """A helper that depends on other modules' helpers: its table entry for what they are."""
         if depth >= MAX_HELPER_DEPTH:
@@ -913,6 +930,7 @@ def build_index(
                     column = match.start(2) - (text.rfind("\n", 0, match.start(2)) + 1) + 1
                     index.extensions.setdefault(match.group(2), Place(relative, line, column))
     index.cuda_only = reach.cuda_only(index)
+    index.used_outside = _used_outside(index)
     index.loaded = frozenset(loaded for path, facts in index.facts.items() for loaded in facts.loads
                              if loaded in index.modules and loaded != index.paths.get(path))
     index.default_calls, calls_entry = default_calls.collect(
@@ -930,6 +948,7 @@ def build_index(
         "facts": {path: facts.shared_json() for path, facts in index.facts.items()},
         "extensions": {name: [p.path, p.line, p.column] for name, p in index.extensions.items()},
         "cuda_only": sorted(index.cuda_only),
+        "used_outside": sorted(index.used_outside),
         "loaded": sorted(index.loaded),
         "default_calls": index.default_calls,
         "subprojects": index.subprojects,
@@ -938,6 +957,27 @@ def build_index(
     if changed or fresh.keys() != cached.keys():  # a warm run of a large tree need not write it all again
         _save_cache(cache_dir, fresh)
     return index
+
+
+def _used_outside(index: "ProjectIndex") -> frozenset:
+    """The defining names of the project's functions and classes that a module other than their own
+    uses (reach's uses, read before they are dropped)."""
+    found: Set[str] = set()
+    for path, facts in index.facts.items():
+        if facts.words:  # a file not read (too large, or not Python CPython parses): the names it holds
+            if "*" in facts.words:
+                return frozenset({"*"})
+            found.update(f"*{word}" for word in facts.words)
+            continue
+        module = index.paths.get(path) or ""
+        for qualified in facts.uses:
+            owner = index.origin(qualified)
+            if owner is None:
+                continue  # a library's name, or a module
+            defined = owner[0]
+            if not defined.startswith(module + ".") or "." in defined[len(module) + 1:]:
+                found.add(defined)
+    return frozenset(found)
 
 
 def _cache_file(cache_dir: Optional[Path]) -> Optional[Path]:

@@ -233,6 +233,9 @@ def _is_cuda_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
     (`torch.device(torch.cuda.current_device())`)."""
     if is_cuda_device_string(node):
         return True
+    named = _named_strings(node, ctx)
+    if named:
+        return all(value.is_cuda_device() for value in named)
     if not (isinstance(node, cst.Call) and node.args and ctx.imports.resolve(node.func) == "torch.device"):
         return False
     first = node.args[0].value
@@ -255,12 +258,26 @@ def _is_cpu_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """"cpu" (or "cpu:0", the same device), as it is or as `torch.device(...)`."""
     if _names_cpu(string_value(node)):
         return True
+    named = _named_strings(node, ctx)
+    if named:
+        return all(_names_cpu(value.text) for value in named)
     return (
         isinstance(node, cst.Call)
         and ctx.imports.resolve(node.func) == "torch.device"
         and bool(node.args)
         and _names_cpu(string_value(node.args[0].value))
     )
+
+
+def _named_strings(node: cst.BaseExpression, ctx: FileContext) -> tuple:
+    """The string values of a name or attribute every binding of which is a string constant
+    (`CUDA = "cuda"` here or in a module it imports from); empty for anything else."""
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return ()
+    values = ctx.model.values(node)
+    if not values or not all(value.kind == "str" and value.origin is not node for value in values):
+        return ()
+    return values
 
 
 def _names_cpu(text: Optional[str]) -> bool:

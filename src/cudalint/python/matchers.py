@@ -99,12 +99,44 @@ def matching_values(spec: Mapping, node: cst.BaseExpression, ctx: FileContext) -
     options and config literals as surely as a literal — skipping values only taken off a Mac."""
     if spec.get("value", "any") == "any" and "values" not in spec:
         return [Value("unknown", None, node)]
+    return _wanted(spec, ctx.model.values(node))
+
+
+def _wanted(spec: Mapping, values) -> List[Value]:
     if "values" in spec:
         wanted = spec["values"]
         test = lambda value: value.kind == "str" and value.data in wanted  # noqa: E731
     else:
         test = VALUE_TESTS[spec["value"]]
-    return [value for value in ctx.model.values(node) if not value.off_mac and test(value)]
+    return [value for value in values if not value.off_mac and test(value)]
+
+
+# Conditions that read the argument's own expression or the call's place: a keyword spread from a dict
+# (`f(**options)`) is not judged where an entry has one of them.
+SPREAD_UNREAD = frozenset({"unless_empty", "unless_same_device", "unless_synchronized", "unless_host_on_a_mac",
+                           "unless_cpu_gets", "unless_uncast_region", "entered", "absent"})
+
+
+def _report_spread(entry: Entry, call: cst.Call, names, ctx: FileContext) -> None:
+    """A keyword the call receives from a dict spread into it (`from_pretrained(**config["model"])` with
+    `"attn_implementation": "flash_attention_2"` in that dict): reported where the entry is written."""
+    spec = entry.spec
+    if spec.get("value", "any") == "any" and "values" not in spec or SPREAD_UNREAD & spec.keys():
+        return
+    if "unless_callees" in spec:
+        names = names if names is not None else _callee_names(call.func, ctx)
+        if any(_callee_matches(callee, call.func, ctx, names) for callee in spec["unless_callees"]):
+            return
+    for arg in call.args:
+        if arg.star != "**":
+            continue
+        spread = "**" + source_of(arg.value)
+        for value in _wanted(spec, ctx.model.entry_values(arg.value, spec["keyword"])):
+            if value.where is not None or not isinstance(value.origin, cst.CSTNode):
+                continue
+            written = source_of(value.origin)
+            ctx.report(entry.rule.code, value.origin, entry.message(f"{written} (reaching {source_of(call.func)}({spread}))"),
+                       related=((arg, f"{written} reaches {source_of(call.func)}({spread}) as {spec['keyword']}= here"),))
 
 
 class MatchIndex:
@@ -589,6 +621,11 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     after = stack[-4] if len(stack) >= 4 and stack[-3] is call else None
     if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE:
         return False
+    mover = stack[-5] if isinstance(after, cst.Attribute) and after.value is call and after.attr.value == "to" and len(stack) >= 5 else None
+    if isinstance(mover, cst.Call) and mover.func is after:
+        target = find_argument(mover, "device", 0)
+        if target is not None and (names_host(ctx.model, target.value) or cpu_on_a_mac(ctx.model, target.value)):
+            return False  # `.to(torch.float64).to(device)` with a device that is the CPU wherever the host is a Mac
     return True
 
 
@@ -887,6 +924,9 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # `torch.amp.GradScaler()`: the device left to its default, "cuda"
         arg = find_argument(node, spec.get("keyword"), spec.get("position"))
         if arg is None:
+            if "keyword" in spec and any(a.star == "**" for a in node.args) and not any(
+                    a.keyword is not None and a.keyword.value == spec["keyword"] for a in node.args):
+                _report_spread(entry, node, names, ctx)  # `f(**options)` may pass it
             continue
         if "with_keyword" in spec and find_argument(node, spec["with_keyword"], None) is None and not any(a.star for a in node.args):
             continue  # `custom_fwd(device_type="cuda")` without `cast_inputs`: not this entry's case

@@ -307,6 +307,11 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
         node = node.func.value
     if type(node) is cst.Name:
         return depth < MAX_DEPTH and _bound_on_host(model, node, scope, depth)
+    if type(node) is cst.Subscript:  # a part of a host tensor, an entry of a checkpoint loaded on the host
+        return depth < MAX_DEPTH and on_host(model, node.value, scope, depth + 1)
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value != "self" \
+            and not model.is_module_ref(node.value):  # `m.weight`, `x.grad` of a name on the host
+        return depth < MAX_DEPTH and on_host(model, node.value, scope, depth + 1)
     if not isinstance(node, cst.Call):
         return False
     return model.resolve(node.func, scope) in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
@@ -335,17 +340,20 @@ def _host_for_mps(model: "SemanticModel", target: cst.BaseExpression, scope: "Sc
 
 
 def _told_host(model: "SemanticModel", call: cst.Call, scope: "Scope") -> bool:
-    """A call whose placement argument names the host: `map_location=` (torch.load and the loaders
-    that pass it on) or `device=`; what it returns is made, or loaded, there."""
+    """A call whose placement argument names the host (or a device that is the host wherever the host is a
+    Mac, cpu_on_a_mac): `map_location=` (torch.load and the loaders that pass it on) or `device=`; what it
+    returns is made, or loaded, there."""
     for arg in call.args:
         keyword = arg.keyword.value if arg.keyword is not None else None
         if keyword in ("map_location", "device"):
-            return names_host(model, arg.value, scope)
+            return names_host(model, arg.value, scope) or cpu_on_a_mac(model, arg.value, scope)
     return False
 
 
 def _bound_on_host(model: "SemanticModel", name: cst.Name, scope: "Scope", depth: int) -> bool:
     bindings = model.lookup(name.value, scope)
+    if len(bindings) == 1 and bindings[0].kind == "param":
+        return _passed_on_host(model, bindings[0], depth)
     if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
         return False
     if _moved_in_place(bindings[0].scope.node, name.value):
@@ -355,10 +363,21 @@ def _bound_on_host(model: "SemanticModel", name: cst.Name, scope: "Scope", depth
         value = binding.value
         if _same_name_kept(value, name.value, model):
             continue  # `m = m.double()`: where m already was
+        if _holds_node(value, name):
+            continue  # `x = F.interpolate(x, ...)` asked about its own input: this binding comes after the read
         if not on_host(model, value, binding.context, depth + 1):
             return False
         found = True
     return found
+
+
+def _passed_on_host(model: "SemanticModel", binding, depth: int) -> bool:
+    """A parameter every call of its function passes host data for (`interpolate_pos_embed(model,
+    torch.load(f, map_location="cpu"))`), where every caller is in sight (call_sites.in_sight)."""
+    arguments = model.call_sites.in_sight(binding)
+    return bool(arguments) and all(
+        argument is not None and argument[0] is not None and on_host(model, argument[0], argument[1], depth + 1)
+        for argument in arguments)
 
 
 IN_PLACE_MOVES = frozenset({"to", "cuda", "mps", "xpu", "to_empty", "type"})
@@ -389,6 +408,16 @@ SAME_DEVICE_FUNCTIONS = frozenset({
     "torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d", "torch.flatten", "torch.reshape",
     "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.clone", "torch.detach",
 })
+
+
+def _holds_node(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    stack = [tree]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(code_children(current))
+    return False
 
 
 def _same_name_kept(node: cst.BaseExpression, name: str, model: "SemanticModel") -> bool:

@@ -261,6 +261,10 @@ class SemanticModel:
     def values(self, node: cst.BaseExpression, scope: Optional[Scope] = None, depth: int = 0) -> Tuple[Value, ...]:
         return self.evaluator.values(node, scope or self.scope, depth)
 
+    def entry_values(self, node: cst.BaseExpression, key: str, scope: Optional[Scope] = None) -> Tuple[Value, ...]:
+        """What `f(**node)` passes as `key=`: the values of that entry of the dicts node may be."""
+        return self.evaluator.entry(node, key, scope or self.scope)
+
     def guard(self, test: cst.BaseExpression, scope: Optional[Scope] = None, depth: int = 0) -> Guard:
         return self.guards.guard(test, scope or self.scope, depth)
 

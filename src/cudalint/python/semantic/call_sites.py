@@ -8,8 +8,9 @@ sight, so only for a function nobody outside the file is expected to call: a tes
 runner calls it with the defaults), one nested in another function, any function of a test module,
 or a private method (`_load`) whose name the project index finds read nowhere but in methods of its
 own class (its calls are `self._load(...)` in the classes walked for it; asked lazily, by the guard
-questions that reach such a parameter). (A private module-level helper would qualify too, but finding
-its calls means walking its module, a cost every large library file would pay.) A call that spreads `*args`/`**kwargs` makes the parameter unknown.
+questions that reach such a parameter). A private module-level helper qualifies too where the project
+index finds no other module using it (`in_sight`; its calls are found by walking the module, asked lazily
+as well). A call that spreads `*args`/`**kwargs` makes the parameter unknown.
 """
 
 from __future__ import annotations
@@ -69,6 +70,22 @@ class CallSites:
         if not found and not function.name.value.startswith("test"):
             return None  # a test with no caller here is still called, by the runner, with its defaults
         return found
+
+    def in_sight(self, binding: "Binding") -> Optional[List[Optional[Argument]]]:
+        """`arguments`, and besides, for a private module-level helper (`_load`) no other module of the
+        project uses (the project index's uses, which the index reads in its one pass anyway), what its
+        calls here pass (at least one). A public function of a module others import stays out of sight:
+        the project's users may call it."""
+        found = self.arguments(binding)
+        if found is not None:
+            return found
+        function, project, module = binding.scope.node, self.model.project, self.model.module_name
+        if (project is None or not module or binding.scope.parent is not self.model.module_scope
+                or not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param)
+                or not function.name.value.startswith("_") or function.name.value.startswith("__")
+                or not project.calls_in_sight(f"{module}.{function.name.value}")):
+            return None
+        return self.seen(binding) or None
 
     def seen(self, binding: "Binding") -> List[Optional[Argument]]:
         """What the calls of the parameter's function in this file pass for it, whoever else may call it."""

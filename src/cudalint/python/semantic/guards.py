@@ -662,7 +662,7 @@ class GuardEvaluator:
         test = statement.test
         if not (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And)) or not exits(statement.body, self.model):
             return False
-        parts = conjuncts(test)
+        parts = list(conjuncts(test))
         own = [part for part in parts if owns(part)]
         return bool(own) and all(self.guard(part, scope, depth + 1).when_false for part in parts if part not in own)
 
@@ -886,7 +886,7 @@ class GuardEvaluator:
         """A parameter's guards from the calls of its function in the file (call_sites): its default,
         and what each call passes, which holds both ways where the call itself runs only off a Mac;
         None when a caller may be out of sight."""
-        passed = self.model.call_sites.arguments(binding)
+        passed = self.model.call_sites.in_sight(binding)
         if passed is None:
             return self._passed_elsewhere(binding, depth)
         if any(argument is None for argument in passed):

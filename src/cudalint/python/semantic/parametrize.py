@@ -66,8 +66,72 @@ def _skipped_without_cuda(model: "SemanticModel", function: cst.FunctionDef, nam
     and not torch.cuda.is_available(): pytest.skip(...)` (any order of the parts; `raise` too)."""
     scope = model.scopes.get(id(function))
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    return scope is not None and any(
-        model.guards.stops_unless_cuda(statement, lambda part: _compares(part, name, text), scope) for statement in body)
+    return scope is not None and (any(
+        model.guards.stops_unless_cuda(statement, lambda part: _compares(part, name, text), scope)
+        or _helper_stops(model, statement, name, text, scope) for statement in body)
+        or any(_decorator_stops(model, decorator.decorator, name, text, scope.parent) for decorator in function.decorators))
+
+
+def _decorator_stops(model: "SemanticModel", decorator: cst.BaseExpression, name: str, text: str, scope: "Scope") -> bool:
+    """`@skip_if_no_cuda` whose one wrapper starts `if device == "cuda" and not torch.cuda.is_available():
+    pytest.skip(...)` before it calls the test with the same `device`."""
+    if type(decorator) is cst.Name:
+        bindings = model.lookup(decorator.value, scope)
+        if bindings and all(binding.kind == "def" for binding in bindings):
+            return all(_wrapper_stops(model, binding.node, name, text) for binding in bindings)
+    qualified = model.resolve(decorator, scope) if type(decorator) in (cst.Name, cst.Attribute) else None
+    project = model.project
+    if qualified is None or project is None or not project.is_own(qualified):
+        return False
+    return any(position == -1 and param == name and value == text for position, param, value in project.device_skips(qualified))
+
+
+def _wrapper_stops(model: "SemanticModel", function: cst.FunctionDef, name: str, text: str) -> bool:
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    wrappers = [item for item in body if type(item) is cst.FunctionDef]
+    if len(wrappers) != 1:
+        return False
+    wrapper = wrappers[0]
+    inner = model.scopes.get(id(wrapper))
+    params = {param.name.value for param in (*wrapper.params.posonly_params, *wrapper.params.params)}
+    return inner is not None and name in params and isinstance(wrapper.body, cst.IndentedBlock) and any(
+        model.guards.stops_unless_cuda(line, lambda part: _compares(part, name, text), inner) for line in wrapper.body.body)
+
+
+def _helper_stops(model: "SemanticModel", statement: cst.CSTNode, name: str, text: str, scope: "Scope") -> bool:
+    """`check_device(device)` (its value kept or not), where the helper, here or in another module of the
+    project, stops for this value of the parameter that receives `name` (`if device == "cuda" and not
+    torch.cuda.is_available(): pytest.skip(...)`)."""
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    call = small.value if type(small) in (cst.Expr, cst.Assign, cst.AnnAssign) else None
+    if type(call) is not cst.Call:
+        return False
+    passed = [(index, arg.keyword.value if arg.keyword is not None else None) for index, arg in enumerate(call.args)
+              if type(arg.value) is cst.Name and arg.value.value == name and not arg.star]
+    if not passed:
+        return False
+    if type(call.func) is cst.Name:
+        bindings = model.lookup(call.func.value, scope)
+        if bindings and all(binding.kind == "def" for binding in bindings):
+            return all(_definition_stops(model, binding.node, passed, text) for binding in bindings)
+    qualified = model.resolve(call.func, scope)
+    project = model.project
+    if qualified is None or project is None or not project.is_own(qualified):
+        return False
+    return any(position >= 0 and value == text and ((keyword is None and index == position) or keyword == param)
+               for position, param, value in project.device_skips(qualified) for index, keyword in passed)
+
+
+def _definition_stops(model: "SemanticModel", function: cst.FunctionDef, passed, text: str) -> bool:
+    inner = model.scopes.get(id(function))
+    if inner is None or not isinstance(function.body, cst.IndentedBlock):
+        return False
+    params = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+    received = {params[index] if keyword is None and index < len(params) else keyword for index, keyword in passed}
+    return any(model.guards.stops_unless_cuda(line, lambda part: _compares(part, param, text), inner)
+               for line in function.body.body for param in received if param is not None)
 
 
 def _compares(test: cst.BaseExpression, name: str, text: str) -> bool:

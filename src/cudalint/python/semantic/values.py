@@ -61,6 +61,7 @@ class Value:
 
 
 UNKNOWN_KIND = "unknown"
+MAX_ROWS = 64  # rows of a table of configurations read for a key that is not known
 CYCLE = object()  # the data of an unknown value that stands for the expression being worked out (a cycle back to it)
 
 
@@ -409,7 +410,7 @@ class Evaluator:
                 if key is not None:
                     for holder in self.values(func.value, scope, depth + 1):
                         if holder.kind == "dict":
-                            found.extend(self._dict_entry(holder.data, key, depth))
+                            found.extend(_off_mac(v, holder.off_mac) for v in self._dict_entry(holder.data, key, depth))
                 if len(positional) > 1:
                     found.extend(self.values(positional[1], scope, depth + 1))
                 return tuple(found) or (Value(UNKNOWN_KIND, None, node),)
@@ -431,13 +432,30 @@ class Evaluator:
         if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
             return (Value(UNKNOWN_KIND, None, node),)
         key = string_value(node.slice[0].slice.value)
-        if key is None:
-            return (Value(UNKNOWN_KIND, None, node),)
         found: List[Value] = []
         for holder in self.values(node.value, scope, depth + 1):
             if holder.kind == "dict":
-                found.extend(self._dict_entry(holder.data, key, depth))
+                entries = self._dict_entry(holder.data, key, depth) if key is not None else self._rows(holder.data, depth)
+                found.extend(_off_mac(v, holder.off_mac) for v in entries)  # a dict taken only off a Mac
         return tuple(found) or (Value(UNKNOWN_KIND, None, node),)
+
+    def _rows(self, data, depth) -> Tuple[Value, ...]:
+        """`MODELS[name]` with the key not known: any row of a table of configurations (a dict literal whose
+        every entry is a dict literal), each a configuration whatever key chose it. A table of anything
+        else is a choice among its keys (a device per device name: CDL119 judges those): not followed."""
+        holder, where = data
+        if not isinstance(holder, cst.Dict) or not holder.elements or len(holder.elements) > MAX_ROWS or not all(
+                isinstance(element, cst.DictElement) and isinstance(element.value, cst.Dict) for element in holder.elements):
+            return ()
+        return tuple(Value("dict", (element.value, where), element.value) for element in holder.elements)
+
+    def entry(self, node: cst.BaseExpression, key: str, scope, depth: int = 0) -> Tuple[Value, ...]:
+        """The values of entry `key` of the dicts `node` may be (what `f(**node)` passes as `key=`)."""
+        found: List[Value] = []
+        for holder in self.values(node, scope, depth):
+            if holder.kind == "dict":
+                found.extend(_off_mac(v, holder.off_mac) for v in self._dict_entry(holder.data, key, depth))
+        return tuple(found)
 
     def _dict_entry(self, data, key, depth) -> Tuple[Value, ...]:
         holder, where = data

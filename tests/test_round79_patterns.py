@@ -287,3 +287,85 @@ def f(x):
 def test_float64_on_a_device_that_is_the_cpu_wherever_the_host_is_a_mac():
     # a module cast, then moved to that device; a parameter of a module made there; not another object's
     assert triples(findings_of(HOST_ON_A_MAC, select={"CDL601"})) == [("CDL601", 9, 56)]
+
+
+REGISTERED = '''import torch
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self, name, device="cuda"):
+        super(Encoder, self).__init__()
+        self.model = torch.nn.Linear(2, 2).to(device)
+
+
+def build(name, device):
+    return Encoder(name, device=device)
+'''
+
+
+def test_a_class_handed_on_as_a_value_may_be_called_without_its_device(tmp_path, monkeypatch):
+    # every call in sight passes the device: the default never runs
+    assert lint_tree(tmp_path, monkeypatch, {"pkg/__init__.py": "", "pkg/models.py": REGISTERED}) == []
+    # handed to a registry as a value: what receives it may call it with anything (round 81, mteb)
+    files = {"pkg/__init__.py": "", "pkg/models.py": REGISTERED,
+             "pkg/registry.py": "from pkg.models import Encoder\n\nMODELS = dict(encoder=Encoder)\n"}
+    assert lint_tree(tmp_path / "b", monkeypatch, files) == [("pkg/models.py", "CDL108", 5, 37)]
+    # `super(Encoder, self)` and `isinstance(x, Encoder)` read the class and never call it
+    files["pkg/registry.py"] = "from pkg.models import Encoder\n\n\ndef check(x):\n    return isinstance(x, Encoder)\n"
+    assert lint_tree(tmp_path / "c", monkeypatch, files) == []
+
+
+DEVICE_KEYWORDS = '''import torch
+from transformers import AutoModel
+
+m = AutoModel.from_pretrained("x", device_map="cuda")
+n = AutoModel.from_pretrained("x", device_map="auto")
+g = torch.Generator("cuda")
+
+
+def run(pipe):
+    return pipe.to(torch_device="cuda")
+'''
+
+
+def test_device_map_torch_device_and_a_generator_s_first_argument_take_a_device():
+    assert triples(findings_of(DEVICE_KEYWORDS, select={"CDL101"})) == [("CDL101", 4, 47), ("CDL101", 6, 21), ("CDL101", 10, 33)]
+
+
+WRAPPED_COLLECTIVE = '''import torch
+
+
+def all_reduce(tensor, op=torch.distributed.ReduceOp.SUM):
+    if torch.distributed.is_initialized():
+        return torch.distributed.all_reduce(tensor, op)
+
+
+def average_metrics(values):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    tensor = torch.tensor(values, device=device)
+    all_reduce(tensor)
+    return tensor.cpu().tolist()
+
+
+def train(model):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    return model.to(device)
+'''
+
+
+def test_a_selection_that_places_a_collective_s_tensor_through_a_thin_wrapper():
+    assert triples(findings_of(WRAPPED_COLLECTIVE, select={"CDL104"})) == [("CDL104", 17, 14)]
+
+
+def test_a_requirements_list_of_the_docs_sets_no_target(tmp_path):
+    from conftest import run_cli
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "requirements.txt").write_text("torch==2.3.1\nsphinx\n")
+    (tmp_path / "model.py").write_text("import torch\n\nx = torch.ones(3)\n")
+    result = run_cli("check", "--no-cache", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("target torch 2.15 (newest release cudalint knows).")
+    (tmp_path / "requirements.txt").write_text("torch>=2.4\n")
+    result = run_cli("check", "--no-cache", str(tmp_path), cwd=tmp_path)
+    assert "(the newest release torch>=2.4 in requirements.txt allows)" in result.stdout

@@ -8,7 +8,8 @@ choose the device. Calls are matched by the name they call (`grid_priors(...)`, 
 this function counts too: that errs towards keeping the finding; but not a call through a name the
 module imports from outside the project (`subprocess.run(...)`, `from os import remove`), which calls
 some other library's function of that name. A call that spreads `*args` or
-`**kwargs` may leave the parameter out and counts as one that does. A call that hands on a parameter
+`**kwargs` may leave the parameter out and counts as one that does; so does the name handed to a call as a
+value (`ModelMeta(loader=Encoder)`): what receives it may call it with anything. A call that hands on a parameter
 of its own function whose default is CUDA too (`def measure(self, model, device="cuda"): ...
 config.measure(model, device=device)`) passes the wrapper's default along: it leaves the parameter out
 unless every call of the wrapper passes its own (ProjectIndex.every_call_passes follows the chain, and
@@ -94,16 +95,14 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
                 stack.append((item, forwarded, klass))
         if type(node) is not ast.Call:
             continue
+        if not (type(node.func) is ast.Name and node.func.id in NEVER_CALLED):
+            for handed_on in (*node.args, *(keyword.value for keyword in node.keywords)):
+                _note_handed_on(handed_on, wanted, outside, found)
         func = node.func
-        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
-        params = wanted.get(name) if name is not None else None
-        if not params:
+        name = _wanted_name(func, wanted, outside)
+        if name is None:
             continue
-        through = func
-        while type(through) is ast.Attribute:
-            through = through.value
-        if type(through) is ast.Name and through.id in outside:
-            continue  # `subprocess.run(...)`, `torch.nn.functional.one_hot(...)`: another library's function of the same name
+        params = wanted[name]
         if type(func) is ast.Name and func.id in others:
             continue  # `one_hot(x, num_classes=n)` beside this module's own `def one_hot(x, num_classes)`
         spread = any(type(arg) is ast.Starred for arg in node.args) or any(keyword.arg is None for keyword in node.keywords)
@@ -123,6 +122,38 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
             else:
                 counts[3] += 1
     return found
+
+
+def _wanted_name(node: ast.AST, wanted: Wanted, outside: FrozenSet[str]) -> Optional[str]:
+    """The wanted name a name or attribute chain ends in, unless the chain starts at a name the module imports
+    from outside the project (`subprocess.run`, `torch.nn.functional.one_hot`: another library's object of
+    the same name)."""
+    name = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute else None
+    if name is None or not wanted.get(name):
+        return None
+    through = node
+    while type(through) is ast.Attribute:
+        through = through.value
+    return None if type(through) is ast.Name and through.id in outside else name
+
+
+# Builtins that read what they are handed and never call it (`super(Encoder, self)`, `isinstance(x, Encoder)`).
+NEVER_CALLED = frozenset({"super", "isinstance", "issubclass", "type", "id", "hasattr", "getattr", "setattr", "delattr",
+                          "repr", "str", "print", "callable", "vars", "dir", "hash", "len"})
+
+
+def _note_handed_on(value: ast.AST, wanted: Wanted, outside: FrozenSet[str], found: Calls) -> None:
+    """A wanted function or class handed to a call as a value (`ModelMeta(loader=Encoder)`, `partial(Encoder,
+    ...)`, `registry.register(Encoder)`): whatever receives it may call it later with any arguments, so it
+    counts as a call that may leave each parameter out."""
+    name = _wanted_name(value, wanted, outside)
+    if name is None:
+        return
+    for param, _ in wanted[name]:
+        if param != TESTS_TOO:
+            counts = found.setdefault(name, {}).setdefault(param, [0, 0, [], 0])
+            counts[0] += 1
+            counts[1] += 1
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -233,7 +264,8 @@ def collect(
     own = own_names(relative for _, relative, _ in modules)
     names_digest = sha256(json.dumps([wanted, sorted(own)], sort_keys=True).encode()).hexdigest()
     previous = stored[1] if isinstance(stored, (list, tuple)) and len(stored) == 2 and stored[0] == names_digest and isinstance(stored[1], dict) else {}
-    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in wanted) + rb")\s*\(")
+    # a call of a name, or the name handed on as a value (`loader=Encoder`): any mention as a whole word
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in wanted) + rb")\b")
     entries: Dict[str, list] = {}
     total: Calls = {}
     for path, relative, content in modules:

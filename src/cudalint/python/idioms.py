@@ -125,8 +125,9 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
     if rule is not None and qualified.partition(".")[0] in rule.match.get("foreign_devices", ()):
         return  # `sounddevice.InputStream(device=2)`: a sound card's index, no torch device
     as_string = not _takes_device_object(node, ctx)
+    keywords = rule.match.get("device_keywords", ("device",)) if rule is not None else ("device",)
     for arg in node.args:
-        if arg.keyword is not None and arg.keyword.value == "device":
+        if arg.keyword is not None and arg.keyword.value in keywords:
             _device_sink(arg.value, ctx, as_string)
     position = rule.match.get("device_positions", {}).get(qualified) if rule is not None else None
     if position is None and isinstance(func, cst.Attribute) and func.attr.value == "to":

@@ -10,7 +10,8 @@
 - It follows the communication backend (`"cpu" if backend == "gloo" else "cuda"`): gloo, the only
   backend a Mac has, takes CPU tensors.
 - It places the tensors of a collective: the function calls a torch.distributed tensor collective
-  (`all_reduce`, `all_gather`, ...) and the name the selection is bound to is read only to make the
+  (`all_reduce`, `all_gather`, ...), or the file's own function that hands a parameter straight to one,
+  and the name the selection is bound to is read only to make the
   tensors it hands them (or in the call itself). On a Mac the only backend is gloo, which takes CPU
   tensors, so the CPU is the right fallback there (torch/distributed docs, "Backends": gloo supports CPU
   tensors; MPS tensors no backend takes). A training script's `main` that places its model on that device
@@ -129,7 +130,7 @@ def serves_collectives(ctx: FileContext, names=None) -> bool:
             return False
         if type(node) in DEFINITIONS:
             continue
-        if isinstance(node, cst.Call) and ctx.model.resolve(node.func) in COLLECTIVES:
+        if isinstance(node, cst.Call) and (ctx.model.resolve(node.func) in COLLECTIVES or _wraps_collective(node.func, ctx)):
             calls.append(node)
         stack.extend(node.children)
     if not calls:
@@ -141,6 +142,31 @@ def serves_collectives(ctx: FileContext, names=None) -> bool:
         return True
     handed = _copied_into({value.value for call in calls for value in _arguments(call) if type(value) is cst.Name}, function.body)
     return all(_read_only_for(function.body, name, handed, calls) for name in names)
+
+
+def _wraps_collective(func: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`all_reduce(tensor)` of the file's own function that hands a parameter of its own straight to a
+    torch.distributed collective (`def all_reduce(tensor, op=SUM): if is_distributed(): return
+    torch.distributed.all_reduce(tensor, op)`): a collective too."""
+    if type(func) is not cst.Name:
+        return False
+    bindings = ctx.model.lookup(func.value)
+    if len(bindings) != 1 or bindings[0].kind != "def" or type(bindings[0].node) is not cst.FunctionDef:
+        return False
+    definition = bindings[0].node
+    params = {param.name.value for param in (*definition.params.posonly_params, *definition.params.params)}
+    inner = ctx.model.scopes.get(id(definition))
+    stack, seen = [definition.body], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > MAX_NODES or type(node) in DEFINITIONS:
+            continue
+        if (isinstance(node, cst.Call) and ctx.model.resolve(node.func, inner) in COLLECTIVES
+                and any(type(value) is cst.Name and value.value in params for value in _arguments(node))):
+            return True
+        stack.extend(node.children)
+    return False
 
 
 def _copied_into(handed: set, body: cst.CSTNode) -> set:

@@ -7,7 +7,9 @@ comprehensions, whose element is built only where their loops run (an element bu
 `range(torch.cuda.device_count())` is taken only off a Mac); several names
 (`"device, dtype"`) take their place in each row; `pytest.param(value, marks=...)` is its value,
 taken only off a Mac when its marks skip the case without CUDA, as is a case the test's body first skips
-where CUDA is missing (`if device == "cuda" and not torch.cuda.is_available(): pytest.skip()`). `indirect=` hands the values to
+where CUDA is missing (`if device == "cuda" and not torch.cuda.is_available(): pytest.skip()`), itself or
+through a helper it calls with the parameter (`check_device(device)`, here or in another module of the
+project) or a decorator whose wrapper does so. `indirect=` hands the values to
 fixtures instead: not followed. Anything else is not followed (the parameter is unknown).
 """
 
@@ -63,7 +65,8 @@ def parametrized(model: "SemanticModel", function: cst.FunctionDef, name: str, s
 
 def _skipped_without_cuda(model: "SemanticModel", function: cst.FunctionDef, name: str, text: str) -> bool:
     """The test stops at once for this case where CUDA is missing: a statement of its body `if name == text
-    and not torch.cuda.is_available(): pytest.skip(...)` (any order of the parts; `raise` too)."""
+    and not torch.cuda.is_available(): pytest.skip(...)` (any order of the parts; `raise` too), a call of a
+    helper that does so for the parameter it is handed, or a decorator whose wrapper does."""
     scope = model.scopes.get(id(function))
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     return scope is not None and (any(

@@ -66,6 +66,8 @@ CASES = [
     ('import_at_top', '2.13', False, 'import sys\nsys.exit(0)\n\nimport numpy as np\n\nconfig = dict(device="cuda")\n', 'import sys\nimport torch\nsys.exit(0)\n\nimport numpy as np\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\n\nconfig = dict(device=DEVICE.type)\n'),
     # a shebang and an encoding line stay first
     ('shebang_first', '2.13', False, '#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nconfig = dict(device="cuda")\n', '#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\nconfig = dict(device=DEVICE.type)\n'),
+    # round 81: the Hugging Face loaders' device_map takes the selected device's type ("mps", "cuda", "cpu")
+    ('device_map', '2.13', False, 'from transformers import AutoModel\n\nm = AutoModel.from_pretrained("x", device_map="cuda")\n', 'from transformers import AutoModel\nimport torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\n\nm = AutoModel.from_pretrained("x", device_map=DEVICE.type)\n'),
     # 5: tab indentation preserved
     ('tabs', '2.13', False, 'import torch\n\n\ndef f():\n\ttorch.cuda.synchronize()\n', 'import torch\n\n\ndef f():\n\tif torch.accelerator.is_available():\n\t\ttorch.accelerator.synchronize()\n'),
 ]

@@ -369,3 +369,4 @@ def test_a_requirements_list_of_the_docs_sets_no_target(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch>=2.4\n")
     result = run_cli("check", "--no-cache", str(tmp_path), cwd=tmp_path)
     assert "(the newest release torch>=2.4 in requirements.txt allows)" in result.stdout
+

@@ -130,13 +130,17 @@ def _report_spread(entry: Entry, call: cst.Call, names, ctx: FileContext) -> Non
     for arg in call.args:
         if arg.star != "**":
             continue
-        spread = "**" + source_of(arg.value)
+        spread = f"{source_of(call.func)}(**{source_of(arg.value)})"
         for value in _wanted(spec, ctx.model.entry_values(arg.value, spec["keyword"])):
-            if value.where is not None or not isinstance(value.origin, cst.CSTNode):
-                continue
-            written = source_of(value.origin)
-            ctx.report(entry.rule.code, value.origin, entry.message(f"{written} (reaching {source_of(call.func)}({spread}))"),
-                       related=((arg, f"{written} reaches {source_of(call.func)}({spread}) as {spec['keyword']}= here"),))
+            if value.where is None and isinstance(value.origin, cst.CSTNode):
+                _report_at_origin(entry, value, spread, arg, f"{spread} as {spec['keyword']}=", ctx)
+
+
+def _report_at_origin(entry: Entry, value: Value, reaching: str, used: cst.CSTNode, use: str, ctx: FileContext) -> None:
+    """A value written elsewhere in the file: reported where a person would change it, the use as related."""
+    written = source_of(value.origin)
+    ctx.report(entry.rule.code, value.origin, entry.message(f"{written} (reaching {reaching})"),
+               related=((used, f"{written} reaches {use} here"),))
 
 
 class MatchIndex:
@@ -969,14 +973,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
                 )
             elif value.origin is arg.value:  # written right here
                 ctx.report(entry.rule.code, arg, entry.message(found), _argument_fix(entry, node, arg, ctx))
-            else:  # written elsewhere: report where a person would change it, the call as related
-                written = source_of(value.origin)
-                ctx.report(
-                    entry.rule.code,
-                    value.origin,
-                    entry.message(f"{written} (reaching {found})"),
-                    related=((arg, f"{written} reaches {source_of(func)}({found}) here"),),
-                )
+            else:
+                _report_at_origin(entry, value, found, arg, f"{source_of(func)}({found})", ctx)
 
 
 def _innermost(values: List[Value]) -> List[Value]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Collection, Hashable, Optional, Sequence
 
 import libcst as cst
 
-from cudalint.python.children import code_children
+from cudalint.python.children import code_children, path_to
 from cudalint.python.mps_fallback import true_on_mps
 from cudalint.python.names import chain_root, is_none, string_value
 
@@ -363,7 +363,7 @@ def _bound_on_host(model: "SemanticModel", name: cst.Name, scope: "Scope", depth
         value = binding.value
         if _same_name_kept(value, name.value, model):
             continue  # `m = m.double()`: where m already was
-        if _holds_node(value, name):
+        if path_to(value, name) is not None:
             continue  # `x = F.interpolate(x, ...)` asked about its own input: this binding comes after the read
         if not on_host(model, value, binding.context, depth + 1):
             return False
@@ -408,16 +408,6 @@ SAME_DEVICE_FUNCTIONS = frozenset({
     "torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d", "torch.flatten", "torch.reshape",
     "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.clone", "torch.detach",
 })
-
-
-def _holds_node(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    stack = [tree]
-    while stack:
-        current = stack.pop()
-        if current is node:
-            return True
-        stack.extend(code_children(current))
-    return False
 
 
 def _same_name_kept(node: cst.BaseExpression, name: str, model: "SemanticModel") -> bool:

@@ -122,17 +122,8 @@ def serves_collectives(ctx: FileContext, names=None) -> bool:
     function = ctx.model.scope.node
     if ctx.model.scope.kind != "function":
         return False
-    calls, stack, seen = [], [function.body], 0
-    while stack:
-        node = stack.pop()
-        seen += 1
-        if seen > MAX_NODES:
-            return False
-        if type(node) in DEFINITIONS:
-            continue
-        if isinstance(node, cst.Call) and (ctx.model.resolve(node.func) in COLLECTIVES or _wraps_collective(node.func, ctx)):
-            calls.append(node)
-        stack.extend(node.children)
+    calls = _calls_in(function.body)
+    calls = [call for call in calls or () if ctx.model.resolve(call.func) in COLLECTIVES or _wraps_collective(call.func, ctx)]
     if not calls:
         return False
     if names is None:
@@ -156,17 +147,25 @@ def _wraps_collective(func: cst.BaseExpression, ctx: FileContext) -> bool:
     definition = bindings[0].node
     params = {param.name.value for param in (*definition.params.posonly_params, *definition.params.params)}
     inner = ctx.model.scopes.get(id(definition))
-    stack, seen = [definition.body], 0
+    return any(ctx.model.resolve(call.func, inner) in COLLECTIVES
+               and any(type(value) is cst.Name and value.value in params for value in _arguments(call))
+               for call in _calls_in(definition.body) or ())
+
+
+def _calls_in(body: cst.CSTNode) -> Optional[List[cst.Call]]:
+    """The calls of a body, not of the functions and classes it defines; None past MAX_NODES nodes."""
+    calls, stack, seen = [], [body], 0
     while stack:
         node = stack.pop()
         seen += 1
-        if seen > MAX_NODES or type(node) in DEFINITIONS:
+        if seen > MAX_NODES:
+            return None
+        if type(node) in DEFINITIONS:
             continue
-        if (isinstance(node, cst.Call) and ctx.model.resolve(node.func, inner) in COLLECTIVES
-                and any(type(value) is cst.Name and value.value in params for value in _arguments(node))):
-            return True
+        if isinstance(node, cst.Call):
+            calls.append(node)
         stack.extend(node.children)
-    return False
+    return calls
 
 
 def _copied_into(handed: set, body: cst.CSTNode) -> set:

@@ -68,37 +68,56 @@ def _skipped_without_cuda(model: "SemanticModel", function: cst.FunctionDef, nam
     and not torch.cuda.is_available(): pytest.skip(...)` (any order of the parts; `raise` too), a call of a
     helper that does so for the parameter it is handed, or a decorator whose wrapper does."""
     scope = model.scopes.get(id(function))
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    return scope is not None and (any(
-        model.guards.stops_unless_cuda(statement, lambda part: _compares(part, name, text), scope)
-        or _helper_stops(model, statement, name, text, scope) for statement in body)
+    return scope is not None and (
+        _body_stops(model, function, name, text)
+        or any(_helper_stops(model, statement, name, text, scope) for statement in _body(function))
         or any(_decorator_stops(model, decorator.decorator, name, text, scope.parent) for decorator in function.decorators))
+
+
+def _body(function: cst.FunctionDef):
+    return function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+
+
+def _params(function: cst.FunctionDef) -> List[str]:
+    return [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+
+
+def _body_stops(model: "SemanticModel", function: cst.FunctionDef, param: str, text: str) -> bool:
+    """A statement of the function's body stops it where CUDA is missing when `param == text`
+    (GuardEvaluator.stops_unless_cuda)."""
+    inner = model.scopes.get(id(function))
+    return inner is not None and any(
+        model.guards.stops_unless_cuda(statement, lambda part: _compares(part, param, text), inner) for statement in _body(function))
+
+
+def _definitions(model: "SemanticModel", func: cst.BaseExpression, scope: "Scope") -> Optional[list]:
+    """The file's own definitions a called (or decorating) name is bound to; None where it is not only those."""
+    if type(func) is not cst.Name:
+        return None
+    bindings = model.lookup(func.value, scope)
+    return [binding.node for binding in bindings] if bindings and all(binding.kind == "def" for binding in bindings) else None
+
+
+def _project_stops(model: "SemanticModel", func: cst.BaseExpression, scope: "Scope") -> list:
+    """FileFacts.device_skips of a function of another module of the project: [position, parameter, value]."""
+    qualified = model.resolve(func, scope) if type(func) in (cst.Name, cst.Attribute) else None
+    project = model.project
+    return project.device_skips(qualified) if qualified is not None and project is not None and project.is_own(qualified) else []
 
 
 def _decorator_stops(model: "SemanticModel", decorator: cst.BaseExpression, name: str, text: str, scope: "Scope") -> bool:
     """`@skip_if_no_cuda` whose one wrapper starts `if device == "cuda" and not torch.cuda.is_available():
-    pytest.skip(...)` before it calls the test with the same `device`."""
-    if type(decorator) is cst.Name:
-        bindings = model.lookup(decorator.value, scope)
-        if bindings and all(binding.kind == "def" for binding in bindings):
-            return all(_wrapper_stops(model, binding.node, name, text) for binding in bindings)
-    qualified = model.resolve(decorator, scope) if type(decorator) in (cst.Name, cst.Attribute) else None
-    project = model.project
-    if qualified is None or project is None or not project.is_own(qualified):
-        return False
-    return any(position == -1 and param == name and value == text for position, param, value in project.device_skips(qualified))
+    pytest.skip(...)` before it calls the test with the same `device` (position -1 in the index's facts)."""
+    definitions = _definitions(model, decorator, scope)
+    if definitions is not None:
+        return all(_wrapper_stops(model, definition, name, text) for definition in definitions)
+    return any(position == -1 and param == name and value == text
+               for position, param, value in _project_stops(model, decorator, scope))
 
 
 def _wrapper_stops(model: "SemanticModel", function: cst.FunctionDef, name: str, text: str) -> bool:
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    wrappers = [item for item in body if type(item) is cst.FunctionDef]
-    if len(wrappers) != 1:
-        return False
-    wrapper = wrappers[0]
-    inner = model.scopes.get(id(wrapper))
-    params = {param.name.value for param in (*wrapper.params.posonly_params, *wrapper.params.params)}
-    return inner is not None and name in params and isinstance(wrapper.body, cst.IndentedBlock) and any(
-        model.guards.stops_unless_cuda(line, lambda part: _compares(part, name, text), inner) for line in wrapper.body.body)
+    wrappers = [item for item in _body(function) if type(item) is cst.FunctionDef]
+    return len(wrappers) == 1 and name in _params(wrappers[0]) and _body_stops(model, wrappers[0], name, text)
 
 
 def _helper_stops(model: "SemanticModel", statement: cst.CSTNode, name: str, text: str, scope: "Scope") -> bool:
@@ -115,26 +134,18 @@ def _helper_stops(model: "SemanticModel", statement: cst.CSTNode, name: str, tex
               if type(arg.value) is cst.Name and arg.value.value == name and not arg.star]
     if not passed:
         return False
-    if type(call.func) is cst.Name:
-        bindings = model.lookup(call.func.value, scope)
-        if bindings and all(binding.kind == "def" for binding in bindings):
-            return all(_definition_stops(model, binding.node, passed, text) for binding in bindings)
-    qualified = model.resolve(call.func, scope)
-    project = model.project
-    if qualified is None or project is None or not project.is_own(qualified):
-        return False
+    definitions = _definitions(model, call.func, scope)
+    if definitions is not None:
+        return all(_receiver_stops(model, definition, passed, text) for definition in definitions)
     return any(position >= 0 and value == text and ((keyword is None and index == position) or keyword == param)
-               for position, param, value in project.device_skips(qualified) for index, keyword in passed)
+               for position, param, value in _project_stops(model, call.func, scope) for index, keyword in passed)
 
 
-def _definition_stops(model: "SemanticModel", function: cst.FunctionDef, passed, text: str) -> bool:
-    inner = model.scopes.get(id(function))
-    if inner is None or not isinstance(function.body, cst.IndentedBlock):
-        return False
-    params = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+def _receiver_stops(model: "SemanticModel", function: cst.FunctionDef, passed, text: str) -> bool:
+    """The function stops for `text` in a parameter that receives the test's one (by position or keyword)."""
+    params = _params(function)
     received = {params[index] if keyword is None and index < len(params) else keyword for index, keyword in passed}
-    return any(model.guards.stops_unless_cuda(line, lambda part: _compares(part, param, text), inner)
-               for line in function.body.body for param in received if param is not None)
+    return any(_body_stops(model, function, param, text) for param in received if param is not None)
 
 
 def _compares(test: cst.BaseExpression, name: str, text: str) -> bool:

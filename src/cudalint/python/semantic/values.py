@@ -406,11 +406,7 @@ class Evaluator:
                 return tuple(_text_method(v, func.attr.value) for v in self.values(func.value, scope, depth + 1))
             if func.attr.value == "get" and positional:
                 key = string_value(positional[0])
-                found: List[Value] = []
-                if key is not None:
-                    for holder in self.values(func.value, scope, depth + 1):
-                        if holder.kind == "dict":
-                            found.extend(_off_mac(v, holder.off_mac) for v in self._dict_entry(holder.data, key, depth))
+                found: List[Value] = list(self.entry(func.value, key, scope, depth)) if key is not None else []
                 if len(positional) > 1:
                     found.extend(self.values(positional[1], scope, depth + 1))
                 return tuple(found) or (Value(UNKNOWN_KIND, None, node),)
@@ -431,13 +427,7 @@ class Evaluator:
     def _subscript(self, node: cst.Subscript, scope, depth) -> Tuple[Value, ...]:
         if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
             return (Value(UNKNOWN_KIND, None, node),)
-        key = string_value(node.slice[0].slice.value)
-        found: List[Value] = []
-        for holder in self.values(node.value, scope, depth + 1):
-            if holder.kind == "dict":
-                entries = self._dict_entry(holder.data, key, depth) if key is not None else self._rows(holder.data, depth)
-                found.extend(_off_mac(v, holder.off_mac) for v in entries)  # a dict taken only off a Mac
-        return tuple(found) or (Value(UNKNOWN_KIND, None, node),)
+        return self.entry(node.value, string_value(node.slice[0].slice.value), scope, depth) or (Value(UNKNOWN_KIND, None, node),)
 
     def _rows(self, data, depth) -> Tuple[Value, ...]:
         """`MODELS[name]` with the key not known: any row of a table of configurations (a dict literal whose
@@ -449,12 +439,15 @@ class Evaluator:
             return ()
         return tuple(Value("dict", (element.value, where), element.value) for element in holder.elements)
 
-    def entry(self, node: cst.BaseExpression, key: str, scope, depth: int = 0) -> Tuple[Value, ...]:
-        """The values of entry `key` of the dicts `node` may be (what `f(**node)` passes as `key=`)."""
+    def entry(self, node: cst.BaseExpression, key: Optional[str], scope, depth: int = 0) -> Tuple[Value, ...]:
+        """The values of entry `key` of the dicts `node` may be (`node[key]`, `node.get(key)`, what `f(**node)`
+        passes as `key=`); with the key not known, the rows of a table of configurations (_rows). A dict taken
+        only off a Mac gives values taken only off a Mac."""
         found: List[Value] = []
-        for holder in self.values(node, scope, depth):
+        for holder in self.values(node, scope, depth + 1):
             if holder.kind == "dict":
-                found.extend(_off_mac(v, holder.off_mac) for v in self._dict_entry(holder.data, key, depth))
+                entries = self._dict_entry(holder.data, key, depth) if key is not None else self._rows(holder.data, depth)
+                found.extend(_off_mac(v, holder.off_mac) for v in entries)
         return tuple(found)
 
     def _dict_entry(self, data, key, depth) -> Tuple[Value, ...]:

@@ -50,6 +50,10 @@ def load_api_ops(path: Optional[str] = None) -> dict:
     data["arguments"] = {}
     with open(file.parent / API_CASES_FILE, "rb") as handle:
         reviewed = tomllib.load(handle)["api"]
+    named = [entry["name"] for entry in reviewed]
+    repeated = sorted({name for name in named if named.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{API_CASES_FILE}: more than one entry for {', '.join(repeated)}")
     for entry in reviewed:
         name = entry["name"]
         if "arguments" in entry:

@@ -877,6 +877,9 @@ class _Reader:
         name = next((kw.value for kw in call.keywords if kw.arg == "name"), call.args[0] if call.args else None)
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
             return
+        if any(kw.arg == "is_python_module" and isinstance(kw.value, ast.Constant) and kw.value.value is False
+               for kw in call.keywords):
+            return  # the build only registers operators (torch.ops.NAME): no module of that name to import
         if qualified.endswith(".load"):
             sources = next((kw.value for kw in call.keywords if kw.arg == "sources"), call.args[1] if len(call.args) > 1 else None)
             texts = [e.value for e in getattr(sources, "elts", []) if isinstance(e, ast.Constant) and isinstance(e.value, str)]

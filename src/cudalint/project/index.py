@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, reach
 from cudalint.project.paths import project_key, test_module
 
-INDEX_VERSION = "45"
+INDEX_VERSION = "46"
 ENTRY_POINT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
@@ -192,6 +192,8 @@ class ProjectIndex:
         parts = module.split(".")
         for end in range(len(parts), 0, -1):
             name = ".".join(parts[:end])
+            if self.modules.get(name, "").endswith("__init__.py"):
+                return None  # the project's own package of that name is what the import finds (a folder comes first)
             if name in self.extensions:
                 return name, self.extensions[name]
             short = parts[end - 1]

@@ -41,7 +41,7 @@ def _cuda_only_copy(node: cst.If, ctx: FileContext) -> None:
     if type(node.test) not in (cst.Comparison, cst.BooleanOperation, cst.Call, cst.Attribute):
         return  # the cheap test first: this runs on every `if`
     parts = list(conjuncts(node.test))
-    if not any(_tests_cuda_device(part) for part in parts):
+    if not any(tests_cuda_device(part) for part in parts):
         if node.orelse is not None or not any(type(part) is cst.Attribute and part.attr.value == "is_cuda" for part in parts):
             return  # (`if x.is_cuda: ... else: ...` is CDL103's; with no `else`, the copy is this rule's)
     read = _read_after(node, ctx) if node.orelse is None else _read_in_else(node)
@@ -49,7 +49,7 @@ def _cuda_only_copy(node: cst.If, ctx: FileContext) -> None:
         ctx.report("CDL120", node.test, ctx.rules["CDL120"].match["message"].format(value=source_of(read)))
 
 
-def _tests_cuda_device(test: cst.BaseExpression) -> bool:
+def tests_cuda_device(test: cst.BaseExpression) -> bool:
     """`<expr> == "cuda"` (a device's type, a device or its name), `"cuda" in str(device)`,
     `str(device).startswith("cuda")`."""
     if type(test) is cst.Comparison and len(test.comparisons) == 1:

@@ -307,6 +307,24 @@ def _is_cuda_ordinal(arm: cst.BaseExpression, test: cst.BaseExpression, ctx: Fil
     return isinstance(arm, cst.Integer) and ctx.model.guard(test).when_true
 
 
+def _is_accelerator_choice(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """The expression is an accelerator's name: `accelerator=<it>` (Lightning's Trainer, Fabric), or the
+    value of a name or attribute called so (`accelerator = <it>`, `self.accelerator = <it>`)."""
+    stack = ctx.stack
+    holder = stack[-2] if len(stack) >= 2 else None
+    if isinstance(holder, cst.Arg) and holder.value is node:
+        return holder.keyword is not None and holder.keyword.value == "accelerator"
+    if isinstance(holder, cst.Assign) and holder.value is node and len(holder.targets) == 1:
+        return _chosen_name(holder.targets[0].target).rpartition(".")[2] == "accelerator"
+    return False
+
+
+def _is_gpu_under_cuda(arm: cst.BaseExpression, test: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`accelerator="gpu" if torch.cuda.is_available() else "cpu"`: Lightning's GPU, which on a Mac is MPS,
+    chosen only where CUDA is there."""
+    return string_value(arm) == "gpu" and ctx.model.guard(test).when_true
+
+
 def _compares_to_cuda(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Comparison):
         return is_cuda_string(test.left) or any(is_cuda_string(t.comparator) for t in test.comparisons)
@@ -334,9 +352,11 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
         link = link.orelse
     arms.append(link)
     ordinal = _is_device_argument(node, ctx)
+    accelerator = _is_accelerator_choice(node, ctx)
     cuda_arms = [
         arm for index, arm in enumerate(arms)
-        if _is_cuda_arm(arm, ctx) or (ordinal and index < len(tests) and _is_cuda_ordinal(arm, tests[index], ctx))
+        if _is_cuda_arm(arm, ctx) or (index < len(tests) and (
+            (ordinal and _is_cuda_ordinal(arm, tests[index], ctx)) or (accelerator and _is_gpu_under_cuda(arm, tests[index], ctx))))
     ]
     if not cuda_arms:
         chosen = _chosen_unless_cuda_missing(tests, arms, ctx)
@@ -582,6 +602,10 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     if not head and node.orelse is None:
         return
     pairs, else_body = _branches(node)
+    negated = head and len(pairs) == 1 and else_body is not None and any(
+        _is_cpu_arm(value, ctx) for value in _assigned_values(pairs[0][1])) and _false_only_off_mac(node.test, ctx)
+    if negated:  # `if <no CUDA>: device = "cpu"` / `else: device = "cuda"`: the same selection, its arms swapped
+        pairs, else_body = [(node.test, else_body)], pairs[0][1]
     first, nested_tests = _chosen_in_branches(pairs[0][1])
     if not first:
         return
@@ -592,7 +616,7 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         return
     if any(mentions_mac_path(part) for part in [test for test, _ in pairs] + nested_tests + [value for _, value in first]):
         return
-    if not ctx.model.guard(node.test).when_true and not _cuda_or_raise(pairs[0][1], ctx):
+    if not negated and not ctx.model.guard(node.test).when_true and not _cuda_or_raise(pairs[0][1], ctx):
         return
     cuda_names = {name for name, value in first if _chooses_cuda(value, ctx)}
     if not cuda_names:
@@ -620,6 +644,13 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         "device selection falls back to CPU and forgets MPS and other accelerators; pick the "
         "available accelerator, then CPU",
     )
+
+
+def _false_only_off_mac(test: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A test whose falsehood means CUDA: `not torch.cuda.is_available()`, `device_type == "cpu" or not
+    use_cuda`; its else branch is the CUDA one."""
+    guard = ctx.model.guard(test)
+    return guard.when_false and not guard.when_true
 
 
 def _cuda_or_raise(block: cst.BaseSuite, ctx: FileContext) -> bool:
@@ -748,7 +779,17 @@ def _conditional_move(node: cst.If, ctx: FileContext) -> None:
     """`if torch.cuda.is_available(): model = model.cuda()` with no other branch: where the test fails,
     a Mac included, the values stay where they were made, on the CPU. The same selection as a device
     chosen "cuda" else "cpu", written as a move."""
-    if mentions_mac_path(node.test) or not _asks_host(node.test, ctx) or not ctx.model.guard(node.test).when_true:
+    if mentions_mac_path(node.test):
+        return
+    if node.orelse is None and any(host_copies.tests_cuda_device(part) for part in conjuncts(node.test)) and not _asks_host(node.test, ctx):
+        ctx.report(  # `if self.device == "cuda": model.cuda()`: a device of another type leaves it on the CPU
+            "CDL107",
+            node,
+            "moved to the device only where its type is 'cuda': with 'mps' (or any other accelerator) the value "
+            "stays on the CPU; move it with .to(device) whatever the type",
+        )
+        return
+    if not _asks_host(node.test, ctx) or not ctx.model.guard(node.test).when_true:
         return
     if selection_use.serves_collectives(ctx) or selection_use.in_test_variant(ctx):
         return
@@ -1771,7 +1812,7 @@ def _mps_built(node: cst.Call, ctx: FileContext) -> None:
         return
     for holder in reversed(ctx.stack):
         if isinstance(holder, (cst.If, cst.IfExp, cst.While)):
-            if "is_available" not in source_of(holder.test) and not _mps_checked_before(ctx):
+            if "is_available" not in source_of(holder.test) and not _asks_mps_available(holder.test, ctx) and not _mps_checked_before(ctx):
                 ctx.report(
                     "CDL111",
                     node,

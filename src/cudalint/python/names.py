@@ -91,7 +91,7 @@ def is_none(node) -> bool:
 
 
 _CODEGEN = cst.Module(body=[])
-MAC_PATH_RE = re.compile(r"\b(mps|accelerator)\b")
+MAC_PATH_RE = re.compile(r"(?<![A-Za-z0-9])mps(?![A-Za-z0-9])|\baccelerator\b")  # `mps`, `is_mps_available`; `accelerator`, not `_accelerator_flag`
 
 
 def source_of(node: cst.CSTNode) -> str:

@@ -288,15 +288,16 @@ IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "B
 
 def _catches_import_error(node: cst.Try) -> bool:
     """A handler of the try catches a failed import (a bare except, ImportError or a base of it)."""
-    for handler in node.handlers:
-        if handler.type is None:
-            return True
-        kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
-        for kind in kinds:
-            name = kind.value if isinstance(kind, cst.Element) else kind
-            if isinstance(name, cst.Name) and name.value in IMPORT_ERRORS:
-                return True
-    return False
+    return any(handler_catches_import_error(handler) for handler in node.handlers)
+
+
+def handler_catches_import_error(handler: cst.ExceptHandler) -> bool:
+    """The handler catches a failed import: it is bare, or names ImportError or a base of it."""
+    if handler.type is None:
+        return True
+    kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return any(isinstance(kind.value if isinstance(kind, cst.Element) else kind, cst.Name)
+               and (kind.value if isinstance(kind, cst.Element) else kind).value in IMPORT_ERRORS for kind in kinds)
 
 
 def _statements(block: cst.BaseSuite):

@@ -17,7 +17,7 @@ from cudalint.python.context import FileContext
 from cudalint.python.mac_failures import falsy_constant
 from cudalint.python.names import dotted, string_elements, string_value, tests_cuda_oom
 from cudalint.python.optional_facts import optional_facts
-from cudalint.python.optional_imports import _catches_import_error
+from cudalint.python.optional_imports import handler_catches_import_error
 from cudalint.python.overrides import load_overrides, silenced_in
 from cudalint.project.paths import test_module
 from cudalint.project.facts import CLASS_SET_UPS, MODULE_SET_UPS, SET_UP_LOOK
@@ -281,10 +281,17 @@ class Walker:
     def _optional_fields(self, node: cst.CSTNode, kind: Type) -> Tuple[str, ...]:
         """The fields of a node that run only where an optional library imports (or never)."""
         if kind is cst.Try:
-            return ("body",) if _catches_import_error(node) else ()
+            return ("body",) if self._import_may_fail(node) else ()
         if kind in (cst.If, cst.ClassDef):
             return self.availability.optional_fields(node)
         return ()
+
+    def _import_may_fail(self, node: cst.Try) -> bool:
+        """`try: import x` with a handler that catches the failed import and goes on without it (or skips
+        the test); not one whose every such handler raises or exits (`except ImportError: sys.exit("pip
+        install x")`): there the import is required, as if it stood alone."""
+        return any(handler_catches_import_error(handler) and ends_flow(handler.body, self.model) != "raise"
+                   for handler in node.handlers)
 
     def _skipped_off_cuda(self, node) -> bool:
         """A test skipped unless CUDA is there: `@unittest.skipIf(not torch.cuda.is_available(), ...)`,

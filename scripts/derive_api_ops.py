@@ -59,6 +59,7 @@ def api_names(torch, opinfo) -> List[str]:
     """Public qualified names through which users call this OpInfo's operator."""
     names = []
     for name in [opinfo.name] + [alias.name for alias in getattr(opinfo, "aliases", ())]:
+        name = name[len("torch."):] if name.startswith("torch.") else name  # `torch.special.gammainc`: named in full
         if name.startswith("_"):
             continue
         if not name.startswith("__") and resolve_attribute(torch, name) is not None:

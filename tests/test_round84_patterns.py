@@ -178,3 +178,99 @@ def test_the_reviewed_api_cases_name_each_api_once(tmp_path):
         load_api_ops(str(tmp_path / API_OPS_FILE))
     (tmp_path / API_CASES_FILE).write_text(entry, encoding="utf-8")
     assert load_api_ops(str(tmp_path / API_OPS_FILE))["apis"]["torch.cdist"]["ops"] == ["aten::_cdist_forward"]
+
+
+def test_every_traced_api_is_named_as_torch_names_it():
+    import json
+
+    import torch
+
+    from cudalint.catalog import rules_dir
+    from cudalint.coverage.api_ops import API_OPS_FILE
+
+    def resolves(api):
+        value = torch
+        for part in api.split(".")[1:]:
+            value = getattr(value, part, None)
+            if value is None:
+                return False
+        return True
+
+    apis = json.loads((rules_dir() / API_OPS_FILE).read_text(encoding="utf-8"))["apis"]
+    assert [api for api in apis if not api.startswith("torch.torch.") and not resolves(api)] == []
+    assert [api for api in apis if api.startswith("torch.torch.")] == []
+    assert "torch.special.gammainc" in apis
+
+
+CONDA_ENVIRONMENT = """name: graphs
+channels:
+  - conda-forge
+dependencies:
+  - cuda-version # a noarch metapackage: it constrains CUDA packages where they install
+  - cuda-nvcc
+  - pytorch >=2.4
+  - pytorch_scatter >=2.0
+  - pytorch_cluster >=1.5
+"""
+
+
+def test_conda_names_of_the_pyg_extensions_and_the_cuda_version_metapackage(tmp_path, monkeypatch):
+    from cudalint.manifests import check_manifest
+
+    monkeypatch.chdir(tmp_path)
+    found = [(f.code, f.line, f.column) for f in check_manifest("environment.yml", CONDA_ENVIRONMENT)]
+    assert found == [("CDL508", 6, 5), ("CDL504", 8, 5), ("CDL504", 9, 5)]
+
+
+PYG = '''import torch
+import torch_scatter
+import torch_geometric.nn
+from torch_cluster import radius_graph
+from torch_geometric.nn.pool import knn_graph
+from torch_scatter import scatter, scatter_max, scatter_min
+
+
+def forward(x, pos, batch, index, size):
+    edges = radius_graph(pos, r=5.0, batch=batch)
+    near = knn_graph(pos, k=8)
+    also = torch_geometric.nn.radius_graph(pos, 5.0)
+    pooled = scatter_max(x, batch, dim=0)[0]
+    high = scatter(x, index, 0, None, size, reduce="max")
+    mean = scatter(x, index, 0, None, size, reduce="mean")
+    low = scatter(x, index, dim=0, reduce="min")
+    total = scatter(x, index, dim=0)
+    segments = torch_scatter.segment_csr(x, index)
+    return edges, near, also, pooled, high, mean, low, total, segments
+
+
+def on_the_host():
+    x = torch.randn(4, 3)
+    return scatter_min(x, torch.tensor([0, 0, 1, 1]), dim=0)
+
+
+def under_cuda(x, batch):
+    if torch.cuda.is_available():
+        return scatter_max(x, batch, dim=0)
+    return None
+'''
+
+
+def test_compiled_pyg_extension_operators_have_cpu_and_cuda_kernels_only():
+    found = findings_of(PYG, select={"CDL610"})
+    assert triples(found) == [("CDL610", 10, 13), ("CDL610", 11, 12), ("CDL610", 12, 12), ("CDL610", 13, 14),
+                              ("CDL610", 14, 12), ("CDL610", 16, 11), ("CDL610", 18, 16)]
+    assert [f.message.split(",")[0] for f in found][:2] == [
+        "torch_cluster.radius_graph runs torch_cluster's compiled radius",
+        "torch_geometric.nn.knn_graph runs torch_cluster's compiled knn"]
+    assert "compiled scatter_max" in found[4].message and "compiled scatter_min" in found[5].message
+
+
+def test_every_extension_api_lies_under_the_check_roots():
+    from cudalint.catalog import load_catalog
+    from cudalint.python.extension_ops import CODE, ROOTS
+
+    match = load_catalog()[CODE].match
+    apis = match["apis"]
+    assert {entry["api"].partition(".")[0] for entry in apis} == ROOTS
+    assert sorted(match["words"]) == sorted({entry["api"].rpartition(".")[2] for entry in apis})
+    assert {entry.get("library") or entry["api"].partition(".")[0] for entry in apis} == set(match["uses"])

@@ -39,6 +39,7 @@ class PackageGroup:
     needs: str = ""
     evidence: str = ""
     message: Optional[str] = None  # what the finding says instead of the rule's template
+    unless: Tuple[str, ...] = ()  # names the row's globs leave out (`cuda-*`, but not `cuda-version`)
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class _Pattern:
         return ("*" in self.name or "?" in self.name, -len(literal))
 
     def matches(self, name: str, extras: Iterable[str]) -> bool:
-        if not fnmatchcase(name, self.name):
+        if not fnmatchcase(name, self.name) or any(fnmatchcase(name, left_out) for left_out in self.group.unless):
             return False
         return self.extra is None or any(fnmatchcase(extra, self.extra) for extra in extras)
 
@@ -89,7 +90,7 @@ class PackageCatalog:
 
 
 _KEYS = {"group", "kind", "rule", "names", "repos", "alternative", "alternative_torch", "portable_since", "backends",
-         "imports", "import_api", "integration", "needs", "evidence", "message"}
+         "imports", "import_api", "integration", "needs", "evidence", "message", "unless"}
 
 
 class PackageTableError(ValueError):
@@ -123,6 +124,7 @@ def _group(table: dict) -> PackageGroup:
         needs=table.get("needs", ""),
         evidence=table.get("evidence", ""),
         message=table.get("message"),
+        unless=tuple(table.get("unless", ())),
     )
 
 

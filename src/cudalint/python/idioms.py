@@ -22,7 +22,7 @@ from cudalint.project.availability import libraries_of, library_of
 from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
-from cudalint.python import device_choices, device_index, device_tables, host_copies, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
+from cudalint.python import device_choices, device_index, device_tables, extension_ops, host_copies, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
 from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, find_argument, path_to, reads_name, unused_default
 from cudalint.python.context import FileContext
 from cudalint.python.host_tests import speaks_of_device
@@ -2045,6 +2045,7 @@ CHECKS: Dict[str, Check] = {
     "host-copy": Check(host_copies.host_copies, frozenset({"CDL120"})),
     "op-coverage": Check(op_coverage.register, frozenset({"CDL604", "CDL605", "CDL606", "CDL607", "CDL608", "CDL609"}),
                          op_coverage.ROOTS),
+    "extension-ops": Check(extension_ops.register, frozenset({"CDL610"}), extension_ops.ROOTS, names=True),
     "cuda-default-call": Check(project_checks.cuda_default_call, frozenset({"CDL113"})),
     "extension-import": Check(project_checks.extension_import, frozenset({"CDL406"})),
     "import-chain": Check(project_checks.import_chain, frozenset({"CDL407"})),

@@ -223,6 +223,7 @@ def test_conda_names_of_the_pyg_extensions_and_the_cuda_version_metapackage(tmp_
 
 
 PYG = '''import torch
+import torch_cluster
 import torch_scatter
 import torch_geometric.nn
 from torch_cluster import radius_graph
@@ -252,13 +253,21 @@ def under_cuda(x, batch):
     if torch.cuda.is_available():
         return scatter_max(x, batch, dim=0)
     return None
+
+
+def beside_a_host_tensor(coords):
+    return torch_cluster.grid_cluster(coords, torch.tensor([1, 1, 1]))
+
+
+def interpolated(x, pos, pos_support):
+    return torch_geometric.nn.knn_interpolate(x, pos, pos_support, k=3)
 '''
 
 
 def test_compiled_pyg_extension_operators_have_cpu_and_cuda_kernels_only():
     found = findings_of(PYG, select={"CDL610"})
-    assert triples(found) == [("CDL610", 10, 13), ("CDL610", 11, 12), ("CDL610", 12, 12), ("CDL610", 13, 14),
-                              ("CDL610", 14, 12), ("CDL610", 16, 11), ("CDL610", 18, 16)]
+    assert triples(found) == [("CDL610", 11, 13), ("CDL610", 12, 12), ("CDL610", 13, 12), ("CDL610", 14, 14),
+                              ("CDL610", 15, 12), ("CDL610", 17, 11), ("CDL610", 19, 16), ("CDL610", 39, 12)]
     assert [f.message.split(",")[0] for f in found][:2] == [
         "torch_cluster.radius_graph runs torch_cluster's compiled radius",
         "torch_geometric.nn.knn_graph runs torch_cluster's compiled knn"]

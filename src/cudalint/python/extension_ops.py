@@ -33,6 +33,7 @@ from cudalint.python.visitor import Registry
 CODE = "CDL610"
 ROOTS = frozenset({"torch_scatter", "torch_cluster", "torch_geometric"})  # the packages of the catalog's `apis`
 LIBRARIES = tuple(f"{root}." for root in sorted(ROOTS))
+LITERALS = (cst.Integer, cst.Float, cst.SimpleString)  # a number or a string: no tensor
 
 
 def _entry(qualified: str, ctx: FileContext) -> Optional[dict]:
@@ -59,10 +60,17 @@ def _reached(call: cst.Call, entry: dict) -> Optional[str]:
     return entry["op"].format(value=value) if value in values else None
 
 
-def _input(call: cst.Call) -> Optional[cst.BaseExpression]:
-    """The first tensor the operator reads: the first positional argument."""
-    first = call.args[0] if call.args else None
-    return first.value if first is not None and first.keyword is None and not first.star else None
+def _on_host(call: cst.Call, ctx: FileContext) -> bool:
+    """One of the tensors the operator reads is made on the host where the code shows it (`grid_cluster(
+    coords, torch.tensor([1, 1, 1]))`), or its input is moved off MPS first: all of them are on the CPU then
+    (operands on two devices raise on CUDA too), and the CPU kernel is right."""
+    model = ctx.model
+    for position, arg in enumerate(call.args):
+        if arg.star or type(arg.value) in LITERALS:
+            continue
+        if on_host(model, arg.value, model.scope) or (position == 0 and moved_off_mps(model, ctx.stack, arg.value)):
+            return True
+    return False
 
 
 def _on_call(call: cst.Call, ctx: FileContext) -> None:
@@ -75,9 +83,8 @@ def _on_call(call: cst.Call, ctx: FileContext) -> None:
     op = _reached(call, entry) if entry is not None else None
     if op is None or ctx.guarded():
         return
-    source = _input(call)
-    if source is not None and (on_host(ctx.model, source, ctx.model.scope) or moved_off_mps(ctx.model, ctx.stack, source)):
-        return  # made on the host where the code shows it, or moved off MPS first: the CPU kernel is right
+    if _on_host(call, ctx):
+        return
     library = entry.get("library") or entry["api"].partition(".")[0]
     match = ctx.rules[CODE].match
     ctx.report(CODE, call, match["message"].format(api=entry["api"], library=library, op=op,

@@ -79,7 +79,7 @@ def _on_call(call: cst.Call, ctx: FileContext) -> None:
     qualified = ctx.model.resolve(call.func)
     if qualified is None or not qualified.startswith(LIBRARIES):
         return
-    entry = _entry(qualified, ctx)  # (only calls under these two modules get here: a table of 30 is read as is)
+    entry = _entry(qualified, ctx)  # (only calls under ROOTS get here: the short table is read as it is)
     op = _reached(call, entry) if entry is not None else None
     if op is None or ctx.guarded():
         return

@@ -296,8 +296,8 @@ def handler_catches_import_error(handler: cst.ExceptHandler) -> bool:
     if handler.type is None:
         return True
     kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
-    return any(isinstance(kind.value if isinstance(kind, cst.Element) else kind, cst.Name)
-               and (kind.value if isinstance(kind, cst.Element) else kind).value in IMPORT_ERRORS for kind in kinds)
+    names = [kind.value if isinstance(kind, cst.Element) else kind for kind in kinds]
+    return any(isinstance(name, cst.Name) and name.value in IMPORT_ERRORS for name in names)
 
 
 def _statements(block: cst.BaseSuite):

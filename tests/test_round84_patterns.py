@@ -1,9 +1,12 @@
-"""Patterns from blind round 84 (bench/EVAL.md, session 42): an import in a `try:` whose handler only
-raises or exits is required, as if it stood alone (a handler that returns, falls back or skips the test
-keeps it optional); a JIT build that registers operators only, or one named as the project's own package,
-makes no module to import; a device selection written with its test negated (`if <no CUDA>: cpu` / `else:
-cuda`); Lightning's "gpu" accelerator chosen only where CUDA is there; MPS named inside a longer name
-(`is_mps_available`) is a Mac path; a build query beside an availability query of MPS asks nothing new."""
+"""Patterns from blind rounds 84 to 89 (bench/EVAL.md, session 42): an import in a `try:` whose handler only
+raises or exits is required, as if it stood alone (a handler that returns, falls back or skips the test keeps
+it optional); a JIT build that registers operators only, or one named as the project's own package, makes no
+module to import; a device selection written with its test negated (`if <no CUDA>: cpu` / `else: cuda`);
+Lightning's "gpu" accelerator chosen only where CUDA is there; a move made only where the chosen device is
+"cuda"; MPS named inside a longer name (`is_mps_available`) is a Mac path; a build query beside an
+availability query of MPS asks nothing new; compiled PyG extension operators (CDL610); conda-forge's PyG
+names and its cuda-version metapackage; the operator tables' names; a custom op registered for CUDA devices
+only (`custom_op(..., device_types="cuda")`) runs only there."""
 
 from conftest import findings_of, lint_tree, triples
 
@@ -283,3 +286,29 @@ def test_every_extension_api_lies_under_the_check_roots():
     assert {entry["api"].partition(".")[0] for entry in apis} == ROOTS
     assert sorted(match["words"]) == sorted({entry["api"].rpartition(".")[2] for entry in apis})
     assert {entry.get("library") or entry["api"].partition(".")[0] for entry in apis} == set(match["uses"])
+
+
+CUSTOM_OPS = '''import torch
+
+
+@torch.library.custom_op("mylib::fused", mutates_args=(), device_types="cuda")
+def fused(x: torch.Tensor) -> torch.Tensor:
+    torch.cuda.synchronize()
+    return x.clone()
+
+
+@torch.library.custom_op("mylib::anywhere", mutates_args=())
+def anywhere(x: torch.Tensor) -> torch.Tensor:
+    torch.cuda.synchronize()
+    return x.clone()
+
+
+@torch.library.custom_op("mylib::both", mutates_args=(), device_types=("cuda", "cpu"))
+def both(x: torch.Tensor) -> torch.Tensor:
+    torch.cuda.synchronize()
+    return x.clone()
+'''
+
+
+def test_a_custom_op_for_cuda_devices_only_runs_only_there():
+    assert triples(findings_of(CUSTOM_OPS, select={"CDL201"})) == [("CDL201", 12, 5), ("CDL201", 18, 5)]

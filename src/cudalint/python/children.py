@@ -212,6 +212,11 @@ def unused_default(function: cst.FunctionDef, name: str) -> bool:
     return bool(body)
 
 
+def positional_params(function: cst.FunctionDef) -> List[str]:
+    """The names of the parameters a call may pass by position (positional-only, then the others)."""
+    return [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+
+
 def find_argument(call: cst.Call, keyword: Optional[str], position: Optional[int]) -> Optional[cst.Arg]:
     """The argument a call passes for a parameter (by keyword, or at its position); None where it passes none, or
     where a spread before that position hides it."""

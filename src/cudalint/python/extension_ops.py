@@ -24,6 +24,7 @@ from typing import Optional
 
 import libcst as cst
 
+from cudalint.python.children import find_argument
 from cudalint.python.context import FileContext
 from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.names import string_value
@@ -52,11 +53,8 @@ def _reached(call: cst.Call, entry: dict) -> Optional[str]:
     if argument is None:
         return entry["op"]
     position, keyword, values = argument
-    given = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword), None)
-    if given is None:
-        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-        given = positional[position] if len(positional) > position else None
-    value = string_value(given) if given is not None else None
+    given = find_argument(call, keyword, position)
+    value = string_value(given.value) if given is not None else None
     return entry["op"].format(value=value) if value in values else None
 
 
@@ -76,7 +74,11 @@ def _on_host(call: cst.Call, ctx: FileContext) -> bool:
 def _on_call(call: cst.Call, ctx: FileContext) -> None:
     if ctx.guard_depth:
         return  # runs only on CUDA hosts
-    qualified = ctx.model.resolve(call.func)
+    func = call.func
+    last = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
+    if last not in ctx.rules[CODE].match["words"]:
+        return  # the common case, decided without resolving the callee: no API of the table ends so
+    qualified = ctx.model.resolve(func)
     if qualified is None or not qualified.startswith(LIBRARIES):
         return
     entry = _entry(qualified, ctx)  # (only calls under ROOTS get here: the short table is read as it is)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, Set
 import libcst as cst
 
 from cudalint.python import placement  # the module, not its names: placement imports this module too
-from cudalint.python.children import assignments_in
+from cudalint.python.children import assignments_in, positional_params
 from cudalint.python.names import chain_root, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -179,7 +179,7 @@ def _helper_off_mps(model: "SemanticModel", call: cst.Call, truth: bool, depth: 
     function, inner = defined
     if len(inner.returns) != 1 or inner.returns[0][1]:
         return set()
-    parameters = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+    parameters = positional_params(function)
     given = {}
     for position, arg in enumerate(call.args):
         if arg.star:

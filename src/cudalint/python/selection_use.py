@@ -39,7 +39,7 @@ import libcst as cst
 
 from cudalint.discover import is_notebook
 from cudalint.project.paths import test_module
-from cudalint.python.children import arm_statements, assignments_in, code_children, enclosing_block, path_to, reads_name
+from cudalint.python.children import arm_statements, assignments_in, code_children, enclosing_block, path_to, positional_params, reads_name
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, string_value
 
@@ -145,7 +145,7 @@ def _wraps_collective(func: cst.BaseExpression, ctx: FileContext) -> bool:
     if len(bindings) != 1 or bindings[0].kind != "def" or type(bindings[0].node) is not cst.FunctionDef:
         return False
     definition = bindings[0].node
-    params = {param.name.value for param in (*definition.params.posonly_params, *definition.params.params)}
+    params = set(positional_params(definition))
     inner = ctx.model.scopes.get(id(definition))
     return any(ctx.model.resolve(call.func, inner) in COLLECTIVES
                and any(type(value) is cst.Name and value.value in params for value in _arguments(call))

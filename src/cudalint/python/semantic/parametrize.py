@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import libcst as cst
 
+from cudalint.python.children import positional_params
 from cudalint.python.names import string_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,10 +79,6 @@ def _body(function: cst.FunctionDef):
     return function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
 
 
-def _params(function: cst.FunctionDef) -> List[str]:
-    return [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
-
-
 def _body_stops(model: "SemanticModel", function: cst.FunctionDef, param: str, text: str) -> bool:
     """A statement of the function's body stops it where CUDA is missing when `param == text`
     (GuardEvaluator.stops_unless_cuda)."""
@@ -117,7 +114,7 @@ def _decorator_stops(model: "SemanticModel", decorator: cst.BaseExpression, name
 
 def _wrapper_stops(model: "SemanticModel", function: cst.FunctionDef, name: str, text: str) -> bool:
     wrappers = [item for item in _body(function) if type(item) is cst.FunctionDef]
-    return len(wrappers) == 1 and name in _params(wrappers[0]) and _body_stops(model, wrappers[0], name, text)
+    return len(wrappers) == 1 and name in positional_params(wrappers[0]) and _body_stops(model, wrappers[0], name, text)
 
 
 def _helper_stops(model: "SemanticModel", statement: cst.CSTNode, name: str, text: str, scope: "Scope") -> bool:
@@ -143,7 +140,7 @@ def _helper_stops(model: "SemanticModel", statement: cst.CSTNode, name: str, tex
 
 def _receiver_stops(model: "SemanticModel", function: cst.FunctionDef, passed, text: str) -> bool:
     """The function stops for `text` in a parameter that receives the test's one (by position or keyword)."""
-    params = _params(function)
+    params = positional_params(function)
     received = {params[index] if keyword is None and index < len(params) else keyword for index, keyword in passed}
     return any(_body_stops(model, function, param, text) for param in received if param is not None)
 

@@ -79,6 +79,7 @@ class ProjectIndex:
         self._siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
         self._subclasses: Optional[Dict[str, List[Tuple[str, str]]]] = None  # class -> [(subclass, its path)]
         self._attribute_guards: Optional[Dict[str, Optional[Tuple[bool, bool]]]] = None  # see attribute_guard
+        self._base_bindings: Dict[Tuple[str, str], Optional[Tuple[bool, bool]]] = {}  # see base_binding
         self.subprojects: List[str] = []  # folders, not the root, with a project file of their own; deepest first
         self._libraries_in: Dict[Tuple[str, str], bool] = {}  # see library_own
 
@@ -514,6 +515,37 @@ class ProjectIndex:
                 return None if self.subclass_binds(qualified, name, elsewhere=False) else (guard[0], guard[1])
             if name in entry["binds"]:
                 return None
+        return None
+
+    def base_binding(self, qualified: str, name: str) -> Optional[Tuple[bool, bool]]:
+        """What a base of the class `qualified` in another module (at any remove) says of flag `name`, for
+        a class whose own file binds it (`if torch.cuda.is_available(): self.use_gpu = True` in a subclass
+        of a class that set `self.use_gpu = config.use_gpu`): the base's guard where its class facts hold
+        one, (False, False) where that base's module stores the name otherwise (or a base of the project
+        was not read); None where no base of another module can bind it."""
+        key = (qualified, name)
+        if key not in self._base_bindings:
+            self._base_bindings[key] = self._base_binding(self.follow(qualified), name)
+        return self._base_bindings[key]
+
+    def _base_binding(self, qualified: str, name: str) -> Optional[Tuple[bool, bool]]:
+        home = self._home(qualified)
+        for klass, entry in self._lineage(qualified):
+            if klass == qualified:
+                continue
+            where = self._home(klass)
+            if entry is None:
+                if self.is_own(klass) and where is None:
+                    return (False, False)
+                continue
+            if where is None or where == home:
+                continue  # a base in the same file: its bindings are the file's own
+            guards = entry.get("guards")
+            guard = guards.get(name) if isinstance(guards, dict) else None
+            if isinstance(guard, list) and len(guard) == 2 and all(type(part) is bool for part in guard):
+                return (guard[0], guard[1])
+            if name in entry["binds"] or name in self.facts[where].bound_attributes:
+                return (False, False)
         return None
 
     def attribute_guard(self, name: str) -> Optional[Tuple[bool, bool]]:

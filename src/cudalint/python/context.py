@@ -9,8 +9,8 @@ import libcst as cst
 
 from cudalint.catalog import Rule
 from cudalint.python.fixplan import FixPlan
-from cudalint.python.children import code_children
-from cudalint.python.names import conjuncts, dotted
+from cudalint.python.children import code_children, unused_default
+from cudalint.python.names import conjuncts, dotted, int_literal, string_value
 from cudalint.python.optional_facts import optional_facts
 from cudalint.python.semantic import SemanticModel
 
@@ -104,8 +104,9 @@ class FileContext:
         return holder >= 0 and isinstance(self.stack[holder], (cst.Comparison, cst.ComparisonTarget))
 
     def _in_unused_default(self, node: cst.CSTNode) -> bool:
-        """The node is (inside) a parameter's default that every call of its function in the project passes
-        a value for (CallSites.default_never_used): what the default holds never reaches anything."""
+        """The node is (inside) a parameter's default that the function's body never reads, or that every call
+        of its function in the project passes a value for (CallSites.default_never_used): what the default holds
+        never reaches anything."""
         for depth in range(len(self.stack) - 1, 0, -1):
             holder = self.stack[depth]
             if isinstance(holder, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
@@ -115,11 +116,22 @@ class FileContext:
                 if holder.default is None or inner is not holder.default:
                     return False
                 function = next((node for node in reversed(self.stack[:depth]) if isinstance(node, (cst.FunctionDef, cst.Lambda))), None)
+                if isinstance(function, cst.FunctionDef) and self._names_a_device(holder.default) \
+                        and unused_default(function, holder.name.value):
+                    return True  # a device the body never reads (or rebinds first): naming it runs nothing
                 scope = self.model.scopes.get(id(function)) if isinstance(function, cst.FunctionDef) else None
                 bindings = scope.bindings.get(holder.name.value, ()) if scope is not None else ()
                 binding = next((found for found in bindings if found.node is holder), None)
                 return binding is not None and self.model.call_sites.default_never_used(binding)
         return False
+
+    def _names_a_device(self, node: cst.BaseExpression) -> bool:
+        """A string, or `torch.device(...)` of literals: a default that only names a device, whose
+        evaluation when the function is defined fails nowhere."""
+        if string_value(node) is not None:
+            return True
+        return (isinstance(node, cst.Call) and self.model.resolve(node.func) == "torch.device"
+                and all(string_value(arg.value) is not None or int_literal(arg.value) is not None for arg in node.args))
 
     def truth_tested(self, depth: int) -> bool:
         """The node at `stack[depth]` is used only as a truth value: the test of an if, while, assert or

@@ -557,10 +557,68 @@ def _beside(node: cst.If, ctx: FileContext, names: Set[Optional[str]]) -> Tuple[
         if seen >= {name for name in names if name}:
             break
     after = body[index + 1] if index + 1 < len(body) else None
-    return before, _chosen_by(after.body) if isinstance(after, cst.SimpleStatementLine) else []
+    if isinstance(after, cst.SimpleStatementLine) and _chosen_by(after.body):
+        return before, _chosen_by(after.body)
+    fallen = _fall_through_return(ctx)
+    return before, [(None, fallen)] if fallen is not None else []
+
+
+QUIET_STATEMENTS = (cst.Expr, cst.Pass)  # a log line, a warning, `pass`: nothing chosen, nothing left
+
+
+def _fall_through_return(ctx: FileContext) -> Optional[cst.BaseExpression]:
+    """What the function returns where the `if` at the end of the walk's stack does not return: the first
+    statement after it, past log lines and out of the `if`/`else` branches around it, when that is a
+    `return` (`if device_type == "gpu": if torch.cuda.is_available(): return cuda / logger.info(...)`,
+    then `return torch.device("cpu")` at the end of the function). None where another statement, a loop
+    or the function's end comes first."""
+    stack = ctx.stack
+    at = len(stack) - 1
+    while at >= 2:
+        line, block = stack[at], stack[at - 1]
+        if not isinstance(block, cst.IndentedBlock):
+            return None
+        body = block.body
+        index = next((i for i, statement in enumerate(body) if statement is line), None)
+        if index is None:
+            return None
+        for statement in body[index + 1:]:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                return None
+            for small in statement.body:
+                if isinstance(small, cst.Return):
+                    return small.value
+                if not isinstance(small, QUIET_STATEMENTS):
+                    return None
+        holder = stack[at - 2]
+        if isinstance(holder, cst.Else):  # the else of an `if`: out of the `if` itself
+            at -= 3
+        elif isinstance(holder, cst.If):
+            at -= 2
+        else:
+            return None  # a loop, a `with`, a `try`, the function's end
+        while at >= 1 and isinstance(stack[at - 1], cst.If) and stack[at - 1].orelse is stack[at]:
+            at -= 1  # an `elif` is the `else` of the `if` before it: out to the head of the chain
+    return None
 
 
 LOOK_BACK = 8  # simple statements between a CPU choice and the `if` that may replace it
+
+
+def _returned_last(node: cst.If, ctx: FileContext) -> Optional[cst.IndentedBlock]:
+    """The statement that ends the function whose body holds `node` (an `if` with no else), as a block of
+    its own, when it is a `return` and nothing between them names a path that works on a Mac: what the
+    function returns wherever the `if` did not return first."""
+    found = enclosing_block(ctx.stack, len(ctx.stack) - 1)
+    if found is None or len(ctx.stack) < 3 or not isinstance(ctx.stack[-3], cst.FunctionDef):
+        return None
+    body, index = found
+    last = body[-1]
+    if index == len(body) - 1 or not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Return)):
+        return None
+    if any(mentions_mac_path(statement) for statement in body[index + 1:]):
+        return None
+    return cst.IndentedBlock(body=[last])
 
 
 def _ends_in_return(block: cst.BaseSuite) -> bool:
@@ -602,8 +660,11 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     if not head and node.orelse is None:
         return
     pairs, else_body = _branches(node)
-    negated = head and len(pairs) == 1 and else_body is not None and any(
-        _is_cpu_arm(value, ctx) for value in _assigned_values(pairs[0][1])) and _false_only_off_mac(node.test, ctx)
+    negated = head and len(pairs) == 1 and any(_is_cpu_arm(value, ctx) for value in _assigned_values(pairs[0][1]))
+    returned = _returned_last(node, ctx) if negated and else_body is None and _ends_in_return(pairs[0][1]) else None
+    negated = negated and (else_body or returned) is not None and _false_only_off_mac(node.test, ctx)
+    if negated and else_body is None:  # `if <no CUDA>: return "cpu"`, then the function returns the other choice
+        else_body = returned
     if negated:  # `if <no CUDA>: device = "cpu"` / `else: device = "cuda"`: the same selection, its arms swapped
         pairs, else_body = [(node.test, else_body)], pairs[0][1]
     first, nested_tests = _chosen_in_branches(pairs[0][1])

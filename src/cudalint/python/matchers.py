@@ -90,6 +90,8 @@ VALUE_TESTS: Dict[str, Callable[[Value], bool]] = {
     # a legacy CUDA tensor type, or its name as a string: torch.cuda.FloatTensor, "torch.cuda.FloatTensor"
     "cuda-tensor-type": lambda value: value.kind in ("str", "ref") and value.data.startswith("torch.cuda."),
     # a count or list of GPUs that asks for at least one: not 0, "0" or "" (-1: all of them)
+    # a list (or tuple) of devices with at least one in it: `device_ids=[local_rank]`
+    "device-list": lambda value: type(value.origin) in (cst.List, cst.Tuple) and bool(value.origin.elements),
     "some-gpus": lambda value: (value.kind == "int" and value.data != 0) or (value.kind == "str" and value.data.strip() not in ("", "0")),
 }
 
@@ -113,7 +115,7 @@ def _wanted(spec: Mapping, values) -> List[Value]:
 
 # Conditions that read the argument's own expression or the call's place: a keyword spread from a dict
 # (`f(**options)`) is not judged where an entry has one of them.
-SPREAD_UNREAD = frozenset({"unless_empty", "unless_same_device", "unless_synchronized", "unless_host_on_a_mac",
+SPREAD_UNREAD = frozenset({"unless_empty", "unless_none", "unless_same_device", "unless_synchronized", "unless_host_on_a_mac",
                            "unless_cpu_gets", "unless_uncast_region", "entered", "absent"})
 
 
@@ -943,6 +945,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # `x.cuda(non_blocking=True)`: a copy to CUDA only, which its own rule reports
         if spec.get("unless_empty") and _always_empty(arg.value, ctx):
             continue  # `fork_rng(devices=[])`: no device at all, on purpose
+        if spec.get("unless_none") and any(value.kind == "none" for value in ctx.model.values(arg.value)):
+            continue  # `None if device.type == "cpu" else [device.index]`: chosen per device, None somewhere
         if spec.get("unless_same_device") and same_device_copy(ctx.model, node, ctx.model.scope):
             continue  # `dst.copy_(src)` with both where the code proves one device: no host memory involved
         if "unless_synchronized" in spec and synchronized_after(ctx.model, ctx.stack, spec["unless_synchronized"]):

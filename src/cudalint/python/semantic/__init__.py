@@ -199,6 +199,14 @@ class SemanticModel:
             current = current.parent
         return None
 
+    def base_binding(self, owner: Scope, name: str):
+        """What a base in another module of the module-level class `owner` says of flag `name` (the project
+        index's class facts: ProjectIndex.base_binding); None where no such base binds it, or there is no
+        index."""
+        if self.project is None or not self.module_name or owner.kind != "class" or owner.parent is not self.module_scope:
+            return None
+        return self.project.base_binding(f"{self.module_name}.{owner.node.name.value}", name)
+
     def _alias_of(self, bindings: List[Binding], scope: Scope) -> Optional[str]:
         """The name a single assignment binds another name to, directly or through `weakref.proxy(...)`."""
         if len(bindings) != 1 or bindings[0].kind != "assign":

@@ -26,7 +26,7 @@ from cudalint.python.children import code_children, comes_after
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, fails_on_mac, falsy_constant
-from cudalint.python.names import conjuncts, dotted, int_literal, is_none, names_cuda_oom, negative_literal, source_of, string_elements, string_value
+from cudalint.python.names import conjuncts, disjuncts, dotted, int_literal, is_none, names_cuda_oom, negative_literal, source_of, string_elements, string_value
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.parametrize import parametrized
@@ -55,7 +55,9 @@ class Guard:
 
 UNKNOWN = Guard()
 TRUE_OFF_MAC = Guard(True, False)
+FALSE_OFF_MAC = Guard(False, True)
 BOTH_OFF_MAC = Guard(True, True)  # what a binding that never happens on a Mac says about one
+VALIDATION_REACH = 3  # the statements after a binding that may check it (an assert, an `if ...: raise`)
 
 
 class GuardEvaluator:
@@ -714,11 +716,24 @@ class GuardEvaluator:
                 found.append(BOTH_OFF_MAC)  # `if os.getenv("FORCE_CUDA", "0") == "1": WITH_CUDA = True`
                 continue
             guard = self._value_guard(_accumulated(binding), binding.context, depth)
-            if not guard.known and self._cleared_off_mac(binding, bindings, depth):
-                guard = TRUE_OFF_MAC
+            if not guard.known:
+                guard = self._settled_off_mac(binding, bindings, depth) or self._validated_off_mac(binding, depth) or guard
             found.append(guard)
             informative = informative or (guard.known and _constant_truth(binding.value) is None)
+        inherited = self._base_bound(node, scope)
+        if inherited is not None:
+            if not inherited.known:
+                return [UNKNOWN]
+            found.append(inherited)
         return found if informative or self._module_constant(node, bindings) or self._class_constant(node, scope) else [UNKNOWN]
+
+    def _base_bound(self, node, scope) -> Optional[Guard]:
+        """`self.use_gpu` that the file binds (`if torch.cuda.is_available(): self.use_gpu = True`) in a class
+        whose base in another module may bind it too (`self.use_gpu = config.use_gpu`): what that binding
+        says, from the project index; None where no such base binds it, or there is no index."""
+        owner = self._module_class(node, scope)
+        found = self.model.base_binding(owner, node.attr.value) if owner is not None else None
+        return None if found is None else Guard(*found)
 
     def _forced(self, binding: "Binding", depth: int) -> bool:
         """A binding made only under an environment variable's opt-in (`if os.getenv("FORCE_CUDA", "0") ==
@@ -727,29 +742,69 @@ class GuardEvaluator:
         same test beside a CUDA query in an `or`)."""
         return any(polarity and self._opt_in(test, binding.context, depth) for test, polarity in binding.conditions)
 
-    def _cleared_off_mac(self, binding: "Binding", bindings: List["Binding"], depth: int) -> bool:
-        """A later binding of the same name in the same function sets it False (or None) wherever a Mac
-        runs it: `self.use_amp = config.use_amp`, then `if self.use_amp: if torch.cuda.is_available():
-        ... else: self.use_amp = False` (Ludwig's trainer). Its conditions are the flag's own truth or
-        tests a Mac takes that way; after it, the flag is true only off a Mac."""
+    def _settled_off_mac(self, binding: "Binding", bindings: List["Binding"], depth: int) -> Optional[Guard]:
+        """A later binding of the same name in the same function sets it to a constant wherever a Mac runs
+        it with the other truth: `self.use_amp = config.use_amp`, then `if self.use_amp: if
+        torch.cuda.is_available(): ... else: self.use_amp = False` (Ludwig's trainer); `use_cuda = args.cuda`,
+        then `if use_cuda and not torch.cuda.is_available(): use_cuda = False`; or the other way round,
+        `use_cpu = args.use_cpu`, then `if not use_cpu and not torch.cuda.is_available(): use_cpu = True`.
+        Each condition of that binding is made of the flag's own other truth and tests a Mac passes; after
+        it, the flag keeps the truth it had only off a Mac (TRUE_OFF_MAC where it was set False or None,
+        FALSE_OFF_MAC where it was set True)."""
         flag = source_of(binding.node.targets[0].target) if isinstance(binding.node, cst.Assign) and binding.node.targets else None
         for other in bindings:
             if (other is binding or other.kind != "assign" or other.scope is not binding.scope or not other.conditions
-                    or _constant_truth(other.value) not in (False, None) or other.value is None
                     or not isinstance(other.value, cst.Name)):
                 continue
-            if all(self._taken_on_mac(test, polarity, flag, other.context, depth) for test, polarity in other.conditions) \
+            truth = _constant_truth(other.value)
+            if truth is None:
+                continue
+            if all(self._taken_on_mac(test, polarity, flag, not truth, other.context, depth) for test, polarity in other.conditions) \
                     and comes_after(binding.scope.node, binding.node, other.node):
-                return True
-        return False
+                return FALSE_OFF_MAC if truth else TRUE_OFF_MAC
+        return None
 
-    def _taken_on_mac(self, test, polarity: bool, flag: Optional[str], scope: "Scope", depth: int) -> bool:
-        """A Mac goes this way at the test (or the test is the flag's own truth: false, it needs no clearing)."""
-        if polarity and flag is not None and isinstance(test, cst.BaseExpression) and source_of(test) == flag:
-            return True
+    def _validated_off_mac(self, binding: "Binding", depth: int) -> Optional[Guard]:
+        """The statements right after the binding stop a Mac wherever the flag is true: `self.use_gpu =
+        use_gpu`, then `assert not self.use_gpu or torch.cuda.is_available()`, or `if use_cuda and not
+        torch.cuda.is_available(): raise ...` (the flag written as the target or as the name bound to it).
+        Past them the flag is true only off a Mac."""
+        node = binding.node
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+            return None
+        flags = {source_of(node.targets[0].target)}
+        if isinstance(node.value, (cst.Name, cst.Attribute)):
+            flags.add(source_of(node.value))
+        path = binding.scope.path_to(node)
+        if not path or len(path) < 3 or not isinstance(path[-2], cst.SimpleStatementLine) or not isinstance(path[-3], (cst.IndentedBlock, cst.Module)):
+            return None
+        statements = list(path[-3].body)
+        at = next((index for index, statement in enumerate(statements) if statement is path[-2]), None)
+        for statement in statements[at + 1:at + 1 + VALIDATION_REACH] if at is not None else ():
+            if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assert):
+                test, polarity = statement.body[0].test, False  # it fails where the test is false
+            elif isinstance(statement, cst.If) and statement.orelse is None and _raises(statement.body, self.model):
+                test, polarity = statement.test, True
+            else:
+                continue
+            if any(self._taken_on_mac(test, polarity, flag, True, binding.context, depth) for flag in flags):
+                return TRUE_OFF_MAC
+        return None
+
+    def _taken_on_mac(self, test, polarity: bool, flag: Optional[str], before: bool, scope: "Scope", depth: int) -> bool:
+        """A Mac goes this way at the test whenever the flag held `before`: each part the branch needs (a
+        conjunct of a test taken true, a disjunct of one taken false) is the flag's own truth `before`, or a
+        test a Mac passes that way."""
         if not isinstance(test, cst.BaseExpression) or depth > MAX_DEPTH:
             return False
-        guard = self.guard(test, scope, depth + 1)
+        parts = conjuncts(test) if polarity else disjuncts(test)
+        return all(self._part_taken_on_mac(part, polarity, flag, before, scope, depth) for part in parts)
+
+    def _part_taken_on_mac(self, part, polarity: bool, flag: Optional[str], before: bool, scope: "Scope", depth: int) -> bool:
+        negated = type(part) is cst.UnaryOperation and type(part.operator) is cst.Not
+        if flag is not None and source_of(part.expression if negated else part) == flag:
+            return (polarity != negated) == before
+        guard = self.guard(part, scope, depth + 1)
         return guard.when_false if polarity else guard.when_true
 
     def _reaching(self, bindings: List["Binding"], node: cst.CSTNode) -> List["Binding"]:

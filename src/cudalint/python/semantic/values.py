@@ -298,7 +298,10 @@ class Evaluator:
             owner = self.model.self_class(base.value, scope)
             if owner is not None:
                 bindings = self.model.class_attributes.bindings(owner, name) or ()
-                return self._bound(bindings, depth) or (Value(UNKNOWN_KIND, None, node),)
+                found = self._bound(bindings, depth)
+                if found and self.model.base_binding(owner, name) is not None:
+                    return found + (Value(UNKNOWN_KIND, None, node),)  # a base of another module binds it too
+                return found or (Value(UNKNOWN_KIND, None, node),)
             # `args.device = "cuda"` in this function (or at module level): what it stores; where every
             # store is made under some test, also what the attribute held otherwise
             stored, settled = self.model.stores(base.value, name, scope)

@@ -162,6 +162,13 @@ def wrap(model, local_rank, args):
     return a, b, c, d, e, f, g, DDP(model, device_ids=_ids(model)), norm, isinstance(model, nn.SyncBatchNorm)
 
 
+def wrap_by_index(model, index):
+    if index == -1:
+        return DDP(model)
+    else:
+        return DDP(model, device_ids=[index], output_device=index)
+
+
 def _ids(model):
     device = next(model.parameters()).device
     if device.type == "cpu":
@@ -286,3 +293,35 @@ def test_cuda_init_raises_without_cuda():
     found = findings_of(source, select={"CDL105"})
     assert triples(found) == [("CDL105", 3, 1)]
     assert found[0].message.startswith("torch.cuda.init initializes CUDA and raises without it")
+
+
+RETURNED_FLOAT64 = '''import torch
+
+
+def cosine_beta_schedule(n):
+    return torch.linspace(0, 1, n, dtype=torch.float64)
+
+
+def narrowed_schedule(n):
+    return torch.linspace(0, 1, n, dtype=torch.float64).float()
+
+
+class Schedule(torch.nn.Module):
+    def __init__(self, n, device):
+        super().__init__()
+        betas = cosine_beta_schedule(n)
+        self.betas = betas.to(device)
+        self.alphas = narrowed_schedule(n).to(device)
+        self.later = later_schedule(n).to(device)
+
+
+def later_schedule(n):
+    return torch.linspace(0, 1, n, dtype=torch.float64)
+'''
+
+
+def test_float64_a_function_of_the_file_returns_is_seen_moving():
+    found = findings_of(RETURNED_FLOAT64, select={"CDL601", "CDL608"})
+    # only a function the walk has read before the call answers for it (`later_schedule` comes after)
+    assert triples(found) == [("CDL608", 16, 22)]
+    assert [(related.line, related.column) for related in found[0].related] == [(5, 42)]

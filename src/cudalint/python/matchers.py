@@ -945,8 +945,9 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             continue  # `x.cuda(non_blocking=True)`: a copy to CUDA only, which its own rule reports
         if spec.get("unless_empty") and _always_empty(arg.value, ctx):
             continue  # `fork_rng(devices=[])`: no device at all, on purpose
-        if spec.get("unless_none") and any(value.kind == "none" for value in ctx.model.values(arg.value)):
-            continue  # `None if device.type == "cpu" else [device.index]`: chosen per device, None somewhere
+        if spec.get("unless_none") and (any(value.kind == "none" for value in ctx.model.values(arg.value))
+                                        or _other_arm_omits(node, spec, ctx)):
+            continue  # `None if device.type == "cpu" else [device.index]`, or an `if` whose CPU arm passes none
         if spec.get("unless_same_device") and same_device_copy(ctx.model, node, ctx.model.scope):
             continue  # `dst.copy_(src)` with both where the code proves one device: no host memory involved
         if "unless_synchronized" in spec and synchronized_after(ctx.model, ctx.stack, spec["unless_synchronized"]):
@@ -994,6 +995,31 @@ def _holds(outer, inner: cst.CSTNode) -> bool:
     if not isinstance(outer, cst.Call):
         return False  # only an option's call holds the values it declares
     return any(arg.value is inner for arg in outer.args)
+
+
+def _other_arm_omits(call: cst.Call, spec: Mapping, ctx: FileContext) -> bool:
+    """The call sits in one arm of an `if` whose other arm makes a call of the same callee without the
+    argument (`if index == CPU_INDEX: DDP(model)` / `else: DDP(model, device_ids=[index])`): a choice made
+    per device."""
+    stack = ctx.stack
+    callee = ctx.model.resolve(call.func)
+    for depth in range(len(stack) - 2, 0, -1):
+        holder, child = stack[depth], stack[depth + 1]
+        if isinstance(holder, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if not isinstance(holder, cst.If):
+            continue
+        other = holder.orelse if child is holder.body else holder.body if child is holder.orelse else None
+        pending = [other] if other is not None else []
+        while pending:
+            node = pending.pop()
+            if (type(node) is cst.Call and node is not call and ctx.model.resolve(node.func) == callee
+                    and find_argument(node, spec.get("keyword"), spec.get("position")) is None
+                    and not any(arg.star for arg in node.args)):
+                return True
+            if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+                pending.extend(code_children(node))
+    return False
 
 
 def _always_empty(node: cst.BaseExpression, ctx: FileContext) -> bool:

@@ -34,6 +34,7 @@ from cudalint.coverage.status import RUNS_ON_MPS
 from cudalint.coverage.target import RANGE_NOTE
 from cudalint.coverage.versions import version_tuple
 from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
+from cudalint.python.children import code_children
 from cudalint.python.context import FileContext
 from cudalint.python.names import source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
@@ -41,6 +42,8 @@ from cudalint.python.placement import STATE_METHODS, cpu_on_a_mac, made_on_host,
 from cudalint.python.visitor import Registry
 
 CHECK = "op-coverage"
+RETURNS = "op-coverage returns"  # check_state keys: the returns of the functions the walk has left, and of
+PENDING_RETURNS = "op-coverage pending returns"  # those it is in
 RAISES, ON_CPU = "raises", "cpu"
 KIND_OF_CODE = {"E": RAISES, "X": RAISES, "F": ON_CPU, "B": ON_CPU}  # other codes: runs, or undecided
 PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.Tensor.",
@@ -441,12 +444,32 @@ def fact_of(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fact]:
         return _method_fact(receiver, func.attr, node, ctx) if receiver is not None else None
     name = ctx.imports.resolve(func)
     if name is None:
-        return None
+        return _returned_fact(node, ctx)
     if name.startswith("numpy."):
         return _numpy_fact(name[len("numpy."):], node, ctx)
     if name.startswith("torch."):
         return _torch_fact(name, node, ctx)
     return None
+
+
+def _returned_fact(call: cst.Call, ctx: FileContext) -> Optional[Fact]:
+    """What a function of the file returns, where the walk has read all of it and every return gives the
+    same fact (`def cosine_beta_schedule(n): return torch.linspace(0, 1, n, dtype=torch.float64)`)."""
+    defined = ctx.model.defined_function(call.func)
+    if defined is None:
+        return None
+    facts = _returns(ctx).get(id(defined[0]))
+    if not facts or any(fact is None for fact in facts):
+        return None
+    first = facts[0]
+    if any((fact.kind, fact.dtype, fact.from_numpy) != (first.kind, first.dtype, first.from_numpy) for fact in facts):
+        return None
+    return first if all(fact.ndim == first.ndim for fact in facts) else replace(first, ndim=None)
+
+
+def _returns(ctx: FileContext) -> Dict[int, List[Optional[Fact]]]:
+    """id of each function the walk has left -> the facts of its returns, in order (None: not visible)."""
+    return ctx.check_state.setdefault(RETURNS, {})  # type: ignore[return-value]
 
 
 def _explicit_dtype(call: cst.Call, ctx: FileContext, position: Optional[int] = None) -> Optional[Fact]:
@@ -910,9 +933,21 @@ def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
             # place of CDL601's finding there, which CDL608 supersedes; the first call is the related place)
             ctx.report("CDL608", written, message, None, ((call, f"{source_of(call.func)}(...) makes it on the device here"),))
             return
-        ctx.report("CDL608", call, message)
+        origin = written if written is not None and not _holds_node(call, written) else None
+        related = ((origin, f"it is made {fact.dtype} here"),) if origin is not None else ()
+        ctx.report("CDL608", call, message, None, related)  # the place in a function whose return it is
         if ctx.hits and ctx.hits[-1].node is call and ctx.hits[-1].code == "CDL608":
             _supersede(fact.origin, ctx)
+
+
+def _holds_node(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    pending = [outer]
+    while pending:
+        node = pending.pop()
+        if node is inner:
+            return True
+        pending.extend(code_children(node))
+    return False
 
 
 def _supersede(origin: Tuple[cst.CSTNode, ...], ctx: FileContext) -> None:
@@ -958,8 +993,26 @@ def _read_by_numpy(call: cst.Call, ctx: FileContext) -> bool:
             and isinstance(reader, cst.Call) and reader.func is read and not reader.args)
 
 
+def _bind_return(node: cst.Return, ctx: FileContext) -> None:
+    """Note what a return of a function gives (its fact where the return is), for calls of the function
+    after the walk has left it (_returned_fact)."""
+    scope = ctx.model.scope
+    if scope.kind == "function" and isinstance(scope.node, cst.FunctionDef):
+        pending = ctx.check_state.setdefault(PENDING_RETURNS, {})
+        pending.setdefault(id(scope.node), []).append(fact_of(node.value, ctx) if node.value is not None else None)
+
+
+def _leave_function(node: cst.FunctionDef, ctx: FileContext) -> None:
+    """The function is read whole: its returns' facts may answer for its calls."""
+    found = ctx.check_state.get(PENDING_RETURNS, {}).pop(id(node), None)
+    if found is not None:
+        _returns(ctx)[id(node)] = found
+
+
 def register(registry: Registry) -> None:
     registry.on(cst.Call, _on_call)
+    registry.on_leave(cst.Return, _bind_return)
+    registry.on_leave(cst.FunctionDef, _leave_function)
     registry.on(cst.Param, _bind_param)
     registry.on_leave(cst.Assign, _bind)
     registry.on_leave(cst.AnnAssign, _bind)

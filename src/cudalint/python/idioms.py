@@ -662,7 +662,7 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     pairs, else_body = _branches(node)
     negated = head and len(pairs) == 1 and any(_is_cpu_arm(value, ctx) for value in _assigned_values(pairs[0][1]))
     returned = _returned_last(node, ctx) if negated and else_body is None and _ends_in_return(pairs[0][1]) else None
-    negated = negated and (else_body or returned) is not None and _false_only_off_mac(node.test, ctx)
+    negated = negated and (else_body is not None or returned is not None) and _false_only_off_mac(node.test, ctx)
     if negated and else_body is None:  # `if <no CUDA>: return "cpu"`, then the function returns the other choice
         else_body = returned
     if negated:  # `if <no CUDA>: device = "cpu"` / `else: device = "cuda"`: the same selection, its arms swapped

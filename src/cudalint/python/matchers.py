@@ -89,9 +89,9 @@ VALUE_TESTS: Dict[str, Callable[[Value], bool]] = {
     "torch-float64": lambda value: value.kind == "ref" and value.data in TORCH_FLOAT64,
     # a legacy CUDA tensor type, or its name as a string: torch.cuda.FloatTensor, "torch.cuda.FloatTensor"
     "cuda-tensor-type": lambda value: value.kind in ("str", "ref") and value.data.startswith("torch.cuda."),
-    # a count or list of GPUs that asks for at least one: not 0, "0" or "" (-1: all of them)
     # a list (or tuple) of devices with at least one in it: `device_ids=[local_rank]`
     "device-list": lambda value: type(value.origin) in (cst.List, cst.Tuple) and bool(value.origin.elements),
+    # a count or list of GPUs that asks for at least one: not 0, "0" or "" (-1: all of them)
     "some-gpus": lambda value: (value.kind == "int" and value.data != 0) or (value.kind == "str" and value.data.strip() not in ("", "0")),
 }
 

@@ -935,7 +935,7 @@ def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
             return
         origin = written if written is not None and not _holds_node(call, written) else None
         related = ((origin, f"it is made {fact.dtype} here"),) if origin is not None else ()
-        ctx.report("CDL608", call, message, None, related)  # the place in a function whose return it is
+        ctx.report("CDL608", call, message, None, related)  # where it became float64, when that is not in the move
         if ctx.hits and ctx.hits[-1].node is call and ctx.hits[-1].code == "CDL608":
             _supersede(fact.origin, ctx)
 

@@ -6,9 +6,12 @@ returning CUDA, is the same CUDA-or-CPU selection as an if/else; a flag checked 
 not flag or torch.cuda.is_available()`); a flag a class binds under a CUDA test that a base in another module
 binds from its configuration; a CUDA return whose fall-through (past log lines, out of the branches around it)
 returns the CPU; DistributedDataParallel's device_ids (CDL707) and SyncBatchNorm (CDL708); a device default the body never reads;
-`torch.cuda.init()`."""
+`torch.cuda.init()`; a torch requirement with only a cap (`torch<2.0`) or one covered release in its range sets
+the target release."""
 
-from conftest import findings_of, lint_tree, triples
+import pytest
+
+from conftest import findings_of, lint_tree, run_cli, triples
 
 FLAGS_SETTLED_IN_PLACE = '''import torch
 
@@ -325,3 +328,48 @@ def test_float64_a_function_of_the_file_returns_is_seen_moving():
     # only a function the walk has read before the call answers for it (`later_schedule` comes after)
     assert triples(found) == [("CDL608", 16, 22)]
     assert [(related.line, related.column) for related in found[0].related] == [(5, 42)]
+
+
+@pytest.mark.parametrize("requirement, target", [
+    ("torch<2.0.0", "target torch 1.13 (the newest release torch<2.0.0 in requirements.txt allows)."),
+    ("torch>=1.12,<2.0", "target torch 1.13 (the newest release torch>=1.12,<2.0 in requirements.txt allows)."),
+    ("torch<2.5", "target torch 2.4 (the newest release torch<2.5 in requirements.txt allows)."),
+    ("torch==2.2.0", "target torch 2.2.0 (from requirements.txt)."),
+    ("torch<1.10", "target torch 1.13 (the oldest release cudalint knows: torch<1.10 in requirements.txt allows none it covers)."),
+])
+def test_a_cap_on_torch_sets_the_target_release(tmp_path, requirement, target):
+    (tmp_path / "requirements.txt").write_text(requirement + "\n", encoding="utf-8")
+    (tmp_path / "run.py").write_text("import torch\nx = torch.ones(3)\n", encoding="utf-8")
+    result = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert result.stdout.splitlines()[-1].endswith(target), result.stdout
+
+
+UNREAD_SELECTION = """import torch
+
+
+class Pipe:
+    def __init__(self):
+        if torch.cuda.is_available():
+            self._device = torch.device("cuda")
+        else:
+            self._device = torch.device("cpu")
+
+
+class Public:
+    def __init__(self):
+        if torch.cuda.is_available():
+            self.device = torch.device("cuda")
+        else:
+            self.device = torch.device("cpu")
+"""
+
+
+@pytest.mark.parametrize("subclass_reads, found", [
+    (False, [("pkg/pipe.py", "CDL104", 14, 9)]),
+    (True, [("pkg/pipe.py", "CDL104", 6, 9), ("pkg/pipe.py", "CDL104", 14, 9)]),
+])
+def test_a_private_device_attribute_nothing_reads_chooses_nothing(tmp_path, monkeypatch, subclass_reads, found):
+    read = "\n    def run(self, x):\n        return x.to(self._device)\n" if subclass_reads else "\n    pass\n"
+    files = {"pkg/__init__.py": "", "pkg/pipe.py": UNREAD_SELECTION,
+             "pkg/other.py": "from .pipe import Pipe\n\n\nclass Sub(Pipe):" + read}
+    assert [f for f in lint_tree(tmp_path, monkeypatch, files) if f[1] == "CDL104"] == found

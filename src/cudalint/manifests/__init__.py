@@ -257,15 +257,16 @@ def _looks_like_requirements(path: str, text: str) -> bool:
 
 
 def torch_requirement(deps: Iterable[Dependency]) -> Dependency | None:
-    """The first entry that requires torch with a version: its specifier says which releases are allowed.
-    Not one that builds the documentation (checks.for_docs: `docs/requirements.txt`, a `docs` extra), which
-    the dependency rules skip too: the docs' builder is not where the project runs."""
+    """The first entry that requires torch with a version: its specifier says which releases are allowed
+    (a lower bound, a pin, or only an upper bound: `torch<2.0`). Not one that builds the documentation
+    (checks.for_docs: `docs/requirements.txt`, a `docs` extra), which the dependency rules skip too: the
+    docs' builder is not where the project runs."""
     from cudalint.manifests.checks import for_docs
-    from cudalint.manifests.versions import lower_bound
+    from cudalint.manifests.versions import lower_bound, upper_bound
 
     for dep in deps:
-        if (dep.kind in ("package", "url", "vcs") and dep.name in _TORCH_NAMES and not dep.command and lower_bound(dep.specifier)
-                and not for_docs(dep)):
+        if (dep.kind in ("package", "url", "vcs") and dep.name in _TORCH_NAMES and not dep.command
+                and (lower_bound(dep.specifier) or upper_bound(dep.specifier)) and not for_docs(dep)):
             return dep
     return None
 

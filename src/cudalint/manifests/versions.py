@@ -93,6 +93,12 @@ def lower_bound(spec: str) -> Optional[str]:
     return None
 
 
+def upper_bound(spec: str) -> Optional[str]:
+    """The version a spec caps releases below (or at): '<2.0' -> '2.0', '>=1.12,<=1.13.1' -> '1.13.1'."""
+    clauses = [clause for group in alternatives(spec) for clause in group]
+    return next((version for op, version in clauses if op in ("<", "<=") and release(version)), None)
+
+
 def cuda_local_tag(spec: str) -> Optional[str]:
     """The local label ('+cu118') when a version in spec names a CUDA build, else None."""
     match = CUDA_LOCAL.search(spec)

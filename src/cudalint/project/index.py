@@ -609,6 +609,13 @@ class ProjectIndex:
                 word for facts in self.facts.values() for word in (*facts.private, *facts.words))
         return name in self._private_reads or "*" in self._private_reads
 
+    def derived_reads_private(self, qualified: str, name: str) -> bool:
+        """A module holding a class derived from the class `qualified` (at any remove) reads the private
+        attribute `name` (FileFacts.private), or may (a module whose tree was not read holds the word)."""
+        paths = {where for _, where in self._derived(self.follow(qualified))}
+        return any(name in self.facts[where].private or "*" in self.facts[where].private or name in self.facts[where].words
+                   for where in paths if where in self.facts)
+
     def derives_from(self, qualified: str, bases: frozenset) -> bool:
         """The class (through re-exports) is one of `bases` or derives from one at any remove, as far as
         the index holds the project's classes (`StrEnum` of the project's own compatibility module)."""

@@ -691,6 +691,8 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         return  # the tensors of a collective: gloo, a Mac's only backend, takes CPU tensors
     if selection_use.fallback_never_runs(ctx):
         return  # fills a device parameter every call in the project passes
+    if selection_use.names_never_read(cuda_names, ctx):
+        return  # `self._device` (or a local) that nothing reads: the choice changes nothing
     if None in cuda_names and selection_use.returns_mac_elsewhere(ctx, node):
         return  # a return of the function picks MPS before (or beside) this choice
     if selection_use.loads_only_after(node, cuda_names, ctx):

@@ -27,7 +27,9 @@
   project calls is an entry point for users: its fallback counts.
 - It is never used: a function's local name the selection is bound to and that nothing in the
   function reads (nor a function, class or lambda inside it; no `locals()`, `vars()`, `eval` or
-  `exec` there): changing it changes nothing.
+  `exec` there), or, for an `if` statement's selection, a private attribute of the instance
+  (`self._device`) that nothing in the module reads, nor (by the project index) any module holding a class
+  derived from its class: changing it changes nothing.
 """
 
 from __future__ import annotations
@@ -451,6 +453,58 @@ def _never_read(ctx: FileContext) -> bool:
     else:
         return False
     return not reads_name(body, name, MAX_NODES)
+
+
+def names_never_read(names, ctx: FileContext) -> bool:
+    """Every name an `if` statement's selection binds is never read: a local name of the function nothing in
+    it reads (as _never_read), or a private attribute of the instance (`self._device`) that no code of the
+    module reads, nor any module holding a class derived from its class (the project index)."""
+    model = ctx.model
+    if not names or model.scope.kind != "function":
+        return False
+    for name in names:
+        if name is None:
+            return False  # a return: the caller has it
+        head, _, attribute = name.partition(".")
+        if not attribute:
+            if name in _declared(model.scope.node) or reads_name(model.scope.node.body, name, MAX_NODES):
+                return False
+        elif not _private_attribute_unread(head, attribute, ctx):
+            return False
+    return True
+
+
+def _private_attribute_unread(head: str, attribute: str, ctx: FileContext) -> bool:
+    """`self._device` in a method of a module-level class: no code of the module reads `._device`, and no
+    module holding a class derived from this one reads it (the project index)."""
+    model = ctx.model
+    owner = model.scope.parent
+    if (head != model.scope.self_name or "." in attribute or not attribute.startswith("_") or model.project is None
+            or not model.module_name or owner is None or owner.kind != "class" or owner.parent is not model.module_scope):
+        return False
+    if _reads_attribute(model.module, attribute):
+        return False
+    return not model.project.derived_reads_private(f"{model.module_name}.{owner.node.name.value}", attribute)
+
+
+def _reads_attribute(module: cst.Module, attribute: str) -> bool:
+    """Some code of the module reads `<anything>.<attribute>` (a store, `x.attribute = ...`, is no read)."""
+    stack: List[cst.CSTNode] = [module]
+    seen = 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > MAX_NODES * 10:
+            return True
+        if type(node) is cst.AssignTarget:
+            target = node.target
+            if type(target) is cst.Attribute:
+                stack.append(target.value)  # `self._device = ...` stores it; `a.b._device = ...` reads `a.b`
+                continue
+        if type(node) is cst.Attribute and node.attr.value == attribute:
+            return True
+        stack.extend(code_children(node))
+    return False
 
 
 def _only_a_key(ctx: FileContext) -> bool:

@@ -136,7 +136,8 @@ def project_target(dep) -> Tuple[str, str]:
 
     from cudalint.manifests.versions import lower_bound
 
-    allowed = allowed_releases(dep.specifier, CoverageDB.load().versions())
+    covered = CoverageDB.load().versions()
+    allowed = allowed_releases(dep.specifier, covered)
     pinned = lower_bound(dep.specifier)
     exact = any(op in ("==", "===") for group in alternatives(dep.specifier) for op, _ in group)
     if len(allowed) == 1 and not exact and (pinned is None or version_tuple(pinned) < version_tuple(allowed[0])):
@@ -146,8 +147,7 @@ def project_target(dep) -> Tuple[str, str]:
     if len(allowed) < 2 and pinned is not None:  # a pin, or no release covered: the requirement's own version
         return pinned, f"from {dep.path}"
     if not allowed:  # only a cap below every release covered (`torch<1.13`): the oldest covered is the nearest
-        oldest = CoverageDB.load().versions()[0]
-        return short(oldest), f"the oldest release cudalint knows: {requirement_text(dep)} in {dep.path} allows none it covers"
+        return short(covered[0]), f"the oldest release cudalint knows: {requirement_text(dep)} in {dep.path} allows none it covers"
     origin = f"the newest release {requirement_text(dep)} in {dep.path} allows"
     return with_floor(short(allowed[-1]), short(allowed[0])), origin
 

@@ -605,16 +605,17 @@ class ProjectIndex:
         class, or may (a module whose tree was not read holds the word, or too many to list): a private
         method called only as `self._load(...)` has its callers in its class."""
         if self._private_reads is None:
-            self._private_reads = frozenset(
-                word for facts in self.facts.values() for word in (*facts.private, *facts.words))
+            self._private_reads = frozenset(word for facts in self.facts.values() for word in _private_words(facts))
         return name in self._private_reads or "*" in self._private_reads
 
     def derived_reads_private(self, qualified: str, name: str) -> bool:
         """A module holding a class derived from the class `qualified` (at any remove) reads the private
         attribute `name` (FileFacts.private), or may (a module whose tree was not read holds the word)."""
-        paths = {where for _, where in self._derived(self.follow(qualified))}
-        return any(name in self.facts[where].private or "*" in self.facts[where].private or name in self.facts[where].words
-                   for where in paths if where in self.facts)
+        for where in {where for _, where in self._derived(self.follow(qualified))}:
+            words = _private_words(self.facts[where]) if where in self.facts else ()
+            if name in words or "*" in words:
+                return True
+        return False
 
     def derives_from(self, qualified: str, bases: frozenset) -> bool:
         """The class (through re-exports) is one of `bases` or derives from one at any remove, as far as
@@ -1056,3 +1057,9 @@ def _save_cache(cache_dir: Optional[Path], entries: Dict[str, Tuple[str, dict]])
         replace_file(target, json.dumps(entries).encode("utf-8", "surrogatepass"), cache_dir.parent, follow_links=False)
     except (OSError, ValueError):
         pass  # a read-only checkout: index on, cache nothing
+
+
+def _private_words(facts) -> Tuple[str, ...]:
+    """The private attributes a module reads other than in a method of their own class, and (for a module whose
+    tree was not read) every identifier it holds: what it may read."""
+    return (*facts.private, *facts.words)

@@ -575,13 +575,10 @@ def _fall_through_return(ctx: FileContext) -> Optional[cst.BaseExpression]:
     stack = ctx.stack
     at = len(stack) - 1
     while at >= 2:
-        line, block = stack[at], stack[at - 1]
-        if not isinstance(block, cst.IndentedBlock):
+        found = enclosing_block(stack, at) if isinstance(stack[at - 1], cst.IndentedBlock) else None
+        if found is None:
             return None
-        body = block.body
-        index = next((i for i, statement in enumerate(body) if statement is line), None)
-        if index is None:
-            return None
+        body, index = found
         for statement in body[index + 1:]:
             if not isinstance(statement, cst.SimpleStatementLine):
                 return None

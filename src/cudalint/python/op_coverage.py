@@ -34,7 +34,7 @@ from cudalint.coverage.status import RUNS_ON_MPS
 from cudalint.coverage.target import RANGE_NOTE
 from cudalint.coverage.versions import version_tuple
 from cudalint.coverage.xfail import UNIMPLEMENTED_LIST
-from cudalint.python.children import code_children
+from cudalint.python.children import path_to
 from cudalint.python.context import FileContext
 from cudalint.python.names import source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
@@ -933,21 +933,11 @@ def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
             # place of CDL601's finding there, which CDL608 supersedes; the first call is the related place)
             ctx.report("CDL608", written, message, None, ((call, f"{source_of(call.func)}(...) makes it on the device here"),))
             return
-        origin = written if written is not None and not _holds_node(call, written) else None
+        origin = written if written is not None and path_to(call, written) is None else None
         related = ((origin, f"it is made {fact.dtype} here"),) if origin is not None else ()
         ctx.report("CDL608", call, message, None, related)  # where it became float64, when that is not in the move
         if ctx.hits and ctx.hits[-1].node is call and ctx.hits[-1].code == "CDL608":
             _supersede(fact.origin, ctx)
-
-
-def _holds_node(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    pending = [outer]
-    while pending:
-        node = pending.pop()
-        if node is inner:
-            return True
-        pending.extend(code_children(node))
-    return False
 
 
 def _supersede(origin: Tuple[cst.CSTNode, ...], ctx: FileContext) -> None:

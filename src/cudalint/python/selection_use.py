@@ -446,13 +446,16 @@ def _never_read(ctx: FileContext) -> bool:
     model = ctx.model
     if name is None:
         return False
-    if model.scope.kind == "function" and name not in _declared(model.scope.node):
-        body = model.scope.node.body
-    elif model.scope.kind == "module" and _program(ctx):
-        body = model.scope.node
-    else:
-        return False
-    return not reads_name(body, name, MAX_NODES)
+    if model.scope.kind == "function":
+        return _local_unread(name, ctx)
+    return model.scope.kind == "module" and _program(ctx) and not reads_name(model.scope.node, name, MAX_NODES)
+
+
+def _local_unread(name: str, ctx: FileContext) -> bool:
+    """A local name of the function the walk is in (not one it declares global or nonlocal) that nothing in
+    the function reads."""
+    function = ctx.model.scope.node
+    return name not in _declared(function) and not reads_name(function.body, name, MAX_NODES)
 
 
 def names_never_read(names, ctx: FileContext) -> bool:
@@ -466,10 +469,7 @@ def names_never_read(names, ctx: FileContext) -> bool:
         if name is None:
             return False  # a return: the caller has it
         head, _, attribute = name.partition(".")
-        if not attribute:
-            if name in _declared(model.scope.node) or reads_name(model.scope.node.body, name, MAX_NODES):
-                return False
-        elif not _private_attribute_unread(head, attribute, ctx):
+        if not (_private_attribute_unread(head, attribute, ctx) if attribute else _local_unread(name, ctx)):
             return False
     return True
 

@@ -68,6 +68,8 @@ _RULE_DEFAULTS = (  # (field, default), in order
     ("silenced_in_tests", False),  # a reference inside an if/while test is a decision, not a use
     # none in a test module that places no tensor on a device: its tensors stay on the CPU (host_tests.py)
     ("silenced_in_host_tests", False),
+    # none in the CPU arm of a CUDA-or-CPU selection statement: a Mac runs it with the CPU chosen (cpu_arms.py)
+    ("silenced_in_cpu_arm", False),
     # none in a test module at all: what it reports there costs a Mac nothing but the tests' coverage of MPS
     ("silenced_in_test_modules", False),
     ("example_files", EMPTY),  # other files of the examples' project (path -> text)
@@ -188,7 +190,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         raise CatalogError(f"{source}: {code}: checklist must be one of {CHECKLIST_ITEMS}")
     if table.get("fix", "none") not in FIX_KINDS:
         raise CatalogError(f"{source}: {code}: fix must be one of {FIX_KINDS}")
-    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests", "silenced_in_host_tests", "silenced_in_test_modules", "example_files",
+    known = set(required) | {"fix", "default", "example_file", "example_torch", "match", "silenced_by_guard", "supersedes", "silenced_in_tests", "silenced_in_host_tests", "silenced_in_cpu_arm", "silenced_in_test_modules", "example_files",
                              "provenance", "shielded_by_try"}
     extra = set(table) - known
     if extra:
@@ -213,6 +215,7 @@ def _rule_from_table(table: dict, source: str) -> Rule:
         supersedes=tuple(table.get("supersedes", ())),
         silenced_in_tests=bool(table.get("silenced_in_tests", False)),
         silenced_in_host_tests=bool(table.get("silenced_in_host_tests", False)),
+        silenced_in_cpu_arm=bool(table.get("silenced_in_cpu_arm", False)),
         silenced_in_test_modules=bool(table.get("silenced_in_test_modules", False)),
         example_files=dict(table.get("example_files", {})),
         provenance=" ".join(table.get("provenance", "").split()),

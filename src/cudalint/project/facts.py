@@ -87,6 +87,7 @@ class FileFacts:
         self.conditions: List[list] = []
         self.mentions: Dict[str, list] = {}  # a string naming modules ("pkg.ops.*_op": a pattern) -> where, as `loads`
         self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
+        self.method_names: List[str] = []  # the names of the methods module-level classes define (ProjectIndex.defines_method)
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
         self.factories: List[str] = []  # "Class.method": classmethods that build their own class (`cls(...)`)
         self.skipped_classes: List[str] = []  # test classes whose set-up skips them where a Mac's test holds
@@ -121,6 +122,7 @@ class FileFacts:
             "decorators": self.decorators,
             "words": self.words,
             "private": self.private,
+            "method_names": self.method_names,
             "mentions": self.mentions,
             "loads": self.loads,
             "tried": self.tried,
@@ -195,6 +197,7 @@ class FileFacts:
         facts.decorators = dict(data.get("decorators", {}))
         facts.words = list(data.get("words", []))
         facts.private = list(data.get("private", []))
+        facts.method_names = list(data.get("method_names", []))
         facts.mentions = dict(data.get("mentions", {}))
         facts.loads = dict(data.get("loads", {}))
         facts.tried = dict(data.get("tried", {}))
@@ -426,6 +429,8 @@ class _Reader:
         self.statements_read = True
         self.facts.exports = {local: target for local, target in self.aliases.items() if local != target}
         self.facts.definitions = sorted({*self.functions, *self.classes, *self.methods})
+        self.facts.method_names = sorted({item.name for node in self.classes.values() for item in node.body
+                                          if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))})
         collect_uses(tree, self)
         if not self.guards_possible:
             return self.facts

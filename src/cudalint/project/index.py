@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, reach
 from cudalint.project.paths import project_key, test_module
 
-INDEX_VERSION = "46"
+INDEX_VERSION = "47"
 ENTRY_POINT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
@@ -72,6 +72,7 @@ class ProjectIndex:
         self._extension_of: Dict[str, Optional[Tuple[str, Place]]] = {}  # module -> extension(module)
         self._imported: Optional[Set[str]] = None  # modules another module imports at module level (see is_imported)
         self._private_reads: Optional[frozenset] = None  # see reads_private
+        self._method_names: Optional[frozenset] = None  # see defines_method
         self._checked_switches: Optional[frozenset] = None  # see checked_switch
         self._reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
         self._stars: Dict[str, Dict[str, str]] = {}  # module -> star_exports(module)
@@ -607,6 +608,13 @@ class ProjectIndex:
         if self._private_reads is None:
             self._private_reads = frozenset(word for facts in self.facts.values() for word in _private_words(facts))
         return name in self._private_reads or "*" in self._private_reads
+
+    def defines_method(self, name: str) -> bool:
+        """A module-level class of some module defines a method `name`, or may (a module whose tree was not
+        read holds the word, or too many to list): `x.get_device()` may be the project's own method."""
+        if self._method_names is None:
+            self._method_names = frozenset(word for facts in self.facts.values() for word in (*facts.method_names, *facts.words))
+        return name in self._method_names or "*" in self._method_names
 
     def derived_reads_private(self, qualified: str, name: str) -> bool:
         """A module holding a class derived from the class `qualified` (at any remove) reads the private

@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from cudalint.catalog import Rule
+from cudalint.python.cpu_arms import in_cpu_arm
 from cudalint.python.fixplan import FixPlan
 from cudalint.python.children import code_children, unused_default
 from cudalint.python.names import conjuncts, dotted, int_literal, string_value
@@ -257,6 +258,8 @@ class FileContext:
             return  # `GradScaler("cuda", enabled=use_amp)` with `use_amp = device.type == "cuda"`: inert on a Mac
         if self.type_depth:
             return  # a type expression names an API; it makes nothing and runs nothing
+        if rule.silenced_in_cpu_arm and in_cpu_arm(self.model, self.stack):
+            return  # `else: device = "cpu"; ... .double()`: made for the CPU a Mac's run chooses there
         if self._in_unused_default(node):
             return  # `def f(device="cuda")` whose every call in the project passes a device: never used
         if self.silenced and code.startswith(self.silenced):

@@ -29,7 +29,8 @@ def device_index(registry: Registry) -> None:
 def _index_query(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """`x.get_device()`: the index of a tensor's device; not a module's function (`warp.get_device()`,
     `utils.get_device()`), nor a method the code's own class defines (`self.get_device()`), nor one of the
-    file's own definitions of that name."""
+    file's own definitions of that name, nor, where a class of the project defines a method of that name, any
+    call of it: the receiver may be one of the project's objects (`self.generator.get_device()`)."""
     if not (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "get_device" and not node.args):
         return False
     receiver, model = node.func.value, ctx.model
@@ -37,7 +38,9 @@ def _index_query(node: cst.BaseExpression, ctx: FileContext) -> bool:
         return False
     if type(receiver) is cst.Name and receiver.value == model.scope.self_name:
         return False  # a method of the class (or of a base the file cannot see): the class's own answer
-    return not any(binding.kind == "def" for scope in model.scopes.values() for binding in scope.bindings.get("get_device", ()))
+    if any(binding.kind == "def" for scope in model.scopes.values() for binding in scope.bindings.get("get_device", ())):
+        return False
+    return model.project is None or not model.project.defines_method("get_device")  # `self.generator.get_device()`
 
 
 def _device_of(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression]:

@@ -223,9 +223,66 @@ def _device_dict_entry(node: cst.DictElement, ctx: FileContext) -> None:
         _device_sink(node.value, ctx, as_string=True)
 
 
+def _device_attribute(node: cst.Assign, ctx: FileContext) -> None:
+    """A device stored on an object or in a mapping under a device's name (`config.init_device = "cuda:0"`,
+    `cfg["device"] = "cuda"`), as a config literal's entry is: data that names where tensors go, for the code
+    (often a library's) that reads it back. Where the module itself reads that name back (`.to(self.device)`),
+    the value is judged where it reaches the device argument, which says which argument it is; a call
+    (`torch.device("cuda", rank)`) is judged as the call it is."""
+    if type(node.value) is cst.Call:
+        return
+    for target in node.targets:
+        name = _stored_name(target.target)
+        if name is not None and DEVICE_KEY_RE.search(name):
+            if not _read_in_module(name, ctx):
+                _device_sink(node.value, ctx, as_string=True)
+            return
+
+
+def _read_in_module(name: str, ctx: FileContext) -> bool:
+    """The module reads an attribute `name` (`x.name`) or names the key (`x["name"]`, `x.get("name")`) other
+    than where an assignment stores it."""
+    counts = ctx.check_state.get("device-names")
+    if counts is None:
+        counts = ctx.check_state["device-names"] = _device_name_counts(ctx.model.module)
+    return counts.get(name, 0) > 0
+
+
+def _device_name_counts(module: cst.Module) -> Dict[str, int]:
+    """Per device-like name (DEVICE_KEY_RE), its attribute reads and string mentions, less its stores."""
+    counts: Dict[str, int] = {}
+    pending: List[cst.CSTNode] = [module]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is cst.Attribute and DEVICE_KEY_RE.search(node.attr.value):
+            counts[node.attr.value] = counts.get(node.attr.value, 0) + 1
+        elif kind is cst.SimpleString:
+            text = string_value(node)
+            if text is not None and DEVICE_KEY_RE.search(text):
+                counts[text] = counts.get(text, 0) + 1
+        elif kind is cst.Assign:
+            for target in node.targets:
+                name = _stored_name(target.target)
+                if name is not None and DEVICE_KEY_RE.search(name):
+                    counts[name] = counts.get(name, 0) - 1
+        pending.extend(code_children(node))
+    return counts
+
+
+def _stored_name(target: cst.BaseExpression) -> Optional[str]:
+    """The attribute (`x.device`) or string key (`x["device"]`) an assignment stores to; None for a name."""
+    if type(target) is cst.Attribute:
+        return target.attr.value
+    if type(target) is cst.Subscript and len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index:
+        return string_value(target.slice[0].slice.value)
+    return None
+
+
 def device_sink(registry: Registry) -> None:
     registry.on(cst.Call, _device_call)
     registry.on(cst.DictElement, _device_dict_entry)
+    registry.on(cst.Assign, _device_attribute)
 
 
 # -- CDL104 / CDL107: device selection that forgets MPS, or collapses the type ------
@@ -684,6 +741,8 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
         return
     if any(type(value) is cst.IfExp and _chooses_cuda(value.body, ctx) and _is_cpu_arm(value.orelse, ctx) for value in other):
         return  # `elif device is None: d = "cuda" if available else "cpu"`: that selection is reported where it is
+    if selection_use.keyed_on_backend(node.test, ctx):
+        return  # `if backend == "nccl": return cuda_device()` / `else: return cpu`: gloo, a Mac's only backend, takes CPU tensors
     if selection_use.serves_collectives(ctx, cuda_names):
         return  # the tensors of a collective: gloo, a Mac's only backend, takes CPU tensors
     if selection_use.fallback_never_runs(ctx):

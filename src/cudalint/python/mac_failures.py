@@ -104,6 +104,32 @@ def _call_fails_on_mac(model: "SemanticModel", call: cst.Call, scope: "Scope") -
     return facts.fails_on_mac(qualified) or missing_program(model, call, scope, qualified) is not None
 
 
+def _command(command: cst.BaseExpression, model: "SemanticModel", scope: "Scope"):
+    """What a command starts with, as written: its text (a string, the first element of a list or tuple, a
+    string split into words: `"nvidia-smi -L".split()`, `shlex.split(cmd)`), else the name that holds it
+    (`gpu_cmd` in `run(gpu_cmd.split())`, `run([nvcc, "-V"])`), else None."""
+    if isinstance(command, cst.Call) and len(command.args) <= 1 and not any(arg.keyword or arg.star for arg in command.args):
+        func = command.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "split" and not command.args:
+            command = func.value  # str.split() on whitespace: the first word is the program
+        elif len(command.args) == 1 and model.resolve(func, scope) == "shlex.split":
+            command = command.args[0].value
+        else:
+            return None
+    if isinstance(command, (cst.List, cst.Tuple)) and command.elements:
+        command = command.elements[0].value
+    text = string_value(command)
+    return text if text is not None or not isinstance(command, cst.Name) else command
+
+
+def _named_program(model: "SemanticModel", name: cst.Name, scope: "Scope"):
+    """The program a name holds: the first word of every string it is bound to where the host may be a Mac
+    (`"nvcc" if cuda_dir is None else cuda_dir + "/bin/nvcc"` with CUDA_HOME: "nvcc"), where all agree."""
+    words = {value.text.split(" ", 1)[0] if value.kind == "str" and value.text else None
+             for value in model.values(name, scope) if not value.off_mac}
+    return next(iter(words)) if len(words) == 1 else None
+
+
 def missing_program(model: "SemanticModel", call: cst.Call, scope: "Scope", qualified=None):
     """The program no Mac has (rules/guards.toml off_mac_programs) that the call starts in a way that raises
     where it is missing (`subprocess.check_output(["nvidia-smi", ...])`); None for any other call. The command
@@ -112,13 +138,13 @@ def missing_program(model: "SemanticModel", call: cst.Call, scope: "Scope", qual
     command = positional[0] if positional else next(
         (arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "args"), None
     )
-    if isinstance(command, (cst.List, cst.Tuple)) and command.elements:
-        command = command.elements[0].value
-    program = string_value(command) if command is not None else None
+    program = _command(command, model, scope) if command is not None else None
     facts = model.guards.facts
-    if not isinstance(program, str) or program.split(" ", 1)[0] not in facts.off_mac_programs:
+    if program is None or (isinstance(program, str) and program.split(" ", 1)[0] not in facts.off_mac_programs):
         return None
     qualified = qualified if qualified is not None else model.resolve(call.func, scope)
+    if isinstance(program, cst.Name):  # the name's values only for a call that starts programs
+        program = _named_program(model, program, scope) if qualified in facts.program_runners else None
     shell = any(
         arg.keyword is not None and arg.keyword.value == "shell"
         and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))

@@ -625,8 +625,9 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     if device is None and builds_on_default_device(ctx.model, call):
         return False  # the file's own `def f(..., dtype=None, device=None)`, given no device: built on the CPU
     after = stack[-4] if len(stack) >= 4 and stack[-3] is call else None
-    if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE:
-        return False
+    converts = isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and not ctx.model.is_module_ref(func.value)
+    if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE and not converts:
+        return False  # a factory's float64 tensor, made on the host, narrowed or turned into NumPy at once
     mover = stack[-5] if isinstance(after, cst.Attribute) and after.value is call and after.attr.value == "to" and len(stack) >= 5 else None
     if isinstance(mover, cst.Call) and mover.func is after:
         target = find_argument(mover, "device", 0)
@@ -643,6 +644,16 @@ def _moves_to_host_on_a_mac(call: cst.Call, ctx: FileContext) -> bool:
         return False
     target = find_argument(call, "device", 0)
     return target is not None and cpu_on_a_mac(ctx.model, target.value)
+
+
+def _then_moved_to_host(call: cst.Call, ctx: FileContext) -> bool:
+    """The call on top of the stack is moved at once to a device that is the CPU wherever the host is a Mac
+    (`.double().to(device)` with `device = "cuda" if torch.cuda.is_available() else "cpu"`)."""
+    stack = ctx.stack
+    after = stack[-2] if len(stack) >= 3 else None
+    mover = stack[-3] if len(stack) >= 3 else None
+    return (type(after) is cst.Attribute and after.value is call and type(mover) is cst.Call and mover.func is after
+            and _moves_to_host_on_a_mac(mover, ctx))
 
 
 def _mps_aware_function(call: cst.Call, ctx: FileContext) -> bool:
@@ -895,6 +906,8 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             if entry.spec.get("unless_on_host") and (on_host(ctx.model, func.value, ctx.model.scope)
                                                      or moved_off_mps(ctx.model, ctx.stack, func.value)):
                 continue  # `x.cpu().double()`, or x moved off MPS before: converted where no device is involved
+            if entry.spec.get("unless_on_host") and _then_moved_to_host(node, ctx):
+                continue  # `m.double().to(device)`, the device the CPU wherever the host is a Mac: CDL608 judges the move
             if entry.spec.get("makes_tensor") and ctx.truth_tested(len(ctx.stack) - 1):
                 continue  # `if ev.double():` tests another object's answer; a tensor is not used so
             if _own_method(func, ctx):

@@ -17,6 +17,7 @@ class NarrowException(NamedTuple):
     apis: FrozenSet[str]  # the torch APIs (and their submodules) that raise it there
     methods: FrozenSet[str]  # the tensor methods that do
     imports: bool  # an import raises it too (a missing library's failure is its own matter)
+    shell: bool = False  # only calls of `apis` that run through a shell (`shell=True`) raise it
 
 
 class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py on start-up cost
@@ -39,7 +40,8 @@ class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.
 @functools.lru_cache(maxsize=1)
 def optional_facts() -> OptionalFacts:
     data = rules_table("optional_code.toml")
-    narrow = tuple(NarrowException(frozenset(kind["names"]), frozenset(kind["apis"]), frozenset(kind["methods"]), bool(kind["imports"]))
+    narrow = tuple(NarrowException(frozenset(kind["names"]), frozenset(kind["apis"]), frozenset(kind["methods"]), bool(kind["imports"]),
+                                   bool(kind.get("shell", False)))
                    for kind in data.get("narrow_exceptions", {}).values())
     return OptionalFacts(**rules_sets("optional_code.toml"), library_queries=dict(data.get("library_queries", {})),
                          narrow_exceptions=narrow)

@@ -7,8 +7,8 @@
 - It picks the variant a test exercises: in test code, keyed on a parameter of the enclosing
   function (`def test_fit(self, cuda=False): device = torch.device("cuda") if cuda else
   torch.device("cpu")`), which the runner and the test's callers set, not the host.
-- It follows the communication backend (`"cpu" if backend == "gloo" else "cuda"`): gloo, the only
-  backend a Mac has, takes CPU tensors.
+- It follows the communication backend (`"cpu" if backend == "gloo" else "cuda"`, or an `if` statement
+  testing the backend's name): gloo, the only backend a Mac has, takes CPU tensors.
 - It places the tensors of a collective: the function calls a torch.distributed tensor collective
   (`all_reduce`, `all_gather`, ...), or the file's own function that hands a parameter straight to one,
   and the name the selection is bound to is read only to make the
@@ -66,7 +66,7 @@ DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # their bo
 
 def is_not_a_porting_problem(node: cst.IfExp, ctx: FileContext) -> bool:
     return (_inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx) or _returns_mac_elsewhere(ctx)
-            or _test_variant(node, ctx) or _keyed_on_backend(node, ctx) or serves_collectives(ctx) or _never_read(ctx)
+            or _test_variant(node, ctx) or keyed_on_backend(node.test, ctx) or serves_collectives(ctx) or _never_read(ctx)
             or fallback_never_runs(ctx) or _only_a_key(ctx))
 
 
@@ -105,12 +105,12 @@ def _none_tested(test: cst.BaseExpression, in_body: bool) -> Optional[str]:
     return None
 
 
-def _keyed_on_backend(node: cst.IfExp, ctx: FileContext) -> bool:
-    """`torch.device("cpu" if backend == "gloo" else "cuda")`: the device follows the communication
-    backend, and gloo, the only one a Mac has, takes CPU tensors (detectron2's comm.py and its copies)."""
+def keyed_on_backend(test: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`torch.device("cpu" if backend == "gloo" else "cuda")`, `if backend == "nccl": return cuda_device()`
+    / `else: return torch.device("cpu")`: the device follows the communication backend, and gloo, the only
+    one a Mac has, takes CPU tensors (detectron2's comm.py and its copies, torchx's init_pg)."""
     facts = ctx.model.guards.facts
     backends = facts.mac_backends | facts.off_mac_backends
-    test = node.test
     return type(test) is cst.Comparison and len(test.comparisons) == 1 and any(
         string_value(side) in backends for side in (test.left, test.comparisons[0].comparator))
 

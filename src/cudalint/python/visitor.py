@@ -680,14 +680,27 @@ def _raises(body: cst.BaseSuite, kind, model=None) -> bool:
         if node_kind is cst.Import or node_kind is cst.ImportFrom:
             if kind.imports:
                 return True
+        elif kind.shell:
+            if node_kind is cst.Call and _through_shell(node) and _names_api(node.func, kind, model):
+                return True
         elif node_kind is cst.Attribute or node_kind is cst.Name:  # `subprocess.run`, or `run` imported from it
             if node_kind is cst.Attribute and node.attr.value in kind.methods:
                 return True
-            qualified = model.resolve(node) if model is not None else dotted(node)
-            if qualified is not None and any(qualified == api or qualified.startswith(api + ".") for api in kind.apis):
+            if _names_api(node, kind, model):
                 return True
         stack.extend(code_children(node))
     return False
+
+
+def _names_api(node: cst.BaseExpression, kind, model=None) -> bool:
+    qualified = model.resolve(node) if model is not None else dotted(node)
+    return qualified is not None and any(qualified == api or qualified.startswith(api + ".") for api in kind.apis)
+
+
+def _through_shell(call: cst.Call) -> bool:
+    """The call passes `shell=` something other than False or None."""
+    return any(arg.keyword is not None and arg.keyword.value == "shell"
+               and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None")) for arg in call.args)
 
 
 def _exception_name(node: cst.BaseExpression, model=None) -> Optional[str]:

@@ -10,7 +10,9 @@ taken only off a Mac when its marks skip the case without CUDA, as is a case the
 where CUDA is missing (`if device == "cuda" and not torch.cuda.is_available(): pytest.skip()`), itself or
 through a helper it calls with the parameter (`check_device(device)`, here or in another module of the
 project) or a decorator whose wrapper does so. `indirect=` hands the values to
-fixtures instead: not followed. Anything else is not followed (the parameter is unknown).
+fixtures instead: not followed. A parameter no decorator names takes the values of the module's fixture of
+its name that hands on each of its `params` (`return request.param`), read the same way. Anything else is
+not followed (the parameter is unknown).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic.scopes import Scope
 
 PARAMETRIZE = "pytest.mark.parametrize"
+FIXTURE = "pytest.fixture"
 MAX_ELEMENTS = 64
 MAX_DEPTH = 4
 
@@ -61,7 +64,56 @@ def parametrized(model: "SemanticModel", function: cst.FunctionDef, name: str, s
             off_mac = off_mac or (text is not None and _skipped_without_cuda(model, function, name, text))
             found.append((row, where, off_mac))
         return found
-    return None
+    return _fixture_cases(model, name, scope) if _requests_fixtures(model, function, scope) else None
+
+
+def _fixture_cases(model: "SemanticModel", name: str, scope: "Scope") -> Optional[List[Element]]:
+    """The values a test's parameter takes from the module's fixture of that name that hands each of its
+    `params` in turn (`@pytest.fixture(params=["cpu", pytest.param("cuda", marks=skip_no_cuda)])` over `def
+    device(request): return request.param`); None for any other fixture, or none."""
+    bindings = model.lookup(name, scope)
+    if len(bindings) != 1 or bindings[0].kind != "def" or type(bindings[0].node) is not cst.FunctionDef:
+        return None
+    fixture = bindings[0].node
+    params = None
+    for decorator in fixture.decorators:
+        call = decorator.decorator
+        if type(call) is cst.Call and model.resolve(call.func, scope) == FIXTURE:
+            keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+            if "name" in keywords or any(arg.star for arg in call.args):
+                return None  # `@pytest.fixture(name="device")`: the function's name is not the fixture's
+            params = keywords.get("params")
+    if params is None or not _returns_its_param(fixture):
+        return None
+    rows = _elements(model, params, bindings[0].context, 0)
+    if rows is None:
+        return None
+    found = []
+    for row, where, off_mac in rows:
+        value, off_mac = _unwrapped(model, row, where, off_mac)
+        found.append((value, where, off_mac))
+    return found
+
+
+def _requests_fixtures(model: "SemanticModel", function: cst.FunctionDef, scope: "Scope") -> bool:
+    """pytest fills the function's parameters with fixtures: a test (`test_*`) or a fixture itself."""
+    return function.name.value.startswith("test") or any(
+        model.resolve(decorator.decorator.func if type(decorator.decorator) is cst.Call else decorator.decorator, scope) == FIXTURE
+        for decorator in function.decorators)
+
+
+def _returns_its_param(fixture: cst.FunctionDef) -> bool:
+    """The fixture's body (past a docstring) is `return request.param`, `request` its first parameter."""
+    statements = [statement for statement in _body(fixture)
+                  if not (type(statement) is cst.SimpleStatementLine and len(statement.body) == 1
+                          and type(statement.body[0]) is cst.Expr and string_value(statement.body[0].value) is not None)]
+    params = positional_params(fixture)
+    if len(statements) != 1 or not params or type(statements[0]) is not cst.SimpleStatementLine:
+        return False
+    small = statements[0].body[0] if len(statements[0].body) == 1 else None
+    value = small.value if type(small) is cst.Return else None
+    return (type(value) is cst.Attribute and value.attr.value == "param" and type(value.value) is cst.Name
+            and value.value.value == params[0])
 
 
 def _skipped_without_cuda(model: "SemanticModel", function: cst.FunctionDef, name: str, text: str) -> bool:

@@ -353,3 +353,47 @@ def test_a_device_stored_under_a_devices_name_is_a_device_sink():
     found = findings_of(DEVICE_STORED_AND_READ_BACK, select={"CDL101"})
     assert triples(found) == [("CDL101", 6, 23)]
     assert "reaches a device argument (self.device)" in found[0].message
+
+
+CUDA_ONLY_BY_DESIGN = '''import torch
+
+
+def autotune(size=10, device="cuda"):
+    if not torch.cuda.is_available():
+        raise RuntimeError("CUDA required for autotuning")
+    return torch.zeros(size, device=device)
+
+
+def measure(size=10, device="cuda"):
+    return torch.zeros(size, device=device)
+
+
+if __name__ == "__main__":
+    autotune(size=4)
+    measure(size=4)
+'''
+
+
+def test_a_cuda_default_of_a_function_that_raises_without_cuda_first_is_never_used_on_a_mac():
+    # before: CDL108 at 4:30 and CDL113 at 15:5 as well
+    assert triples(findings_of(CUDA_ONLY_BY_DESIGN, select={"CDL108", "CDL113"})) == [("CDL108", 10, 29)]
+
+
+SIMULATOR_DEVICE = '''import torch
+
+
+def render(backend, images):
+    if backend.render_device.is_cuda():
+        torch.cuda.synchronize()
+    return images
+'''
+
+
+def test_a_devices_own_is_cuda_method_is_true_only_off_a_mac():
+    assert triples(findings_of(SIMULATOR_DEVICE, select={"CDL201"})) == []
+
+
+def test_isaac_lab_is_a_cuda_only_integration():
+    found = findings_of("from omni.isaac.lab.app import AppLauncher\n\nlauncher = AppLauncher()\n", select={"CDL404"})
+    assert triples(found) == [("CDL404", 1, 1)]
+    assert "isaacsim runs only on NVIDIA GPUs" in found[0].message

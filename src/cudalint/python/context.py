@@ -120,6 +120,9 @@ class FileContext:
                 if isinstance(function, cst.FunctionDef) and self._names_a_device(holder.default) \
                         and unused_default(function, holder.name.value):
                     return True  # a device the body never reads (or rebinds first): naming it runs nothing
+                if isinstance(function, cst.FunctionDef) and self._names_a_device(holder.default) \
+                        and self.model.guards.raises_off_mac(function):
+                    return True  # `if not torch.cuda.is_available(): raise` first: a CUDA-only function by design
                 scope = self.model.scopes.get(id(function)) if isinstance(function, cst.FunctionDef) else None
                 bindings = scope.bindings.get(holder.name.value, ()) if scope is not None else ()
                 binding = next((found for found in bindings if found.node is holder), None)

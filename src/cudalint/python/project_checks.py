@@ -337,6 +337,8 @@ def _cuda_default_call(node: cst.Call, ctx: FileContext) -> None:
         path = project.display(path)
         for name, position, line, column, written in params:
             if _omitted(node, name, position):
+                if model.guards.call_requires_cuda(node, model.scope):
+                    return  # it raises unless CUDA is there before it can return: the default is never used on a Mac
                 ctx.report(
                     "CDL113",
                     node,
@@ -354,6 +356,8 @@ def _cuda_default_call(node: cst.Call, ctx: FileContext) -> None:
         params = _local_defaults(callee, ctx)
         for name, position, default in params or ():
             if _omitted(node, name, position):
+                if model.guards.call_requires_cuda(node, model.scope):
+                    return  # it raises unless CUDA is there before it can return: the default is never used on a Mac
                 ctx.report(
                     "CDL113",
                     node,

@@ -251,6 +251,11 @@ class GuardEvaluator:
                 return _agree(self.guard(returned, inner) for returned, _ in inner.returns).when_true
         return False
 
+    def raises_off_mac(self, function: cst.FunctionDef) -> bool:
+        """The function raises unless CUDA is there before it can return (`if not torch.cuda.is_available(): raise
+        RuntimeError("CUDA required")` first): on a Mac nothing it holds is used."""
+        return self._raises_off_mac(function, 0)
+
     def _raises_off_mac(self, function: cst.FunctionDef, depth: int) -> bool:
         """The function's body, before anything in it can return, raises unless the host is not a Mac."""
         key = id(function)
@@ -482,6 +487,8 @@ class GuardEvaluator:
                 and string_value(call.args[0].value) in self.facts.off_mac_programs):
             return TRUE_OFF_MAC  # `shutil.which("nvidia-smi")`: None where the program is missing, as on every Mac
         func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "is_cuda" and not call.args and qualified is None:
+            return TRUE_OFF_MAC  # a simulator's or framework's `device.is_cuda()`: no device of a Mac is CUDA's
         if (isinstance(func, cst.Name) and func.value == "hasattr" and len(call.args) == 2
                 and string_value(call.args[1].value) in self.facts.off_mac_attributes and not self.model.lookup("hasattr", scope)):
             return TRUE_OFF_MAC  # `hasattr(x, "__cuda_array_interface__")`: only an array in CUDA memory has it

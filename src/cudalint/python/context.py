@@ -117,12 +117,10 @@ class FileContext:
                 if holder.default is None or inner is not holder.default:
                     return False
                 function = next((node for node in reversed(self.stack[:depth]) if isinstance(node, (cst.FunctionDef, cst.Lambda))), None)
-                if isinstance(function, cst.FunctionDef) and self._names_a_device(holder.default) \
-                        and unused_default(function, holder.name.value):
-                    return True  # a device the body never reads (or rebinds first): naming it runs nothing
-                if isinstance(function, cst.FunctionDef) and self._names_a_device(holder.default) \
-                        and self.model.guards.raises_off_mac(function):
-                    return True  # `if not torch.cuda.is_available(): raise` first: a CUDA-only function by design
+                if isinstance(function, cst.FunctionDef) and self._names_a_device(holder.default) and (
+                        unused_default(function, holder.name.value)  # the body never reads it (or rebinds it first)
+                        or self.model.guards.raises_off_mac(function)):  # `if not torch.cuda.is_available(): raise` first
+                    return True  # a device that only names one, never used on a Mac: naming it runs nothing
                 scope = self.model.scopes.get(id(function)) if isinstance(function, cst.FunctionDef) else None
                 bindings = scope.bindings.get(holder.name.value, ()) if scope is not None else ()
                 binding = next((found for found in bindings if found.node is holder), None)

@@ -17,12 +17,12 @@ names an MPS (or other accelerator) path: then the arm may be more than the CPU'
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Sequence, Set
 
 import libcst as cst
 
 from cudalint.python.names import dotted, is_cuda_device_string, mentions_mac_path
-from cudalint.python.placement import names_host
+from cudalint.python.placement import names_cuda, names_host
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -51,10 +51,10 @@ def in_cpu_arm(model: "SemanticModel", stack: Sequence[cst.CSTNode]) -> bool:
 def _cpu_arm(model: "SemanticModel", node: cst.If, arm: cst.BaseSuite, other: cst.BaseSuite, cuda_when: bool) -> bool:
     """`arm` binds a name to the CPU that `other` binds to a CUDA device, and `other` runs only where the
     test is `cuda_when`, which it is only where CUDA is."""
-    cpu = _bound(arm, _names_cpu, model)
+    cpu = _bound(arm, names_host, model)
     if not cpu:
         return False
-    cuda = _bound(other, _names_cuda, model)
+    cuda = _bound(other, names_cuda, model)
     if cpu.isdisjoint(cuda):
         return False
     if mentions_mac_path(node.test) or mentions_mac_path(arm) or mentions_mac_path(other):
@@ -85,31 +85,13 @@ def _tests_a_device(test: cst.BaseExpression, model: "SemanticModel") -> bool:
 
 
 def _bound(block: cst.BaseSuite, chooses, model: "SemanticModel") -> Set[str]:
-    """The names (`device`, `self.device`) a statement of the block binds to a value `chooses` accepts."""
+    """The names (`device`, `self.device`) a statement of the block binds to a value `chooses(model, value)`
+    accepts (placement.names_host, placement.names_cuda)."""
     found: Set[str] = set()
     for line in block.body:
         for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and chooses(small.value, model):
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and chooses(model, small.value):
                 name = dotted(small.targets[0].target)
                 if name is not None:
                     found.add(name)
     return found
-
-
-def _names_cpu(value: cst.BaseExpression, model: "SemanticModel") -> bool:
-    return names_host(model, value)
-
-
-def _names_cuda(value: cst.BaseExpression, model: "SemanticModel") -> bool:
-    if is_cuda_device_string(value):
-        return True
-    first = _device_argument(value, model)
-    return first is not None and (is_cuda_device_string(first) or (
-        isinstance(first, cst.Call) and model.resolve(first.func) == "torch.cuda.current_device"))
-
-
-def _device_argument(value: cst.BaseExpression, model: "SemanticModel") -> Optional[cst.BaseExpression]:
-    """The first argument of `torch.device(...)`."""
-    if isinstance(value, cst.Call) and value.args and model.resolve(value.func) == "torch.device":
-        return value.args[0].value
-    return None

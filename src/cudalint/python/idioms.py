@@ -30,6 +30,7 @@ from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
 from cudalint.python.mac_failures import falsy_constant
 from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_value
+from cudalint.python.placement import names_cuda
 from cudalint.python.semantic import guard_facts
 from cudalint.python.semantic.guards import literal_guard
 from cudalint.python.visitor import Registry, asserted_at_import, ends_flow
@@ -286,30 +287,15 @@ def device_sink(registry: Registry) -> None:
 
 
 # -- CDL104 / CDL107: device selection that forgets MPS, or collapses the type ------
-def _is_cuda_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """A CUDA device string, or `torch.device` of one or of CUDA's current ordinal
-    (`torch.device(torch.cuda.current_device())`)."""
-    if is_cuda_device_string(node):
-        return True
-    named = _named_strings(node, ctx)
-    if named:
-        return all(value.is_cuda_device() for value in named)
-    if not (isinstance(node, cst.Call) and node.args and ctx.imports.resolve(node.func) == "torch.device"):
-        return False
-    first = node.args[0].value
-    return is_cuda_device_string(first) or (
-        isinstance(first, cst.Call) and ctx.imports.resolve(first.func) == "torch.cuda.current_device")
-
-
 def _chooses_cuda(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """A CUDA arm, or an expression every value of which is one (`return cuda_device()` of a local
     helper that returns `torch.device("cuda", index=rank)`)."""
-    if _is_cuda_arm(node, ctx):
+    if names_cuda(ctx.model, node):
         return True
     if not isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
         return False
     values = ctx.model.values(node)
-    return bool(values) and all(value.origin is not node and (value.is_cuda_device() or _is_cuda_arm(value.origin, ctx)) for value in values)
+    return bool(values) and all(value.origin is not node and (value.is_cuda_device() or names_cuda(ctx.model, value.origin)) for value in values)
 
 
 def _is_cpu_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -412,7 +398,7 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
     accelerator = _is_accelerator_choice(node, ctx)
     cuda_arms = [
         arm for index, arm in enumerate(arms)
-        if _is_cuda_arm(arm, ctx) or (index < len(tests) and (
+        if names_cuda(ctx.model, arm) or (index < len(tests) and (
             (ordinal and _is_cuda_ordinal(arm, tests[index], ctx)) or (accelerator and _is_gpu_under_cuda(arm, tests[index], ctx))))
     ]
     if not cuda_arms:
@@ -511,7 +497,7 @@ def _selection_fix(node: cst.IfExp, tests, arms, ctx: FileContext) -> Optional[F
     available accelerator, else "cpu"; safe because CUDA hosts still get "cuda"."""
     if len(tests) != 1 or not _is_availability_query(tests[0], ctx):
         return None
-    if not (_is_cuda_arm(arms[0], ctx) and _is_cpu_arm(arms[1], ctx)):
+    if not (names_cuda(ctx.model, arms[0]) and _is_cpu_arm(arms[1], ctx)):
         return None
     if not (string_value(arms[0]) == "cuda" or _plain_device_call(arms[0])):
         return None  # "cuda:1" names a device index: no safe rewrite
@@ -961,7 +947,7 @@ def _moved_to_cuda(value: Optional[cst.BaseExpression], ctx: FileContext) -> boo
         return False
     method = value.func.attr.value
     return method == "cuda" or (method == "to" and bool(value.args) and value.args[0].keyword is None
-                                and _is_cuda_arm(value.args[0].value, ctx))
+                                and names_cuda(ctx.model, value.args[0].value))
 
 
 def _other_choices(node: cst.If, pairs, else_body, names, ctx: FileContext) -> List[cst.BaseExpression]:

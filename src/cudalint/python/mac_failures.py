@@ -145,9 +145,10 @@ def missing_program(model: "SemanticModel", call: cst.Call, scope: "Scope", qual
     qualified = qualified if qualified is not None else model.resolve(call.func, scope)
     if isinstance(program, cst.Name):  # the name's values only for a call that starts programs
         program = _named_program(model, program, scope) if qualified in facts.program_runners else None
-    shell = any(
-        arg.keyword is not None and arg.keyword.value == "shell"
-        and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
-        for arg in call.args
-    )
-    return program.split(" ", 1)[0] if facts.run_fails_on_mac(qualified, program, shell) else None
+    return program.split(" ", 1)[0] if facts.run_fails_on_mac(qualified, program, through_shell(call)) else None
+
+
+def through_shell(call: cst.Call) -> bool:
+    """The call passes `shell=` something other than False or None: the program starts through a shell."""
+    return any(arg.keyword is not None and arg.keyword.value == "shell"
+               and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None")) for arg in call.args)

@@ -603,7 +603,8 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
         return False
     call = stack[depth]
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and not ctx.model.is_module_ref(func.value):
+    converts = isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and not ctx.model.is_module_ref(func.value)
+    if converts:  # `x.to(torch.float64)`: a conversion of a tensor that exists
         if on_host(ctx.model, func.value, ctx.model.scope) and find_argument(call, "device", None) is None:
             return False  # `x.cpu().detach().to(torch.float64)`: cast where the tensor is, the CPU
         first = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None) if func.attr.value == "to" else None
@@ -625,7 +626,6 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     if device is None and builds_on_default_device(ctx.model, call):
         return False  # the file's own `def f(..., dtype=None, device=None)`, given no device: built on the CPU
     after = stack[-4] if len(stack) >= 4 and stack[-3] is call else None
-    converts = isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") and not ctx.model.is_module_ref(func.value)
     if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE and not converts:
         return False  # a factory's float64 tensor, made on the host, narrowed or turned into NumPy at once
     mover = stack[-5] if isinstance(after, cst.Attribute) and after.value is call and after.attr.value == "to" and len(stack) >= 5 else None

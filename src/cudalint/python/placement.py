@@ -23,7 +23,7 @@ import libcst as cst
 
 from cudalint.python.children import code_children, path_to
 from cudalint.python.mps_fallback import true_on_mps
-from cudalint.python.names import chain_root, is_none, string_value
+from cudalint.python.names import chain_root, is_cuda_device_string, is_none, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -282,6 +282,23 @@ def names_host(model: "SemanticModel", node: cst.BaseExpression, scope: Optional
     (`"cpu"`, `torch.device("cpu")`, a name bound only to one): no move to an accelerator."""
     values = model.values(node, scope)
     return bool(values) and all(value.kind == "str" and value.text.split(":")[0] in ("cpu", "meta") for value in values)
+
+
+def names_cuda(model: "SemanticModel", node: cst.BaseExpression, scope: Optional["Scope"] = None) -> bool:
+    """A CUDA device: its string, a name or attribute every binding of which is such a string constant (`CUDA =
+    "cuda"` here or in a module it imports from), or `torch.device` of one or of CUDA's current ordinal
+    (`torch.device(torch.cuda.current_device())`)."""
+    if is_cuda_device_string(node):
+        return True
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        values = model.values(node, scope)
+        if values and all(value.kind == "str" and value.origin is not node for value in values):
+            return all(value.is_cuda_device() for value in values)
+    if not (isinstance(node, cst.Call) and node.args and model.resolve(node.func, scope) == "torch.device"):
+        return False
+    first = node.args[0].value
+    return is_cuda_device_string(first) or (
+        isinstance(first, cst.Call) and model.resolve(first.func, scope) == "torch.cuda.current_device")
 
 
 def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:

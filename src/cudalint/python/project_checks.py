@@ -250,6 +250,12 @@ def _omitted(call: cst.Call, name: str, position: int) -> bool:
     return position < 0 or positional <= position
 
 
+def _takes_default(call: cst.Call, name: str, position: int, ctx: FileContext) -> bool:
+    """The call leaves the parameter to its default, which is used: not where the function raises unless CUDA is
+    there before it can return (GuardEvaluator.call_requires_cuda), so that on a Mac the default never is."""
+    return _omitted(call, name, position) and not ctx.model.guards.call_requires_cuda(call, ctx.model.scope)
+
+
 def choice_default(function: cst.FunctionDef, param: str, ctx: FileContext) -> bool:
     """The project index judged the CUDA default of `param` of this file's module-level function or
     method to hold no device (`impl="cuda"` that the body only compares or hands on under its own name:
@@ -336,9 +342,7 @@ def _cuda_default_call(node: cst.Call, ctx: FileContext) -> None:
         path, params = found
         path = project.display(path)
         for name, position, line, column, written in params:
-            if _omitted(node, name, position):
-                if model.guards.call_requires_cuda(node, model.scope):
-                    return  # it raises unless CUDA is there before it can return: the default is never used on a Mac
+            if _takes_default(node, name, position, ctx):
                 ctx.report(
                     "CDL113",
                     node,
@@ -355,9 +359,7 @@ def _cuda_default_call(node: cst.Call, ctx: FileContext) -> None:
             continue
         params = _local_defaults(callee, ctx)
         for name, position, default in params or ():
-            if _omitted(node, name, position):
-                if model.guards.call_requires_cuda(node, model.scope):
-                    return  # it raises unless CUDA is there before it can return: the default is never used on a Mac
+            if _takes_default(node, name, position, ctx):
                 ctx.report(
                     "CDL113",
                     node,

@@ -14,11 +14,12 @@ import libcst as cst
 
 from cudalint.python.children import NODE_KINDS, OTHER_KINDS, child_fields, code_children, is_node
 from cudalint.python.context import FileContext
-from cudalint.python.mac_failures import falsy_constant
+from cudalint.python.mac_failures import falsy_constant, through_shell
 from cudalint.python.names import dotted, string_elements, string_value, tests_cuda_oom
 from cudalint.python.optional_facts import optional_facts
 from cudalint.python.optional_imports import handler_catches_import_error
 from cudalint.python.overrides import load_overrides, silenced_in
+from cudalint.python.semantic.parametrize import is_fixture
 from cudalint.project.paths import test_module
 from cudalint.project.facts import CLASS_SET_UPS, MODULE_SET_UPS, SET_UP_LOOK
 
@@ -346,9 +347,7 @@ class Walker:
         functions of the module or methods of its classes): pytest builds a fixture for the tests that run,
         so this one is never built on a Mac (curated-transformers' model fixtures on `cuda:0`)."""
         model = self.model
-        if model.scope is not model.module_scope or not any(
-                model.resolve(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) == "pytest.fixture"
-                for d in node.decorators):
+        if model.scope is not model.module_scope or not is_fixture(model, node):
             return False
         name, requesting = node.name.value, []
         for statement in model.module_scope.node.body:
@@ -681,7 +680,7 @@ def _raises(body: cst.BaseSuite, kind, model=None) -> bool:
             if kind.imports:
                 return True
         elif kind.shell:
-            if node_kind is cst.Call and _through_shell(node) and _names_api(node.func, kind, model):
+            if node_kind is cst.Call and through_shell(node) and _names_api(node.func, kind, model):
                 return True
         elif node_kind is cst.Attribute or node_kind is cst.Name:  # `subprocess.run`, or `run` imported from it
             if node_kind is cst.Attribute and node.attr.value in kind.methods:
@@ -695,12 +694,6 @@ def _raises(body: cst.BaseSuite, kind, model=None) -> bool:
 def _names_api(node: cst.BaseExpression, kind, model=None) -> bool:
     qualified = model.resolve(node) if model is not None else dotted(node)
     return qualified is not None and any(qualified == api or qualified.startswith(api + ".") for api in kind.apis)
-
-
-def _through_shell(call: cst.Call) -> bool:
-    """The call passes `shell=` something other than False or None."""
-    return any(arg.keyword is not None and arg.keyword.value == "shell"
-               and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None")) for arg in call.args)
 
 
 def _exception_name(node: cst.BaseExpression, model=None) -> Optional[str]:

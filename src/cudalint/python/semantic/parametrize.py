@@ -97,9 +97,13 @@ def _fixture_cases(model: "SemanticModel", name: str, scope: "Scope") -> Optiona
 
 def _requests_fixtures(model: "SemanticModel", function: cst.FunctionDef, scope: "Scope") -> bool:
     """pytest fills the function's parameters with fixtures: a test (`test_*`) or a fixture itself."""
-    return function.name.value.startswith("test") or any(
-        model.resolve(decorator.decorator.func if type(decorator.decorator) is cst.Call else decorator.decorator, scope) == FIXTURE
-        for decorator in function.decorators)
+    return function.name.value.startswith("test") or is_fixture(model, function, scope)
+
+
+def is_fixture(model: "SemanticModel", function: cst.FunctionDef, scope: Optional["Scope"] = None) -> bool:
+    """`@pytest.fixture` or `@pytest.fixture(...)` decorates the function."""
+    return any(model.resolve(decorator.decorator.func if type(decorator.decorator) is cst.Call else decorator.decorator,
+                             scope) == FIXTURE for decorator in function.decorators)
 
 
 def _returns_its_param(fixture: cst.FunctionDef) -> bool:

@@ -274,7 +274,7 @@ def collect(
             calls = entry[1]
         else:
             data = read(path)
-            lines = _lines_of(pattern, data) if data is not None else []
+            lines = lines_of(pattern, data) if data is not None else []
             tree = parse(data, relative) if lines else None
             here = wanted if not test_module("", relative) else {
                 name: params for name, params in wanted.items() if (TESTS_TOO, -1) in params}
@@ -290,7 +290,7 @@ def collect(
     return total, [names_digest, entries]
 
 
-def _lines_of(pattern: "re.Pattern[bytes]", data: bytes) -> List[int]:
+def lines_of(pattern: "re.Pattern[bytes]", data: bytes) -> List[int]:
     """The lines (from 1, in order) where the pattern matches."""
     lines: List[int] = []
     line, position = 1, 0

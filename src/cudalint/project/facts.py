@@ -16,6 +16,7 @@ import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests, libraries_of, library_of
+from cudalint.project.device_flow import DEVICE_TEXT_RE, DeviceFlow
 from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, holds_device, is_cuda_device, resolved_for_mac
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project import saved_files
@@ -113,6 +114,11 @@ class FileFacts:
         self.assigned: List[str] = []  # names the module binds at its top by assignment (`C = load_ext(...)`)
         # "saver|file name" -> [its saves here write host values only, a test module's] (saved_files.py)
         self.saves: Dict[str, list] = {}
+        # device_flow.py: module-level function -> the device atoms of what it returns; called name -> the
+        # calls that pass a device, each [qualified callee or "", called on an object, {keyword or "#position":
+        # atoms}, spreads arguments]
+        self.device_returns: Dict[str, list] = {}
+        self.device_calls: Dict[str, list] = {}
 
     def to_json(self) -> dict:
         return {
@@ -160,6 +166,8 @@ class FileFacts:
             "switched_on": self.switched_on,
             "assigned": self.assigned,
             "saves": self.saves,
+            "device_returns": self.device_returns,
+            "device_calls": self.device_calls,
         }
 
     @classmethod
@@ -183,6 +191,8 @@ class FileFacts:
         facts.star = data.get("star")
         facts.saves = {key: list(value) for key, value in data.get("saves", {}).items()
                        if isinstance(value, list) and len(value) == 2 and all(type(part) is int for part in value)}
+        facts.device_returns = dict(data.get("device_returns", {}))
+        facts.device_calls = dict(data.get("device_calls", {}))
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
         facts.guard_constants_via = dict(data.get("guard_constants_via", {}))
@@ -432,6 +442,8 @@ class _Reader:
         self.facts.method_names = sorted({item.name for node in self.classes.values() for item in node.body
                                           if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))})
         collect_uses(tree, self)
+        if not self.text or DEVICE_TEXT_RE.search(self.text):
+            self.facts.device_returns, self.facts.device_calls = DeviceFlow(self, tree, self.text).read()
         if not self.guards_possible:
             return self.facts
         for name, node in self.functions.items():

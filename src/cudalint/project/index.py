@@ -14,10 +14,10 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTup
 from cudalint.digests import sha256
 from cudalint.project.availability import libraries_of, library_of
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
-from cudalint.project import default_calls, reach
+from cudalint.project import default_calls, device_flow, reach
 from cudalint.project.paths import project_key, test_module
 
-INDEX_VERSION = "47"
+INDEX_VERSION = "48"
 ENTRY_POINT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
@@ -78,19 +78,30 @@ class ProjectIndex:
         self._stars: Dict[str, Dict[str, str]] = {}  # module -> star_exports(module)
         self._exported: Optional[Set[str]] = None  # see exported
         self._siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
+        self._package_siblings: Optional[Dict[str, Dict[str, str]]] = None  # the same of every folder
+        self.programs: Set[str] = set()  # the files of packages' folders that may run as programs (`__main__`)
         self._subclasses: Optional[Dict[str, List[Tuple[str, str]]]] = None  # class -> [(subclass, its path)]
         self._attribute_guards: Optional[Dict[str, Optional[Tuple[bool, bool]]]] = None  # see attribute_guard
         self._base_bindings: Dict[Tuple[str, str], Optional[Tuple[bool, bool]]] = {}  # see base_binding
         self.subprojects: List[str] = []  # folders, not the root, with a project file of their own; deepest first
         self._libraries_in: Dict[Tuple[str, str], bool] = {}  # see library_own
+        self._device_calls: Optional[Dict[str, list]] = None  # called name -> its device-passing calls, every module's
+        self._devices: Dict[tuple, Optional[bool]] = {}  # see returned_device, passed_device
 
     # -- queries ------------------------------------------------------------------------
     def siblings_of(self, path: str) -> Dict[str, str]:
-        """The modules beside the file at `path` as it imports them (see sibling_folders)."""
+        """The modules beside the file at `path` as it imports them (see sibling_folders): a script
+        folder's file, or a program in a package's folder (`python train.py` there puts the folder first on
+        sys.path, so `from distributed import init_device` imports the distributed.py beside it)."""
         if self._siblings is None:
             self._siblings = sibling_folders(self.paths)
         key = project_key(path, self.root)
-        return self._siblings.get(key.rpartition("/")[0], {})
+        folder = key.rpartition("/")[0]
+        if folder not in self._siblings and key in self.programs:
+            if self._package_siblings is None:
+                self._package_siblings = sibling_folders(self.paths, packages_too=True)
+            return self._package_siblings.get(folder, {})
+        return self._siblings.get(folder, {})
 
     @property
     def gate_words(self) -> frozenset:
@@ -765,6 +776,67 @@ class ProjectIndex:
         params = found[0].cuda_defaults.get(found[2])
         return (found[1], params) if params else None
 
+    # -- devices across modules (device_flow.py) ---------------------------------------------------------
+    def returned_device(self, qualified: str) -> Optional[bool]:
+        """What the project's function `qualified` returns, where every return is a device: True where it is
+        the CPU wherever the host is a Mac (`"cuda" if torch.cuda.is_available() else "cpu"`), False where
+        no Mac ever gets it, None where that is not known."""
+        return self._device(("ret", qualified), 0)
+
+    def passed_device(self, name: str, param: str, position: int, kind: int) -> Optional[bool]:
+        """The same of what the project's calls of `name` pass for `param` (at `position` as the function
+        is written, -1 keyword only; `kind` says how a call passes it: device_flow.FUNCTION, METHOD, INIT):
+        None where a call passes it otherwise or leaves it out, or no call passes it."""
+        return self._device(("param", name, param, position, kind), 0)
+
+    def _device(self, atom: tuple, depth: int) -> Optional[bool]:
+        if atom in self._devices:
+            return self._devices[atom]  # worked out, or being worked out (a cycle: not known)
+        if depth > device_flow.MAX_DEPTH:
+            return None
+        self._devices[atom] = None
+        if atom[0] == "ret":
+            found = self.function(atom[1])
+            atoms = found[0].device_returns.get(found[2]) if found is not None and found[0] is not None else None
+            answer = self._joined(atoms, depth) if atoms else None
+        else:
+            answer = self._passed(*atom[1:], depth)
+        self._devices[atom] = answer
+        return answer
+
+    def _passed(self, name: str, param: str, position: int, kind: int, depth: int) -> Optional[bool]:
+        if self._device_calls is None:
+            self._device_calls = {}
+            for facts in self.facts.values():
+                for called, calls in facts.device_calls.items():
+                    self._device_calls.setdefault(called, []).extend(calls)
+        cpu, counted = False, 0
+        for qualified, on_object, passed, _ in self._device_calls.get(name, ()):
+            if qualified and not self.is_own(qualified):
+                continue  # another library's function of that name
+            at = position - 1 if kind == device_flow.INIT or (kind == device_flow.METHOD and on_object) else position
+            atoms = passed.get(param) if param in passed else passed.get(f"#{at}") if at >= 0 else None
+            answer = self._joined(atoms, depth) if atoms else None
+            if answer is None:
+                return None
+            cpu, counted = cpu or answer, counted + 1
+        return cpu if counted else None
+
+    def _joined(self, atoms: list, depth: int) -> Optional[bool]:
+        cpu = False
+        for atom in atoms:
+            kind = atom[0] if isinstance(atom, list) and atom else None
+            if kind == "cpu":
+                cpu = True
+            elif kind in ("ret", "param") and len(atom) == (2 if kind == "ret" else 5):
+                answer = self._device(tuple(atom), depth + 1)
+                if answer is None:
+                    return None
+                cpu = cpu or answer
+            elif kind != "never":
+                return None
+        return cpu
+
     def choice_default(self, qualified: str, param: str) -> bool:
         """The CUDA default of `param` of the project's function `qualified` holds no device: a choice of
         implementation (`impl="cuda"`, project/device_params.py)."""
@@ -779,14 +851,15 @@ class ProjectIndex:
         return (found[1], value) if value else None
 
 
-def sibling_folders(paths: Dict[str, str]) -> Dict[str, Dict[str, str]]:
+def sibling_folders(paths: Dict[str, str], packages_too: bool = False) -> Dict[str, Dict[str, str]]:
     """Per script folder (one without __init__.py: Python puts it on sys.path for the scripts in it, and
     pytest for the tests), the modules beside its files as they import them, with their names in the
     index (`paths`: project path -> module): `testing_utils` -> `tests.testing_utils`. A package's files
-    are left out, since their absolute imports never mean a sibling, and so are modules whose name is the
-    bare one anyway (the project root's)."""
+    are left out, since their absolute imports mean a sibling only where the file runs as a program
+    (`packages_too`: their folders as well, for those), and so are modules whose name is the bare one
+    anyway (the project root's)."""
     folders: Dict[str, Dict[str, str]] = {}
-    packages = {relative.rpartition("/")[0] for relative in paths if relative.endswith("__init__.py")}
+    packages = set() if packages_too else {relative.rpartition("/")[0] for relative in paths if relative.endswith("__init__.py")}
     for relative, module in paths.items():
         folder, _, name = relative.rpartition("/")
         if name == "__init__.py":  # a package beside the scripts: `import models` for models/
@@ -929,10 +1002,11 @@ def build_index(
     index.subprojects = subprojects(relative_paths)
     index.queries = frozenset(queries)
     named = {relative: _module_name(relative, roots) for relative in relative_paths if relative.endswith(".py")}
-    folders = sibling_folders({relative: module for relative, module in named.items() if module is not None})
+    modules_named = {relative: module for relative, module in named.items() if module is not None}
+    folders = sibling_folders(modules_named)
     index._siblings = folders
+    everywhere: Optional[Dict[str, Dict[str, str]]] = None  # sibling_folders(packages_too=True), when a program needs it
     # A script folder's file imports what lies beside it, so its facts change with that too: its key holds it.
-    beside = {folder: json.dumps(sorted(siblings.items())).encode() for folder, siblings in folders.items()}
     for path, relative in zip(files, relative_paths):
         if relative.endswith(".py"):
             module = named[relative]
@@ -942,7 +1016,14 @@ def build_index(
             if data is None:
                 continue
             folder = relative.rpartition("/")[0]
-            content = sha256(salt + data + beside.get(folder, b"")).hexdigest()
+            siblings = folders.get(folder)
+            if siblings is None and b"__main__" in data:  # a program in a package's folder (ProjectIndex.siblings_of)
+                if everywhere is None:
+                    everywhere = index._package_siblings = sibling_folders(modules_named, packages_too=True)
+                siblings = everywhere.get(folder)
+                if siblings:
+                    index.programs.add(relative)
+            content = sha256(salt + data + (json.dumps(sorted(siblings.items())).encode() if siblings else b"")).hexdigest()
             contents.append((path, relative, content))
             index.modules.setdefault(module, relative)
             index.paths[relative] = module
@@ -961,7 +1042,7 @@ def build_index(
                             tree = _parse(data, relative)
                     facts = (
                         read_facts(tree, module, queries, flags, skip_if, skip_unless, data, guards, package, index.off_mac_modules,
-                                   folders.get(folder))
+                                   siblings)
                         if tree is not None else unread_facts(data)
                     )
                     del tree

@@ -84,6 +84,10 @@ PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Paramet
 NUMPY_FLOAT_CALLS = {"zeros": 1, "ones": 1, "empty": 1, "eye": 1, "identity": 1, "linspace": 3,
                      "random.rand": None, "random.randn": None, "random.random": None, "random.uniform": None,
                      "random.normal": None, "random.standard_normal": None, "random.random_sample": None}
+# NumPy's float64 scalar types, called to make a value (`np.double(c)`); and the Python floats NumPy and math
+# name (`np.pi` is a Python float: `2 * np.pi` is one, and a tensor made of it is float32).
+NUMPY_FLOAT64_SCALARS = frozenset({"float64", "double", "float_"})
+PYTHON_FLOAT_CONSTANTS = frozenset({"numpy.pi", "numpy.e", "numpy.inf", "math.pi", "math.e", "math.tau", "math.inf"})
 ARRAY_KEEPS_DTYPE = frozenset({"reshape", "copy", "ravel", "flatten", "squeeze", "transpose"})
 # NumPy functions whose result keeps the float64 (complex128) of their first argument: elementwise math and
 # reshaping (NumPy's type promotion: a float64 input gives a float64 output; `np.meshgrid`: _grids).
@@ -430,6 +434,44 @@ def _has_float(node: cst.BaseExpression) -> bool:
     return False
 
 
+def _python_number(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
+    """A number as Python computes it: literals, `math.pi`, `np.pi` (a Python float), and arithmetic of those."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if depth > 8:
+        return False
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return _python_number(node.expression, ctx, depth + 1)
+    if isinstance(node, cst.BinaryOperation):
+        return _python_number(node.left, ctx, depth + 1) and _python_number(node.right, ctx, depth + 1)
+    if isinstance(node, cst.Attribute):
+        return ctx.imports.resolve(node) in PYTHON_FLOAT_CONSTANTS
+    if isinstance(node, cst.Name):  # a parameter annotated as one (`temperature: float = 0.1`)
+        bindings = ctx.model.lookup(node.value)
+        return (len(bindings) == 1 and bindings[0].kind == "param" and isinstance(bindings[0].annotation, cst.Name)
+                and bindings[0].annotation.value in ("float", "int") and not ctx.model.lookup(bindings[0].annotation.value))
+    return False
+
+
+def _data_fact(data: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> Optional[Fact]:
+    """What `torch.tensor([...])` reads from a list written out: a float64 NumPy value among its elements
+    (`[np.log(2 * np.pi)]`, `[np.double(c)]`) makes the whole tensor float64 (torch infers the widest dtype
+    of a list's NumPy scalars, as of its arrays), unless a tensor is among them; None otherwise."""
+    if not isinstance(data, (cst.List, cst.Tuple)) or depth > 4:
+        fact = fact_of(data, ctx)
+        return fact if fact is not None and fact.kind == "ndarray" and fact.dtype in WIDE_DTYPES else None
+    found = None
+    for element in data.elements:
+        if not isinstance(element, cst.Element):
+            return None
+        inner = fact_of(element.value, ctx) if not isinstance(element.value, (cst.List, cst.Tuple)) else None
+        if inner is not None and inner.kind == "tensor":
+            return None
+        inner = _data_fact(element.value, ctx, depth + 1)
+        found = found or inner
+    return Fact("ndarray", found.dtype) if found is not None else None
+
+
 def fact_of(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fact]:
     """What is visible about the value of ``node``: a tensor or NumPy array, its dtype and rank."""
     if isinstance(node, cst.Name):
@@ -495,6 +537,8 @@ def _torch_fact(name: str, call: cst.Call, ctx: FileContext) -> Optional[Fact]:
     if name in FROM_DATA:
         data = _positional(call)[:1]
         source = fact_of(data[0], ctx) if data else None
+        if explicit is None and source is None and data and name != "torch.from_numpy":
+            source = _data_fact(data[0], ctx) if isinstance(data[0], (cst.List, cst.Tuple)) else None
         if explicit is None and source is not None and source.kind == "ndarray":
             return replace(source, kind="tensor", from_numpy=True)
         rank = _nesting(data[0]) if data and name == "torch.tensor" else None
@@ -566,8 +610,12 @@ def _numpy_fact(short: str, call: cst.Call, ctx: FileContext) -> Optional[Fact]:
     dtype_arg = _keyword(call, "dtype")
     if dtype_arg is not None:
         return Fact("ndarray", _numpy_dtype(dtype_arg.value, ctx))
+    if short in NUMPY_FLOAT64_SCALARS:  # `np.float64(c)`, `np.double(c)`
+        return Fact("ndarray", "float64", ndim=0) if len(call.args) == 1 and not call.args[0].star else None
     if short in NUMPY_KEEPS_DTYPE:
         data = _positional(call)[:1]
+        if data and len(call.args) == 1 and _python_number(data[0], ctx):
+            return Fact("ndarray", "float64", ndim=0)  # `np.log(2 * np.pi)`: a NumPy float64 scalar
         source = fact_of(data[0], ctx) if data else None
         return Fact("ndarray", source.dtype) if source is not None and source.kind == "ndarray" and source.dtype in WIDE_DTYPES else None
     if short in ("array", "asarray"):
@@ -914,7 +962,7 @@ def _check_wide_move(call: cst.Call, ctx: FileContext) -> None:
     if fact.from_numpy:
         ctx.report(
             "CDL607", call,
-            "a float64 NumPy array (NumPy's default float) becomes a float64 tensor that moves to the device: "
+            "float64 NumPy data (NumPy's default float) becomes a float64 tensor that moves to the device: "
             "MPS has no float64 and raises; convert with .float() or .astype(np.float32) first",
         )
     else:

@@ -57,7 +57,10 @@ LIKE_FACTORIES = frozenset({
 # do the same for Python data (a list, tuple or number) but keep a tensor's own device.
 SIZE_FACTORIES = frozenset({
     "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn", "torch.randint",
-    "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace", "torch.eye",
+    "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace", "torch.eye", "torch.empty_strided",
+    # also factories with a `device=` keyword (torch docs: tril_indices, triu_indices, the window functions)
+    "torch.tril_indices", "torch.triu_indices", "torch.hann_window", "torch.hamming_window", "torch.blackman_window",
+    "torch.bartlett_window", "torch.kaiser_window",
 })
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
 # The legacy CPU tensor types, whose constructors build on the CPU whatever they are given (torch docs,
@@ -341,9 +344,66 @@ def cpu_on_a_mac(model: "SemanticModel", node: cst.BaseExpression, scope: Option
     CPU, where float64 exists, an operator runs on the CPU's kernel, and a copy there is no MPS copy."""
     if type(node) not in (cst.Name, cst.Attribute):
         return False
-    values = model.values(node, scope)
-    return any(value.text == "cpu" for value in values) and all(
-        value.off_mac or (value.kind == "str" and value.text == "cpu") or value.is_cuda_device() for value in values)
+    cpu = False
+    for value in model.values(node, scope):
+        if value.off_mac or value.is_cuda_device():
+            continue
+        if value.kind == "str" and value.text == "cpu":
+            cpu = True
+            continue
+        elsewhere = _device_elsewhere(model, value)  # a parameter, or what a function of another module returns
+        if elsewhere is None:
+            return False
+        cpu = cpu or elsewhere
+    return cpu
+
+
+def _device_elsewhere(model: "SemanticModel", value) -> Optional[bool]:
+    """What the project index knows of a device the file cannot see (project/device_flow.py): True where it
+    is the CPU wherever the host is a Mac, False where a Mac never gets it, None where that is not known.
+    A parameter's is what the project's calls of its function pass (`train_one_epoch(..., device=device)`
+    with `device = init_device(rank)` from another module); what a call of a function of another module
+    gives is what that function returns."""
+    project = model.project
+    if project is None:
+        return None
+    if value.kind == "result" and isinstance(value.data, str) and project.is_own(value.data):
+        return project.returned_device(value.data)
+    if value.kind != "unknown" or type(value.origin) is not cst.Param:
+        return None
+    found = _parameter_of(model, value.origin)
+    return project.passed_device(*found) if found is not None else None
+
+
+def _parameter_of(model: "SemanticModel", param: cst.Param) -> Optional[tuple]:
+    """(the name its function's calls go by, the parameter, its position as written or -1, how calls pass
+    it: device_flow's FUNCTION, METHOD, INIT) for a parameter of a module-level function or of a method of a
+    module-level class; None for anything else (a nested function's, `*args`)."""
+    from cudalint.project import device_flow
+
+    for scope in model.scopes.values():
+        function = scope.node
+        if scope.kind != "function" or type(function) is not cst.FunctionDef:
+            continue
+        params = function.params
+        positional = [*params.posonly_params, *params.params]
+        if any(item is param for item in positional):
+            position = next(at for at, item in enumerate(positional) if item is param)
+        elif any(item is param for item in params.kwonly_params):
+            position = -1
+        else:
+            continue
+        owner = scope.parent
+        name = function.name.value
+        if owner is not None and owner.kind == "module":
+            return name, param.name.value, position, device_flow.FUNCTION
+        if owner is None or owner.kind != "class" or owner.parent is None or owner.parent.kind != "module":
+            return None
+        if name == "__init__":
+            return owner.node.name.value, param.name.value, position, device_flow.INIT
+        static = any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in function.decorators)
+        return name, param.name.value, position, device_flow.FUNCTION if static else device_flow.METHOD
+    return None
 
 
 def _host_for_mps(model: "SemanticModel", target: cst.BaseExpression, scope: "Scope") -> bool:

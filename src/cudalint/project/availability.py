@@ -29,7 +29,7 @@ def availability_tests(tree: ast.Module, resolve: Callable[[ast.AST], Optional[s
     functions: Dict[str, ast.AST] = {}
     assigned: Dict[str, List[ast.AST]] = {}
     _module_level(tree.body, functions, assigned)
-    judge = _Judge(facts.queries, resolve, functions, assigned, facts.library_queries)
+    judge = _Judge(facts.queries, resolve, functions, assigned, facts.library_tested)
     for trial in _trials(tree.body):
         _scan_trial(trial, judge.trues)
     for function in functions.values():
@@ -104,9 +104,9 @@ def _module_level(body, functions, assigned) -> None:
 
 
 class _Judge:
-    def __init__(self, queries, resolve, functions, assigned, library_queries=None):
+    def __init__(self, queries, resolve, functions, assigned, library_tested=None):
         self.queries = queries
-        self.library_queries = library_queries or {}  # other libraries' helpers -> the library each tests
+        self.library_tested = library_tested or (lambda qualified: None)  # another library's helper -> the library it tests
         self.resolve = resolve
         self.functions = functions
         self.assigned = assigned
@@ -192,8 +192,9 @@ class _Judge:
             qualified = self.resolve(node.func)
             if qualified in self.queries:
                 return _queried_library(node)
-            if qualified in self.library_queries:  # transformers' is_flash_attn_2_available()
-                return self.library_queries[qualified]
+            library = self.library_tested(qualified)
+            if library is not None:  # transformers' is_flash_attn_2_available(), is_apex_available()
+                return library
             if isinstance(node.func, ast.Name) and node.func.id == "bool" and len(node.args) == 1:
                 return self.test(node.args[0], depth + 1)
             if not isinstance(node.func, ast.Name):

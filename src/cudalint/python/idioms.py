@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -1702,25 +1702,45 @@ def _path_key(node: cst.BaseExpression) -> str:
 def _written_earlier(node: cst.Call, saver: str, ctx: FileContext) -> bool:
     """A load after a statement of the same function that saves with the loader's saver (files exchanged
     through the disk by one job: written, then read back), or, in a test function of a test module,
-    that calls a method the catalog names a writer (`trainer.save(...)`, `model.save_pretrained(...)`).
+    that calls a method the catalog names a writer (`trainer.save(...)`, `model.save_pretrained(...)`), or
+    after a call of a function of the file that saves so itself.
     What is loaded was most likely written there, on the machine that runs it. A conversion loads
     first and saves after: its load is still reported."""
     model = ctx.model
     function = model.scope.node
     if model.scope.kind != "function" or not isinstance(function, cst.FunctionDef):
-        return False
+        return False  # a script's own statements: a checkpoint it loads after saving something else is still one
     in_test = function.name.value.startswith("test") and test_module(model.module_name or "", model.path)
-    writers = tuple(ctx.rules["CDL109"].match.get("writers", ())) if in_test else ()
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    writers = tuple(ctx.rules["CDL109"].match.get("writers", ())) if in_test else ()
     inside = {id(holder) for holder in ctx.stack}
-    for statement in body:
-        if id(statement) in inside:
-            return False  # the statement holding the load: nothing before it saved
-        for call in _calls_in(statement):
-            callee = call.func
-            if model.resolve(callee) == saver or (writers and isinstance(callee, cst.Attribute) and callee.attr.value.startswith(writers)):
-                return True
+    while body:
+        holding = None
+        for statement in body:
+            if id(statement) in inside:
+                holding = statement  # the statement holding the load: what comes before it in its own block
+                break
+            for call in _calls_in(statement):
+                callee = call.func
+                if model.resolve(callee) == saver or (writers and isinstance(callee, cst.Attribute) and callee.attr.value.startswith(writers)):
+                    return True
+                defined = model.defined_function(callee) if type(callee) is cst.Name else None
+                if defined is not None and any(model.resolve(inner.func) == saver for inner in _calls_in(defined[0].body)):
+                    return True  # a function of the file that saves (`simulate(...)`, then `torch.load(its file)`)
+        # `with io.BytesIO() as buffer: torch.save(m, buffer); return torch.load(...)`: the block of the
+        # compound statement that holds the load, down to it
+        body = next((block for block in _blocks(holding) if any(id(inner) in inside for inner in block)), ()) if holding is not None else ()
     return False
+
+
+def _blocks(statement: cst.CSTNode) -> List[Sequence[cst.CSTNode]]:
+    """The statement lists of a compound statement's suites (its body, `else`, handlers, `finally`)."""
+    found = []
+    for child in code_children(statement):
+        suite = child.body if isinstance(child, (cst.Else, cst.ExceptHandler, cst.Finally)) else child
+        if isinstance(suite, cst.IndentedBlock):
+            found.append(suite.body)
+    return found
 
 
 TEMPORARY_FIXTURES = {"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"}  # pytest's own fixtures

@@ -900,7 +900,7 @@ def moved_value(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression
     None otherwise."""
     func = call.func
     if ctx.imports.resolve(func) in PARAMETER_CLASSES:
-        return _argument(call, "data", 0)
+        return None if _free_parameter(call, ctx) else _argument(call, "data", 0)
     if not isinstance(func, cst.Attribute) or ctx.imports.is_module_ref(func.value):
         return None
     if func.attr.value in STATE_METHODS:
@@ -911,6 +911,48 @@ def moved_value(call: cst.Call, ctx: FileContext) -> Optional[cst.BaseExpression
         return None
     target = _argument(call, "device", 0)
     return func.value if target is not None and _is_device(target, ctx) else None
+
+
+# Calls that make what they are handed a module's state (or may: `setattr(module, name, p)`, a list that
+# becomes a ParameterList); an optimizer, a loss or the module's own call only read a parameter.
+STATE_TAKERS = frozenset({*STATE_METHODS, "setattr", "ParameterList", "ParameterDict", "add_module", "append", "extend",
+                          "update", "insert", "__setattr__"})
+
+
+def _free_parameter(call: cst.Call, ctx: FileContext) -> bool:
+    """`X = nn.Parameter(torch.as_tensor(points))` bound to a name that is never stored on an object, handed to a
+    call that registers it, nor returned: a leaf tensor an optimizer updates where it was made, which no module
+    moves (torch-topological's example scripts); `self.w = nn.Parameter(...)` is a module's state."""
+    scope = ctx.model.scope
+    held = scope.path_to(call) or []
+    parent = held[-2] if len(held) >= 2 else None
+    if type(parent) is cst.Assign and len(parent.targets) == 1 and type(parent.targets[0].target) is cst.Name:
+        name = parent.targets[0].target.value
+    elif type(parent) is cst.AnnAssign and type(parent.target) is cst.Name:
+        name = parent.target.value
+    else:
+        return False
+    pending: List[cst.CSTNode] = [scope.node]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Name and node.value == name and node is not getattr(parent, "target", None) and not (
+                type(parent) is cst.Assign and node is parent.targets[0].target):
+            path = scope.path_to(node) or []
+            for holder, inner in zip(reversed(path[:-1]), reversed(path[1:])):
+                if type(holder) is cst.Return:
+                    return False
+                if type(holder) is cst.Call and inner is not holder.func:
+                    func = holder.func
+                    if (func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else "") in STATE_TAKERS:
+                        return False
+                if type(holder) in (cst.Assign, cst.AnnAssign, cst.AugAssign) and inner is holder.value:
+                    targets = [target.target for target in holder.targets] if type(holder) is cst.Assign else [holder.target]
+                    if any(type(target) in (cst.Attribute, cst.Subscript) for target in targets):
+                        return False
+                if isinstance(holder, cst.BaseStatement):
+                    break
+        pending.extend(node.children)
+    return True
 
 
 def _handed_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:

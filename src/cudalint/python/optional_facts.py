@@ -30,11 +30,25 @@ class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.
     library_queries: Mapping[str, str] = {}  # other libraries' helpers true only where one library imports
     unrelated_exceptions: FrozenSet[str] = frozenset()  # exceptions CUDA work does not raise off CUDA
     narrow_exceptions: Tuple["NarrowException", ...] = ()  # exceptions only some CUDA work raises off CUDA
+    library_query_roots: FrozenSet[str] = frozenset()  # libraries whose is_<name>_available() tests package <name>
 
     @property
     def words(self) -> FrozenSet[str]:
         """The last part of each query: a file naming none of them has no availability helper."""
-        return frozenset(name.rpartition(".")[2] for name in (*self.queries, *self.library_queries))
+        return frozenset(name.rpartition(".")[2] for name in (*self.queries, *self.library_queries)) | (
+            {"_available"} if self.library_query_roots else set())
+
+    def library_tested(self, qualified: Optional[str]) -> Optional[str]:
+        """The library another library's helper is true only where it imports: transformers'
+        `is_flash_attn_2_available` (the table) or `is_apex_available` (its name, under library_query_roots)."""
+        if qualified is None:
+            return None
+        found = self.library_queries.get(qualified)
+        if found is None and qualified.partition(".")[0] in self.library_query_roots:
+            named = _HELPER_NAME.match(qualified.rpartition(".")[2])
+            if named is not None and _squeezed(named.group(1)) in _listed_packages():
+                found = named.group(1)  # a package of packages.toml: `is_torch_available()` guards no CUDA library
+        return found
 
 
 @functools.lru_cache(maxsize=1)
@@ -47,6 +61,21 @@ def optional_facts() -> OptionalFacts:
                          narrow_exceptions=narrow)
 
 
+def _squeezed(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "").replace(".", "")
+
+
+@functools.lru_cache(maxsize=1)
+def _listed_packages() -> FrozenSet[str]:
+    """The CUDA-only (and CUDA-first) packages of packages.toml, by their distribution and import names squeezed
+    (`autoawq`, `awq`, `apex`): the packages an `is_<name>_available()` helper may be read as testing."""
+    from cudalint.manifests.packages import load_packages
+
+    return frozenset(_squeezed(name) for group in load_packages().groups if group.kind in ("cuda-only", "cuda-first")
+                     for name in (*group.names, *group.imports) if "*" not in name)
+
+
+_HELPER_NAME = re.compile(r"is_([a-z0-9_]+?)_available$")
 _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 

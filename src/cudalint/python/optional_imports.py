@@ -98,8 +98,9 @@ class Availability:
         qualified = model.resolve(call.func, scope)
         if qualified in self.facts.queries:
             return AVAILABLE, _queried_library(call)
-        if qualified in self.facts.library_queries:  # transformers' is_flash_attn_2_available()
-            return AVAILABLE, self.facts.library_queries[qualified]
+        library = self.facts.library_tested(qualified)
+        if library is not None:  # transformers' is_flash_attn_2_available(), is_apex_available()
+            return AVAILABLE, library
         if isinstance(call.func, cst.Name) and call.func.value == "bool" and len(call.args) == 1 and not model.lookup("bool", scope):
             return self.tested(call.args[0].value, scope, depth + 1)
         if qualified is not None:

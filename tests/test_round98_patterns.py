@@ -120,6 +120,52 @@ def unrelated(path):
 
 split_files("a.bin", "b.bin")
 data = torch.load("b.bin")
+
+
+class Codes:
+    def export(self, folder):
+        torch.save(self.codes.cpu(), folder + "/train.pt")
+
+    def fit(self, folder):
+        self.export(folder)  # carefree-learn's VQ-VAE: its own method wrote what it reads next
+        return torch.load(folder + "/train.pt")
+
+    def resume(self, folder):
+        return torch.load(folder + "/train.pt")
 '''
     found = findings_of(code, select={"CDL109"})
-    assert [(f.code, f.line, f.column) for f in found] == [("CDL109", 15, 12), ("CDL109", 19, 8)]
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL109", 15, 12), ("CDL109", 19, 8), ("CDL109", 31, 16)]
+
+
+def test_a_setup_py_entry_read_into_two_extras_is_one_finding():
+    # carefree-learn: `full = cv_requires + [...]`; the entry of the CUDA-only extra alone is not reported
+    setup = '''from setuptools import setup
+
+gpu = [
+    "xformers>=0.0.19",
+]
+cv = ["timm"] + gpu
+setup(name="x", install_requires=["torch"], extras_require={"cuda": gpu, "cv": cv, "full": cv + ["onnx"]})
+'''
+    found = findings_of(setup, path="setup.py", select={"CDL501"})
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL501", 4, 5)]
+
+
+def test_a_cuda_device_bound_to_a_name_only_compared_with_places_nothing():
+    code = '''import torch
+
+
+def test_get_torch_device():
+    cuda1 = torch.device("cuda:1")
+    assert get_torch_device("cuda:1") == cuda1
+    assert cuda1.type != get_torch_device(None).type
+
+
+def place(x):
+    cuda1 = torch.device("cuda:1")
+    if x.device == cuda1:
+        return x
+    return x.to(cuda1)
+'''
+    found = findings_of(code, select={"CDL101"})
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL101", 11, 26)]

@@ -182,6 +182,7 @@ def _problems(dep: Dependency, torch_version: Optional[str]) -> List[Tuple[str, 
 def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] = None) -> List[Finding]:
     catalog = load_catalog()
     findings = []
+    seen = set()  # one entry read twice (setup.py's list in two extras: `full = cv_requires + [...]`) is one finding
     for dep in deps:
         invalid = url_problem(dep.url) if dep.url else None
         if invalid:
@@ -192,6 +193,9 @@ def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] 
             continue  # a section, file, job or lock resolution for other machines: nothing a Mac installs
         if for_docs(dep):
             continue  # the documentation build's: nothing of it runs on a device
+        if (dep.path, dep.line, dep.column) in seen:
+            continue
+        seen.add((dep.path, dep.line, dep.column))
         for code, message in _problems(dep, torch_version):
             findings.append(
                 Finding(

@@ -200,13 +200,35 @@ def _argument_of_cuda_api(ctx: FileContext) -> bool:
 
 def _only_compared(node: cst.Call, ctx: FileContext) -> bool:
     """`device.type == torch.device("cuda").type`, `if d != torch.device("cuda"):`: a device built only to
-    compare with (itself, or its type or index) places nothing anywhere."""
+    compare with (itself, or its type or index), or bound to a name only ever compared with, places
+    nothing anywhere."""
     stack = ctx.stack
     depth = len(stack) - 1
     holder = stack[depth - 1] if depth >= 1 else None
     if isinstance(holder, cst.Attribute) and holder.value is node and holder.attr.value in ("type", "index"):
         depth -= 1
-    return ctx.compared(depth)
+    if ctx.compared(depth):
+        return True
+    # `cuda1 = torch.device("cuda:1")`, then only `get_device("cuda:1") == cuda1`: an expected value of a test
+    if not (type(holder) is cst.Assign and len(holder.targets) == 1 and type(holder.targets[0].target) is cst.Name):
+        return False
+    name, scope = holder.targets[0].target.value, ctx.model.scope
+    reads = 0
+    pending: List[cst.CSTNode] = [scope.node]
+    while pending:
+        current = pending.pop()
+        pending.extend(current.children)
+        if type(current) is not cst.Name or current.value != name or current is holder.targets[0].target:
+            continue
+        path = scope.path_to(current) or []
+        read = len(path) - 1
+        if read >= 1 and type(path[read - 1]) is cst.Attribute and path[read - 1].value is current and path[read - 1].attr.value in ("type", "index"):
+            read -= 1
+        operand_of = path[read - 1] if read >= 1 else None
+        if not isinstance(operand_of, (cst.Comparison, cst.ComparisonTarget)):
+            return False  # held, handed on, stored: it may be a placement
+        reads += 1
+    return reads > 0
 
 
 def _in_class_body(ctx: FileContext) -> bool:
@@ -1703,7 +1725,7 @@ def _written_earlier(node: cst.Call, saver: str, ctx: FileContext) -> bool:
     """A load after a statement of the same function that saves with the loader's saver (files exchanged
     through the disk by one job: written, then read back), or, in a test function of a test module,
     that calls a method the catalog names a writer (`trainer.save(...)`, `model.save_pretrained(...)`), or
-    after a call of a function of the file that saves so itself.
+    after a call of a function of the file (or a method of its own class, on `self`) that saves so itself.
     What is loaded was most likely written there, on the machine that runs it. A conversion loads
     first and saves after: its load is still reported."""
     model = ctx.model
@@ -1724,13 +1746,27 @@ def _written_earlier(node: cst.Call, saver: str, ctx: FileContext) -> bool:
                 callee = call.func
                 if model.resolve(callee) == saver or (writers and isinstance(callee, cst.Attribute) and callee.attr.value.startswith(writers)):
                     return True
-                defined = model.defined_function(callee) if type(callee) is cst.Name else None
-                if defined is not None and any(model.resolve(inner.func) == saver for inner in _calls_in(defined[0].body)):
-                    return True  # a function of the file that saves (`simulate(...)`, then `torch.load(its file)`)
+                defined = _own_callee(callee, model)
+                if defined is not None and any(model.resolve(inner.func) == saver for inner in _calls_in(defined.body)):
+                    return True  # a function of the file, or a method of the class, that saves (`self.export(...)`)
         # `with io.BytesIO() as buffer: torch.save(m, buffer); return torch.load(...)`: the block of the
         # compound statement that holds the load, down to it
         body = next((block for block in _blocks(holding) if any(id(inner) in inside for inner in block)), ()) if holding is not None else ()
     return False
+
+
+def _own_callee(callee: cst.BaseExpression, model) -> Optional[cst.FunctionDef]:
+    """The function a call runs where the file shows it: a function it defines once under the called name, or
+    a method of the class the calling method belongs to, called on its own `self`."""
+    if type(callee) is cst.Name:
+        defined = model.defined_function(callee)
+        return defined[0] if defined is not None else None
+    klass = model.scope.enclosing_class
+    if (klass is None or type(callee) is not cst.Attribute or type(callee.value) is not cst.Name
+            or callee.value.value != model.scope.self_name):
+        return None
+    found = [item for item in klass.node.body.body if type(item) is cst.FunctionDef and item.name.value == callee.attr.value]
+    return found[0] if len(found) == 1 else None
 
 
 def _blocks(statement: cst.CSTNode) -> List[Sequence[cst.CSTNode]]:

@@ -132,9 +132,20 @@ class Codes:
 
     def resume(self, folder):
         return torch.load(folder + "/train.pt")
+
+    def copied(self):
+        buffer = io.BytesIO()
+        torch.save(self.network.state_dict(), buffer)
+        buffer.seek(0)
+        return torch.load(buffer)
+
+    def restore(self, state_bytes):
+        self.copied()  # sktime's mantis: a copy through memory writes nothing the next load reads
+        return torch.load(io.BytesIO(state_bytes))
 '''
-    found = findings_of(code, select={"CDL109"})
-    assert [(f.code, f.line, f.column) for f in found] == [("CDL109", 15, 12), ("CDL109", 19, 8), ("CDL109", 31, 16)]
+    found = findings_of("import io\n" + code, select={"CDL109"})
+    assert [(f.code, f.line, f.column) for f in found] == [
+        ("CDL109", 16, 12), ("CDL109", 20, 8), ("CDL109", 32, 16), ("CDL109", 42, 16)]
 
 
 def test_a_setup_py_entry_read_into_two_extras_is_one_finding():

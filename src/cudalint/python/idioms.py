@@ -1747,12 +1747,33 @@ def _written_earlier(node: cst.Call, saver: str, ctx: FileContext) -> bool:
                 if model.resolve(callee) == saver or (writers and isinstance(callee, cst.Attribute) and callee.attr.value.startswith(writers)):
                     return True
                 defined = _own_callee(callee, model)
-                if defined is not None and any(model.resolve(inner.func) == saver for inner in _calls_in(defined.body)):
+                if defined is not None and any(model.resolve(inner.func) == saver and not _into_memory(inner, model)
+                                               for inner in _calls_in(defined.body)):
                     return True  # a function of the file, or a method of the class, that saves (`self.export(...)`)
         # `with io.BytesIO() as buffer: torch.save(m, buffer); return torch.load(...)`: the block of the
         # compound statement that holds the load, down to it
         body = next((block for block in _blocks(holding) if any(id(inner) in inside for inner in block)), ()) if holding is not None else ()
     return False
+
+
+MEMORY_FILES = frozenset({"io.BytesIO"})
+
+
+def _into_memory(save: cst.Call, model) -> bool:
+    """A save into an in-memory buffer (`torch.save(state, buf)` with `buf = io.BytesIO()`): what it writes
+    stays in the function that saves, for its own load, and reaches no file a caller reads."""
+    target = next((arg.value for arg in save.args if arg.keyword is not None and arg.keyword.value == "f"), None)
+    positional = [arg.value for arg in save.args if arg.keyword is None and not arg.star]
+    target = target if target is not None else positional[1] if len(positional) > 1 else None
+    if type(target) is cst.Call:
+        return model.resolve(target.func) in MEMORY_FILES
+    if type(target) is not cst.Name:
+        return False
+    scope = next((inner for inner in model.scopes.values() if inner.path_to(save) is not None and inner.kind == "function"
+                  and target.value in inner.bindings), None)
+    bindings = scope.bindings.get(target.value, []) if scope is not None else []
+    return bool(bindings) and all(binding.kind in ("assign", "with") and binding.value is not None and type(binding.value) is cst.Call
+                                  and model.resolve(binding.value.func) in MEMORY_FILES for binding in bindings)
 
 
 def _own_callee(callee: cst.BaseExpression, model) -> Optional[cst.FunctionDef]:

@@ -212,17 +212,10 @@ def _only_compared(node: cst.Call, ctx: FileContext) -> bool:
     # `cuda1 = torch.device("cuda:1")`, then only `get_device("cuda:1") == cuda1`: an expected value of a test
     if not (type(holder) is cst.Assign and len(holder.targets) == 1 and type(holder.targets[0].target) is cst.Name):
         return False
-    name, scope = holder.targets[0].target.value, ctx.model.scope
     reads = 0
-    pending: List[cst.CSTNode] = [scope.node]
-    while pending:
-        current = pending.pop()
-        pending.extend(current.children)
-        if type(current) is not cst.Name or current.value != name or current is holder.targets[0].target:
-            continue
-        path = scope.path_to(current) or []
+    for path in ctx.model.scope.name_paths(holder.targets[0].target.value):
         read = len(path) - 1
-        if read >= 1 and type(path[read - 1]) is cst.Attribute and path[read - 1].value is current and path[read - 1].attr.value in ("type", "index"):
+        if read >= 1 and type(path[read - 1]) is cst.Attribute and path[read - 1].value is path[read] and path[read - 1].attr.value in ("type", "index"):
             read -= 1
         operand_of = path[read - 1] if read >= 1 else None
         if not isinstance(operand_of, (cst.Comparison, cst.ComparisonTarget)):

@@ -932,26 +932,20 @@ def _free_parameter(call: cst.Call, ctx: FileContext) -> bool:
         name = parent.target.value
     else:
         return False
-    pending: List[cst.CSTNode] = [scope.node]
-    while pending:
-        node = pending.pop()
-        if type(node) is cst.Name and node.value == name and node is not getattr(parent, "target", None) and not (
-                type(parent) is cst.Assign and node is parent.targets[0].target):
-            path = scope.path_to(node) or []
-            for holder, inner in zip(reversed(path[:-1]), reversed(path[1:])):
-                if type(holder) is cst.Return:
+    for path in scope.name_paths(name):
+        for holder, inner in zip(reversed(path[:-1]), reversed(path[1:])):
+            if type(holder) is cst.Return:
+                return False
+            if type(holder) is cst.Call and inner is not holder.func:
+                func = holder.func
+                if (func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else "") in STATE_TAKERS:
                     return False
-                if type(holder) is cst.Call and inner is not holder.func:
-                    func = holder.func
-                    if (func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else "") in STATE_TAKERS:
-                        return False
-                if type(holder) in (cst.Assign, cst.AnnAssign, cst.AugAssign) and inner is holder.value:
-                    targets = [target.target for target in holder.targets] if type(holder) is cst.Assign else [holder.target]
-                    if any(type(target) in (cst.Attribute, cst.Subscript) for target in targets):
-                        return False
-                if isinstance(holder, cst.BaseStatement):
-                    break
-        pending.extend(node.children)
+            if type(holder) in (cst.Assign, cst.AnnAssign, cst.AugAssign) and inner is holder.value:
+                targets = [target.target for target in holder.targets] if type(holder) is cst.Assign else [holder.target]
+                if any(type(target) in (cst.Attribute, cst.Subscript) for target in targets):
+                    return False
+            if isinstance(holder, cst.BaseStatement):
+                break
     return True
 
 

@@ -12,7 +12,7 @@ Flow-insensitive by design: every binding of a name in a scope is a value it may
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -67,6 +67,21 @@ class Scope:
         if top.parents is None:
             top.parents = parent_map(top.node)
         return path_from(self.node, node, top.parents)
+
+    def name_paths(self, name: str) -> Iterator[List[cst.CSTNode]]:
+        """The path (path_to) to each occurrence of `name` in the scope, nested scopes too, but not where an
+        assignment binds it (`name = ...`, `name: T = ...`): its reads, and the other ways it is bound."""
+        pending: List[cst.CSTNode] = [self.node]
+        while pending:
+            current = pending.pop()
+            if type(current) in (cst.AssignTarget, cst.AnnAssign) and type(current.target) is cst.Name:
+                pending.extend(child for child in current.children if child is not current.target)
+                continue
+            pending.extend(current.children)
+            if type(current) is cst.Name and current.value == name:
+                path = self.path_to(current)
+                if path is not None:
+                    yield path
 
     def bind(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.name, []).append(binding)

@@ -180,3 +180,27 @@ def place(x):
 '''
     found = findings_of(code, select={"CDL101"})
     assert [(f.code, f.line, f.column) for f in found] == [("CDL101", 11, 26)]
+
+
+def test_a_cuda_or_cpu_selection_stored_under_a_string_key_is_a_selection():
+    # lightautoml's presets: `self.nn_params["device"] = ...` in the CUDA arm, "cpu" in the other
+    code = '''import torch
+
+
+class Preset:
+    def infer(self, params):
+        if torch.cuda.device_count() > 0:
+            self.nn_params["device"] = "cuda:0"
+        else:
+            self.nn_params["device"] = "cpu"
+        if torch.cuda.is_available():
+            params["device"] = "cuda"
+        else:
+            params["device"] = "cpu"
+        if torch.cuda.is_available():
+            params[0] = "cuda"
+        else:
+            params[0] = "cpu"
+'''
+    found = findings_of(code, select={"CDL104"})
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL104", 6, 9), ("CDL104", 10, 9)]

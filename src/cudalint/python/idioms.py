@@ -561,10 +561,14 @@ def _chosen_by(smalls) -> List[Tuple[Optional[str], cst.BaseExpression]]:
 
 
 def _chosen_name(target) -> str:
-    """A name, or an attribute of a name (`args.device`, `self.device`) as written; "" for any other target."""
+    """A name, an attribute of a name (`args.device`, `self.device`) or a string key of either
+    (`params["device"]`, `self.nn_params["device"]`) as written; "" for any other target."""
     if isinstance(target, cst.Name):
         return target.value
     if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+        return source_of(target)
+    if (isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)
+            and string_value(target.slice[0].slice.value) is not None and _chosen_name(target.value)):
         return source_of(target)
     return ""
 

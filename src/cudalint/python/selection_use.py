@@ -468,6 +468,8 @@ def names_never_read(names, ctx: FileContext) -> bool:
     for name in names:
         if name is None:
             return False  # a return: the caller has it
+        if "[" in name:
+            return False  # `params["device"] = ...`: stored in a mapping, which whoever holds it reads
         head, _, attribute = name.partition(".")
         if not (_private_attribute_unread(head, attribute, ctx) if attribute else _local_unread(name, ctx)):
             return False

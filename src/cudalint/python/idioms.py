@@ -1744,8 +1744,8 @@ def _written_earlier(node: cst.Call, saver: str, ctx: FileContext) -> bool:
                 if model.resolve(callee) == saver or (writers and isinstance(callee, cst.Attribute) and callee.attr.value.startswith(writers)):
                     return True
                 defined = _own_callee(callee, model)
-                if defined is not None and any(model.resolve(inner.func) == saver and not _into_memory(inner, model)
-                                               for inner in _calls_in(defined.body)):
+                if defined is not None and any(model.resolve(inner.func) == saver and not _into_memory(inner, defined, model)
+                                               for inner in _calls_in(defined.node.body)):
                     return True  # a function of the file, or a method of the class, that saves (`self.export(...)`)
         # `with io.BytesIO() as buffer: torch.save(m, buffer); return torch.load(...)`: the block of the
         # compound statement that holds the load, down to it
@@ -1756,9 +1756,10 @@ def _written_earlier(node: cst.Call, saver: str, ctx: FileContext) -> bool:
 MEMORY_FILES = frozenset({"io.BytesIO"})
 
 
-def _into_memory(save: cst.Call, model) -> bool:
-    """A save into an in-memory buffer (`torch.save(state, buf)` with `buf = io.BytesIO()`): what it writes
-    stays in the function that saves, for its own load, and reaches no file a caller reads."""
+def _into_memory(save: cst.Call, function, model) -> bool:
+    """A save into an in-memory buffer (`torch.save(state, buf)` with `buf = io.BytesIO()` in the saving
+    function's scope): what it writes stays in that function, for its own load, and reaches no file a
+    caller reads."""
     target = next((arg.value for arg in save.args if arg.keyword is not None and arg.keyword.value == "f"), None)
     positional = [arg.value for arg in save.args if arg.keyword is None and not arg.star]
     target = target if target is not None else positional[1] if len(positional) > 1 else None
@@ -1766,25 +1767,23 @@ def _into_memory(save: cst.Call, model) -> bool:
         return model.resolve(target.func) in MEMORY_FILES
     if type(target) is not cst.Name:
         return False
-    scope = next((inner for inner in model.scopes.values() if inner.path_to(save) is not None and inner.kind == "function"
-                  and target.value in inner.bindings), None)
-    bindings = scope.bindings.get(target.value, []) if scope is not None else []
-    return bool(bindings) and all(binding.kind in ("assign", "with") and binding.value is not None and type(binding.value) is cst.Call
+    bindings = function.bindings.get(target.value, [])
+    return bool(bindings) and all(binding.kind in ("assign", "with") and type(binding.value) is cst.Call
                                   and model.resolve(binding.value.func) in MEMORY_FILES for binding in bindings)
 
 
-def _own_callee(callee: cst.BaseExpression, model) -> Optional[cst.FunctionDef]:
-    """The function a call runs where the file shows it: a function it defines once under the called name, or
-    a method of the class the calling method belongs to, called on its own `self`."""
+def _own_callee(callee: cst.BaseExpression, model):
+    """The scope of the function a call runs where the file shows it: a function it defines once under the
+    called name, or a method of the class the calling method belongs to, called on its own `self`."""
     if type(callee) is cst.Name:
         defined = model.defined_function(callee)
-        return defined[0] if defined is not None else None
+        return defined[1] if defined is not None else None
     klass = model.scope.enclosing_class
     if (klass is None or type(callee) is not cst.Attribute or type(callee.value) is not cst.Name
             or callee.value.value != model.scope.self_name):
         return None
     found = [item for item in klass.node.body.body if type(item) is cst.FunctionDef and item.name.value == callee.attr.value]
-    return found[0] if len(found) == 1 else None
+    return model.scopes.get(id(found[0])) if len(found) == 1 else None
 
 
 def _blocks(statement: cst.CSTNode) -> List[Sequence[cst.CSTNode]]:

@@ -441,3 +441,41 @@ def test_a_stored_parameter_position_that_is_not_a_number_names_no_library():
     assert called_library("*0", ["flash_attn"], {}, []) == "flash_attn"
     assert called_library("*x", ["flash_attn"], {}, []) is None
     assert called_library("*1", ["flash_attn"], {}, ["pkg_name"]) is None
+
+
+def test_a_test_of_one_library_guards_only_its_own_imports():
+    # Where torch (or NumPy) imports, as on a Mac, the import of another library under its test still runs.
+    assert lint(
+        """
+        import importlib.util
+        import pkgutil
+
+        if importlib.util.find_spec("torch") is not None:
+            import flash_attn
+            from flash_attn.layers import rotary
+        if importlib.util.find_spec("xformers.ops") is not None:
+            import xformers.ops as xops
+        if pkgutil.find_loader("numpy") or importlib.util.find_spec("apex"):
+            from apex import amp
+        if importlib.util.find_spec("numpy"):
+            try:
+                import apex
+            except ImportError:
+                apex = None
+        if importlib.util.find_spec("liger-kernel"):
+            from liger_kernel.transformers import apply_liger_kernel_to_llama
+        """
+    ) == [("CDL404", 5, 5), ("CDL404", 6, 5), ("CDL404", 10, 5)]
+
+
+def test_a_library_named_by_its_distribution_or_its_helper_guards_its_module():
+    assert lint(
+        """
+        from transformers.utils import is_auto_awq_available, is_torch_available
+
+        if is_auto_awq_available():
+            from awq.modules.linear.gemm import WQLinear_GEMM
+        if is_torch_available():
+            from awq.modules.linear.gemv import WQLinear_GEMV
+        """
+    ) == [("CDL404", 6, 5)]

@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, device_flow, reach
 from cudalint.project.paths import project_key, test_module
 
-INDEX_VERSION = "48"
+INDEX_VERSION = "49"
 ENTRY_POINT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition

@@ -104,7 +104,8 @@ class _Uses:
         self.decorated: Dict[str, List[str]] = {}  # definition path -> its decorators, as written
         self.loads: Dict[Tuple[str, bool, str], None] = {}  # (module it may load, under a guard, context)
         self.tried: Dict[Tuple[str, bool, str], None] = {}  # the same, for imports whose ImportError is caught
-        self.catching: Set[int] = set()  # the import statements of `try:` bodies that catch ImportError
+        self.catching: Set[int] = set()  # the import statements (and strings naming modules) of `try:` bodies that
+        # catch ImportError
         self.private: Set[str] = set()  # `_name` attributes read other than by a method of their own class
         self.factories: Set[str] = set()  # "Class.method": classmethods that call `cls(...)`
         self.stack: List[tuple] = []
@@ -294,6 +295,7 @@ class _Uses:
                 self._block(handler.body, guarded, context, function)
             if any(_catches_import_error(handler) for handler in node.handlers):
                 self.catching.update(_imports_in(node.body))
+                self.catching.update(_strings_in(node.body))  # `importlib.import_module(f"pkg._triton.{op}.op")`
             self._block(node.body, guarded, context, function, trying=bool(node.handlers))
             for body in (node.orelse, node.finalbody):
                 self._block(body, guarded, context, function)
@@ -363,6 +365,12 @@ class _Uses:
             for end in range(1, len(parts) + 1):
                 loads[(".".join(parts[:end]), guarded, context)] = None
 
+    def _mention(self, node: ast.AST, text: str, guarded: Guarded, context: str) -> None:
+        """A string naming a module (or a pattern of names) is a load of it here; in a `try:` that catches
+        ImportError, one whose failure is handled there (as an import statement's would be)."""
+        held = self.tried if id(node) in self.catching and guarded is not True else self.mentions
+        held[(text, guarded, context)] = None
+
     def _exported(self, value) -> None:
         """`__all__ = ["A", ...]`: every listed name is public, so it escapes."""
         for item in getattr(value, "elts", []) or []:
@@ -415,7 +423,7 @@ class _Uses:
         elif kind is ast.Constant:
             value = node.value
             if type(value) is str and "." in value and MODULE_RE.fullmatch(value):
-                self.mentions[(value, guarded, context)] = None  # import_module("pkg.mod") loads what no import shows
+                self._mention(node, value, guarded, context)  # import_module("pkg.mod") loads what no import shows
         elif kind is ast.BoolOp:
             push = self._push
             current = guarded
@@ -440,7 +448,7 @@ class _Uses:
                 parts = [part.value if type(part) is ast.Constant else "*" for part in node.values]
                 pattern = "".join(part for part in parts if isinstance(part, str))
                 if "." in pattern and MODULE_RE.fullmatch(pattern.replace("*", "x")):
-                    self.mentions[(pattern, guarded, context)] = None  # f"pkg.ops.{name}_op": any module that fits
+                    self._mention(node, pattern, guarded, context)  # f"pkg.ops.{name}_op": any module that fits
             self._children(node, guarded, context, function)
 
     def _stores(self, target: ast.AST) -> None:
@@ -591,6 +599,17 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     return any(_dotted(kind) in IMPORT_ERRORS for kind in kinds)
 
 
+def _strings_in(body) -> Iterator[int]:
+    """The strings (and f-strings) of a block's statements, not of its functions, classes or lambdas."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Constant, ast.JoinedStr)):
+            yield id(node)
+        elif not isinstance(node, (*DEFINITIONS, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
 def _imports_in(body) -> Iterator[int]:
     """The import statements of a block and of the ifs, withs and nested tries in it (not of its
     functions or classes, which run at another time)."""
@@ -694,13 +713,12 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             continue
         used = [(name, *entry) for name, entry in facts.uses.items() if not unloadable(name)]
         used.extend((name, 0, *entry) for name, entry in facts.loads.items() if name in index.modules)
-        for name, entry in facts.tried.items():
-            if name not in index.modules:
-                continue
-            if not unloadable(name):
-                used.append((name, 0, *entry))  # it loads on a Mac: an import as any other
-            else:  # it cannot load on a Mac, and this import's failure is caught: its code never runs there
-                used.append((name, 0, [*entry[0], *entry[1], *(c for c, _ in entry[2])], [], []))
+        for text, entry in facts.tried.items():  # a module an import names, or those a string names
+            for name in mentioned(text):
+                if not unloadable(name):
+                    used.append((name, 0, *entry))  # it loads on a Mac: an import as any other
+                else:  # it cannot load on a Mac, and this import's failure is caught: its code never runs there
+                    used.append((name, 0, [*entry[0], *entry[1], *(c for c, _ in entry[2])], [], []))
         used.extend((name, 0, *entry) for text, entry in facts.mentions.items() for name in mentioned(text))
         for name, escapes, guarded, unguarded, tested in used:
             found = (name, "") if name in index.modules else index.origin(name)

@@ -12,7 +12,7 @@ from cudalint.python.cpu_arms import in_cpu_arm
 from cudalint.python.fixplan import FixPlan
 from cudalint.python.children import code_children, unused_default
 from cudalint.python.names import conjuncts, dotted, int_literal, string_value
-from cudalint.python.optional_facts import optional_facts
+from cudalint.python.optional_facts import optional_facts, squeezed
 from cudalint.python.semantic import SemanticModel
 
 # A related location: the node and what it is ("the device argument it reaches").
@@ -51,10 +51,24 @@ class FileContext:
         self.fallback_depth = 0  # of those, the bodies of a `try:` whose handler falls back
         self.test_depth = 0  # inside the test of an if/while/ternary
         self.optional_import_depth = 0  # inside `try:` whose handler catches ImportError
+        # Per optional scope open around the node, the libraries its test asks for (`if find_spec("xformers"):`),
+        # () where any import there runs only where it succeeds (a `try:` catching ImportError, dead code).
+        self.optional_libraries: List[Tuple[str, ...]] = []
         self.import_depth = 0  # inside an import statement
         self.type_depth = 0  # inside a type expression (an annotation, a typing generic's parameters, a type alias)
         self.silenced: Tuple[str, ...] = ()  # codes (or prefixes) not reported here: inside an override of the user's call
         self.check_state: Dict[str, object] = {}  # per-file state of a custom check, keyed by its name
+
+    def optional_import(self, module: str) -> bool:
+        """An import of `module` here runs only where it succeeds: an optional scope around it allows any
+        import, or asks for the library `module` lies under (each of its alternatives: `if a or b:` runs
+        where either imports). Under `if find_spec("torch"):` an import of flash_attn still runs on a Mac,
+        where torch imports and flash_attn does not. A library is named as its test names it: a module, a
+        distribution (`_is_distribution_installed("liger-kernel")` for liger_kernel) or a helper's name
+        (`is_auto_awq_available()` for autoawq's module awq), so the module's name, case, `-` and `_` aside,
+        need only lie within it."""
+        top = squeezed(module.split(".")[0])
+        return any(all(top in squeezed(library) for library in libraries) for libraries in self.optional_libraries)
 
     def _never_raises(self, node: cst.CSTNode) -> bool:
         """An API that does nothing without CUDA instead of raising (`torch.cuda.set_rng_state_all` is queued

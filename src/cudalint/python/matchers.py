@@ -370,8 +370,13 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
     if (where and isinstance(ctx.parent, cst.Call) and ctx.parent.func is node
             and _none_on_mac(find_argument(ctx.parent, where.get("keyword"), where.get("position")), ctx)):
         return  # `torch.cuda.stream(s if device.type == "cuda" else None)`: given None it does nothing
-    if entry.rule.match.get("reaches_device") and not _dtype_reaches_device(node, ctx):
-        return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
+    related = ()
+    if entry.rule.match.get("reaches_device"):
+        sink = _default_made_on_device(node, ctx)
+        if sink is None and not _dtype_reaches_device(node, ctx):
+            return  # a float64 tensor made and kept on the CPU (a schedule, NumPy interop) is fine
+        if sink is not None:  # `def f(y0, dtype=torch.float64): torch.as_tensor(t, dtype=dtype, device=y0.device)`
+            related = ((sink, f"{source_of(sink.func)}(...) makes a tensor of the default's dtype on a device here"),)
     if _argued_by_rule(node, entry.rule, ctx):
         return  # `torch.set_default_dtype(torch.float64)`: the rule's argument entry reports it, names too
     if "unless_with" in entry.spec and _made_unconditionally(entry.spec["unless_with"], ctx):
@@ -388,7 +393,7 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
     if _cuda_table_entry(node, ctx) or _in_assert(ctx, "msg") or ctx.compared(depth) or ctx.names_class(depth):
         return
     before = len(ctx.hits)
-    ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx))
+    ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx), related)
     if entry.rule.match.get("at_import") and isinstance(node, cst.Name) and len(ctx.hits) > before:
         _report_import_of(node, entry, qualified, ctx)
 
@@ -636,6 +641,33 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     return True
 
 
+def _default_made_on_device(node: cst.CSTNode, ctx: FileContext) -> Optional[cst.Call]:
+    """The node is a parameter's default (`def f(y0, dtype=torch.float64)`) and the function's body, which never
+    binds the parameter again, hands the parameter as `dtype=` to a torch call that makes a tensor on a device
+    it names (`torch.as_tensor(rtol, dtype=dtype, device=y0.device)`), not the CPU there: every call that leaves the
+    dtype out makes that tensor of the default's dtype on the device. That call, else None."""
+    stack = ctx.stack
+    param = stack[-2] if len(stack) >= 4 else None
+    if type(param) is not cst.Param or param.default is not node or type(stack[-4]) is not cst.FunctionDef:
+        return None
+    function, name = stack[-4], param.name.value
+    scope = ctx.model.scopes.get(id(function))
+    if scope is None or len(scope.bindings.get(name, ())) != 1:
+        return None  # `dtype = dtype or torch.float32`: the body decides
+    pending: List[cst.CSTNode] = [function.body]
+    while pending:
+        current = pending.pop()
+        if type(current) is cst.Call:
+            dtype, device = find_argument(current, "dtype", None), find_argument(current, "device", None)
+            if (dtype is not None and device is not None and type(dtype.value) is cst.Name and dtype.value.value == name
+                    and (ctx.model.resolve(current.func, scope) or "").startswith("torch.")
+                    and not names_host(ctx.model, device.value, scope) and not cpu_on_a_mac(ctx.model, device.value, scope)):
+                return current
+        if type(current) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            pending.extend(code_children(current))
+    return None
+
+
 def _moves_to_host_on_a_mac(call: cst.Call, ctx: FileContext) -> bool:
     """`x.to(device, ...)` with a device that is the CPU wherever the host is a Mac (placement.cpu_on_a_mac:
     "cpu", and CUDA devices that raise there, reported where they are written)."""
@@ -820,11 +852,9 @@ def _own(module: str, ctx: FileContext) -> bool:
 
 
 def _check_import(index: MatchIndex, node: cst.Import, ctx: FileContext) -> None:
-    if ctx.optional_import_depth:
-        return
     for alias in node.names:
         module = dotted(alias.name) or ""
-        if _own(module, ctx):
+        if (ctx.optional_import_depth and ctx.optional_import(module)) or _own(module, ctx):
             continue
         entry = _imported_entry(index, module)
         if entry is not None:
@@ -833,9 +863,11 @@ def _check_import(index: MatchIndex, node: cst.Import, ctx: FileContext) -> None
 
 
 def _check_import_from(index: MatchIndex, node: cst.ImportFrom, ctx: FileContext) -> None:
-    if ctx.optional_import_depth or node.relative or node.module is None:
+    if node.relative or node.module is None:
         return
     base = dotted(node.module) or ""
+    if ctx.optional_import_depth and ctx.optional_import(base):
+        return
     names = [] if isinstance(node.names, cst.ImportStar) else [dotted(alias.name) or "" for alias in node.names]
     if _own(base, ctx):
         return

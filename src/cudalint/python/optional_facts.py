@@ -46,7 +46,7 @@ class OptionalFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.
         found = self.library_queries.get(qualified)
         if found is None and qualified.partition(".")[0] in self.library_query_roots:
             named = _HELPER_NAME.match(qualified.rpartition(".")[2])
-            if named is not None and _squeezed(named.group(1)) in _listed_packages():
+            if named is not None and squeezed(named.group(1)) in _listed_packages():
                 found = named.group(1)  # a package of packages.toml: `is_torch_available()` guards no CUDA library
         return found
 
@@ -61,7 +61,8 @@ def optional_facts() -> OptionalFacts:
                          narrow_exceptions=narrow)
 
 
-def _squeezed(name: str) -> str:
+def squeezed(name: str) -> str:
+    """A package's name as its spellings share it: lower case, without `-`, `_` and `.` (autoawq, auto_awq)."""
     return name.lower().replace("-", "").replace("_", "").replace(".", "")
 
 
@@ -71,7 +72,7 @@ def _listed_packages() -> FrozenSet[str]:
     (`autoawq`, `awq`, `apex`): the packages an `is_<name>_available()` helper may be read as testing."""
     from cudalint.manifests.packages import load_packages
 
-    return frozenset(_squeezed(name) for group in load_packages().groups if group.kind in ("cuda-only", "cuda-first")
+    return frozenset(squeezed(name) for group in load_packages().groups if group.kind in ("cuda-only", "cuda-first")
                      for name in (*group.names, *group.imports) if "*" not in name)
 
 

@@ -19,7 +19,7 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from cudalint.project.availability import PARAMETER, called_library, one_of
+from cudalint.project.availability import PARAMETER, called_library, libraries_of, one_of
 from cudalint.python.children import TRY_KINDS, code_children
 from cudalint.python.names import is_none, string_value
 from cudalint.python.optional_facts import optional_facts, requirement_module
@@ -119,13 +119,17 @@ class Availability:
 
     def _reference(self, node, scope, depth) -> Tested:
         model = self.model
-        if isinstance(node, cst.Name):
-            module = _module_or_none(model.bindings_of(node, scope))
-            if module:  # `try: import tensorrt as trt` / `except ImportError: trt = None`, then `if not trt:`
-                return AVAILABLE, module
         qualified = model.resolve(node, scope)
         if qualified in self.facts.never_true:
             return AVAILABLE, ""  # its body never runs
+        if isinstance(node, cst.Name):
+            module = _module_or_none(model.bindings_of(node, scope))
+            if module:  # `try: import tensorrt as trt` / `except ImportError: trt = None`, then `if not trt:`
+                project = model.project
+                if project is not None and project.is_own(module):
+                    known = self._project(module)  # `from pkg import HAS_LIGER_KERNEL`: what the flag tests, if known
+                    return known if known[0].known else (AVAILABLE, "")
+                return AVAILABLE, module
         if qualified is not None:
             return self._project(qualified)
         bindings = model.bindings_of(node, scope)
@@ -193,6 +197,14 @@ class Availability:
             return (("body",) if found.when_true else ()) + (("orelse",) if found.when_false else ())
         if isinstance(node, cst.ClassDef) and self._constructor_requires(node):
             return ("body",)
+        return ()
+
+    def libraries(self, node: cst.CSTNode) -> Tuple[str, ...]:
+        """The libraries an optional scope's test asks for, any one of which makes it true (`if
+        is_xformers_available():`); () where any import there runs only where it succeeds (a `try:` that
+        catches ImportError, a class whose constructor raises without its library, an unknown library)."""
+        if isinstance(node, cst.If):
+            return tuple(library.split(".")[0] for library in libraries_of(self.tested(node.test)[1]))
         return ()
 
     def exits_unless_available(self, node: cst.If, ends_flow) -> bool:

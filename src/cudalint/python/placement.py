@@ -17,17 +17,17 @@ next statement, in a way that runs on a Mac, so nothing reads it before it has l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Collection, Hashable, Optional, Sequence
+from typing import TYPE_CHECKING, Collection, Hashable, List, Optional, Sequence
 
 import libcst as cst
 
-from cudalint.python.children import code_children, path_to
+from cudalint.python.children import code_children, path_to, reads_name
 from cudalint.python.mps_fallback import true_on_mps
 from cudalint.python.names import chain_root, is_cuda_device_string, is_none, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
-    from cudalint.python.semantic.scopes import Scope
+    from cudalint.python.semantic.scopes import Binding, Scope
 
 MAX_DEPTH = 8
 # Tensor methods whose result is on the receiver's device (views, copies, casts, reductions).
@@ -64,10 +64,12 @@ SIZE_FACTORIES = frozenset({
 })
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
 # The legacy CPU tensor types, whose constructors build on the CPU whatever they are given (torch docs,
-# torch.Tensor: torch.DoubleTensor is the CPU type of float64, torch.cuda.DoubleTensor the CUDA one).
+# torch.Tensor: torch.DoubleTensor is the CPU type of float64, torch.cuda.DoubleTensor the CUDA one), and
+# torch.Tensor's own constructor, of the default tensor type (`torch.Tensor(range(n))`: on the CPU, even
+# under torch.set_default_device, as measured with torch 2.13).
 CPU_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BFloat16Tensor",
                               "torch.LongTensor", "torch.IntTensor", "torch.ShortTensor", "torch.CharTensor",
-                              "torch.ByteTensor", "torch.BoolTensor"})
+                              "torch.ByteTensor", "torch.BoolTensor", "torch.Tensor"})
 # Standard-library modules whose functions return Python numbers (or sequences of them), never a tensor:
 # `torch.tensor(time.time(), dtype=torch.float64)` is Python data.
 NUMBER_MODULES = frozenset({"time", "math", "random"})
@@ -329,6 +331,8 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
         return depth < MAX_DEPTH and _bound_on_host(model, node, scope, depth)
     if type(node) is cst.Subscript:  # a part of a host tensor, an entry of a checkpoint loaded on the host
         return depth < MAX_DEPTH and on_host(model, node.value, scope, depth + 1)
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and model.self_class(node.value.value, scope) is not None:
+        return depth < MAX_DEPTH and _attribute_on_host(model, node, scope, depth)
     if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value != "self" \
             and not model.is_module_ref(node.value):  # `m.weight`, `x.grad` of a name on the host
         return depth < MAX_DEPTH and on_host(model, node.value, scope, depth + 1)
@@ -431,6 +435,10 @@ def _bound_on_host(model: "SemanticModel", name: cst.Name, scope: "Scope", depth
     bindings = model.lookup(name.value, scope)
     if len(bindings) == 1 and bindings[0].kind == "param":
         return _passed_on_host(model, bindings[0], depth)
+    if len(bindings) > 1:
+        reaching = _reaching(bindings, name)
+        if len(reaching) == 1 and reaching[0].value is not None and not reads_name(reaching[0].value, name.value):
+            bindings = reaching  # (`x = x.reshape(...)` reaching: where x was before it, as all the bindings say)
     if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
         return False
     if _moved_in_place(bindings[0].scope.node, name.value):
@@ -446,6 +454,53 @@ def _bound_on_host(model: "SemanticModel", name: cst.Name, scope: "Scope", depth
             return False
         found = True
     return found
+
+
+def _reaching(bindings: List["Binding"], name: cst.Name) -> List["Binding"]:
+    """The one binding of a function's local that reaches a read where the nearest statement before the read
+    that binds it, in the read's block or a block around it, is a plain assignment (`w = torch.from_numpy(a)`
+    then `w = w.double()` in one arm of an `if`, the other arms binding `w` otherwise); else all of them."""
+    scope = bindings[0].scope
+    if scope.kind != "function" or any(binding.scope is not scope for binding in bindings):
+        return bindings
+    path = path_to(scope.node.body, name)
+    if path is None or any(type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda) for node in path):
+        return bindings  # a read in a nested function runs when that is called: any binding may reach it
+    binders = {id(binding.node): binding for binding in bindings}
+    for depth in range(len(path) - 2, -1, -1):  # each block around the read, innermost first
+        block = path[depth]
+        statements = getattr(block, "body", None)
+        if not isinstance(statements, (list, tuple)) or type(block) not in (cst.IndentedBlock, cst.Module):
+            continue
+        held = path[depth + 1]
+        at = next((index for index, statement in enumerate(statements) if statement is held), None)
+        for statement in reversed(statements[:at] if at is not None else ()):
+            if type(statement) is cst.SimpleStatementLine:
+                found = [binders[id(small)] for small in statement.body if id(small) in binders]
+                if found:
+                    return found[-1:]
+            elif any(id(node) in binders for node in _walk_statement(statement)):
+                return bindings  # bound inside a compound statement: which binding reaches depends on the flow
+    return bindings
+
+
+def _walk_statement(statement: cst.CSTNode):
+    pending = [statement]
+    while pending:
+        node = pending.pop()
+        yield node
+        if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            pending.extend(code_children(node))
+
+
+def _attribute_on_host(model: "SemanticModel", node: cst.Attribute, scope: "Scope", depth: int) -> bool:
+    """`self.train_indices` where every assignment of the attribute in its class puts a host tensor there
+    (`self.train_indices = torch.Tensor(range(n))`): nothing moves a plain attribute (a module's `.to()` moves
+    its parameters and buffers, not its other attributes), so it stays where it was made."""
+    bindings = model.bindings_of(node, scope)
+    if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
+        return False
+    return all(on_host(model, binding.value, binding.context, depth + 1) for binding in bindings)
 
 
 def _passed_on_host(model: "SemanticModel", binding, depth: int) -> bool:

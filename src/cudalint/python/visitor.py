@@ -144,7 +144,9 @@ class Walker:
             ctx.test_depth += test
             ctx.guard_depth += guarded
             ctx.fallback_depth += fallback
-            ctx.optional_import_depth += name in optional
+            if name in optional:
+                ctx.optional_import_depth += 1
+                ctx.optional_libraries.append(self.availability.libraries(node))
             ctx.type_depth += name in typed
             if branch is not None:
                 ctx.branches.append(branch)
@@ -159,7 +161,9 @@ class Walker:
             ctx.test_depth -= test
             ctx.guard_depth -= guarded
             ctx.fallback_depth -= fallback
-            ctx.optional_import_depth -= name in optional
+            if name in optional:
+                ctx.optional_import_depth -= 1
+                ctx.optional_libraries.pop()
             ctx.type_depth -= name in typed
             if name == "body" and kind in SCOPES:
                 self.model.leave(node)
@@ -475,7 +479,9 @@ class Walker:
             ctx.silenced = self.silenced.pop()
         elif kind in BLOCKS:
             ctx.guard_depth -= self.block_guards.pop()
-            ctx.optional_import_depth -= self.block_optional.pop()
+            opened = self.block_optional.pop()
+            ctx.optional_import_depth -= opened
+            del ctx.optional_libraries[len(ctx.optional_libraries) - opened:]
             del ctx.branches[len(ctx.branches) - self.block_branches.pop():]
             del ctx.forced_off[len(ctx.forced_off) - self.block_forced.pop():]
         elif kind is cst.Lambda:
@@ -486,6 +492,7 @@ class Walker:
             if self.availability.exits_unless_available(node, lambda block: ends_flow(block, self.model)):
                 self.block_optional[-1] += 1
                 ctx.optional_import_depth += 1
+                ctx.optional_libraries.append(self.availability.libraries(node))
         elif kind is cst.Assert and self.block_guards and self.model.guard(node.test).when_true:
             if not asserted_at_import(self.ctx.stack, self.model):
                 self._guard_rest_of_block()  # a CUDA test's or a function's requirement: the rest runs only there

@@ -18,10 +18,12 @@ def alias_table() -> Tuple[Tuple[str, str], ...]:
 
 @functools.lru_cache(maxsize=4096)
 def canonical(qualified: str) -> str:
-    """`torch.cuda.memory.empty_cache` -> `torch.cuda.empty_cache`; unknown names are returned as they are."""
+    """`torch.cuda.memory.empty_cache` -> `torch.cuda.empty_cache`; unknown names are returned as they are. A
+    private name under an aliased module (`torch.cuda.memory._snapshot`) is not re-exported (a star import
+    skips it, a named import names public ones): it keeps its own module."""
     for _ in range(4):  # aliases may chain (torch.amp.autocast_mode.autocast -> torch.autocast)
         for name, target in alias_table():
-            if qualified == name or qualified.startswith(name + "."):
+            if qualified == name or (qualified.startswith(name + ".") and qualified[len(name) + 1] != "_"):
                 replaced = target + qualified[len(name):]
                 if replaced == qualified:
                     return qualified

@@ -1060,7 +1060,21 @@ class GuardEvaluator:
                     equal = self._constant_equal(side, string_value(other), scope)
                     if equal is not None:  # `device_id != "cpu"` after `device_id = "cpu"`: decided as written
                         return TRUE_OFF_MAC.negated() if equal == positive else TRUE_OFF_MAC
+                for side, other in ((left, right), (right, left)):
+                    if self._equal_only_off_mac(side, string_value(other), scope, depth):
+                        return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
         return UNKNOWN
+
+    def _equal_only_off_mac(self, side, text: Optional[str], scope, depth: int) -> bool:
+        """A name (or attribute) every value of which is a written string, and those equal to `text` are taken
+        only off a Mac: `kind = "amgx" if device.type == "cuda" else "torch"`, or what a function of the file
+        returns only under such a test, so `kind == "amgx"` is true only off a Mac."""
+        if text is None or type(side) not in (cst.Name, cst.Attribute) or depth > MAX_DEPTH:
+            return False
+        values = self.model.values(side, scope, depth + 1)
+        return (bool(values) and all(value.kind == "str" for value in values)
+                and any(value.off_mac for value in values)
+                and all(value.off_mac or value.data != text for value in values))
 
     def _constant_equal(self, side, text: Optional[str], scope) -> Optional[bool]:
         """Whether a name every binding of which assigns a written string equals `text` (the same answer for

@@ -220,3 +220,21 @@ def test_only_the_binding_that_reaches_a_read_says_where_the_tensor_is():
         """,
         {"CDL602"},
     ) == [("CDL602", 13, 15)]
+
+
+def test_a_binding_in_the_loop_around_a_read_reaches_it_from_the_turn_before():
+    assert lint_codes(
+        """
+        import numpy as np
+        import torch
+
+
+        def steps(a, device, n):
+            w = torch.from_numpy(np.array(a))
+            for _ in range(n):
+                w = w.double()
+                w = w.to(device)
+            return w
+        """,
+        {"CDL602"},
+    ) == [("CDL602", 8, 15)]

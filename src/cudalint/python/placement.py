@@ -437,8 +437,13 @@ def _bound_on_host(model: "SemanticModel", name: cst.Name, scope: "Scope", depth
         return _passed_on_host(model, bindings[0], depth)
     if len(bindings) > 1:
         reaching = _reaching(bindings, name)
-        if len(reaching) == 1 and reaching[0].value is not None and not reads_name(reaching[0].value, name.value):
-            bindings = reaching  # (`x = x.reshape(...)` reaching: where x was before it, as all the bindings say)
+        if len(reaching) == 1 and reaching[0].kind == "assign" and reaching[0].value is not None:
+            value = reaching[0].value
+            if on_host(model, value, reaching[0].context, depth + 1):
+                return True
+            if not reads_name(value, name.value):
+                return False
+            # `x = x.reshape(...)` reaching: where x was before it, as all the bindings say
     if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
         return False
     if _moved_in_place(bindings[0].scope.node, name.value):
@@ -456,6 +461,9 @@ def _bound_on_host(model: "SemanticModel", name: cst.Name, scope: "Scope", depth
     return found
 
 
+LOOPS = (cst.For, cst.While)
+
+
 def _reaching(bindings: List["Binding"], name: cst.Name) -> List["Binding"]:
     """The one binding of a function's local that reaches a read where the nearest statement before the read
     that binds it, in the read's block or a block around it, is a plain assignment (`w = torch.from_numpy(a)`
@@ -469,6 +477,8 @@ def _reaching(bindings: List["Binding"], name: cst.Name) -> List["Binding"]:
     binders = {id(binding.node): binding for binding in bindings}
     for depth in range(len(path) - 2, -1, -1):  # each block around the read, innermost first
         block = path[depth]
+        if type(block) in LOOPS and any(id(node) in binders for node in _walk_statement(block)):
+            return bindings  # a binding in the loop around the read reaches it from the turn before
         statements = getattr(block, "body", None)
         if not isinstance(statements, (list, tuple)) or type(block) not in (cst.IndentedBlock, cst.Module):
             continue

@@ -65,6 +65,20 @@ def code_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     return found
 
 
+DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)  # their bodies run at another time
+
+
+def nodes_in(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under `root` (itself first) that runs with it: the functions, classes and lambdas it holds
+    are met, their insides are not."""
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        yield node
+        if type(node) not in DEFINITIONS:
+            pending.extend(code_children(node))
+
+
 def arm_statements(node: cst.If) -> List[cst.CSTNode]:
     """The statements directly in every arm of an if/elif/else chain, in source order."""
     found: List[cst.CSTNode] = []

@@ -40,7 +40,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping,
 import libcst as cst
 
 from cudalint.catalog import Rule
-from cudalint.python.children import arm_statements, code_children, earlier_statements, enclosing_block, find_argument
+from cudalint.python.children import arm_statements, code_children, earlier_statements, enclosing_block, find_argument, nodes_in
 from cudalint.python.context import FileContext
 from cudalint.findings import Safety
 from cudalint.python.backend_choice import cpu_gets
@@ -654,17 +654,13 @@ def _default_made_on_device(node: cst.CSTNode, ctx: FileContext) -> Optional[cst
     scope = ctx.model.scopes.get(id(function))
     if scope is None or len(scope.bindings.get(name, ())) != 1:
         return None  # `dtype = dtype or torch.float32`: the body decides
-    pending: List[cst.CSTNode] = [function.body]
-    while pending:
-        current = pending.pop()
+    for current in nodes_in(function.body):
         if type(current) is cst.Call:
             dtype, device = find_argument(current, "dtype", None), find_argument(current, "device", None)
             if (dtype is not None and device is not None and type(dtype.value) is cst.Name and dtype.value.value == name
                     and (ctx.model.resolve(current.func, scope) or "").startswith("torch.")
                     and not names_host(ctx.model, device.value, scope) and not cpu_on_a_mac(ctx.model, device.value, scope)):
                 return current
-        if type(current) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            pending.extend(code_children(current))
     return None
 
 
@@ -695,17 +691,13 @@ def _mps_aware_function(call: cst.Call, ctx: FileContext) -> bool:
     defined = ctx.model.defined_function(call.func)
     if defined is None or not defined[1].returns:
         return False
-    pending: List[cst.CSTNode] = [defined[0].body]
-    while pending:
-        node = pending.pop()
+    for node in nodes_in(defined[0].body):
         if type(node) is cst.Attribute and node.attr.value == "is_mps":
             return True
         if type(node) is cst.Comparison and any(
                 string_value(side) is not None and string_value(side).split(":")[0] == "mps"
                 for side in (node.left, *(target.comparator for target in node.comparisons))):
             return True
-        if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            pending.extend(code_children(node))
     return False
 
 
@@ -810,15 +802,7 @@ def _alternative_arm(apis, ctx: FileContext) -> bool:
 
 def _names_any(node: cst.CSTNode, apis, ctx: FileContext) -> bool:
     """A name or attribute under `node` resolves to one of `apis` (nested functions and classes aside)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        kind = type(current)
-        if kind in (cst.Name, cst.Attribute) and ctx.model.resolve(current) in apis:
-            return True
-        if kind not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            stack.extend(code_children(current))
-    return False
+    return any(type(current) in (cst.Name, cst.Attribute) and ctx.model.resolve(current) in apis for current in nodes_in(node))
 
 
 def _statement_calls(statement: cst.CSTNode, depth: int = 0) -> Iterator[cst.Call]:
@@ -1055,15 +1039,11 @@ def _other_arm_omits(call: cst.Call, spec: Mapping, ctx: FileContext) -> bool:
         if not isinstance(holder, cst.If):
             continue
         other = holder.orelse if child is holder.body else holder.body if child is holder.orelse else None
-        pending = [other] if other is not None else []
-        while pending:
-            node = pending.pop()
+        for node in nodes_in(other) if other is not None else ():
             if (type(node) is cst.Call and node is not call and ctx.model.resolve(node.func) == callee
                     and find_argument(node, spec.get("keyword"), spec.get("position")) is None
                     and not any(arg.star for arg in node.args)):
                 return True
-            if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-                pending.extend(code_children(node))
     return False
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Collection, Hashable, List, Optional, Sequence
 
 import libcst as cst
 
-from cudalint.python.children import code_children, path_to, reads_name
+from cudalint.python.children import DEFINITIONS, code_children, nodes_in, path_to, reads_name
 from cudalint.python.mps_fallback import true_on_mps
 from cudalint.python.names import chain_root, is_cuda_device_string, is_none, string_value
 
@@ -472,12 +472,12 @@ def _reaching(bindings: List["Binding"], name: cst.Name) -> List["Binding"]:
     if scope.kind != "function" or any(binding.scope is not scope for binding in bindings):
         return bindings
     path = path_to(scope.node.body, name)
-    if path is None or any(type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda) for node in path):
+    if path is None or any(type(node) in DEFINITIONS for node in path):
         return bindings  # a read in a nested function runs when that is called: any binding may reach it
     binders = {id(binding.node): binding for binding in bindings}
     for depth in range(len(path) - 2, -1, -1):  # each block around the read, innermost first
         block = path[depth]
-        if type(block) in LOOPS and any(id(node) in binders for node in _walk_statement(block)):
+        if type(block) in LOOPS and any(id(node) in binders for node in nodes_in(block)):
             return bindings  # a binding in the loop around the read reaches it from the turn before
         statements = getattr(block, "body", None)
         if not isinstance(statements, (list, tuple)) or type(block) not in (cst.IndentedBlock, cst.Module):
@@ -489,18 +489,9 @@ def _reaching(bindings: List["Binding"], name: cst.Name) -> List["Binding"]:
                 found = [binders[id(small)] for small in statement.body if id(small) in binders]
                 if found:
                     return found[-1:]
-            elif any(id(node) in binders for node in _walk_statement(statement)):
+            elif any(id(node) in binders for node in nodes_in(statement)):
                 return bindings  # bound inside a compound statement: which binding reaches depends on the flow
     return bindings
-
-
-def _walk_statement(statement: cst.CSTNode):
-    pending = [statement]
-    while pending:
-        node = pending.pop()
-        yield node
-        if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            pending.extend(code_children(node))
 
 
 def _attribute_on_host(model: "SemanticModel", node: cst.Attribute, scope: "Scope", depth: int) -> bool:

@@ -238,3 +238,92 @@ def test_a_binding_in_the_loop_around_a_read_reaches_it_from_the_turn_before():
         """,
         {"CDL602"},
     ) == [("CDL602", 8, 15)]
+
+
+def test_a_module_level_device_choice_no_module_reads_in_a_module_the_project_imports_is_dead(tmp_path, monkeypatch):
+    # dive-into-graphs' model files, torch-structured's krylov.py: `device = torch.device("cuda:0" if ... else "cpu")`
+    from conftest import lint_tree
+
+    choice = 'import torch\n\ndevice = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")\n\n\ndef f(x):\n    return x\n'
+    files = {
+        "pkg/__init__.py": "from .dead import f\nfrom .gen import h\n",
+        "pkg/gen.py": "from .starred import *\n\n\ndef h(x):\n    return f(x)\n",  # binds `device`, reads only f
+        "pkg/dead.py": choice,
+        "pkg/starred.py": choice,
+        "pkg/imported.py": choice,
+        "pkg/listed.py": choice + '\n__all__ = ["device", "f"]\n',
+        "pkg/use.py": "from .imported import device\nfrom . import listed\n\n\ndef g(x):\n    return x.to(device)\n",
+        "pkg/config.py": choice,  # nothing of the project imports it: its names are its users'
+        "pkg/branches.py": 'import torch\n\nif torch.cuda.is_available():\n    DEVICE = "cuda"\nelse:\n    DEVICE = "cpu"\n',
+    }
+    files["pkg/__init__.py"] += "from . import branches\n"
+    found = [entry for entry in lint_tree(tmp_path, monkeypatch, files) if entry[1] == "CDL104"]
+    assert found == [("pkg/config.py", "CDL104", 3, 23), ("pkg/imported.py", "CDL104", 3, 23), ("pkg/listed.py", "CDL104", 3, 23)]
+
+
+CONFTEST_BY_NAME = '''import pytest
+import torch
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if not torch.cuda.is_available():
+        for test in items:
+            if "cuda" in test.name:
+                test.add_marker(pytest.mark.skip("CUDA unavailable"))
+'''
+CONFTEST_BY_MARKER = '''import pytest
+import torch
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_gpu = pytest.mark.skip(reason="no GPU")
+    for item in items:
+        if "gpu" in item.keywords and not torch.cuda.is_available():
+            item.add_marker(skip_gpu)
+'''
+CONFTEST_BY_OPTION = '''import pytest
+import torch
+
+
+def pytest_collection_modifyitems(config, items):
+    if not torch.cuda.is_available() and not config.getoption("--run-cuda"):
+        for item in items:
+            if "cuda" in item.nodeid:
+                item.add_marker(pytest.mark.skip(reason="CUDA unavailable"))
+'''
+TESTS = '''import pytest
+import torch
+
+
+def test_forward_cuda():
+    torch.cuda.synchronize()
+
+
+@pytest.mark.gpu
+def test_marked():
+    torch.cuda.synchronize()
+
+
+def test_forward():
+    torch.cuda.synchronize()
+'''
+
+
+def test_tests_a_conftest_hook_skips_without_cuda_are_cuda_only(tmp_path, monkeypatch):
+    # pytorch-finufft's tests/conftest.py: tests with "cuda" in their name are skipped where CUDA is missing
+    from conftest import lint_tree
+
+    for conftest, expected in ((CONFTEST_BY_NAME, [11, 15]), (CONFTEST_BY_MARKER, [6, 15]), (CONFTEST_BY_OPTION, [6, 11, 15])):
+        files = {"tests/conftest.py": conftest, "tests/test_ops.py": TESTS, "other/test_ops.py": TESTS}
+        found = lint_tree(tmp_path, monkeypatch, files)
+        assert [line for path, code, line, _ in found if path == "tests/test_ops.py" and code == "CDL201"] == expected
+        assert [line for path, code, line, _ in found if path == "other/test_ops.py" and code == "CDL201"] == [6, 11, 15]
+
+
+def test_sphinx_output_and_notebook_checkpoints_are_not_linted(tmp_path, monkeypatch):
+    from conftest import lint_tree
+
+    code = "import torch\n\ntorch.cuda.synchronize()\n"
+    files = {"docs/_build/html/_downloads/example.py": code, "notebooks/.ipynb_checkpoints/run-checkpoint.py": code,
+             "docs/example.py": code}
+    assert [(path, code) for path, code, _, _ in lint_tree(tmp_path, monkeypatch, files)] == [("docs/example.py", "CDL201")]

@@ -47,6 +47,8 @@ DEFAULT_EXCLUDE = (
     ".cudalint_cache",
     "node_modules",
     "build",
+    "_build",  # Sphinx's output, which copies the documented examples (as ruff's default excludes it)
+    ".ipynb_checkpoints",  # Jupyter's saved copies of the notebooks beside it
     "dist",
     "site-packages",
     "__pypackages__",

@@ -20,6 +20,7 @@ from cudalint.project.device_flow import DEVICE_TEXT_RE, DeviceFlow
 from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, holds_device, is_cuda_device, resolved_for_mac
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project import saved_files
+from cudalint.project.collection_skips import collection_skips
 from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import TRIES, _dotted, collect_uses, test_helper
 from cudalint.python.count_tests import count_meaning
@@ -92,6 +93,7 @@ class FileFacts:
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
         self.factories: List[str] = []  # "Class.method": classmethods that build their own class (`cls(...)`)
         self.skipped_classes: List[str] = []  # test classes whose set-up skips them where a Mac's test holds
+        self.collection_skips: List[List[str]] = []  # a conftest's hook skips without CUDA (collection_skips.py)
         self.star: Optional[list] = None  # what `from module import *` binds (see star_exports.star_facts)
         # Module-level classes with a base the file can name (and, in a test module, every one): class ->
         # {"bases": qualified bases, "binds": the flags it binds (its body's assignments and properties,
@@ -141,6 +143,7 @@ class FileFacts:
     def shared_json(self) -> dict:
         """The facts other files read directly (reachability is shared through its result instead)."""
         return {
+            "collection_skips": self.collection_skips,
             "imports": self.imports,
             "guards": self.guards,
             "cuda_defaults": self.cuda_defaults,
@@ -215,6 +218,8 @@ class FileFacts:
         facts.script = bool(data.get("script", False))
         facts.factories = list(data.get("factories", []))
         facts.skipped_classes = list(data.get("skipped_classes", []))
+        facts.collection_skips = [list(skip) for skip in data.get("collection_skips", [])
+                                  if isinstance(skip, list) and len(skip) == 2 and all(isinstance(part, str) for part in skip)]
         return facts
 
 
@@ -468,6 +473,8 @@ class _Reader:
         self._off_mac_flags()
         if self.testing:
             self.facts.skipped_classes = sorted(name for name, node in self.classes.items() if self._set_up_skips(node))
+        if self.module.rpartition(".")[2] == "conftest":
+            self.facts.collection_skips = collection_skips(tree, self.resolve, self._guard)
         starts = None
         for name, node in self.classes.items():
             if self.text:  # only a class whose own text holds a query, flag or skip word can bind a guard

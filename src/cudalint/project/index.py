@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, device_flow, reach
 from cudalint.project.paths import project_key, test_module
 
-INDEX_VERSION = "49"
+INDEX_VERSION = "50"
 ENTRY_POINT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
@@ -61,6 +61,7 @@ class ProjectIndex:
         # module-level functions and classes another module of the project uses, by their defining names;
         # "*name": a name a module that was not read holds ("*": too many names to list)
         self.used_outside: frozenset = frozenset()
+        self.globals_read: frozenset = frozenset()  # `module.name` of module-level names other modules read
 
         self._gate: Dict[bool, Dict[str, frozenset]] = {}  # a top package's __init__ or not -> _gate_roots
         self._gate_words: Optional[frozenset] = None
@@ -392,6 +393,25 @@ class ProjectIndex:
         uses it (by any name a re-export gives it), and no top-level package's `__init__` exports it."""
         used = self.used_outside
         return "*" not in used and qualified not in used and f"*{qualified.rpartition('.')[2]}" not in used and not self.exported(qualified)
+
+    def collection_skips(self, path: str) -> List[List[str]]:
+        """What the collection hooks of the conftest.py files above a test file skip where CUDA is missing
+        (collection_skips.py): pytest reads every conftest.py from the rootdir down to the test's folder."""
+        folder = path.replace("\\", "/").rpartition("/")[0]
+        found: List[List[str]] = []
+        for conftest, facts in self.facts.items():
+            if facts.collection_skips and conftest.replace("\\", "/").rpartition("/")[2] == "conftest.py":
+                above = conftest.replace("\\", "/").rpartition("/")[0]
+                if not above or folder == above or folder.startswith(above + "/"):
+                    found.extend(facts.collection_skips)
+        return found
+
+    def read_elsewhere(self, qualified: str) -> bool:
+        """A module-level name of a project module may be read by another module: one reads it (`from m import
+        name`, `m.name`, a bare name its `from m import *` binds), a top-level package's `__init__` exports it, or
+        a file the index could not read may."""
+        used = self.globals_read
+        return "*" in used or qualified in used or f"*{qualified.rpartition('.')[2]}" in used or self.exported(qualified)
 
     def saved_on_host(self, saver: str, key: str, for_test: bool) -> bool:
         """The project saves files named `key` with `saver`, and every such save writes host values only
@@ -1062,6 +1082,7 @@ def build_index(
                     index.extensions.setdefault(match.group(2), Place(relative, line, column))
     index.cuda_only = reach.cuda_only(index)
     index.used_outside = _used_outside(index)
+    index.globals_read = _globals_read(index)
     index.loaded = frozenset(loaded for path, facts in index.facts.items() for loaded in facts.loads
                              if loaded in index.modules and loaded != index.paths.get(path))
     index.default_calls, calls_entry = default_calls.collect(
@@ -1080,6 +1101,7 @@ def build_index(
         "extensions": {name: [p.path, p.line, p.column] for name, p in index.extensions.items()},
         "cuda_only": sorted(index.cuda_only),
         "used_outside": sorted(index.used_outside),
+        "globals_read": sorted(index.globals_read),
         "loaded": sorted(index.loaded),
         "default_calls": index.default_calls,
         "subprojects": index.subprojects,
@@ -1108,6 +1130,30 @@ def _used_outside(index: "ProjectIndex") -> frozenset:
             defined = owner[0]
             if not defined.startswith(module + ".") or "." in defined[len(module) + 1:]:
                 found.add(defined)
+    return frozenset(found)
+
+
+def _globals_read(index: "ProjectIndex") -> frozenset:
+    """`module.name` for each name of a project module that another module imports by name or reads (reach's
+    uses and loads, read before they are dropped): `from module import name`, `module.name`, or a bare name that
+    module's star imports bind; "*name" for a file not read, "*" where one may read any name."""
+    found: Set[str] = set()
+    for path, facts in index.facts.items():
+        if facts.words:
+            if "*" in facts.words:
+                return frozenset({"*"})
+            found.update(f"*{word}" for word in facts.words)
+            continue
+        module = index.paths.get(path) or ""
+        starred = index.star_exports(module) if facts.star else {}
+        for qualified in (*facts.uses, *facts.loads, *facts.tried):  # a name imported by name counts as read
+            if "." not in qualified:
+                qualified = starred.get(qualified)
+                if qualified is None:
+                    continue
+            owner, name, _ = index._split(index.follow(qualified))
+            if owner is not None and owner != module:
+                found.add(f"{owner}.{name}")
     return frozenset(found)
 
 

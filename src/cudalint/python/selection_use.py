@@ -29,7 +29,8 @@
   function reads (nor a function, class or lambda inside it; no `locals()`, `vars()`, `eval` or
   `exec` there), or, for an `if` statement's selection, a private attribute of the instance
   (`self._device`) that nothing in the module reads, nor (by the project index) any module holding a class
-  derived from its class: changing it changes nothing.
+  derived from its class: changing it changes nothing. So is a module-level name nothing in its module reads,
+  of a program, or of a module the project imports whose name no module imports or reads.
 """
 
 from __future__ import annotations
@@ -440,15 +441,41 @@ def loads_only_after(node: cst.If, names, ctx: FileContext) -> bool:
 
 def _never_read(ctx: FileContext) -> bool:
     """The selection (or `torch.device` of it) is bound to a local name of a function that nothing in the
-    function reads, or to a module-level name of a program (a notebook, a script no other module of the
-    project imports) that nothing in the module reads."""
+    function reads, or to a module-level name that nothing in the module reads, of a program (a notebook, a
+    script no other module of the project imports) or of a module no other module reads it from."""
     name = _bound_name(ctx, _unwrapped(ctx))
     model = ctx.model
     if name is None:
         return False
     if model.scope.kind == "function":
         return _local_unread(name, ctx)
-    return model.scope.kind == "module" and _program(ctx) and not reads_name(model.scope.node, name, MAX_NODES)
+    return model.scope.kind == "module" and _global_unread(name, ctx)
+
+
+def _global_unread(name: str, ctx: FileContext) -> bool:
+    """A module-level name nothing in its module reads, of a program, or of a module the project's own code
+    imports whose importers, and every other module, never read the name (the project index), nor `__all__` lists
+    it: dead code in the project's own module (dive-into-graphs' model files). A module nothing of the project
+    imports (`pkg/config.py`) is there for its users, whose reads no index sees."""
+    module = ctx.model.scope.node
+    if reads_name(module, name, MAX_NODES):
+        return False
+    if _program(ctx):
+        return True
+    project, module_name = ctx.model.project, ctx.model.module_name
+    return (project is not None and bool(module_name) and project.is_imported(module_name)
+            and name not in _listed_in_all(module) and not project.read_elsewhere(f"{module_name}.{name}"))
+
+
+def _listed_in_all(module: cst.Module) -> set:
+    """The names a module's `__all__ = [...]` (or `+=`) lists."""
+    found = set()
+    for statement in module.body:
+        for small in statement.body if type(statement) is cst.SimpleStatementLine else ():
+            target = small.targets[0].target if type(small) is cst.Assign and len(small.targets) == 1 else getattr(small, "target", None)
+            if type(target) is cst.Name and target.value == "__all__" and type(small.value) in (cst.List, cst.Tuple):
+                found.update(string_value(element.value) for element in small.value.elements)
+    return found
 
 
 def _local_unread(name: str, ctx: FileContext) -> bool:
@@ -460,9 +487,12 @@ def _local_unread(name: str, ctx: FileContext) -> bool:
 
 def names_never_read(names, ctx: FileContext) -> bool:
     """Every name an `if` statement's selection binds is never read: a local name of the function nothing in
-    it reads (as _never_read), or a private attribute of the instance (`self._device`) that no code of the
-    module reads, nor any module holding a class derived from its class (the project index)."""
+    it reads (as _never_read), a private attribute of the instance (`self._device`) that no code of the
+    module reads, nor any module holding a class derived from its class (the project index), or a module-level
+    name as _global_unread says."""
     model = ctx.model
+    if names and model.scope.kind == "module":  # `if torch.cuda.is_available(): DEVICE = "cuda"` at a module's top
+        return all(name is not None and name.isidentifier() and _global_unread(name, ctx) for name in names)
     if not names or model.scope.kind != "function":
         return False
     for name in names:

@@ -76,6 +76,7 @@ class Walker:
         self.skip_param_names = self.model.guards.facts.skip_param_names
         self.silenced: List[Tuple[str, ...]] = []  # per open definition: the codes silenced outside it
         self.skipped_classes: Dict[int, bool] = {}
+        self._collection_skips: Optional[tuple] = None  # (the file's project path, its conftests' skips), when asked
         self._attached: Optional[FrozenSet[str]] = None  # module functions stored on a class under their name
         self.model.skipped_class = self._class_skipped  # the guard evaluator asks it of a binding's class
 
@@ -304,6 +305,8 @@ class Walker:
         registered only for a device no Mac has (`@torch.library.impl("ns::op", "AutocastCUDA")`)."""
         if any(self._skips_off_cuda(decorator.decorator) or self._off_mac_kernel(decorator.decorator) for decorator in node.decorators):
             return True
+        if self._collection_skipped(node):
+            return True
         if isinstance(node, cst.ClassDef):
             inner = self.model.scopes.get(id(node))
             marker = inner.bindings.get("pytestmark") if inner is not None else None
@@ -314,6 +317,30 @@ class Walker:
             # a skip on a test class is inherited (unittest's `__unittest_skip__`, pytest's class marks):
             # `class TestTFP(MultiProcessTestCase, TestCUDA)` under `@skipIf(<no CUDA>)` on TestCUDA
             return any(self._class_skipped(base) for base in self._file_bases(node))
+        return False
+
+    def _collection_skipped(self, node) -> bool:
+        """A test a conftest's collection hook skips where CUDA is missing (ProjectIndex.collection_skips): its
+        name holds the text (`"cuda" in item.name`), or its node id does (the file's path, the class's name, its
+        own), or the text is one of its keywords (a marker of it, its name, its class's name)."""
+        if self._collection_skips is None:
+            project, module = self.model.project, self.model.module_name
+            path = project.modules.get(module) if project is not None and module else None
+            self._collection_skips = (path, project.collection_skips(path)) if path is not None else (None, [])
+        path, skips = self._collection_skips
+        name = node.name.value
+        if not skips or not name.startswith("test" if isinstance(node, cst.FunctionDef) else "Test"):
+            return False  # pytest collects `test*` functions and `Test*` classes
+        markers = set()
+        for decorator in node.decorators:
+            target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            qualified = self.model.resolve(target) or ""
+            if qualified.startswith("pytest.mark."):
+                markers.add(qualified[len("pytest.mark."):])
+        for kind, text in skips:
+            if (kind == "name" and isinstance(node, cst.FunctionDef) and text in name) or (
+                    kind == "nodeid" and (text in name or text in path)) or (kind == "keyword" and (text == name or text in markers)):
+                return True
         return False
 
     def _set_up_skips(self, body: Sequence[cst.CSTNode], names: frozenset) -> bool:

@@ -1134,10 +1134,11 @@ def _used_outside(index: "ProjectIndex") -> frozenset:
 
 
 def _globals_read(index: "ProjectIndex") -> frozenset:
-    """`module.name` for each name of a project module that another module imports by name or reads (reach's
-    uses and loads, read before they are dropped): `from module import name`, `module.name`, or a bare name that
+    """`module.name` for each module-level assigned name of a project module that another module imports by
+    name or reads (reach's uses and loads, read before they are dropped): `from module import name`, `module.name`, or a bare name that
     module's star imports bind; "*name" for a file not read, "*" where one may read any name."""
     found: Set[str] = set()
+    assigned = {name for facts in index.facts.values() for name in facts.assigned}  # the names asked about
     for path, facts in index.facts.items():
         if facts.words:
             if "*" in facts.words:
@@ -1147,6 +1148,8 @@ def _globals_read(index: "ProjectIndex") -> frozenset:
         module = index.paths.get(path) or ""
         starred = index.star_exports(module) if facts.star else {}
         for qualified in (*facts.uses, *facts.loads, *facts.tried):  # a name imported by name counts as read
+            if qualified.rpartition(".")[2] not in assigned:
+                continue
             if "." not in qualified:
                 qualified = starred.get(qualified)
                 if qualified is None:

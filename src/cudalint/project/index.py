@@ -78,6 +78,7 @@ class ProjectIndex:
         self._reaching: Optional[Set[str]] = None  # paths whose import reaches a CUDA-only library (see _cuda_chain)
         self._stars: Dict[str, Dict[str, str]] = {}  # module -> star_exports(module)
         self._exported: Optional[Set[str]] = None  # see exported
+        self._conftest_skips: Optional[Dict[str, List[List[str]]]] = None  # folder -> its conftest's collection skips
         self._siblings: Optional[Dict[str, Dict[str, str]]] = None  # script folder -> siblings_of its files
         self._package_siblings: Optional[Dict[str, Dict[str, str]]] = None  # the same of every folder
         self.programs: Set[str] = set()  # the files of packages' folders that may run as programs (`__main__`)
@@ -391,27 +392,33 @@ class ProjectIndex:
     def calls_in_sight(self, qualified: str) -> bool:
         """Every caller of a module-level function is in its own module: no other module of the project
         uses it (by any name a re-export gives it), and no top-level package's `__init__` exports it."""
-        used = self.used_outside
-        return "*" not in used and qualified not in used and f"*{qualified.rpartition('.')[2]}" not in used and not self.exported(qualified)
+        return not self._used_from(self.used_outside, qualified)
+
+    def read_elsewhere(self, qualified: str) -> bool:
+        """A module-level name of a project module may be read outside it: another module reads it (`from m
+        import name`, `m.name`, a bare name its `from m import *` binds), its module's `__all__` lists it, a
+        top-level package's `__init__` exports it, or a file the index could not read may."""
+        module, _, name = qualified.rpartition(".")
+        facts = self.facts.get(self.modules.get(module, ""))
+        listed = facts.star[0] if facts is not None and facts.star else None
+        return self._used_from(self.globals_read, qualified) or name in (listed or ())
+
+    def _used_from(self, used: frozenset, qualified: str) -> bool:
+        """`qualified` is among the names other modules use (`used`: used_outside, globals_read), or may be."""
+        return "*" in used or qualified in used or f"*{qualified.rpartition('.')[2]}" in used or self.exported(qualified)
 
     def collection_skips(self, path: str) -> List[List[str]]:
         """What the collection hooks of the conftest.py files above a test file skip where CUDA is missing
         (collection_skips.py): pytest reads every conftest.py from the rootdir down to the test's folder."""
-        folder = path.replace("\\", "/").rpartition("/")[0]
+        if self._conftest_skips is None:
+            self._conftest_skips = {conftest.rpartition("/")[0]: facts.collection_skips for conftest, facts in self.facts.items()
+                                    if facts.collection_skips and conftest.rpartition("/")[2] == "conftest.py"}
         found: List[List[str]] = []
-        for conftest, facts in self.facts.items():
-            if facts.collection_skips and conftest.replace("\\", "/").rpartition("/")[2] == "conftest.py":
-                above = conftest.replace("\\", "/").rpartition("/")[0]
-                if not above or folder == above or folder.startswith(above + "/"):
-                    found.extend(facts.collection_skips)
+        folder = path
+        while self._conftest_skips and folder:
+            folder = folder.rpartition("/")[0]
+            found.extend(self._conftest_skips.get(folder, ()))
         return found
-
-    def read_elsewhere(self, qualified: str) -> bool:
-        """A module-level name of a project module may be read by another module: one reads it (`from m import
-        name`, `m.name`, a bare name its `from m import *` binds), a top-level package's `__init__` exports it, or
-        a file the index could not read may."""
-        used = self.globals_read
-        return "*" in used or qualified in used or f"*{qualified.rpartition('.')[2]}" in used or self.exported(qualified)
 
     def saved_on_host(self, saver: str, key: str, for_test: bool) -> bool:
         """The project saves files named `key` with `saver`, and every such save writes host values only

@@ -294,8 +294,7 @@ class _Uses:
                 push(handler.type, guarded, context, function)
                 self._block(handler.body, guarded, context, function)
             if any(_catches_import_error(handler) for handler in node.handlers):
-                self.catching.update(_imports_in(node.body))
-                self.catching.update(_strings_in(node.body))  # `importlib.import_module(f"pkg._triton.{op}.op")`
+                self.catching.update(_loads_in(node.body))
             self._block(node.body, guarded, context, function, trying=bool(node.handlers))
             for body in (node.orelse, node.finalbody):
                 self._block(body, guarded, context, function)
@@ -599,31 +598,17 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     return any(_dotted(kind) in IMPORT_ERRORS for kind in kinds)
 
 
-def _strings_in(body) -> Iterator[int]:
-    """The strings (and f-strings) of a block's statements, not of its functions, classes or lambdas."""
+def _loads_in(body) -> Iterator[int]:
+    """The import statements of a block, and its strings (and f-strings), which may name a module it loads
+    (`importlib.import_module(f"pkg._triton.{op}.op")`): not those of its functions, classes or lambdas, which
+    run at another time."""
     stack = list(body)
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.Constant, ast.JoinedStr)):
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Constant, ast.JoinedStr)):
             yield id(node)
         elif not isinstance(node, (*DEFINITIONS, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(node))
-
-
-def _imports_in(body) -> Iterator[int]:
-    """The import statements of a block and of the ifs, withs and nested tries in it (not of its
-    functions or classes, which run at another time)."""
-    stack = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield id(node)
-        elif isinstance(node, (ast.If, ast.With, ast.AsyncWith)):
-            stack.extend(node.body)
-            stack.extend(getattr(node, "orelse", ()))
-        elif isinstance(node, TRIES):
-            stack.extend(node.body)
-            stack.extend(node.orelse)
 
 
 def _has_docstring(function) -> bool:

@@ -50,14 +50,19 @@ class FileContext:
         self.forced_off: List[Tuple[Optional[cst.BaseExpression], cst.BaseExpression, object]] = []
         self.fallback_depth = 0  # of those, the bodies of a `try:` whose handler falls back
         self.test_depth = 0  # inside the test of an if/while/ternary
-        self.optional_import_depth = 0  # inside `try:` whose handler catches ImportError
-        # Per optional scope open around the node, the libraries its test asks for (`if find_spec("xformers"):`),
-        # () where any import there runs only where it succeeds (a `try:` catching ImportError, dead code).
+        # Per optional scope open around the node (a `try:` whose handler catches ImportError, an availability
+        # test's branch, dead code), the libraries its test asks for (`if find_spec("xformers"):`), () where any
+        # import there runs only where it succeeds.
         self.optional_libraries: List[Tuple[str, ...]] = []
         self.import_depth = 0  # inside an import statement
         self.type_depth = 0  # inside a type expression (an annotation, a typing generic's parameters, a type alias)
         self.silenced: Tuple[str, ...] = ()  # codes (or prefixes) not reported here: inside an override of the user's call
         self.check_state: Dict[str, object] = {}  # per-file state of a custom check, keyed by its name
+
+    @property
+    def optional_import_depth(self) -> int:
+        """How many optional scopes are open around the node."""
+        return len(self.optional_libraries)
 
     def optional_import(self, module: str) -> bool:
         """An import of `module` here runs only where it succeeds: an optional scope around it allows any

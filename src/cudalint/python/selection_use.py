@@ -454,8 +454,8 @@ def _never_read(ctx: FileContext) -> bool:
 
 def _global_unread(name: str, ctx: FileContext) -> bool:
     """A module-level name nothing in its module reads, of a program, or of a module the project's own code
-    imports whose importers, and every other module, never read the name (the project index), nor `__all__` lists
-    it: dead code in the project's own module (dive-into-graphs' model files). A module nothing of the project
+    imports whose importers, and every other module, never read the name, nor its `__all__` lists (the project
+    index): dead code in the project's own module (dive-into-graphs' model files). A module nothing of the project
     imports (`pkg/config.py`) is there for its users, whose reads no index sees."""
     module = ctx.model.scope.node
     if reads_name(module, name, MAX_NODES):
@@ -464,18 +464,7 @@ def _global_unread(name: str, ctx: FileContext) -> bool:
         return True
     project, module_name = ctx.model.project, ctx.model.module_name
     return (project is not None and bool(module_name) and project.is_imported(module_name)
-            and name not in _listed_in_all(module) and not project.read_elsewhere(f"{module_name}.{name}"))
-
-
-def _listed_in_all(module: cst.Module) -> set:
-    """The names a module's `__all__ = [...]` (or `+=`) lists."""
-    found = set()
-    for statement in module.body:
-        for small in statement.body if type(statement) is cst.SimpleStatementLine else ():
-            target = small.targets[0].target if type(small) is cst.Assign and len(small.targets) == 1 else getattr(small, "target", None)
-            if type(target) is cst.Name and target.value == "__all__" and type(small.value) in (cst.List, cst.Tuple):
-                found.update(string_value(element.value) for element in small.value.elements)
-    return found
+            and not project.read_elsewhere(f"{module_name}.{name}"))
 
 
 def _local_unread(name: str, ctx: FileContext) -> bool:

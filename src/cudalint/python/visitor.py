@@ -146,7 +146,6 @@ class Walker:
             ctx.guard_depth += guarded
             ctx.fallback_depth += fallback
             if name in optional:
-                ctx.optional_import_depth += 1
                 ctx.optional_libraries.append(self.availability.libraries(node))
             ctx.type_depth += name in typed
             if branch is not None:
@@ -163,7 +162,6 @@ class Walker:
             ctx.guard_depth -= guarded
             ctx.fallback_depth -= fallback
             if name in optional:
-                ctx.optional_import_depth -= 1
                 ctx.optional_libraries.pop()
             ctx.type_depth -= name in typed
             if name == "body" and kind in SCOPES:
@@ -323,14 +321,16 @@ class Walker:
         """A test a conftest's collection hook skips where CUDA is missing (ProjectIndex.collection_skips): its
         name holds the text (`"cuda" in item.name`), or its node id does (the file's path, the class's name, its
         own), or the text is one of its keywords (a marker of it, its name, its class's name)."""
+        name = node.name.value
+        if not name.startswith("test" if isinstance(node, cst.FunctionDef) else "Test") or not self._test_suite():
+            return False  # pytest collects `test*` functions and `Test*` classes of test modules
         if self._collection_skips is None:
             project, module = self.model.project, self.model.module_name
             path = project.modules.get(module) if project is not None and module else None
             self._collection_skips = (path, project.collection_skips(path)) if path is not None else (None, [])
         path, skips = self._collection_skips
-        name = node.name.value
-        if not skips or not name.startswith("test" if isinstance(node, cst.FunctionDef) else "Test"):
-            return False  # pytest collects `test*` functions and `Test*` classes
+        if not skips:
+            return False
         markers = set()
         for decorator in node.decorators:
             target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
@@ -506,9 +506,7 @@ class Walker:
             ctx.silenced = self.silenced.pop()
         elif kind in BLOCKS:
             ctx.guard_depth -= self.block_guards.pop()
-            opened = self.block_optional.pop()
-            ctx.optional_import_depth -= opened
-            del ctx.optional_libraries[len(ctx.optional_libraries) - opened:]
+            del ctx.optional_libraries[len(ctx.optional_libraries) - self.block_optional.pop():]
             del ctx.branches[len(ctx.branches) - self.block_branches.pop():]
             del ctx.forced_off[len(ctx.forced_off) - self.block_forced.pop():]
         elif kind is cst.Lambda:
@@ -518,7 +516,6 @@ class Walker:
             self._forced_off(node)
             if self.availability.exits_unless_available(node, lambda block: ends_flow(block, self.model)):
                 self.block_optional[-1] += 1
-                ctx.optional_import_depth += 1
                 ctx.optional_libraries.append(self.availability.libraries(node))
         elif kind is cst.Assert and self.block_guards and self.model.guard(node.test).when_true:
             if not asserted_at_import(self.ctx.stack, self.model):

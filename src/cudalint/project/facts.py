@@ -25,6 +25,7 @@ from cudalint.project.star_exports import star_facts
 from cudalint.project.reach import TRIES, _dotted, collect_uses, test_helper
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import guard_facts
+from cudalint.python.host_types import host_annotation_ast
 from cudalint.python.optional_facts import optional_facts
 
 # Calls that build a CUDA extension module: the name is their first argument or `name=`.
@@ -121,6 +122,9 @@ class FileFacts:
         # atoms}, spreads arguments]
         self.device_returns: Dict[str, list] = {}
         self.device_calls: Dict[str, list] = {}
+        # module-level functions whose return annotation names host types only (host_types.py): what a tensor
+        # is made of their result from is Python or NumPy data (`def _tables(d: int) -> tuple[int, ...]:`)
+        self.host_returns: List[str] = []
 
     def to_json(self) -> dict:
         return {
@@ -171,6 +175,7 @@ class FileFacts:
             "saves": self.saves,
             "device_returns": self.device_returns,
             "device_calls": self.device_calls,
+            "host_returns": self.host_returns,
         }
 
     @classmethod
@@ -196,6 +201,7 @@ class FileFacts:
                        if isinstance(value, list) and len(value) == 2 and all(type(part) is int for part in value)}
         facts.device_returns = dict(data.get("device_returns", {}))
         facts.device_calls = dict(data.get("device_calls", {}))
+        facts.host_returns = [name for name in data.get("host_returns", []) if isinstance(name, str)]
         facts.guards_via = dict(data.get("guards_via", {}))
         facts.skips_via = dict(data.get("skips_via", {}))
         facts.guard_constants_via = dict(data.get("guard_constants_via", {}))
@@ -446,6 +452,9 @@ class _Reader:
         self.facts.definitions = sorted({*self.functions, *self.classes, *self.methods})
         self.facts.method_names = sorted({item.name for node in self.classes.values() for item in node.body
                                           if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))})
+        self.facts.host_returns = sorted(
+            name for name, node in self.functions.items()
+            if getattr(node, "returns", None) is not None and host_annotation_ast(node.returns, self.resolve, frozenset(self.classes)))
         collect_uses(tree, self)
         if not self.text or DEVICE_TEXT_RE.search(self.text):
             self.facts.device_returns, self.facts.device_calls = DeviceFlow(self, tree, self.text).read()

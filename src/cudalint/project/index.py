@@ -17,7 +17,7 @@ from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, device_flow, reach
 from cudalint.project.paths import project_key, test_module
 
-INDEX_VERSION = "50"
+INDEX_VERSION = "51"
 ENTRY_POINT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
@@ -804,6 +804,12 @@ class ProjectIndex:
         return (found[1], params) if params else None
 
     # -- devices across modules (device_flow.py) ---------------------------------------------------------
+    def returns_host(self, qualified: str) -> bool:
+        """The project's module-level function `qualified` is annotated to return host values only (Python
+        or NumPy data: FileFacts.host_returns)."""
+        found = self.function(qualified)
+        return found is not None and found[0] is not None and found[2] in found[0].host_returns
+
     def returned_device(self, qualified: str) -> Optional[bool]:
         """What the project's function `qualified` returns, where every return is a device: True where it is
         the CPU wherever the host is a Mac (`"cuda" if torch.cuda.is_available() else "cpu"`), False where

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Collection, Hashable, List, Optional, Sequence
 
 import libcst as cst
 
+from cudalint.python.host_types import HOST_BUILTINS, UNIONS, host_type
 from cudalint.python.children import DEFINITIONS, code_children, nodes_in, path_to, reads_name
 from cudalint.python.mps_fallback import true_on_mps
 from cudalint.python.names import chain_root, is_cuda_device_string, is_none, string_value
@@ -75,6 +76,13 @@ CPU_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.FloatTensor", "torch.
 NUMBER_MODULES = frozenset({"time", "math", "random"})
 # Calls that give a CPU tensor whatever they are given (torch docs: from_numpy shares the array's memory).
 HOST_FACTORIES = frozenset({"torch.from_numpy"})
+# Objects that make tensors only on the CPU, and the methods that make them (torch/quasirandom.py: SobolEngine
+# keeps its state on `torch.device("cpu")` and draws there; it takes no device).
+HOST_ENGINES = {"torch.quasirandom.SobolEngine": frozenset({"draw", "draw_base2"})}
+# Functions that join tensors into one on their device (torch docs: cat, stack and their variants need every
+# tensor on one device): given tensors written in a list or tuple, all on the host, they give a host tensor.
+JOINING = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
+                     "torch.dstack", "torch.column_stack", "torch.row_stack"})
 # Methods that make a tensor state that moves with its owner: nn.Module.register_buffer and
 # register_parameter (torch/nn/modules/module.py: Module.to moves buffers and parameters), and
 # torchmetrics' Metric.add_state (a metric's states follow metric.to(device)). Their tensor argument:
@@ -96,10 +104,25 @@ def made_on_host(model: "SemanticModel", call: cst.Call, around: Sequence[cst.CS
     qualified = model.resolve(call.func)
     if qualified in SIZE_FACTORIES or qualified in CPU_TENSOR_TYPES:
         return True
+    if type(call.func) is cst.Attribute and _host_engine(model, call.func.value, call.func.attr.value):
+        return True  # `torch.quasirandom.SobolEngine(d).draw(n, dtype=torch.float64)`: the engine draws on the CPU
     if qualified in DATA_FACTORIES:
         data = next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None)
         return data is not None and _python_data(model, data, call, around)
     return False
+
+
+def _host_engine(model: "SemanticModel", receiver: cst.BaseExpression, method: str) -> bool:
+    """`receiver.method(...)` makes its tensor on the CPU: the receiver is made by a HOST_ENGINES class (as
+    written, or a name every value of which is) whose tensor-making methods include `method`."""
+    if not any(method in methods for methods in HOST_ENGINES.values()):
+        return False
+    if type(receiver) is cst.Call:
+        return method in HOST_ENGINES.get(model.resolve(receiver.func) or "", ())
+    if type(receiver) is not cst.Name:
+        return False
+    values = model.values(receiver)
+    return bool(values) and all(value.kind == "result" and method in HOST_ENGINES.get(value.data, ()) for value in values)
 
 
 def builds_on_default_device(model: "SemanticModel", call: cst.Call) -> bool:
@@ -154,12 +177,6 @@ def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Cal
         or (binding.kind == "param" and host_annotation(model, binding.annotation, binding.context)) for binding in bindings)
 
 
-# What a parameter or return annotation may name for a value no device holds: Python numbers, strings and
-# containers (whatever they hold but tensors), and NumPy's arrays (`np.ndarray`, `npt.NDArray[np.float64]`).
-HOST_BUILTINS = frozenset({"float", "int", "bool", "complex", "str", "list", "tuple", "dict", "set", "range"})
-HOST_TYPING = frozenset({"typing.List", "typing.Tuple", "typing.Sequence", "typing.Dict", "typing.Mapping",
-                         "typing.Iterable", "collections.abc.Sequence", "collections.abc.Mapping", "collections.abc.Iterable"})
-UNIONS = frozenset({"typing.Optional", "typing.Union"})
 
 
 def host_annotation(model: "SemanticModel", node: Optional[cst.BaseExpression], scope: "Scope", depth: int = 0) -> bool:
@@ -178,8 +195,7 @@ def host_annotation(model: "SemanticModel", node: Optional[cst.BaseExpression], 
         return host_annotation(model, node.value, scope, depth + 1) and not any(_names_tensor(item) for item in items)
     if type(node) is cst.Name and node.value in HOST_BUILTINS and not model.lookup(node.value, scope):
         return True
-    qualified = model.resolve(node, scope)
-    return qualified is not None and (qualified in HOST_TYPING or qualified.split(".")[0] == "numpy")
+    return host_type(model.resolve(node, scope))
 
 
 def _names_tensor(node: cst.CSTNode) -> bool:
@@ -210,6 +226,8 @@ def _host_value(model: "SemanticModel", node: cst.BaseExpression, call: cst.Call
         defined = model.defined_function(func)
         if defined is not None and defined[0].returns is not None:  # `def f(x) -> float:` of the file
             return host_annotation(model, defined[0].returns.annotation, defined[1].parent or defined[1])
+        if defined is None and model.project is not None and qualified is not None and model.project.is_own(qualified):
+            return model.project.returns_host(qualified)  # the same of a function of another module of the project
         return isinstance(func, cst.Attribute) and func.attr.value in HOST_METHODS and not node.args
     if isinstance(node, cst.Subscript) and _python_data(model, node.value, call, around, depth + 1):
         return True  # `constraints[0]` of a parameter annotated as a tuple of arrays
@@ -336,9 +354,20 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
     if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value != "self" \
             and not model.is_module_ref(node.value):  # `m.weight`, `x.grad` of a name on the host
         return depth < MAX_DEPTH and on_host(model, node.value, scope, depth + 1)
+    if type(node) is cst.UnaryOperation:  # `-torch.ones(n)`
+        return depth < MAX_DEPTH and on_host(model, node.expression, scope, depth + 1)
+    if type(node) is cst.BinaryOperation:  # `torch.ones(n) * 2 + torch.zeros(n)`: host tensors and numbers
+        sides = (node.left, node.right)
+        return depth < MAX_DEPTH and all(type(side) in (cst.Integer, cst.Float) or on_host(model, side, scope, depth + 1)
+                                         for side in sides) and not all(type(side) in (cst.Integer, cst.Float) for side in sides)
     if not isinstance(node, cst.Call):
         return False
-    return model.resolve(node.func, scope) in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+    qualified = model.resolve(node.func, scope)
+    if qualified in JOINING and depth < MAX_DEPTH:  # `torch.cat((torch.eye(n), -torch.ones(1, n)))`
+        first = node.args[0] if node.args else None
+        items = first.value.elements if first is not None and first.keyword is None and type(first.value) in (cst.List, cst.Tuple) else ()
+        return bool(items) and all(type(item) is cst.Element and on_host(model, item.value, scope, depth + 1) for item in items)
+    return qualified in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
 
 
 def cpu_on_a_mac(model: "SemanticModel", node: cst.BaseExpression, scope: Optional["Scope"] = None) -> bool:

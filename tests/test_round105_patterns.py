@@ -1,0 +1,166 @@
+"""What blind round 105 (pytorch-bsf, yqn-pytorch-framework, pytorch-caney, ...) showed: float64 tensors built
+from host tensors stay on the host, NVML started without a driver, and setup.cfg's interpolation."""
+
+import textwrap
+
+from conftest import findings_of
+
+
+def lint(text, select, **options):
+    found = findings_of(textwrap.dedent(text).lstrip("\n"), select=select, **options)
+    return [(f.code, f.line, f.column) for f in found]
+
+
+def test_float64_of_tensors_joined_or_combined_on_the_host_is_no_finding():
+    assert lint(
+        """
+        import torch
+
+
+        def tangent(width):
+            return torch.cat((torch.eye(width - 1), -torch.ones(1, width - 1))).to(torch.float64)
+
+
+        def summed(width):
+            return (torch.ones(1, width) * 2 + torch.zeros(1, width)).double()
+
+
+        def stacked():
+            return torch.stack([torch.zeros(3), torch.arange(3)]).double()
+
+
+        def sobol(n):
+            engine = torch.quasirandom.SobolEngine(3, scramble=True)
+            return engine.draw(n, dtype=torch.float64), torch.quasirandom.SobolEngine(2).draw_base2(4, dtype=torch.float64)
+        """,
+        {"CDL601", "CDL602"},
+    ) == []
+
+
+def test_float64_of_a_join_with_a_tensor_that_may_be_on_the_device_is_reported():
+    assert lint(
+        """
+        import torch
+
+
+        def tangent(x, width):
+            return torch.cat((torch.eye(width), x)).to(torch.float64)
+
+
+        def scaled(x):
+            return (torch.ones(3) * x).double()
+
+
+        def draw(engine, n):
+            return engine.draw(n, dtype=torch.float64)
+        """,
+        {"CDL601", "CDL602"},
+    ) == [("CDL601", 5, 48), ("CDL602", 9, 32), ("CDL601", 13, 33)]
+
+
+def test_nvml_started_outside_a_cuda_test_or_a_handler_is_reported():
+    assert lint(
+        """
+        import gpustat
+        import nvidia_smi
+        import pynvml
+        import torch
+        from pynvml import nvmlInit
+
+
+        def free_memory(index):
+            pynvml.nvmlInit()
+            return pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(index)).free
+
+
+        def others():
+            nvidia_smi.nvmlInit()
+            nvmlInit()
+            return gpustat.new_query()
+
+
+        def handled():
+            try:
+                pynvml.nvmlInit()
+            except pynvml.NVMLError:
+                return None
+
+
+        def guarded():
+            if torch.cuda.is_available():
+                pynvml.nvmlInit()
+        """,
+        {"CDL221"},
+    ) == [("CDL221", 9, 5), ("CDL221", 14, 5), ("CDL221", 15, 5), ("CDL221", 16, 12)]
+
+
+SETUP_CFG = """\
+[DEFAULT]
+fa = 2.6.3
+
+[options]
+install_requires =
+    torch
+    flash-attn==%(fa)s
+
+[options.extras_require]
+docs =
+    sphinx
+test =
+    pytest
+all =
+    %(docs)s
+    %(test)s
+bad =
+    %(nothing)s
+"""
+
+
+def test_setup_cfg_interpolation_is_read_as_setuptools_reads_it():
+    found = findings_of(SETUP_CFG, path="setup.cfg", kind="setup_cfg")
+    assert [(f.code, f.line, f.column, f.end_column) for f in found] == [("CDL501", 7, 5, 23), ("CDL000", 18, 1, 16)]
+    assert found[1].message == "line 18: '%(nothing)s' names no key of [options.extras_require]; setuptools cannot read this value"
+
+
+def test_a_tensor_of_what_another_module_annotates_as_host_data_is_made_on_the_host():
+    tables = """
+import numpy as np
+import numpy.typing as npt
+import torch
+
+
+def factor_tables(a: int, d: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    return tuple(range(a)), tuple(float(i) for i in range(d))
+
+
+def weights(n: int) -> "npt.NDArray[np.float64] | None":
+    return np.ones(n)
+
+
+def grid(n: int) -> np.ndarray:
+    return np.ones(n)
+
+
+def on_device(n: int) -> torch.Tensor:
+    return torch.ones(n, device="cuda")
+"""
+    assert lint(
+        """
+        import torch
+
+        from pkg.tables import factor_tables, grid, on_device, weights
+
+
+        def gram(a, d):
+            idx, coeffs = factor_tables(a, d)
+            powers = torch.tensor(idx, dtype=torch.float64) * torch.tensor(weights(a), dtype=torch.float64)
+            return torch.tensor(coeffs, dtype=torch.float64), torch.tensor(grid(a), dtype=torch.float64), powers
+
+
+        def moved(n):
+            return torch.tensor(on_device(n), dtype=torch.float64)
+        """,
+        {"CDL601"},
+        path="pkg/use.py",
+        project_files={"pkg/__init__.py": "", "pkg/tables.py": tables},
+    ) == [("CDL601", 13, 45)]

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Collection, Hashable, List, Optional, Sequence
 
 import libcst as cst
 
-from cudalint.python.host_types import HOST_BUILTINS, UNIONS, host_type
 from cudalint.python.children import DEFINITIONS, code_children, nodes_in, path_to, reads_name
+from cudalint.python.host_types import HOST_BUILTINS, UNIONS, host_type
 from cudalint.python.mps_fallback import true_on_mps
 from cudalint.python.names import chain_root, is_cuda_device_string, is_none, string_value
 
@@ -175,8 +175,6 @@ def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Cal
         or (binding.kind == "assign" and binding.value is None and type(binding.node) is cst.Assign  # `a, b = stats(df)`
             and type(binding.node.value) is cst.Call and _host_value(model, binding.node.value, call, (), depth + 1))
         or (binding.kind == "param" and host_annotation(model, binding.annotation, binding.context)) for binding in bindings)
-
-
 
 
 def host_annotation(model: "SemanticModel", node: Optional[cst.BaseExpression], scope: "Scope", depth: int = 0) -> bool:

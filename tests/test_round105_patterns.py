@@ -164,3 +164,47 @@ def on_device(n: int) -> torch.Tensor:
         path="pkg/use.py",
         project_files={"pkg/__init__.py": "", "pkg/tables.py": tables},
     ) == [("CDL601", 13, 45)]
+
+
+def test_is_cuda_testing_a_conditional_expression_that_moves_to_cuda_is_reported():
+    assert lint(
+        """
+        import torch
+
+
+        def outputs(hidden, n):
+            out = torch.zeros(n)
+            out = out.cuda() if hidden.is_cuda else out
+            same = hidden.cuda(1) if hidden.is_cuda else hidden
+            return out, same, out.cpu().numpy() if out.is_cuda else out.detach().cpu().numpy()
+        """,
+        {"CDL103"},
+    ) == [("CDL103", 6, 25)]
+
+
+def test_an_option_that_takes_a_value_is_never_none():
+    assert lint(
+        """
+        import argparse
+
+        import torch
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", type=str, default="cpu")
+        parser.add_argument("--gpu", default=None)
+        parser.add_argument("--dev2", nargs="?", default="cpu")
+        args = parser.parse_args()
+
+        if args.device is None:
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        else:
+            device = torch.device(args.device)
+
+        if args.gpu is None:
+            device2 = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+        if args.dev2 is None:
+            device3 = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        """,
+        {"CDL104"},
+    ) == [("CDL104", 17, 28), ("CDL104", 20, 28)]

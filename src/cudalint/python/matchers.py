@@ -1335,8 +1335,9 @@ def _copy_flag(holder: cst.CSTNode) -> bool:
 
 def _decides_placement(node: cst.Attribute, ctx: FileContext) -> bool:
     """`if model.is_cuda: inputs = inputs.cuda()`: the attribute is the test of an `if` (or one part of an
-    `and` there) whose branch moves values to CUDA: it stands for "is on the accelerator", and where the
-    tensor is on MPS the values stay on the CPU beside it."""
+    `and` there) whose branch moves values to CUDA, or of a conditional expression whose value where it
+    holds does (`out = out.cuda() if h.is_cuda else out`): it stands for "is on the accelerator", and where
+    the tensor is on MPS the values stay on the CPU beside it."""
     stack = ctx.stack
     inner: cst.CSTNode = node
     for depth in range(len(stack) - 2, 0, -1):
@@ -1344,7 +1345,7 @@ def _decides_placement(node: cst.Attribute, ctx: FileContext) -> bool:
         if type(holder) is cst.BooleanOperation and type(holder.operator) is cst.And:
             inner = holder
             continue
-        if type(holder) is not cst.If or holder.test is not inner:
+        if type(holder) not in (cst.If, cst.IfExp) or holder.test is not inner:
             return False
         # `if y.is_cuda and y.get_device() != b.get_device(): y = y.cuda(b.get_device())`: a tensor the
         # test already finds on CUDA moves between CUDA devices, no placement from the host

@@ -30,7 +30,7 @@ from cudalint.python.names import conjuncts, disjuncts, dotted, int_literal, is_
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.parametrize import parametrized
-from cudalint.python.semantic.values import UNSET, reads_environment
+from cudalint.python.semantic.values import COMMAND_LINE, MAX_VALUES, UNKNOWN_KIND, UNSET, reads_environment
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic import SemanticModel
@@ -55,6 +55,7 @@ class Guard:
 
 UNKNOWN = Guard()
 TRUE_OFF_MAC = Guard(True, False)
+NOT_NONE = frozenset({"str", "prefix", "int", "float", "bool"})  # value kinds (values.py) that are never None
 FALSE_OFF_MAC = Guard(False, True)
 BOTH_OFF_MAC = Guard(True, True)  # what a binding that never happens on a Mac says about one
 VALIDATION_REACH = 3  # the statements after a binding that may check it (an assert, an `if ...: raise`)
@@ -1010,6 +1011,11 @@ class GuardEvaluator:
                     and other.value in ("True", "False"):
                 inner = self.guard(atom, scope, depth + 1)
                 return inner if positive == (other.value == "True") else inner.negated()
+        if isinstance(op, (cst.Is, cst.IsNot)):
+            for atom, other in ((left, right), (right, left)):
+                if is_none(other) and self._never_none(atom, scope, depth):
+                    # `if args.device is None:` of an option whose default is "cpu": never true, anywhere
+                    return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
         # A query or flag compared with a count or None: device_count() > 0, torch.version.hip is not None
         for atom, other in ((left, right), (right, left)):
             inner = self.guard(atom, scope, depth + 1)
@@ -1075,6 +1081,15 @@ class GuardEvaluator:
         return (bool(values) and all(value.kind == "str" for value in values)
                 and any(value.off_mac for value in values)
                 and all(value.off_mac or value.data != text for value in values))
+
+    def _never_none(self, node: cst.BaseExpression, scope, depth) -> bool:
+        """Every value the expression can hold is a constant that is not None, or what the command line gives
+        an option that takes a value (values.COMMAND_LINE): a test that it is None never holds."""
+        if type(node) not in (cst.Name, cst.Attribute):
+            return False
+        values = self.model.values(node, scope, depth + 1)
+        return bool(values) and len(values) < MAX_VALUES and all(
+            value.kind in NOT_NONE or (value.kind == UNKNOWN_KIND and value.data is COMMAND_LINE) for value in values)
 
     def _constant_equal(self, side, text: Optional[str], scope) -> Optional[bool]:
         """Whether a name every binding of which assigns a written string equals `text` (the same answer for

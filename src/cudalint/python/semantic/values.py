@@ -63,6 +63,9 @@ class Value:
 UNKNOWN_KIND = "unknown"
 MAX_ROWS = 64  # rows of a table of configurations read for a key that is not known
 CYCLE = object()  # the data of an unknown value that stands for the expression being worked out (a cycle back to it)
+COMMAND_LINE = object()  # the data of an unknown value an option takes from the command line: a value, never None
+# argparse's own conversions of an option's text (a `type=` that is one of them gives no None)
+OPTION_TYPES = frozenset({"str", "int", "float"})
 
 
 class Evaluator:
@@ -360,7 +363,8 @@ class Evaluator:
                 found.append(Value("none", None, call))
             if isinstance(keywords.get("type"), cst.Name) and keywords["type"].value == "int":
                 found.append(Value("int", None, call))
-            found.append(Value(UNKNOWN_KIND, None, node))  # the command line may say otherwise
+            # the command line may say otherwise: text (or its conversion), never None, for an option that takes one
+            found.append(Value(UNKNOWN_KIND, COMMAND_LINE if _given_a_value(keywords) else None, node))
         return tuple(found)
 
     def _instance_field(self, data, name, node, depth) -> Tuple[Value, ...]:
@@ -578,3 +582,13 @@ def reads_environment(node: cst.BaseExpression, model: "SemanticModel", scope: "
         else:
             return False
     return False
+
+
+def _given_a_value(keywords) -> bool:
+    """An argparse option given on the command line holds its text, or what a builtin `type=` makes of it
+    (argparse's docs: the default action stores the argument; `nargs="?"` stores `const`, None unless
+    given, when the option comes without one): never None. Any other action or conversion may store None."""
+    if "action" in keywords or "const" in keywords or string_value(keywords.get("nargs", cst.Name("x"))) == "?":
+        return False
+    kind = keywords.get("type")
+    return kind is None or (isinstance(kind, cst.Name) and kind.value in OPTION_TYPES)

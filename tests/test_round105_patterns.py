@@ -208,3 +208,30 @@ def test_an_option_that_takes_a_value_is_never_none():
         """,
         {"CDL104"},
     ) == [("CDL104", 17, 28), ("CDL104", 20, 28)]
+
+
+def test_a_tensor_grown_from_host_rows_in_a_loop_stays_on_the_host():
+    assert lint(
+        """
+        import torch
+
+
+        def dlt(rows):
+            A = torch.tensor(())
+            for x, y in rows:
+                m_1 = torch.tensor([x, y, 1])
+                m_2 = torch.tensor([y, x, 1])
+                A = torch.cat((A, m_1.unsqueeze(0)))
+                A = torch.cat((A, m_2.unsqueeze(0)))
+            return torch.linalg.svd(A)
+
+
+        def grown(x, rows):
+            A = torch.tensor(())
+            for row in rows:
+                A = torch.cat((A, x))
+            return torch.linalg.svd(A)
+        """,
+        {"CDL605"},
+        torch_version="2.10",
+    ) == [("CDL605", 18, 12)]

@@ -482,10 +482,32 @@ def _bound_on_host(model: "SemanticModel", name: cst.Name, scope: "Scope", depth
             continue  # `m = m.double()`: where m already was
         if path_to(value, name) is not None:
             continue  # `x = F.interpolate(x, ...)` asked about its own input: this binding comes after the read
+        if _grown_on_host(model, value, name.value, binding.context, depth):
+            continue  # `A = torch.cat((A, row))` with `row` on the host: where A already was
         if not on_host(model, value, binding.context, depth + 1):
             return False
         found = True
     return found
+
+
+def _grown_on_host(model: "SemanticModel", value: cst.BaseExpression, name: str, scope: "Scope", depth: int) -> bool:
+    """`A = torch.cat((A, m.unsqueeze(0)))`, `total = total + torch.ones(n)`: the name joined with (or
+    combined with) tensors all on the host, or numbers: the result is where the name already was."""
+    if depth >= MAX_DEPTH:
+        return False
+    if type(value) is cst.BinaryOperation:
+        parts = [value.left, value.right]
+    elif type(value) is cst.Call and value.args and value.args[0].keyword is None \
+            and type(value.args[0].value) in (cst.List, cst.Tuple) and model.resolve(value.func, scope) in JOINING:
+        parts = [item.value for item in value.args[0].value.elements if type(item) is cst.Element]
+        if len(parts) != len(value.args[0].value.elements):
+            return False  # a starred item
+    else:
+        return False
+    mine = [part for part in parts if type(part) is cst.Name and part.value == name]
+    others = [part for part in parts if not (type(part) is cst.Name and part.value == name)]
+    return bool(mine) and bool(others) and all(
+        type(part) in (cst.Integer, cst.Float) or on_host(model, part, scope, depth + 1) for part in others)
 
 
 LOOPS = (cst.For, cst.While)

@@ -13,6 +13,7 @@ import ast
 import json
 import itertools
 import re
+import sys
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests, libraries_of, library_of
@@ -964,8 +965,13 @@ class _Reader:
         return [[list(leaf) for leaf in leaves], table] if table else None
 
     def _leaf(self, kind: str, qualified: Optional[str]) -> Optional[Tuple[bool, bool]]:
-        """A name of another module in a guard: its assumed guard while tabulating, else unknown."""
+        """A name of another module in a guard: its assumed guard while tabulating, else unknown. A name of
+        the standard library or of torch is no leaf (no module of the project defines it, so the index
+        never knows a guard for it), unless the module is in a package of that name (linting torch)."""
         if qualified is None or "." not in qualified:
+            return None
+        top = qualified.partition(".")[0]
+        if top in NO_PROJECT_MODULES and top != self.module.partition(".")[0]:
             return None
         leaf = (kind, qualified)
         if self.leaves is not None:
@@ -1555,6 +1561,9 @@ MAX_REQUIRE_DEPTH = 6  # calls of functions that raise off CUDA followed within 
 CLASS_SET_UPS = frozenset({"setUpClass", "setUp", "setup_class", "setup_method", "asyncSetUp"})
 MODULE_SET_UPS = frozenset({"setUpModule", "setup_module"})  # and before a module's tests
 SET_UP_LOOK = 4  # the statements of a set-up looked at for its skip
+# Top-level modules no project module is named by (the standard library, torch, whose guards the catalog
+# gives): a name under one is never a leaf of a guard's table (_Reader._leaf).
+NO_PROJECT_MODULES = frozenset(sys.stdlib_module_names) | {"torch"}
 MAX_LEAVES = 3  # names of other modules one helper's table may depend on (3 ** 3 evaluations at most)
 LEAF_GUARDS = ((False, False), (True, False), (False, True))  # unknown, true only off a Mac, false only off a Mac
 WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")

@@ -235,3 +235,26 @@ def test_a_tensor_grown_from_host_rows_in_a_loop_stays_on_the_host():
         {"CDL605"},
         torch_version="2.10",
     ) == [("CDL605", 18, 12)]
+
+
+def test_a_comprehension_over_what_is_empty_on_a_mac_is_empty_there():
+    assert lint(
+        """
+        import torch
+
+
+        def listed():
+            devices = [torch.device(f"cuda:{i}") for i in range(torch.cuda.device_count())]
+            usage = [torch.cuda.get_device_properties(d).total_memory for d in devices]
+            for device in devices:
+                torch.cuda.get_device_properties(device)
+            return usage, any(torch.cuda.get_device_properties(d).major > 7 for d in devices)
+
+
+        def filtered(names):
+            devices = [name for name in names if name.startswith("cuda")]
+            for device in devices:
+                torch.cuda.get_device_properties(device)
+        """,
+        {"CDL204"},
+    ) == [("CDL204", 15, 9)]

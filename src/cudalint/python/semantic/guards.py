@@ -316,6 +316,8 @@ class GuardEvaluator:
         """The body runs only over a sequence that is not empty: `for i in range(torch.cuda.device_count()):`
         (a start of 0 or more and a positive step keep the count's meaning), `for i in visible` with
         `visible = list(range(num_gpus()))`: empty, so never run, on a Mac."""
+        if type(iterable) is cst.GeneratorExp:  # a generator is true as an object: over what it runs over
+            iterable = iterable.for_in.iter
         return self.guard(iterable, scope).when_true
 
     def marker_skips(self, call: cst.Call, scope: "Scope") -> bool:
@@ -407,6 +409,13 @@ class GuardEvaluator:
             return found if found.known else self._switch(test, scope)
         if isinstance(test, cst.NamedExpr):
             return self.guard(test.value, scope, depth + 1)
+        if type(test) in (cst.ListComp, cst.SetComp, cst.DictComp):
+            # `[torch.device(f"cuda:{i}") for i in range(torch.cuda.device_count())]`: empty where what its first
+            # `for` runs over is (a Mac's); not empty where that is not, unless a filter or another `for` may empty it
+            first = test.for_in
+            inner = self.guard(first.iter, scope, depth + 1)
+            whole = not first.ifs and first.inner_for_in is None
+            return Guard(inner.when_true, inner.when_false and whole)
         if isinstance(test, cst.IfExp) and not (is_none(test.body) or is_none(test.orelse)):
             # `True if torch.cuda.is_available() else False` (an arm of None: none_guard reads its tests)
             body, orelse = self._value_guard(test.body, scope, depth), self._value_guard(test.orelse, scope, depth)

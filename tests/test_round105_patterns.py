@@ -258,3 +258,50 @@ def test_a_comprehension_over_what_is_empty_on_a_mac_is_empty_there():
         """,
         {"CDL204"},
     ) == [("CDL204", 15, 9)]
+
+
+def test_a_test_that_makes_cuda_unavailable_runs_so_on_every_host():
+    device = """
+import torch
+
+
+def resolve(device):
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        return torch.device("cpu")
+    return torch.device(device)
+"""
+    assert lint(
+        """
+        import unittest
+        from unittest import mock
+        from unittest.mock import patch
+
+        import torch
+
+        from mypkg.device import resolve
+
+
+        class TestFallback(unittest.TestCase):
+            @patch("mypkg.device.torch.cuda.is_available", return_value=False)
+            def test_decorated(self, _):
+                self.assertEqual(resolve("cuda").type, "cpu")
+                torch.zeros(2, device="cuda")
+
+            def test_with_block(self):
+                config = {"device": "cuda"}
+                with mock.patch.object(torch.cuda, "is_available", return_value=False):
+                    self.assertEqual(resolve(config["device"]), torch.device("cpu"))
+
+            def test_available(self):
+                with patch("torch.cuda.is_available", return_value=True):
+                    self.assertEqual(resolve("cuda"), torch.device("cuda"))
+
+
+        def test_monkeypatched(monkeypatch):
+            monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+            assert torch.ones(1, device="cuda:0").sum() == 1
+        """,
+        {"CDL101"},
+        path="tests/test_fallback.py",
+        project_files={"mypkg/__init__.py": "", "mypkg/device.py": device},
+    ) == [("CDL101", 23, 60)]

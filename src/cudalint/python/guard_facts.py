@@ -44,6 +44,8 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     dispatch_prefixes: FrozenSet[str] = frozenset()  # dispatch keys that are a device's variant (AutocastCUDA)
     kernel_builders: FrozenSet[str] = frozenset()  # calls that build native kernels (cpp_extension.load)
     mock_factories: FrozenSet[str] = frozenset()  # calls that make a mock (unittest.mock.Mock)
+    query_patchers: FrozenSet[str] = frozenset()  # calls that patch a name given as text (unittest.mock.patch)
+    object_patchers: FrozenSet[str] = frozenset()  # calls that patch an object's attribute (patch.object)
     mocked_moves: FrozenSet[str] = frozenset()  # methods a test replaces with one so nothing moves (`.to`)
     autograd_functions: FrozenSet[str] = frozenset()  # the base classes of a custom autograd operation
     after_forward: FrozenSet[str] = frozenset()  # its methods autograd calls only after its forward returned

@@ -14,6 +14,7 @@ import libcst as cst
 
 from cudalint.python.children import NODE_KINDS, OTHER_KINDS, child_fields, code_children, is_node
 from cudalint.python.context import FileContext
+from cudalint.python.cuda_mocks import mocks_cuda_away
 from cudalint.python.mac_failures import falsy_constant, through_shell
 from cudalint.python.names import dotted, string_elements, string_value, tests_cuda_oom
 from cudalint.python.optional_facts import optional_facts
@@ -199,6 +200,8 @@ class Walker:
             return _function_fields(node)  # it calls a CUDA-only library's function whatever happens
         if kind is cst.FunctionDef and self._test_suite() and self._mocks_moves(node):
             return ("body",)  # a test that replaces `.to` with a mock: nothing in it moves to a device
+        if kind is cst.FunctionDef and self._test_suite() and mocks_cuda_away(model, node):
+            return _function_fields(node)  # a test that makes CUDA unavailable runs so on every host
         if kind is cst.FunctionDef and self._fixture_of_skipped_tests(node):
             return _function_fields(node)  # a fixture only tests skipped off CUDA request: pytest never builds it there
         if kind is cst.ClassDef and model.guards.backend_class(node):

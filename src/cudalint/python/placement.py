@@ -356,16 +356,33 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
         return depth < MAX_DEPTH and on_host(model, node.expression, scope, depth + 1)
     if type(node) is cst.BinaryOperation:  # `torch.ones(n) * 2 + torch.zeros(n)`: host tensors and numbers
         sides = (node.left, node.right)
-        return depth < MAX_DEPTH and all(type(side) in (cst.Integer, cst.Float) or on_host(model, side, scope, depth + 1)
-                                         for side in sides) and not all(type(side) in (cst.Integer, cst.Float) for side in sides)
+        return depth < MAX_DEPTH and _all_on_host(model, sides, scope, depth) and not all(map(_number, sides))
     if not isinstance(node, cst.Call):
         return False
-    qualified = model.resolve(node.func, scope)
-    if qualified in JOINING and depth < MAX_DEPTH:  # `torch.cat((torch.eye(n), -torch.ones(1, n)))`
-        first = node.args[0] if node.args else None
-        items = first.value.elements if first is not None and first.keyword is None and type(first.value) in (cst.List, cst.Tuple) else ()
-        return bool(items) and all(type(item) is cst.Element and on_host(model, item.value, scope, depth + 1) for item in items)
-    return qualified in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+    joined = _joined(model, node, scope)
+    if joined is not None:  # `torch.cat((torch.eye(n), -torch.ones(1, n)))`
+        return depth < MAX_DEPTH and bool(joined) and _all_on_host(model, joined, scope, depth)
+    return model.resolve(node.func, scope) in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+
+
+def _joined(model: "SemanticModel", call: cst.Call, scope: "Scope") -> Optional[List[cst.BaseExpression]]:
+    """The tensors a JOINING call joins, written in a list or tuple as its first argument; None for any
+    other call (or one with a starred item, whose parts are not seen)."""
+    first = call.args[0] if call.args else None
+    if first is None or first.keyword is not None or type(first.value) not in (cst.List, cst.Tuple) \
+            or model.resolve(call.func, scope) not in JOINING:
+        return None
+    items = first.value.elements
+    return [item.value for item in items] if all(type(item) is cst.Element for item in items) else None
+
+
+def _number(node: cst.BaseExpression) -> bool:
+    return type(node) in (cst.Integer, cst.Float)
+
+
+def _all_on_host(model: "SemanticModel", parts, scope: "Scope", depth: int) -> bool:
+    """Every part is a number or a tensor on the host."""
+    return all(_number(part) or on_host(model, part, scope, depth + 1) for part in parts)
 
 
 def cpu_on_a_mac(model: "SemanticModel", node: cst.BaseExpression, scope: Optional["Scope"] = None) -> bool:
@@ -497,17 +514,12 @@ def _grown_on_host(model: "SemanticModel", value: cst.BaseExpression, name: str,
         return False
     if type(value) is cst.BinaryOperation:
         parts = [value.left, value.right]
-    elif type(value) is cst.Call and value.args and value.args[0].keyword is None \
-            and type(value.args[0].value) in (cst.List, cst.Tuple) and model.resolve(value.func, scope) in JOINING:
-        parts = [item.value for item in value.args[0].value.elements if type(item) is cst.Element]
-        if len(parts) != len(value.args[0].value.elements):
-            return False  # a starred item
+    elif type(value) is cst.Call:
+        parts = _joined(model, value, scope) or []
     else:
         return False
-    mine = [part for part in parts if type(part) is cst.Name and part.value == name]
     others = [part for part in parts if not (type(part) is cst.Name and part.value == name)]
-    return bool(mine) and bool(others) and all(
-        type(part) in (cst.Integer, cst.Float) or on_host(model, part, scope, depth + 1) for part in others)
+    return len(others) < len(parts) and bool(others) and _all_on_host(model, others, scope, depth)
 
 
 LOOPS = (cst.For, cst.While)

@@ -305,3 +305,29 @@ def resolve(device):
         path="tests/test_fallback.py",
         project_files={"mypkg/__init__.py": "", "mypkg/device.py": device},
     ) == [("CDL101", 23, 60)]
+
+
+def test_a_helper_that_answers_false_where_torch_does_not_import_is_a_cuda_guard():
+    assert lint(
+        """
+        def is_cuda_available() -> bool:
+            try:
+                import torch
+                return torch.cuda.is_available()
+            except ImportError:
+                return False
+
+
+        def always() -> bool:
+            return False
+
+
+        def move(x):
+            if is_cuda_available():
+                x = x.to("cuda")
+            if always():
+                x = x.to("cuda")
+            return x
+        """,
+        {"CDL101"},
+    ) == [("CDL101", 17, 18)]

@@ -331,3 +331,28 @@ def test_a_helper_that_answers_false_where_torch_does_not_import_is_a_cuda_guard
         """,
         {"CDL101"},
     ) == [("CDL101", 17, 18)]
+
+
+def test_a_cuda_return_nested_in_the_cuda_branch_falls_through_to_the_cpu_return():
+    assert lint(
+        """
+        import torch
+
+
+        def optimal_device(info) -> str:
+            if torch.cuda.is_available():
+                if info["available"]:
+                    return "cuda"
+            return "cpu"
+
+
+        def with_mps(info) -> str:
+            if torch.cuda.is_available():
+                if info["available"]:
+                    return "cuda"
+            if torch.backends.mps.is_available():
+                return "mps"
+            return "cpu"
+        """,
+        {"CDL104"},
+    ) == [("CDL104", 5, 5)]

@@ -971,14 +971,16 @@ def _moved_to_cuda(value: Optional[cst.BaseExpression], ctx: FileContext) -> boo
 
 def _other_choices(node: cst.If, pairs, else_body, names, ctx: FileContext) -> List[cst.BaseExpression]:
     """What the rest of a selection chooses when its first branch chooses `names` (None: a return):
-    the later branches, else the statement before (the same name) or after (a return)."""
+    the later branches, else the statement before (the same name) or after (a return: the branch's return
+    may sit in an `if` of its own, `if info["available"]: return "cuda"`, and the function falls through to
+    it wherever that does not return)."""
     other = [value for _, body in pairs[1:] for value in _assigned_values(body)]
     if else_body is not None:
         other += _assigned_values(else_body)
     elif len(pairs) == 1:
         before, after = _beside(node, ctx, names)
         other += [value for _, value in before]
-        if None in names and _ends_in_return(pairs[0][1]):
+        if None in names:
             other += [value for name, value in after if name is None]
     return other
 

@@ -356,3 +356,17 @@ def test_a_cuda_return_nested_in_the_cuda_branch_falls_through_to_the_cpu_return
         """,
         {"CDL104"},
     ) == [("CDL104", 5, 5)]
+
+
+def test_a_keyword_written_in_a_dict_call_and_spread_later_is_reported_once():
+    assert lint(
+        """
+        from torch.utils.data import DataLoader
+
+
+        def tune(dataset, loader_kwargs=dict(pin_memory=True, num_workers=8), other={"pin_memory": True}):
+            first = DataLoader(dataset, **loader_kwargs)
+            return first, DataLoader(dataset, **other)
+        """,
+        {"CDL301"},
+    ) == [("CDL301", 4, 38), ("CDL301", 4, 92)]

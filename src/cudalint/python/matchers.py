@@ -134,8 +134,20 @@ def _report_spread(entry: Entry, call: cst.Call, names, ctx: FileContext) -> Non
             continue
         spread = f"{source_of(call.func)}(**{source_of(arg.value)})"
         for value in _wanted(spec, ctx.model.entry_values(arg.value, spec["keyword"])):
-            if value.where is None and isinstance(value.origin, cst.CSTNode):
+            if value.where is None and isinstance(value.origin, cst.CSTNode) and not _read_where_written(entry, value.origin, ctx):
                 _report_at_origin(entry, value, spread, arg, f"{spread} as {spec['keyword']}=", ctx)
+
+
+def _read_where_written(entry: Entry, origin: cst.CSTNode, ctx: FileContext) -> bool:
+    """The value is written as the entry's own keyword of a call the entry reads directly (`dict(pin_memory=True)`
+    with a `callee = "*"` entry, spread into a call later): reported there, once."""
+    path = ctx.model.module_scope.path_to(origin) or []
+    arg, call = (path[-2], path[-3]) if len(path) >= 3 else (None, None)
+    if type(arg) is not cst.Arg or arg.keyword is None or arg.keyword.value != entry.spec["keyword"] or type(call) is not cst.Call:
+        return False
+    names = _callee_names(call.func, ctx)
+    return _callee_matches(entry.spec.get("callee", "*"), call.func, ctx, names) and not any(
+        _callee_matches(callee, call.func, ctx, names) for callee in entry.spec.get("unless_callees", ()))
 
 
 def _report_at_origin(entry: Entry, value: Value, reaching: str, used: cst.CSTNode, use: str, ctx: FileContext) -> None:

@@ -1,5 +1,7 @@
-"""What blind round 105 (pytorch-bsf, yqn-pytorch-framework, pytorch-caney, ...) showed: float64 tensors built
-from host tensors stay on the host, NVML started without a driver, and setup.cfg's interpolation."""
+"""What blind rounds 105 to 109 (pytorch-bsf, yqn-pytorch-framework, pytorch-caney, echotorch, pytorch-fcd,
+torchrdit, pytorchimagepipeline, audio-metrics-cli, lightorch, ...) showed: float64 tensors built from host tensors
+stay on the host, NVML started without a driver, guards through conditional expressions, comprehensions, option
+defaults and helpers, tests that make CUDA unavailable, and setup.cfg's interpolation."""
 
 import textwrap
 

@@ -453,9 +453,10 @@ class _Reader:
         self.facts.definitions = sorted({*self.functions, *self.classes, *self.methods})
         self.facts.method_names = sorted({item.name for node in self.classes.values() for item in node.body
                                           if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))})
+        own_classes = frozenset(self.classes)  # a class of its own named `float` is no builtin
         self.facts.host_returns = sorted(
             name for name, node in self.functions.items()
-            if getattr(node, "returns", None) is not None and host_annotation_ast(node.returns, self.resolve, frozenset(self.classes)))
+            if node.returns is not None and host_annotation_ast(node.returns, self.resolve, own_classes))
         collect_uses(tree, self)
         if not self.text or DEVICE_TEXT_RE.search(self.text):
             self.facts.device_returns, self.facts.device_calls = DeviceFlow(self, tree, self.text).read()

@@ -14,7 +14,7 @@ import libcst as cst
 
 from cudalint.python.children import NODE_KINDS, OTHER_KINDS, child_fields, code_children, is_node
 from cudalint.python.context import FileContext
-from cudalint.python.cuda_mocks import mocks_cuda_away
+from cudalint.python.cuda_mocks import imports_patchers, mocks_cuda_away
 from cudalint.python.mac_failures import falsy_constant, through_shell
 from cudalint.python.names import dotted, string_elements, string_value, tests_cuda_oom
 from cudalint.python.optional_facts import optional_facts
@@ -78,6 +78,7 @@ class Walker:
         self.silenced: List[Tuple[str, ...]] = []  # per open definition: the codes silenced outside it
         self.skipped_classes: Dict[int, bool] = {}
         self._collection_skips: Optional[tuple] = None  # (the file's project path, its conftests' skips), when asked
+        self._patchers: Optional[bool] = None  # the module imports unittest.mock's patchers (cuda_mocks), when asked
         self._attached: Optional[FrozenSet[str]] = None  # module functions stored on a class under their name
         self.model.skipped_class = self._class_skipped  # the guard evaluator asks it of a binding's class
 
@@ -200,7 +201,7 @@ class Walker:
             return _function_fields(node)  # it calls a CUDA-only library's function whatever happens
         if kind is cst.FunctionDef and self._test_suite() and self._mocks_moves(node):
             return ("body",)  # a test that replaces `.to` with a mock: nothing in it moves to a device
-        if kind is cst.FunctionDef and self._test_suite() and mocks_cuda_away(model, node):
+        if kind is cst.FunctionDef and self._test_suite() and mocks_cuda_away(model, node, self._imports_patchers()):
             return _function_fields(node)  # a test that makes CUDA unavailable runs so on every host
         if kind is cst.FunctionDef and self._fixture_of_skipped_tests(node):
             return _function_fields(node)  # a fixture only tests skipped off CUDA request: pytest never builds it there
@@ -553,6 +554,11 @@ class Walker:
                         and self.model.resolve(small.value.func) in facts.mock_factories):
                     return True
         return False
+
+    def _imports_patchers(self) -> bool:
+        if self._patchers is None:
+            self._patchers = imports_patchers(self.model)
+        return self._patchers
 
     def _test_suite(self) -> bool:
         """The file is a module of a test suite (project.paths.test_module), worked out once."""

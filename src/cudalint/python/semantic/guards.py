@@ -543,13 +543,15 @@ class GuardEvaluator:
                 if inner is None or not inner.returns:
                     return UNKNOWN
                 dead = dead_returns(self.model, callee.data, inner, depth)  # after nvidia-smi; after an early exit
+                constants = [_constant_guard(returned) for returned, _ in inner.returns]
+                if not dead and None not in constants:
+                    return UNKNOWN  # a function that only returns constants says nothing of the host
                 # `except ImportError: return False` beside `return torch.cuda.is_available()`: a constant is never
-                # true (or never false) anywhere, and keeps what the other returns say; alone it says nothing
-                said = [TRUE_OFF_MAC if dead and falsy_constant(returned) else _constant_guard(returned)
-                        or self.guard(returned, inner, depth + 1) for returned, _ in inner.returns if id(returned) not in dead]
-                if not dead and all(_constant_guard(returned) is not None for returned, _ in inner.returns):
-                    return UNKNOWN
-                guards.extend(said)
+                # true (or never false) anywhere, and keeps what the other returns say
+                guards.extend(
+                    TRUE_OFF_MAC if dead and falsy_constant(returned) else constant or self.guard(returned, inner, depth + 1)
+                    for (returned, _), constant in zip(inner.returns, constants) if id(returned) not in dead
+                )
             return _agree(guards)
         return UNKNOWN
 

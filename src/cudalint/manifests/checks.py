@@ -113,6 +113,12 @@ def _before_portable(dep: Dependency, group: PackageGroup) -> Optional[str]:
     )
 
 
+def _before_compiled(dep: Dependency, group: PackageGroup) -> bool:
+    """The entry's range allows only releases before its name's first one with compiled kernels."""
+    since = dict(group.compiled_since).get(dep.name)
+    return bool(since and dep.specifier) and not admits_at_least(dep.specifier, since)
+
+
 def _backend_name(group: PackageGroup) -> str:
     return next(backend for backend, since in group.backends if since == group.portable_since)
 
@@ -146,6 +152,8 @@ def _package_problems(dep: Dependency, torch_version: Optional[str]) -> List[Tup
         if message:
             return [("CDL505", message)]
         group = None  # a release range with a Mac backend: the build it asks for is judged below
+    if group is not None and _before_compiled(dep, group):
+        return []  # only releases of a pure-Python build (`mmcv<2`, the lite one): no kernels to miss
     if group is not None:
         name = _display(dep) if dep.name else group.names[0]
         message = (group.message or _TEMPLATES[group.rule]).format(name=name, alternative=group.alternative)

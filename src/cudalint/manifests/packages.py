@@ -32,6 +32,7 @@ class PackageGroup:
     alternative: str
     alternative_torch: Optional[str] = None
     portable_since: Optional[str] = None
+    compiled_since: Tuple[Tuple[str, str], ...] = ()  # (name, first release with compiled kernels)
     backends: Tuple[Tuple[str, str], ...] = ()
     imports: Tuple[str, ...] = ()
     import_api: Optional[str] = None
@@ -89,8 +90,8 @@ class PackageCatalog:
         return self.repos.get(repository.lower())
 
 
-_KEYS = {"group", "kind", "rule", "names", "repos", "alternative", "alternative_torch", "portable_since", "backends",
-         "imports", "import_api", "integration", "needs", "evidence", "message", "unless"}
+_KEYS = {"group", "kind", "rule", "names", "repos", "alternative", "alternative_torch", "portable_since", "compiled_since",
+         "backends", "imports", "import_api", "integration", "needs", "evidence", "message", "unless"}
 
 
 class PackageTableError(ValueError):
@@ -117,6 +118,7 @@ def _group(table: dict) -> PackageGroup:
         alternative=table["alternative"],
         alternative_torch=table.get("alternative_torch"),
         portable_since=table.get("portable_since"),
+        compiled_since=tuple(table.get("compiled_since", {}).items()),
         backends=tuple((b["backend"], b["since"]) for b in table.get("backends", ())),
         imports=tuple(table.get("imports", ())),
         import_api=table.get("import_api"),

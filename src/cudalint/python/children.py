@@ -226,6 +226,49 @@ def unused_default(function: cst.FunctionDef, name: str) -> bool:
     return bool(body)
 
 
+def replaces_none(function: cst.FunctionDef, name: str) -> bool:
+    """The body replaces the parameter where it is None before anything else reads it: `if device is
+    None: device = ...` (or `if not device:`), `device = device or ...`, `device = ... if device is None
+    else device`; a None default then reaches no later statement."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if type(statement) is cst.If and _tests_none(statement.test, name):
+            return any(_assigns(line, name) for line in statement.body.body)
+        if type(statement) is cst.If and statement.orelse is None and _raises(statement.body):
+            continue  # `if device not in (None, "cpu"): raise ValueError(...)`: a check, the value unchanged
+        if _assigns(statement, name):
+            value = statement.body[0].value
+            if type(value) is cst.BooleanOperation and type(value.operator) is cst.Or:
+                return type(value.left) is cst.Name and value.left.value == name
+            if type(value) is cst.IfExp:
+                return _tests_none(value.test, name) and not reads_name(value.body, name)
+            return False
+        if reads_name(statement, name):
+            return False
+    return False
+
+
+def _raises(block: cst.BaseSuite) -> bool:
+    last = block.body[-1] if block.body else None
+    return type(last) is cst.SimpleStatementLine and type(last.body[-1]) is cst.Raise
+
+
+def _tests_none(test: cst.BaseExpression, name: str) -> bool:
+    """`name is None`, `name == None`, `not name`."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return type(test.expression) is cst.Name and test.expression.value == name
+    return (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name
+            and test.left.value == name and type(test.comparisons[0].operator) in (cst.Is, cst.Equal)
+            and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "None")
+
+
+def _assigns(statement: cst.CSTNode, name: str) -> bool:
+    """A one-statement line `name = ...`."""
+    small = statement.body[0] if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1 else None
+    return type(small) is cst.Assign and any(type(target.target) is cst.Name and target.target.value == name
+                                             for target in small.targets)
+
+
 def positional_params(function: cst.FunctionDef) -> List[str]:
     """The names of the parameters a call may pass by position (positional-only, then the others)."""
     return [param.name.value for param in (*function.params.posonly_params, *function.params.params)]

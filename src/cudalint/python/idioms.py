@@ -416,6 +416,9 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
         if names_cuda(ctx.model, arm) or (index < len(tests) and (
             (ordinal and _is_cuda_ordinal(arm, tests[index], ctx)) or (accelerator and _is_gpu_under_cuda(arm, tests[index], ctx))))
     ]
+    if len(tests) == 1 and _moved_or_kept(arms[0], arms[1], ctx):
+        _conditional_move(node, tests[0], ctx)  # `x.cuda() if torch.cuda.is_available() else x`
+        return
     if not cuda_arms:
         chosen = _chosen_unless_cuda_missing(tests, arms, ctx)
         if chosen is not None and not selection_use.is_not_a_porting_problem(node, ctx):
@@ -713,7 +716,11 @@ def _selection_statement(node: cst.If, ctx: FileContext) -> None:
     if (_moves_to_cuda(node.body, ctx) and (node.orelse is None or _other_hosts_only(node.orelse, ctx))) or (
             _else_moves_nothing(node) and _some_move_to_cuda(node.body, ctx)):
         if not any(mentions_mac_path(test) for test in _earlier_tests(node, ctx)) and not _mac_path_after(node, ctx):
-            _conditional_move(node, ctx)  # the head, or the last `elif` of a chain that never picks MPS
+            _conditional_move(node, node.test, ctx, other_branch=node.orelse is not None)  # the head, or the last `elif` of a chain that never picks MPS
+        return
+    kept = _kept_unless_available(node, ctx)
+    if kept is not None:
+        _conditional_move(node, kept, ctx)  # `if not torch.cuda.is_available(): return batch`, then `batch.cuda()`
         return
     head = _is_chain_head(node, ctx)
     if not head and node.orelse is None:
@@ -899,13 +906,20 @@ def _some_move_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
     return any(_statement_moves_to_cuda(statement, ctx, (cst.Expr, cst.Return)) for statement in block.body)
 
 
-def _conditional_move(node: cst.If, ctx: FileContext) -> None:
-    """`if torch.cuda.is_available(): model = model.cuda()` with no other branch: where the test fails,
-    a Mac included, the values stay where they were made, on the CPU. The same selection as a device
-    chosen "cuda" else "cpu", written as a move."""
-    if mentions_mac_path(node.test):
+def _moved_or_kept(moved: cst.BaseExpression, kept: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`x.cuda()` (or `x.to("cuda")`) beside `x` itself: the arms of a move made under a condition."""
+    return _moved_to_cuda(moved, ctx) and source_of(moved.func.value) == source_of(kept)
+
+
+def _conditional_move(node: cst.CSTNode, test: cst.BaseExpression, ctx: FileContext, *, other_branch: bool = False) -> None:
+    """`if torch.cuda.is_available(): model = model.cuda()` with no other branch (`other_branch`: an
+    `else` that moves nothing), `x.cuda() if torch.cuda.is_available() else x`, or `if not
+    torch.cuda.is_available(): return x` before `x.cuda()`: where the test fails, a Mac included, the values
+    stay where they were made, on the CPU. The same selection as a device chosen "cuda" else "cpu", written
+    as a move."""
+    if mentions_mac_path(test):
         return
-    if node.orelse is None and any(host_copies.tests_cuda_device(part) for part in conjuncts(node.test)) and not _asks_host(node.test, ctx):
+    if not other_branch and any(host_copies.tests_cuda_device(part) for part in conjuncts(test)) and not _asks_host(test, ctx):
         ctx.report(  # `if self.device == "cuda": model.cuda()`: a device of another type leaves it on the CPU
             "CDL107",
             node,
@@ -913,7 +927,7 @@ def _conditional_move(node: cst.If, ctx: FileContext) -> None:
             "stays on the CPU; move it with .to(device) whatever the type",
         )
         return
-    if not _asks_host(node.test, ctx) or not ctx.model.guard(node.test).when_true:
+    if not _asks_host(test, ctx) or not ctx.model.guard(test).when_true:
         return
     if selection_use.serves_collectives(ctx) or selection_use.in_test_variant(ctx):
         return
@@ -938,6 +952,31 @@ def _asks_host(test: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bo
                     _asks_host(binding.value, ctx, depth + 1) for binding in bindings):
                 return True
     return False
+
+
+def _kept_unless_available(node: cst.If, ctx: FileContext) -> Optional[cst.BaseExpression]:
+    """`if not torch.cuda.is_available(): return batch` and a later statement of the block moves `batch` to
+    CUDA (`batch = batch.cuda()`, `return batch.cuda()`, also under a test of its kind): a helper that moves
+    its argument to CUDA, else hands it back where it is. The availability query is returned (the test
+    whose truth means the move)."""
+    test = node.test
+    if node.orelse is not None or type(test) is not cst.UnaryOperation or type(test.operator) is not cst.Not:
+        return None
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
+    last = body[-1] if len(body) == 1 else None
+    small = last.body[0] if type(last) is cst.SimpleStatementLine and len(last.body) == 1 else last
+    if type(small) is not cst.Return or type(small.value) is not cst.Name:
+        return None
+    found = enclosing_block(ctx.stack, len(ctx.stack) - 1)
+    if found is None:
+        return None
+    statements, index = found
+    name = small.value.value
+    for statement in statements[index + 1:]:
+        for call in _calls_in(statement):
+            if _moved_to_cuda(call, ctx) and type(call.func.value) is cst.Name and call.func.value.value == name:
+                return test.expression
+    return None
 
 
 def _moves_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
@@ -1167,23 +1206,24 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     if any(arg.star for arg in node.args):
         return
     location = _load_location(node)
-    if location is None and positional and (_saved_here(positional[0].value, saver, ctx) or _temporary(positional[0].value, ctx)):
+    unmapped = location is None or _maps_nothing(location, ctx)
+    if unmapped and positional and (_saved_here(positional[0].value, saver, ctx) or _temporary(positional[0].value, ctx)):
         return  # a file this code saved itself (a round-trip test) loads onto the device it came from
-    if location is None and positional and _class_cache(positional[0].value, saver, ctx):
+    if unmapped and positional and _class_cache(positional[0].value, saver, ctx):
         return  # a class reading back its own cache (processed data, an id table): written on this host, no model state
-    if location is None and positional and _dataset_file(positional[0].value, ctx):
+    if unmapped and positional and _dataset_file(positional[0].value, ctx):
         return  # a dataset reading the files under its own root: the CPU data a DataLoader hands out
-    if location is None and _written_earlier(node, saver, ctx):
+    if unmapped and _written_earlier(node, saver, ctx):
         return  # a function that saves, then loads: a round trip on the machine that runs it
-    if location is None and _locates_other_loads(node, ctx):
+    if unmapped and _locates_other_loads(node, ctx):
         return  # the function maps the loads that hold tensors: the others hold host-side state by choice
-    if location is None and _restores_rng_state(node, ctx):
+    if unmapped and _restores_rng_state(node, ctx):
         return  # generator states are CPU byte tensors, whichever device's generator they were taken from
-    if location is None and _restores_host_state(node, ctx):
+    if unmapped and _restores_host_state(node, ctx):
         return  # a scheduler's or gradient scaler's state: Python numbers, no tensors to map
-    if location is None and positional and _ships_cpu_storages(positional[0].value, ctx):
+    if unmapped and positional and _ships_cpu_storages(positional[0].value, ctx):
         return  # a file the project ships beside this module, saved from the CPU
-    if location is None and positional and _saved_on_host(positional[0].value, saver, ctx):
+    if unmapped and positional and _saved_on_host(positional[0].value, saver, ctx):
         return  # a file of the project's own format, which its saves fill with host values only
     if location is None:
         # On a CUDA host map_location=None is torch.load's own default (tensors return to the device they
@@ -1198,6 +1238,17 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
             f"{loader} without map_location restores tensors to the device they were saved from; "
             "a checkpoint saved on CUDA fails to load on MPS or CPU",
             FixPlan(Safety.SAFE, "load onto the accelerator in use", [(node, render(with_location))]),
+        )
+    elif unmapped:
+        written = type(location) is cst.Name and location.value == "None"
+        ctx.report(
+            "CDL109",
+            node,
+            f"{loader} with map_location={source_of(location)}, which "
+            + ("maps nothing" if written else "is None where the caller passes none (the default)")
+            + ", restores tensors to the device they were saved from; a checkpoint saved on CUDA fails to load on MPS or CPU",
+            FixPlan(Safety.SAFE, "load onto the accelerator in use",
+                    [(location, f"None if {TORCH}.cuda.is_available() else {DEVICE}")]) if written else None,
         )
     elif any(value.is_cuda_device() and not value.off_mac for value in ctx.model.values(location)):
         for value in ctx.model.values(location):
@@ -1216,6 +1267,39 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
                 )
     elif isinstance(location, cst.Lambda) and ".cuda(" in source_of(location):
         ctx.report("CDL109", location, f"map_location={source_of(location)} loads onto CUDA only")
+
+
+def _maps_nothing(location: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`map_location=None`, written there or as the default of a parameter that some call leaves out and
+    the function does not replace: torch.load's own default, which restores each tensor to the device it
+    was saved from. (A local name set to None and replaced under a test, `if not torch.cuda.is_available():
+    map_location = "cpu"`, is the author's choice per host.)"""
+    if type(location) is cst.Name and location.value == "None":
+        return True
+    if type(location) is not cst.Name or location.value == "map_location":
+        return False  # a wrapper that forwards torch.load's own parameter, default and all: its callers choose
+    params = [binding for binding in ctx.model.bindings_of(location) if binding.kind == "param" and binding.value is not None]
+    function = params[0].scope.node if params else None
+    if not isinstance(function, cst.FunctionDef) or _tested(function.body, location.value):
+        return False  # `if device is None: device = ...` (or `else:` loads with it): not the default as given
+    defaults = {id(binding.value) for binding in params}
+    return any(value.kind == "none" and not value.off_mac and id(value.origin) in defaults
+               for value in ctx.model.values(location))
+
+
+def _tested(body: cst.CSTNode, name: str) -> bool:
+    """The name is part of a test in the body: an if, while or conditional expression's, an operand of
+    `and`/`or`/`not`, or a comparison."""
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.If, cst.While, cst.IfExp)) and reads_name(node.test, name):
+            return True
+        if isinstance(node, (cst.BooleanOperation, cst.Comparison, cst.UnaryOperation)) and reads_name(node, name):
+            return True
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(code_children(node))
+    return False
 
 
 def _ships_cpu_storages(path: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -1929,16 +2013,17 @@ def _zero_count(used: cst.BaseExpression, use: cst.CSTNode, message: str, what: 
             continue
         origin = value.origin
         path = path_to(ctx.stack[0], origin)
-        if path is not None and (_zero_replaced(path) or _or_replaced(path)):
+        if path is not None and (_zero_replaced(path, source_of(used), ctx) or _or_replaced(path)):
             continue
         related = () if origin is used else ((use, f"{source_of(origin)} {what}"),)
         ctx.report("CDL115", origin, message.format(found=source_of(origin)), None, related)
 
 
-def _zero_replaced(path: List[cst.CSTNode]) -> bool:
+def _zero_replaced(path: List[cst.CSTNode], divisor: str, ctx: FileContext) -> bool:
     """The count (`path`: the nodes from the module down to it) is stored (`args.nproc =
     torch.cuda.device_count()`) and a later statement of a block around the store replaces a zero (`if
-    args.nproc == 0: args.nproc = 1`, `if not n:`, `if n < 1:`)."""
+    args.nproc == 0: args.nproc = 1`, `if not n:`, `if n < 1:`), or stops where the count, or the divisor it
+    reaches (`args.gpus = min(args.gpus, n)`), is zero: `if args.gpus <= 0: return`."""
     for depth in range(len(path) - 1, 0, -1):
         if type(path[depth]) is cst.Assign:
             targets = [source_of(target.target) for target in path[depth].targets]
@@ -1951,7 +2036,11 @@ def _zero_replaced(path: List[cst.CSTNode]) -> bool:
             return False
         body, index = found
         for statement in body[index + 1:]:
-            if type(statement) is cst.If and _tests_zero(statement.test, targets) and _stores(statement.body, targets):
+            if type(statement) is not cst.If:
+                continue
+            if _tests_zero(statement.test, targets) and _stores(statement.body, targets):
+                return True
+            if _tests_zero(statement.test, [*targets, divisor]) and ends_flow(statement.body, ctx.model):
                 return True
     return False
 

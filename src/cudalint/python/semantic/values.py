@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from cudalint.project.facts import ENVIRONMENT_READERS, TEXT_METHODS
-from cudalint.python.children import code_children, reads_name, unused_default
+from cudalint.python.children import code_children, reads_name, replaces_none, unused_default
 from cudalint.python.names import dotted, is_none, string_value
 from cudalint.python.semantic.parametrize import parametrized
 
@@ -117,7 +117,9 @@ class Evaluator:
             left = self.values(node.left, scope, depth + 1)
             shielded = guard.when_true if isinstance(node.operator, cst.And) else guard.when_false
             right = [_off_mac(v, shielded) for v in self.values(node.right, scope, depth + 1)]
-            return tuple(left) + tuple(right)
+            # `a or b` is never a false `a` (None, False, 0, ""), `a and b` never a true one
+            kept = tuple(value for value in left if _truth(value) is not isinstance(node.operator, cst.And))
+            return kept + tuple(right)
         if isinstance(node, cst.BinaryOperation):
             left = string_value(node.left)
             if left is not None and isinstance(node.operator, cst.Add):
@@ -237,7 +239,10 @@ class Evaluator:
             # the default, evaluated where the function is defined, unless every call in the project passes one
             if (binding.value is not None and not self.model.call_sites.default_never_used(binding)
                     and not (isinstance(function, cst.FunctionDef) and unused_default(function, binding.name))):
-                found[:0] = self.values(binding.value, binding.context, depth + 1)
+                default = self.values(binding.value, binding.context, depth + 1)
+                if isinstance(function, cst.FunctionDef) and replaces_none(function, binding.name):
+                    default = tuple(value for value in default if value.kind != "none")  # `if device is None: device = ...`
+                found[:0] = default
             if _names_int(binding.annotation):
                 found.append(Value("int", None, binding.node))
             return tuple(found)
@@ -524,6 +529,15 @@ def _steers(body: cst.CSTNode, name: str) -> bool:
 
 def _off_mac(value: Value, off_mac: bool) -> Value:
     return replace(value, off_mac=True) if off_mac and not value.off_mac else value
+
+
+def _truth(value: Value) -> Optional[bool]:
+    """What `bool(value)` is, where the value says: None for anything not known."""
+    if value.kind == "none":
+        return False
+    if value.kind in ("bool", "int", "str") and value.data is not None:
+        return bool(value.data)
+    return None
 
 
 def _names_int(annotation) -> bool:

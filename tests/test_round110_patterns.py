@@ -1,0 +1,172 @@
+"""What blind rounds 110 to 11x (torchrunx, core-pytorch-utils, paracuda, torch-pc, ...) showed: mmcv's lite
+releases, map_location that is None, and a CUDA device count checked for zero before it divides."""
+
+import textwrap
+
+from conftest import findings_of
+
+
+def lint(text, select, **options):
+    found = findings_of(textwrap.dedent(text).lstrip("\n"), select=select, **options)
+    return [(f.code, f.line, f.column) for f in found]
+
+
+def test_mmcv_below_2_is_the_lite_build_without_kernels():
+    found = findings_of("mmcv<2\nmmcv==1.7.1\nmmcv~=1.6\nmmcv>=1.3\nmmcv\nmmcv-full==1.7.0\n",
+                        path="requirements.txt", kind="requirements")
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL504", 4, 1), ("CDL504", 5, 1), ("CDL504", 6, 1)]
+
+
+def test_map_location_none_written_or_defaulted_is_a_load_without_map_location():
+    assert lint(
+        """
+        import torch
+
+        state = torch.load("x.pt", map_location=None)
+
+
+        def load(fp, device=None):
+            return torch.load(fp, map_location=device)
+
+
+        def replaced(fp, device=None):
+            if device is None:
+                device = "cpu"
+            return torch.load(fp, map_location=device)
+
+
+        def chosen(fp):
+            location = None if torch.cuda.is_available() else "cpu"
+            return torch.load(fp, map_location=location)
+
+
+        def defaulted(fp, device=None):
+            return torch.load(fp, map_location=device or "cpu")
+
+
+        def replaced_off_cuda(path):
+            map_location = None
+            if not torch.cuda.is_available():
+                map_location = "cpu"
+            return torch.load(path, map_location=map_location)
+
+
+        def forwarded(path, map_location=None):
+            return torch.load(path, map_location=map_location)
+
+
+        def checked(path, device=None):
+            if device is None:
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+                return torch.load(path, map_location=device)
+            return torch.load(path, map_location=device)
+        """,
+        {"CDL109"},
+    ) == [("CDL109", 3, 9), ("CDL109", 7, 12)]
+
+
+def test_map_location_none_is_fixed_in_place():
+    found = findings_of('import torch\nstate = torch.load("x.pt", map_location=None)\n', select={"CDL109"})
+    assert found[0].message == (
+        "torch.load with map_location=None, which maps nothing, restores tensors to the device they were saved"
+        " from; a checkpoint saved on CUDA fails to load on MPS or CPU"
+    )
+    assert found[0].fix is not None
+
+
+def test_a_device_count_checked_for_zero_before_it_divides_is_no_finding():
+    assert lint(
+        """
+        import torch
+
+
+        def clamped(gpus, items):
+            available = torch.cuda.device_count()
+            if gpus > available:
+                gpus = available
+            if gpus <= 0:
+                return
+            for i, item in enumerate(items):
+                print(i % gpus)
+
+
+        def stopped(items):
+            n = torch.cuda.device_count()
+            if n < 1:
+                raise SystemExit("no GPU")
+            return items[0] % n
+
+
+        def unchecked(gpus, items):
+            available = torch.cuda.device_count()
+            if gpus > available:
+                gpus = available
+            return items % gpus
+        """,
+        {"CDL115"},
+    ) == [("CDL115", 22, 17)]
+
+
+def test_cpp_extension_paths_of_cuda_in_either_spelling_are_reported():
+    assert lint(
+        """
+        from torch.utils.cpp_extension import include_paths, library_paths
+
+        inc = include_paths(device_type="cuda")
+        lib = library_paths(device_type="cuda")
+        old = include_paths(cuda=True)
+        cpu = include_paths(device_type="cpu"), library_paths()
+        """,
+        {"CDL405"},
+    ) == [("CDL405", 3, 21), ("CDL405", 4, 21), ("CDL405", 5, 21)]
+
+
+def test_a_move_to_cuda_made_only_when_it_is_available_in_any_form_is_reported():
+    assert lint(
+        """
+        import torch
+
+        use_cuda = torch.cuda.is_available()
+
+
+        def expression(x):
+            return x.cuda() if torch.cuda.is_available() else x
+
+
+        def through_a_name(x):
+            x = x.cuda() if use_cuda else x
+            return x
+
+
+        def early_return(batch):
+            if not torch.cuda.is_available():
+                return batch
+            if isinstance(batch, torch.Tensor):
+                batch = batch.cuda()
+            return batch
+
+
+        def portable(x, device):
+            y = x.to(device) if device.type != "cpu" else x
+            if not torch.cuda.is_available():
+                return x
+            return y
+        """,
+        {"CDL104"},
+    ) == [("CDL104", 7, 12), ("CDL104", 11, 9), ("CDL104", 16, 5)]
+
+
+def test_float64_numpy_data_made_a_tensor_with_torch_tensor_is_reported_in_any_file():
+    assert lint(
+        """
+        import numpy as np
+        import torch
+
+
+        def constants(device):
+            a = torch.tensor([np.log(2 * np.pi)], device=device)
+            b = torch.tensor(np.zeros(3)).to(device)
+            return a, b
+        """,
+        {"CDL607"},
+    ) == [("CDL607", 6, 9), ("CDL607", 7, 9)]

@@ -170,3 +170,75 @@ def test_float64_numpy_data_made_a_tensor_with_torch_tensor_is_reported_in_any_f
         """,
         {"CDL607"},
     ) == [("CDL607", 6, 9), ("CDL607", 7, 9)]
+
+
+def test_a_flag_set_true_only_where_cuda_is_asks_the_host():
+    assert lint(
+        """
+        import torch
+
+
+        class Learner:
+            def __init__(self, model):
+                self.cuda = False
+                if torch.cuda.is_available():
+                    self.cuda = True
+                self.model = model.cuda() if self.cuda else model
+
+            def step(self, x):
+                x = x.cuda() if self.cuda else x
+                return self.model(x)
+
+
+        class Switched:
+            def __init__(self, model, gpu):
+                self.gpu = False
+                if gpu:
+                    self.gpu = True
+                self.model = model.cuda() if self.gpu else model
+        """,
+        {"CDL104"},
+    ) == [("CDL104", 9, 22), ("CDL104", 12, 13)]
+
+
+def test_a_device_chosen_by_the_test_that_picks_the_backend_goes_with_the_process_group():
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        def setup():
+            use_cuda = torch.cuda.is_available()
+            dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+            return torch.device("cuda") if use_cuda else torch.device("cpu")
+
+
+        def single():
+            use_cuda = torch.cuda.is_available()
+            return torch.device("cuda") if use_cuda else torch.device("cpu")
+        """,
+        {"CDL104"},
+    ) == [("CDL104", 13, 12)]
+
+
+def test_is_cuda_branch_whose_moves_a_later_type_as_repeats_is_no_placement():
+    assert lint(
+        """
+        import torch
+
+
+        def ssim(img1, window, channel):
+            if img1.is_cuda:
+                window = window.cuda(img1.get_device())
+            window = window.type_as(img1)
+            return torch.nn.functional.conv2d(img1, window, groups=channel)
+
+
+        def kept(img1, window):
+            if img1.is_cuda:
+                window = window.cuda(img1.get_device())
+            return window
+        """,
+        {"CDL103"},
+    ) == [("CDL103", 12, 8)]

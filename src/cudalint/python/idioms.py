@@ -948,10 +948,23 @@ def _asks_host(test: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bo
             return True
         if (type(part) is cst.Name or type(part) is cst.Attribute) and depth < 4:
             bindings = ctx.model.bindings_of(part)
-            if bindings and all(binding.kind == "assign" and binding.value is not None for binding in bindings) and any(
-                    _asks_host(binding.value, ctx, depth + 1) for binding in bindings):
+            if not bindings or not all(binding.kind == "assign" and binding.value is not None for binding in bindings):
+                continue
+            if any(_asks_host(binding.value, ctx, depth + 1) for binding in bindings):
+                return True
+            if _set_only_where_cuda_is(bindings, ctx):
                 return True
     return False
+
+
+def _set_only_where_cuda_is(bindings, ctx: FileContext) -> bool:
+    """A flag bound to False, and to True only under a CUDA guard (`self.cuda = False`, then `if
+    torch.cuda.is_available(): self.cuda = True`): the availability query in two steps."""
+    constants = [binding.value.value == "True" if type(binding.value) is cst.Name and binding.value.value in ("True", "False")
+                 else None for binding in bindings]
+    if None in constants or True not in constants or False not in constants:
+        return False
+    return all(ctx.model.guards.binding_off_mac(binding, 1) for binding, constant in zip(bindings, constants) if constant)
 
 
 def _kept_unless_available(node: cst.If, ctx: FileContext) -> Optional[cst.BaseExpression]:

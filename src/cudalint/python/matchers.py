@@ -1363,8 +1363,32 @@ def _decides_placement(node: cst.Attribute, ctx: FileContext) -> bool:
         # test already finds on CUDA moves between CUDA devices, no placement from the host
         tested = [part.value for part in conjuncts(inner) if type(part) is cst.Attribute and part.attr.value == "is_cuda"]
         moved = _moved_to_cuda(holder.body, ctx)
-        return bool(moved) and not any(value.deep_equals(owner) for value in moved for owner in tested)
+        if not moved or any(value.deep_equals(owner) for value in moved for owner in tested):
+            return False
+        return not (type(holder) is cst.If and _placed_beside_after(moved, tested, stack, depth))
     return False
+
+
+def _placed_beside_after(moved, tested, stack, depth: int) -> bool:
+    """Each value the branch moves is put beside the tested tensor by a later statement of the block
+    anyway: `window = window.type_as(img1)` (type_as converts device too), `window = window.to(img1.device)`
+    (pytorch-ssim's `if img1.is_cuda: window = window.cuda(...)`, then that): the branch is redundant."""
+    found = enclosing_block(stack, depth)
+    if found is None:
+        return False
+    body, index = found
+    placed = []
+    for statement in body[index + 1:]:
+        small = statement.body[0] if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1 else None
+        call = small.value if type(small) is cst.Assign else None
+        if not (type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value in ("type_as", "to") and call.args):
+            continue
+        target = call.args[0].value
+        if type(target) is cst.Attribute and target.attr.value == "device":
+            target = target.value
+        if any(target.deep_equals(owner) for owner in tested):
+            placed.append(call.func.value)
+    return all(any(value.deep_equals(done) for done in placed) for value in moved)
 
 
 KEEPS_TENSOR = frozenset({"detach", "clone", "contiguous", "float", "squeeze"})  # before `.numpy()`, where it is

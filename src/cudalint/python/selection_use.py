@@ -44,7 +44,7 @@ from cudalint.discover import is_notebook
 from cudalint.project.paths import test_module
 from cudalint.python.children import arm_statements, assignments_in, code_children, enclosing_block, path_to, positional_params, reads_name
 from cudalint.python.context import FileContext
-from cudalint.python.names import mentions_mac_path, string_value
+from cudalint.python.names import mentions_mac_path, source_of, string_value
 
 
 @functools.lru_cache(maxsize=1)
@@ -67,7 +67,8 @@ DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # their bo
 
 def is_not_a_porting_problem(node: cst.IfExp, ctx: FileContext) -> bool:
     return (_inside_longer_string(ctx) or _loads_only(node, ctx) or _overridden_for_mac(node, ctx) or _returns_mac_elsewhere(ctx)
-            or _test_variant(node, ctx) or keyed_on_backend(node.test, ctx) or serves_collectives(ctx) or _never_read(ctx)
+            or _test_variant(node, ctx) or keyed_on_backend(node.test, ctx) or paired_with_backend(node.test, ctx)
+            or serves_collectives(ctx) or _never_read(ctx)
             or fallback_never_runs(ctx) or _only_a_key(ctx))
 
 
@@ -114,6 +115,27 @@ def keyed_on_backend(test: cst.BaseExpression, ctx: FileContext) -> bool:
     backends = facts.mac_backends | facts.off_mac_backends
     return type(test) is cst.Comparison and len(test.comparisons) == 1 and any(
         string_value(side) in backends for side in (test.left, test.comparisons[0].comparator))
+
+
+def paired_with_backend(test: cst.BaseExpression, ctx: FileContext) -> bool:
+    """The function around the selection picks the communication backend by the same test (`backend="nccl"
+    if use_cuda else "gloo"`, then `torch.device("cuda") if use_cuda else torch.device("cpu")`): the device
+    goes with the process group, and gloo, the only backend a Mac has, takes CPU tensors (torchrun set-up)."""
+    function = ctx.model.scope.node
+    if ctx.model.scope.kind != "function":
+        return False
+    facts = ctx.model.guards.facts
+    backends = facts.mac_backends | facts.off_mac_backends
+    wanted = source_of(test)
+    stack = [function.body]
+    while stack:
+        node = stack.pop()
+        if (type(node) is cst.IfExp and string_value(node.body) in backends and string_value(node.orelse) in backends
+                and source_of(node.test) == wanted):
+            return True
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(code_children(node))
+    return False
 
 
 def serves_collectives(ctx: FileContext, names=None) -> bool:

@@ -242,3 +242,123 @@ def test_is_cuda_branch_whose_moves_a_later_type_as_repeats_is_no_placement():
         """,
         {"CDL103"},
     ) == [("CDL103", 12, 8)]
+
+
+def test_a_count_that_is_zero_where_cuda_is_missing_and_a_loop_over_cuda_devices_only_are_guards():
+    assert lint(
+        """
+        import torch
+
+
+        def devices(n):
+            n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            if n_cuda > 0:
+                torch.cuda.synchronize()
+            return n_cuda
+
+
+        def drain(stages):
+            for d in {st.device for st in stages if st.device.type == "cuda"}:
+                torch.cuda.synchronize(d)
+            for t in (t for t in stages if t.device.type == "cuda"):
+                torch.cuda.synchronize(t.device)
+
+
+        def unfiltered(stages):
+            for d in {st.device for st in stages}:
+                torch.cuda.synchronize(d)
+        """,
+        {"CDL201"},
+    ) == [("CDL201", 20, 9)]
+
+
+def test_nccl_collectives_called_directly_are_reported():
+    assert lint(
+        """
+        import torch
+        import torch.cuda.nccl as nccl
+
+
+        def reduce(grads):
+            nccl.all_reduce(grads, op=nccl.SUM)
+
+
+        def checked(tensors):
+            if torch.cuda.nccl.is_available(tensors):
+                torch.cuda.nccl.broadcast(tensors)
+        """,
+        {"CDL701"},
+    ) == [("CDL701", 6, 5)]
+
+
+def test_cv_cuda_is_a_cuda_only_integration():
+    assert lint("import cvcuda\nimport nvcv\n\n\ndef blur(src, dst):\n    cvcuda.gaussian_into(dst, src, (3, 3), (1.0, 1.0))\n",
+                {"CDL404"}) == [("CDL404", 1, 1)]
+    found = findings_of("cvcuda-cu12==0.13.0\n", path="requirements.txt", kind="requirements")
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL501", 1, 1)]
+
+
+def test_a_region_that_calls_a_function_of_the_file_is_judged_by_that_function():
+    assert lint(
+        """
+        import torch
+        from torch.amp import autocast
+
+
+        def rotate_half(x):
+            x1 = x[..., ::2]
+            x2 = x[..., 1::2]
+            return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+
+        def project(x, w):
+            return x @ w
+
+
+        @autocast("cuda", enabled=False)
+        def apply_rotary_pos_emb(pos, t):
+            return t * pos.cos() + rotate_half(t) * pos.sin()
+
+
+        @autocast("cuda", enabled=False)
+        def projected(t, w):
+            return project(t, w)
+        """,
+        {"CDL207"},
+    ) == [("CDL207", 20, 11)]
+
+
+def test_a_model_the_class_places_and_saves_whole_is_a_checkpoint_not_a_cache():
+    assert lint(
+        """
+        import torch
+
+
+        class Office:
+            def __init__(self, net, path):
+                self.net = net
+                self.path = path
+
+            def fit(self):
+                self.net.train()
+
+            def save_model(self):
+                torch.save(self.net, self.path)
+
+            def load_model(self):
+                return torch.load(self.path)
+
+
+        class Cache:
+            def __init__(self, path):
+                self.path = path
+                self.table = {}
+
+            def save(self):
+                torch.save(self.table, self.path)
+
+            def load(self):
+                return torch.load(self.path)
+        """,
+        {"CDL109"},
+    ) == [("CDL109", 16, 16)]

@@ -9,8 +9,10 @@ which on the half-precision inputs such a region may mean to keep (timm's fast_n
 region whose every call is known to reach none of them (elementwise math, reshapes, pooling,
 concatenation; einops' layout functions; modules `__init__` builds there from torch.nn classes that run
 none) computes the same on a Mac with MPS autocast on or off, and the CUDA-only autocast there is no
-porting problem. A call the file cannot tell (a project function, a method of an object of unknown kind,
-a module container) may run one: the region counts as casting, and the autocast is reported as before.
+porting problem. A function of the file the region calls is read the same way (`rotate_half(t)`: slices
+and a stack), to two calls deep. A call the file cannot tell (a function of another module, a method of
+an object of unknown kind, a module container) may run one: the region counts as casting, and the
+autocast is reported as before.
 """
 
 from __future__ import annotations
@@ -87,19 +89,25 @@ class _Calls(cst.CSTVisitor):
         self.multiplies = self.multiplies or isinstance(node.operator, cst.MatrixMultiplyAssign)
 
 
-def _casts(region: cst.CSTNode, scope: "Scope", ctx: "FileContext") -> bool:
+MAX_HELPER_DEPTH = 2  # functions of the file followed from a region: the helper, and what it calls
+
+
+def _casts(region: cst.CSTNode, scope: "Scope", ctx: "FileContext", depth: int = 0) -> bool:
     found = _Calls()
     region.visit(found)
-    return found.multiplies or any(_may_cast(call, scope, ctx) for call in found.calls)
+    return found.multiplies or any(_may_cast(call, scope, ctx, depth) for call in found.calls)
 
 
-def _may_cast(call: cst.Call, scope: "Scope", ctx: "FileContext") -> bool:
+def _may_cast(call: cst.Call, scope: "Scope", ctx: "FileContext", depth: int = 0) -> bool:
     func, model = call.func, ctx.model
     qualified = model.resolve(func, scope)
     if qualified is not None:
         return _api_casts(qualified)
     if isinstance(func, cst.Name):
-        return func.value not in _tables()["plain_calls"] or bool(model.lookup(func.value, scope))
+        bindings = model.lookup(func.value, scope)
+        if not bindings:
+            return func.value not in _tables()["plain_calls"]
+        return _helper_casts(bindings, ctx, depth)
     if not isinstance(func, cst.Attribute):
         return True
     owner = func.value
@@ -110,6 +118,18 @@ def _may_cast(call: cst.Call, scope: "Scope", ctx: "FileContext") -> bool:
     if func.attr.value in _tables()["plain_methods"]:
         return False
     return _ops_cast(_api_ops().get(f"torch.Tensor.{func.attr.value}"))
+
+
+def _helper_casts(bindings, ctx: "FileContext", depth: int) -> bool:
+    """`rotate_half(t)`, a function of the file, bound once: what its own body runs (a helper of
+    slices, elementwise math and reshapes casts nothing); anything else, or past MAX_HELPER_DEPTH, may."""
+    if len(bindings) != 1 or bindings[0].kind != "def" or depth >= MAX_HELPER_DEPTH:
+        return True
+    definition = bindings[0].node
+    inner = ctx.model.scopes.get(id(definition))
+    if not isinstance(definition, cst.FunctionDef) or inner is None or definition.decorators:
+        return True
+    return _casts(definition.body, inner, ctx, depth + 1)
 
 
 def _attribute_casts(klass, name: str, ctx: "FileContext") -> bool:

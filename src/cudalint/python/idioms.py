@@ -1750,8 +1750,30 @@ def _cache_paths(klass: cst.ClassDef, saver: str, ctx: FileContext) -> FrozenSet
             target = target if target is not None else positional[1] if len(positional) >= 2 else None
             if target is None or not positional or _holds_state(positional[0], scope, module_class, ctx):
                 continue
+            if _placed_attribute(positional[0], scope, klass):
+                continue  # `torch.save(self.net, path)`: a model the class puts on a device, saved whole
             found.update(_path_key(form) for form in _path_forms(ctx.model, target, scope))
     return frozenset(found)
+
+
+PLACING_METHODS = frozenset({"to", "cuda", "parameters", "train", "eval", "state_dict", "load_state_dict", "named_parameters"})
+
+
+def _placed_attribute(value: cst.BaseExpression, scope, klass: cst.ClassDef) -> bool:
+    """`self.<name>` that the class treats as a module somewhere: moves it (`self.net.to(device)`, `.cuda()`)
+    or reads its parameters or training mode; what it saves there is a model, made on any machine."""
+    if not (type(value) is cst.Attribute and type(value.value) is cst.Name and value.value.value == scope.self_name):
+        return False
+    name = value.attr.value
+    pending: List[cst.CSTNode] = [klass.body]
+    while pending:
+        node = pending.pop()
+        if (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in PLACING_METHODS
+                and type(node.func.value) is cst.Attribute and node.func.value.attr.value == name
+                and type(node.func.value.value) is cst.Name and node.func.value.value.value == "self"):
+            return True
+        pending.extend(code_children(node))
+    return False
 
 
 def _holds_state(value: cst.BaseExpression, scope, module_class: bool, ctx: FileContext) -> bool:

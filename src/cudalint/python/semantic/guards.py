@@ -317,8 +317,14 @@ class GuardEvaluator:
         (a start of 0 or more and a positive step keep the count's meaning), `for i in visible` with
         `visible = list(range(num_gpus()))`: empty, so never run, on a Mac."""
         if type(iterable) is cst.GeneratorExp:  # a generator is true as an object: over what it runs over
-            iterable = iterable.for_in.iter
+            return self._generator_off_mac(iterable, scope)
         return self.guard(iterable, scope).when_true
+
+    def _generator_off_mac(self, generator: cst.GeneratorExp, scope: "Scope") -> bool:
+        first = generator.for_in
+        if self.guard(first.iter, scope).when_true:
+            return True
+        return first.inner_for_in is None and any(self.guard(condition.test, scope, 1).when_true for condition in first.ifs)
 
     def marker_skips(self, call: cst.Call, scope: "Scope") -> bool:
         """`@RunIf(min_cuda_gpus=1)`: a keyword the catalog knows as a CUDA requirement, set to a count >= 1
@@ -415,7 +421,10 @@ class GuardEvaluator:
             first = test.for_in
             inner = self.guard(first.iter, scope, depth + 1)
             whole = not first.ifs and first.inner_for_in is None
-            return Guard(inner.when_true, inner.when_false and whole)
+            # `{s.device for s in stages if s.device.type == "cuda"}`: an element passes only off a Mac
+            kept = bool(first.ifs) and first.inner_for_in is None and any(
+                self.guard(condition.test, scope, depth + 1).when_true for condition in first.ifs)
+            return Guard(inner.when_true or kept, inner.when_false and whole)
         if isinstance(test, cst.IfExp) and not (is_none(test.body) or is_none(test.orelse)):
             # `True if torch.cuda.is_available() else False` (an arm of None: none_guard reads its tests)
             body, orelse = self._value_guard(test.body, scope, depth), self._value_guard(test.orelse, scope, depth)
@@ -945,7 +954,7 @@ class GuardEvaluator:
     def _value_guard(self, value: cst.BaseExpression, scope: "Scope", depth: int) -> Guard:
         """What holding `value` says: a constant is never true (or never false) anywhere, so it agrees
         with either answer; anything else guards as it would as a test."""
-        return _constant_guard(value) or self.guard(value, scope, depth + 1)
+        return _constant_guard(value) or literal_guard(value) or self.guard(value, scope, depth + 1)
 
     def _parametrized(self, binding: "Binding", depth: int) -> Optional[List[Guard]]:
         """A test's parameter that `@pytest.mark.parametrize` hands its values (semantic/parametrize.py):

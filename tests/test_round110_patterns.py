@@ -362,3 +362,23 @@ def test_a_model_the_class_places_and_saves_whole_is_a_checkpoint_not_a_cache():
         """,
         {"CDL109"},
     ) == [("CDL109", 16, 16)]
+
+
+def test_legacy_cuda_tensor_types_named_in_a_table_of_types_are_no_finding():
+    assert lint(
+        """
+        import torch
+
+        TENSOR_TYPES = [torch.FloatTensor, torch.cuda.FloatTensor, torch.Tensor]
+        ORDER = (torch.LongTensor, torch.cuda.LongTensor)
+
+
+        def is_tensor(x):
+            return type(x) in TENSOR_TYPES or type(x) in ORDER
+
+
+        def make(n):
+            return [torch.cuda.FloatTensor(n)], torch.zeros(n).type(torch.cuda.HalfTensor)
+        """,
+        {"CDL212"},
+    ) == [("CDL212", 12, 13), ("CDL212", 12, 61)]

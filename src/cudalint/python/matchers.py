@@ -404,6 +404,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
     depth = len(ctx.stack) - 1
     if _cuda_table_entry(node, ctx) or _in_assert(ctx, "msg") or ctx.compared(depth) or ctx.names_class(depth):
         return
+    if entry.rule.match.get("unless_listed") and _listed(ctx):
+        return  # `TENSOR_TYPES = [torch.FloatTensor, torch.cuda.FloatTensor]`: types named in a table, made nowhere
     before = len(ctx.hits)
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx), related)
     if entry.rule.match.get("at_import") and isinstance(node, cst.Name) and len(ctx.hits) > before:
@@ -471,6 +473,15 @@ def _cuda_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
     return (len(stack) >= 5 and type(holder) is cst.Index and type(stack[-3]) is cst.SubscriptElement
             and type(stack[-4]) is cst.Subscript and len(stack[-4].slice) == 1
             and type(stack[-5]) is cst.AssignTarget and stack[-5].target is stack[-4])
+
+
+def _listed(ctx: FileContext) -> bool:
+    """The node is an element of a list, tuple or set written as the value a name (or attribute) is bound
+    to: a table of the types code compares with (`type(x) in TENSOR_TYPES`), which names them, not a call
+    that makes one."""
+    stack = ctx.stack
+    return (len(stack) >= 4 and type(stack[-2]) is cst.Element and type(stack[-3]) in (cst.List, cst.Tuple, cst.Set)
+            and type(stack[-4]) in (cst.Assign, cst.AnnAssign) and stack[-4].value is stack[-3])
 
 
 def _in_assert(ctx: FileContext, part: str) -> bool:

@@ -51,7 +51,7 @@ def loss(p, t):
 
 
 def helper(p):
-    return p
+    return p @ p
 '''
 
 
@@ -60,7 +60,7 @@ def test_only_regions_that_may_multiply_keep_their_finding():
         ("CDL205", 18, 14),  # self.fc is an nn.Linear: MPS autocast would run it in float16
         ("CDL207", 30, 11),  # torch.einsum is cast
         ("CDL207", 38, 25),  # `@` is a matmul
-        ("CDL207", 40, 25),  # a project function: what it runs is not followed here
+        ("CDL207", 40, 25),  # a function of the file that multiplies (one that only reshapes is followed and not reported)
         ("CDL207", 42, 25),  # group_norm: MPS autocast would run it in float32, not in the half precision given
     ]
 

@@ -254,7 +254,13 @@ def test_a_comprehension_over_what_is_empty_on_a_mac_is_empty_there():
 
 
         def filtered(names):
-            devices = [name for name in names if name.startswith("cuda")]
+            devices = [name for name in names if name.endswith("0")]
+            for device in devices:
+                torch.cuda.get_device_properties(device)
+
+
+        def cuda_only(names):
+            devices = [name for name in names if name.startswith("cuda")]  # kept only where CUDA devices are
             for device in devices:
                 torch.cuda.get_device_properties(device)
         """,

@@ -1756,7 +1756,7 @@ def _cache_paths(klass: cst.ClassDef, saver: str, ctx: FileContext) -> FrozenSet
     return frozenset(found)
 
 
-PLACING_METHODS = frozenset({"to", "cuda", "parameters", "train", "eval", "state_dict", "load_state_dict", "named_parameters"})
+MODULE_METHODS = frozenset({"to", "cuda", "parameters", "named_parameters", "train", "eval", "state_dict", "load_state_dict"})
 
 
 def _placed_attribute(value: cst.BaseExpression, scope, klass: cst.ClassDef) -> bool:
@@ -1768,7 +1768,7 @@ def _placed_attribute(value: cst.BaseExpression, scope, klass: cst.ClassDef) -> 
     pending: List[cst.CSTNode] = [klass.body]
     while pending:
         node = pending.pop()
-        if (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in PLACING_METHODS
+        if (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in MODULE_METHODS
                 and type(node.func.value) is cst.Attribute and node.func.value.attr.value == name
                 and type(node.func.value.value) is cst.Name and node.func.value.value.value == "self"):
             return True

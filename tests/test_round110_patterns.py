@@ -382,3 +382,65 @@ def test_legacy_cuda_tensor_types_named_in_a_table_of_types_are_no_finding():
         """,
         {"CDL212"},
     ) == [("CDL212", 12, 13), ("CDL212", 12, 61)]
+
+
+def test_astype_float_of_anything_is_float64_numpy_data():
+    assert lint(
+        """
+        import torch
+
+
+        def run(points, dev):
+            pts = points.astype(float)
+            return torch.as_tensor(pts, device=dev)
+
+
+        def run32(points, dev):
+            return torch.as_tensor(points.astype("float32"), device=dev)
+        """,
+        {"CDL607"},
+    ) == [("CDL607", 6, 12)]
+
+
+def test_isinstance_of_a_cuda_only_librarys_type_is_a_cuda_guard():
+    assert lint(
+        """
+        import torch
+        from finufft import Plan as cpuPlan
+        try:
+            from cufinufft import Plan as cudaPlan
+        except ImportError:
+            cudaPlan = None
+
+
+        def run(plan, x: torch.Tensor):
+            if isinstance(plan, cpuPlan):
+                return plan.execute(x.numpy())
+            elif isinstance(plan, cudaPlan):
+                return plan.execute(x.cuda())
+
+
+        def other(plan, x):
+            if isinstance(plan, (cpuPlan, dict)):
+                return x.cuda()
+            return x
+        """,
+        {"CDL102"},
+    ) == [("CDL102", 17, 16)]
+
+
+def test_a_move_beside_a_move_of_what_is_there_to_move_is_a_move():
+    assert lint(
+        """
+        import torch
+
+
+        def place(model, x, to_cuda=True):
+            if to_cuda and torch.cuda.is_available():
+                model.to("cuda")
+                if isinstance(x, torch.Tensor):
+                    x = x.to("cuda")
+            return model, x
+        """,
+        {"CDL104"},
+    ) == [("CDL104", 5, 5)]

@@ -1,8 +1,9 @@
 """CDL109 and files a project ships: a `torch.load` of a path built from `__file__` that names a torch
 archive of the project whose pickles record every storage on the CPU needs no map_location. The archive
-is read as pickle opcodes, never unpickled. Anything else stays reported: a storage on another device
-(a meta tensor), any string naming one, an archive of the old format, a FIFO, a path that leaves the
-project through `..` or a symbolic link, a file that is not there."""
+is read as pickle opcodes, never unpickled, in either format (a zip archive, or the pickles one after another
+of a file saved before torch 1.6). Anything else stays reported: a storage on another device (a meta
+tensor), any string naming one, a FIFO, a path that leaves the project through `..` or a symbolic link, a
+file that is not there."""
 
 import os
 
@@ -73,7 +74,20 @@ def test_only_archives_of_cpu_storages_inside_the_project_load_without_map_locat
     os.symlink(tmp_path / "outside.pt", project / "pkg" / "linked.pt")
     files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "", "pkg/model.py": MODULE}
     found = [(line, column) for path, code, line, column in lint_tree(project, monkeypatch, files) if code == "CDL109"]
-    assert found == [(19, 12), (23, 12), (27, 12), (31, 12), (35, 12), (39, 12), (43, 12), (47, 12)]
+    assert found == [(19, 12), (23, 12), (27, 12), (35, 12), (39, 12), (43, 12), (47, 12)]
+
+
+def test_an_old_format_file_is_judged_by_its_storages(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    torch.save({"w": torch.ones(2)}, project / "pkg" / "cpu.pt", _use_new_zipfile_serialization=False)
+    torch.save(torch.empty(2, device="meta"), project / "pkg" / "meta.pt", _use_new_zipfile_serialization=False)
+    (project / "pkg" / "plain.pt").write_bytes(b"\x80\x02K\x01.")  # a pickle of 1, no torch file
+    module = "import os\n\nimport torch\n\nHERE = os.path.dirname(__file__)\n" + "".join(
+        f"{name} = torch.load(os.path.join(HERE, '{name}.pt'))\n" for name in ("cpu", "meta", "plain"))
+    files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "", "pkg/model.py": module}
+    found = [(line, column) for path, code, line, column in lint_tree(project, monkeypatch, files) if code == "CDL109"]
+    assert found == [(7, 8), (8, 9)]
 
 
 PARENTS = '''from pathlib import Path

@@ -29,7 +29,7 @@ from cudalint.python.host_tests import speaks_of_device
 from cudalint.findings import Safety
 from cudalint.python.fixplan import DEVICE, DEVICE_TYPE, TORCH, FixPlan, render
 from cudalint.python.mac_failures import falsy_constant
-from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_cuda_string, is_true, mentions_mac_path, source_of, string_value
+from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_cuda_string, is_none, is_true, mentions_mac_path, source_of, string_value
 from cudalint.python.placement import names_cuda
 from cudalint.python.semantic import guard_facts
 from cudalint.python.semantic.guards import literal_guard
@@ -997,7 +997,20 @@ def _moves_to_cuda(block: cst.BaseSuite, ctx: FileContext) -> bool:
     x.to("cuda")`, `return x.cuda()`), and there is at least one."""
     if not isinstance(block, cst.IndentedBlock) or not block.body:
         return False
-    return all(_statement_moves_to_cuda(statement, ctx, (cst.Expr, cst.Assign, cst.Return)) for statement in block.body)
+    return all(_statement_moves_to_cuda(statement, ctx, (cst.Expr, cst.Assign, cst.Return)) or _moves_if_it_is(statement, ctx)
+               for statement in block.body)
+
+
+def _moves_if_it_is(statement: cst.CSTNode, ctx: FileContext) -> bool:
+    """`if isinstance(x, torch.Tensor): x = x.to("cuda")` (or `if x is not None:`), no `else`: a move of
+    what is there to move, which a move of the block's other values may sit beside."""
+    if type(statement) is not cst.If or statement.orelse is not None:
+        return False
+    test = statement.test
+    typed = (type(test) is cst.Call and type(test.func) is cst.Name and test.func.value == "isinstance") or (
+        type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.IsNot
+        and is_none(test.comparisons[0].comparator))
+    return typed and _moves_to_cuda(statement.body, ctx)
 
 
 def _statement_moves_to_cuda(statement: cst.CSTNode, ctx: FileContext, kinds: Tuple[type, ...]) -> bool:

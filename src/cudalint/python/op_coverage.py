@@ -483,6 +483,11 @@ def fact_of(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fact]:
     func = node.func
     if isinstance(func, cst.Attribute) and not ctx.imports.is_module_ref(func.value):
         receiver = fact_of(func.value, ctx)
+        if receiver is None and func.attr.value == "astype" and node.args:
+            # `points.astype(float)` of anything: NumPy's (or pandas') astype makes an array of that dtype,
+            # whatever it was; a tensor has no astype
+            dtype = _numpy_dtype(node.args[0].value, ctx)
+            return Fact("ndarray", dtype) if dtype in WIDE_DTYPES else None
         return _method_fact(receiver, func.attr, node, ctx) if receiver is not None else None
     name = ctx.imports.resolve(func)
     if name is None:

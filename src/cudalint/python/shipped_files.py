@@ -156,10 +156,15 @@ def holds_cpu_storages_only(path: str) -> bool:
     return _judged[key]
 
 
+LEGACY_MAGIC = 0x1950A86A20F9469CFC6C  # torch/serialization.py: MAGIC_NUMBER, the first pickle of a pre-1.6 file
+
+
 def _judge(path: str) -> bool:
     import zipfile  # only where a load names a shipped file: the start-up of every run does without it
 
     try:
+        if not zipfile.is_zipfile(path):
+            return _judge_legacy(path)
         with zipfile.ZipFile(path) as archive:
             pickles = [entry for entry in archive.infolist() if entry.filename.endswith(".pkl")]
             if not pickles or len(pickles) > MAX_PICKLES or any(entry.file_size > MAX_PICKLE_BYTES for entry in pickles):
@@ -173,6 +178,39 @@ def _judge(path: str) -> bool:
             return on_cpu
     except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, ValueError, EOFError):
         return False
+
+
+def _judge_legacy(path: str) -> bool:
+    """A file saved in torch's format before 1.6 (`_use_new_zipfile_serialization=False`): pickles one
+    after another, the magic number, the protocol version, the system's facts, then the object, whose
+    storages name their locations; the raw storage bytes follow. Those four pickles are walked."""
+    import io
+    import pickletools
+
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_PICKLE_BYTES)
+    stream = io.BytesIO(data)
+    on_cpu = False
+    try:
+        for index in range(4):
+            start = stream.tell()
+            found = False
+            for count, (opcode, argument, _position) in enumerate(pickletools.genops(stream)):
+                if count > MAX_OPCODES:
+                    return False
+                if index == 0 and count == 1 and argument != LEGACY_MAGIC:
+                    return False  # not a torch file: its first pickle holds the magic number alone
+                if type(argument) is str:
+                    if argument == "cpu":
+                        found = True
+                    elif OTHER_DEVICE.fullmatch(argument):
+                        return False
+            if stream.tell() == start:
+                return False
+            on_cpu = on_cpu or found
+    except (ValueError, EOFError, UnicodeDecodeError, TypeError, KeyError, IndexError):
+        return False
+    return on_cpu
 
 
 def _locations(data: bytes) -> Optional[bool]:

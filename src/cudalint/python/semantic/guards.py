@@ -511,6 +511,9 @@ class GuardEvaluator:
         if (isinstance(func, cst.Name) and func.value == "hasattr" and len(call.args) == 2
                 and string_value(call.args[1].value) in self.facts.off_mac_attributes and not self.model.lookup("hasattr", scope)):
             return TRUE_OFF_MAC  # `hasattr(x, "__cuda_array_interface__")`: only an array in CUDA memory has it
+        if (isinstance(func, cst.Name) and func.value == "isinstance" and len(call.args) == 2
+                and not self.model.lookup("isinstance", scope) and self._cuda_library_types(call.args[1].value, scope)):
+            return TRUE_OFF_MAC  # `isinstance(a, cupy.ndarray)`: only a CUDA-only library, which no Mac imports, makes one
         if isinstance(func, cst.Name) and func.value in SAME_TRUTH and not self.model.lookup(func.value, scope):
             if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
                 return self.guard(call.args[0].value, scope, depth + 1)  # the builtin keeps its argument's truth
@@ -1152,6 +1155,19 @@ class GuardEvaluator:
         from cudalint.python.semantic.cuda_imports import cuda_libraries
 
         return text in {library.partition(".")[0] for library in cuda_libraries(self.model)}
+
+    def _cuda_library_types(self, node, scope) -> bool:
+        """The class argument of an isinstance test names only types of libraries that never import on a Mac
+        (`cupy.ndarray`, `cufinufft.Plan` imported under a guard): a type, or a tuple of them."""
+        from cudalint.python.semantic.cuda_imports import cuda_libraries
+
+        parts = [element.value for element in node.elements] if type(node) is cst.Tuple else [node]
+        libraries = cuda_libraries(self.model)
+        for part in parts:
+            qualified = self.model.resolve(part, scope)
+            if qualified is None or not any(qualified == library or qualified.startswith(library + ".") for library in libraries):
+                return False
+        return bool(parts)
 
     def _pair(self, left, right, scope, depth) -> Guard:
         """What `left == right` says of the host, for one pair of a tuple comparison: true only off a

@@ -426,7 +426,7 @@ def test_isinstance_of_a_cuda_only_librarys_type_is_a_cuda_guard():
             return x
         """,
         {"CDL102"},
-    ) == [("CDL102", 17, 16)]
+    ) == [("CDL102", 18, 18)]
 
 
 def test_a_move_beside_a_move_of_what_is_there_to_move_is_a_move():

@@ -444,3 +444,22 @@ def test_a_move_beside_a_move_of_what_is_there_to_move_is_a_move():
         """,
         {"CDL104"},
     ) == [("CDL104", 5, 5)]
+
+
+def test_a_none_default_every_call_in_the_file_passes_is_its_callers_choice():
+    assert lint(
+        """
+        import torch
+
+
+        def stats(path, device=None):
+            return torch.load(path, map_location=device)
+
+
+        def convert(path, device=None):
+            if device is None:
+                device = "cpu"
+            return stats(path, device=device)
+        """,
+        {"CDL109"},
+    ) == []

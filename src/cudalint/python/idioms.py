@@ -1308,6 +1308,9 @@ def _maps_nothing(location: cst.BaseExpression, ctx: FileContext) -> bool:
     function = params[0].scope.node if params else None
     if not isinstance(function, cst.FunctionDef) or _tested(function.body, location.value):
         return False  # `if device is None: device = ...` (or `else:` loads with it): not the default as given
+    passed = ctx.model.call_sites.seen(params[0])
+    if passed and all(argument is not None for argument in passed):
+        return False  # a helper its file calls with a device each time: its callers choose
     defaults = {id(binding.value) for binding in params}
     return any(value.kind == "none" and not value.off_mac and id(value.origin) in defaults
                for value in ctx.model.values(location))

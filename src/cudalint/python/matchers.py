@@ -235,14 +235,16 @@ class MatchIndex:
             # a custom check's modules: whether its words are parts of the names it resolves
             roots, names = check_roots.get(match.get("check"), (frozenset(), False))
             with_ = match.get("words_with", ())
+            own = match.get("word_companions", {})  # a word's own companions, in place of words_with
             for word in match.get("words", ()):
                 if not word.isidentifier():
                     self.text_words.add(word)
                 else:
+                    companions = own.get(word, with_)
                     for root in roots or (None,):
-                        self._under(word, root, self.resolved if names else self.rooted, alone=not with_)
-                    if with_:
-                        needing.setdefault(word, set()).update(with_)
+                        self._under(word, root, self.resolved if names else self.rooted, alone=not companions)
+                    if companions:
+                        needing.setdefault(word, set()).update(companions)
             self.string_words.update(match.get("values", ()))  # strings a check compares values with
             self.text_words.update(match.get("texts", ()))  # words a check reads inside strings, identifiers too
         self.words.discard("")

@@ -73,6 +73,7 @@ class Evaluator:
         self.model = model
         self.memo = {}  # (id(node), id(scope)) -> (values, the depth they were worked out at)
         self.pending = set()  # the expressions being worked out now
+        self.body_facts = {}  # (what, id(function), parameter) -> unused_default's or replaces_none's answer
 
     def values(self, node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Tuple[Value, ...]:
         key = (id(node), id(scope))
@@ -238,15 +239,24 @@ class Evaluator:
                                   else Value(UNKNOWN_KIND, None, binding.node)]
             # the default, evaluated where the function is defined, unless every call in the project passes one
             if (binding.value is not None and not self.model.call_sites.default_never_used(binding)
-                    and not (isinstance(function, cst.FunctionDef) and unused_default(function, binding.name))):
+                    and not (isinstance(function, cst.FunctionDef) and self._body_fact(unused_default, function, binding.name))):
                 default = self.values(binding.value, binding.context, depth + 1)
-                if isinstance(function, cst.FunctionDef) and replaces_none(function, binding.name):
+                if any(value.kind == "none" for value in default) and isinstance(function, cst.FunctionDef) and self._body_fact(
+                        replaces_none, function, binding.name):
                     default = tuple(value for value in default if value.kind != "none")  # `if device is None: device = ...`
                 found[:0] = default
             if _names_int(binding.annotation):
                 found.append(Value("int", None, binding.node))
             return tuple(found)
         return (Value(UNKNOWN_KIND, None, binding.node),)
+
+    def _body_fact(self, read, function: cst.FunctionDef, name: str) -> bool:
+        """`read(function, name)` (unused_default, replaces_none: a walk of the body), once per parameter."""
+        key = (read, id(function), name)
+        found = self.body_facts.get(key)
+        if found is None:
+            found = self.body_facts[key] = read(function, name)
+        return found
 
     def _loop_items(self, binding) -> Optional[List[cst.BaseExpression]]:
         """The elements a `for` loop binds its name to, one by one: a list, tuple or set written out, or a

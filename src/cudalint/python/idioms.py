@@ -975,7 +975,7 @@ def _kept_unless_available(node: cst.If, ctx: FileContext) -> Optional[cst.BaseE
     test = node.test
     if node.orelse is not None or type(test) is not cst.UnaryOperation or type(test.operator) is not cst.Not:
         return None
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
+    body = node.body.body  # the statements of a block, or the small statements of a one-line suite
     last = body[-1] if len(body) == 1 else None
     small = last.body[0] if type(last) is cst.SimpleStatementLine and len(last.body) == 1 else last
     if type(small) is not cst.Return or type(small.value) is not cst.Name:

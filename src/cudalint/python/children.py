@@ -13,6 +13,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
+from cudalint.python.names import is_none
+
 # `try:` statements, with the `try: ... except*` form where this libcst parses it.
 TRY_KINDS = tuple(kind for kind in (getattr(cst, "Try", None), getattr(cst, "TryStar", None)) if kind is not None)
 
@@ -234,7 +236,7 @@ def replaces_none(function: cst.FunctionDef, name: str) -> bool:
     for statement in body:
         if type(statement) is cst.If and _tests_none(statement.test, name):
             return any(_assigns(line, name) for line in statement.body.body)
-        if type(statement) is cst.If and statement.orelse is None and _raises(statement.body):
+        if type(statement) is cst.If and statement.orelse is None and ends_in_raise(statement.body):
             continue  # `if device not in (None, "cpu"): raise ValueError(...)`: a check, the value unchanged
         if _assigns(statement, name):
             value = statement.body[0].value
@@ -248,7 +250,8 @@ def replaces_none(function: cst.FunctionDef, name: str) -> bool:
     return False
 
 
-def _raises(block: cst.BaseSuite) -> bool:
+def ends_in_raise(block: cst.BaseSuite) -> bool:
+    """The block's last statement is a `raise`."""
     last = block.body[-1] if block.body else None
     return type(last) is cst.SimpleStatementLine and type(last.body[-1]) is cst.Raise
 
@@ -259,7 +262,7 @@ def _tests_none(test: cst.BaseExpression, name: str) -> bool:
         return type(test.expression) is cst.Name and test.expression.value == name
     return (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name
             and test.left.value == name and type(test.comparisons[0].operator) in (cst.Is, cst.Equal)
-            and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "None")
+            and is_none(test.comparisons[0].comparator))
 
 
 def _assigns(statement: cst.CSTNode, name: str) -> bool:

@@ -23,7 +23,7 @@ from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
 from cudalint.project.paths import test_module
 from cudalint.python import device_choices, device_index, device_tables, extension_ops, host_copies, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
-from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, find_argument, path_to, reads_name, unused_default
+from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, find_argument, nodes_in, path_to, reads_name, unused_default
 from cudalint.python.context import FileContext
 from cudalint.python.host_tests import speaks_of_device
 from cudalint.findings import Safety
@@ -1319,16 +1319,9 @@ def _maps_nothing(location: cst.BaseExpression, ctx: FileContext) -> bool:
 def _tested(body: cst.CSTNode, name: str) -> bool:
     """The name is part of a test in the body: an if, while or conditional expression's, an operand of
     `and`/`or`/`not`, or a comparison."""
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.If, cst.While, cst.IfExp)) and reads_name(node.test, name):
-            return True
-        if isinstance(node, (cst.BooleanOperation, cst.Comparison, cst.UnaryOperation)) and reads_name(node, name):
-            return True
-        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(code_children(node))
-    return False
+    return any((isinstance(node, (cst.If, cst.While, cst.IfExp)) and reads_name(node.test, name))
+               or (isinstance(node, (cst.BooleanOperation, cst.Comparison, cst.UnaryOperation)) and reads_name(node, name))
+               for node in nodes_in(body))
 
 
 def _ships_cpu_storages(path: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -1780,14 +1773,14 @@ def _placed_attribute(value: cst.BaseExpression, scope, klass: cst.ClassDef) -> 
     or reads its parameters or training mode; what it saves there is a model, made on any machine."""
     if not (type(value) is cst.Attribute and type(value.value) is cst.Name and value.value.value == scope.self_name):
         return False
-    name = value.attr.value
+    name, owner = value.attr.value, value.value.value
     pending: List[cst.CSTNode] = [klass.body]
     while pending:
         node = pending.pop()
         if (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in MODULE_METHODS
                 and type(node.func.value) is cst.Attribute and node.func.value.attr.value == name
-                and type(node.func.value.value) is cst.Name and node.func.value.value.value == "self"):
-            return True
+                and type(node.func.value.value) is cst.Name and node.func.value.value.value == owner):
+            return True  # the methods' own first parameter, as the saving method spells it
         pending.extend(code_children(node))
     return False
 

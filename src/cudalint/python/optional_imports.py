@@ -20,7 +20,7 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from cudalint.project.availability import PARAMETER, called_library, libraries_of, one_of
-from cudalint.python.children import TRY_KINDS, code_children
+from cudalint.python.children import TRY_KINDS, code_children, ends_in_raise
 from cudalint.python.names import is_none, string_value
 from cudalint.python.optional_facts import optional_facts, requirement_module
 from cudalint.python.semantic.guards import UNKNOWN, Guard
@@ -260,17 +260,11 @@ class Availability:
         if inner is None or not isinstance(init.body, cst.IndentedBlock):
             return False
         for statement in init.body.body:
-            if isinstance(statement, cst.If) and _raises(statement.body):
+            if isinstance(statement, cst.If) and ends_in_raise(statement.body):
                 found = self.test(statement.test, inner)
                 if found.when_false and statement.orelse is None:
                     return True
         return False
-
-
-def _raises(block: cst.BaseSuite) -> bool:
-    last = block.body[-1] if block.body else None
-    statements = last.body if isinstance(last, cst.SimpleStatementLine) else ()
-    return bool(statements) and isinstance(statements[-1], cst.Raise)
 
 
 def _module_or_none(bindings) -> Optional[str]:

@@ -42,7 +42,7 @@ import libcst as cst
 
 from cudalint.discover import is_notebook
 from cudalint.project.paths import test_module
-from cudalint.python.children import arm_statements, assignments_in, code_children, enclosing_block, path_to, positional_params, reads_name
+from cudalint.python.children import arm_statements, assignments_in, code_children, enclosing_block, nodes_in, path_to, positional_params, reads_name
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, source_of, string_value
 
@@ -127,15 +127,8 @@ def paired_with_backend(test: cst.BaseExpression, ctx: FileContext) -> bool:
     facts = ctx.model.guards.facts
     backends = facts.mac_backends | facts.off_mac_backends
     wanted = source_of(test)
-    stack = [function.body]
-    while stack:
-        node = stack.pop()
-        if (type(node) is cst.IfExp and string_value(node.body) in backends and string_value(node.orelse) in backends
-                and source_of(node.test) == wanted):
-            return True
-        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(code_children(node))
-    return False
+    return any(type(node) is cst.IfExp and string_value(node.body) in backends and string_value(node.orelse) in backends
+               and source_of(node.test) == wanted for node in nodes_in(function.body))
 
 
 def serves_collectives(ctx: FileContext, names=None) -> bool:

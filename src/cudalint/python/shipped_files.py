@@ -188,40 +188,32 @@ def _judge_legacy(path: str) -> bool:
     import pickletools
 
     with open(path, "rb") as handle:
-        data = handle.read(MAX_PICKLE_BYTES)
-    stream = io.BytesIO(data)
-    on_cpu = False
+        stream = io.BytesIO(handle.read(MAX_PICKLE_BYTES))
     try:
-        for index in range(4):
-            start = stream.tell()
-            found = False
-            for count, (opcode, argument, _position) in enumerate(pickletools.genops(stream)):
-                if count > MAX_OPCODES:
-                    return False
-                if index == 0 and count == 1 and argument != LEGACY_MAGIC:
-                    return False  # not a torch file: its first pickle holds the magic number alone
-                if type(argument) is str:
-                    if argument == "cpu":
-                        found = True
-                    elif OTHER_DEVICE.fullmatch(argument):
-                        return False
-            if stream.tell() == start:
-                return False
-            on_cpu = on_cpu or found
+        magic = [argument for _opcode, argument, _position in pickletools.genops(stream)]
     except (ValueError, EOFError, UnicodeDecodeError, TypeError, KeyError, IndexError):
         return False
-    return on_cpu
+    if LEGACY_MAGIC not in magic:
+        return False  # not a torch file: its first pickle holds the magic number alone
+    found = [_pickle_locations(stream) for _ in range(3)]
+    return None not in found and any(found)
 
 
 def _locations(data: bytes) -> Optional[bool]:
     """None when a string of the pickle names a device other than the CPU (or the pickle cannot be
     walked); else whether one names the CPU."""
     import io
+
+    return _pickle_locations(io.BytesIO(data))
+
+
+def _pickle_locations(stream) -> Optional[bool]:
+    """`_locations` of the one pickle that starts where `stream` stands (which it leaves after its end)."""
     import pickletools
 
     cpu = False
     try:
-        for count, (_opcode, argument, _position) in enumerate(pickletools.genops(io.BytesIO(data))):
+        for count, (_opcode, argument, _position) in enumerate(pickletools.genops(stream)):
             if count > MAX_OPCODES:
                 return None
             if type(argument) is str:

@@ -22,7 +22,7 @@ import libcst as cst
 
 from cudalint.project.facts import TEXT_METHODS
 from cudalint.project.paths import test_module
-from cudalint.python.children import code_children, comes_after
+from cudalint.python.children import code_children, comes_after, ends_in_raise
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, fails_on_mac, falsy_constant
@@ -223,7 +223,7 @@ class GuardEvaluator:
         if inner is None or not isinstance(forward.body, cst.IndentedBlock):
             return False
         for statement in forward.body.body:
-            if isinstance(statement, cst.If) and _ends_in_raise(statement.body) and self.guard(statement.test, inner).when_false:
+            if isinstance(statement, cst.If) and ends_in_raise(statement.body) and self.guard(statement.test, inner).when_false:
                 return True  # raises for any tensor there, whatever the test names
             if _may_return(statement):
                 return False
@@ -279,7 +279,7 @@ class GuardEvaluator:
         what the caller passed, and the caller's own code is where that is reported."""
         if isinstance(statement, cst.If):
             return (
-                _ends_in_raise(statement.body) and statement.orelse is None and self.guard(statement.test, scope, depth + 1).when_false
+                ends_in_raise(statement.body) and statement.orelse is None and self.guard(statement.test, scope, depth + 1).when_false
                 and self._about_host(statement.test, scope)
             )
         if not isinstance(statement, cst.SimpleStatementLine):
@@ -316,15 +316,21 @@ class GuardEvaluator:
         """The body runs only over a sequence that is not empty: `for i in range(torch.cuda.device_count()):`
         (a start of 0 or more and a positive step keep the count's meaning), `for i in visible` with
         `visible = list(range(num_gpus()))`: empty, so never run, on a Mac."""
-        if type(iterable) is cst.GeneratorExp:  # a generator is true as an object: over what it runs over
-            return self._generator_off_mac(iterable, scope)
+        if type(iterable) is cst.GeneratorExp:  # a generator is true as an object: what it yields says
+            return self._comprehension(iterable, scope, 0).when_true
         return self.guard(iterable, scope).when_true
 
-    def _generator_off_mac(self, generator: cst.GeneratorExp, scope: "Scope") -> bool:
-        first = generator.for_in
-        if self.guard(first.iter, scope).when_true:
-            return True
-        return first.inner_for_in is None and any(self.guard(condition.test, scope, 1).when_true for condition in first.ifs)
+    def _comprehension(self, test: cst.BaseComp, scope: "Scope", depth: int) -> Guard:
+        """Whether what a comprehension yields is empty: `[torch.device(f"cuda:{i}") for i in
+        range(torch.cuda.device_count())]` is empty where what its first `for` runs over is (a Mac's), and so
+        is `{s.device for s in stages if s.device.type == "cuda"}`, whose filter passes an element only off a
+        Mac; it is not empty where its first `for` runs over something, unless a filter or another `for` may
+        empty it."""
+        first = test.for_in
+        inner = self.guard(first.iter, scope, depth + 1)
+        single = first.inner_for_in is None
+        filtered = single and any(self.guard(condition.test, scope, depth + 1).when_true for condition in first.ifs)
+        return Guard(inner.when_true or filtered, inner.when_false and single and not first.ifs)
 
     def marker_skips(self, call: cst.Call, scope: "Scope") -> bool:
         """`@RunIf(min_cuda_gpus=1)`: a keyword the catalog knows as a CUDA requirement, set to a count >= 1
@@ -416,15 +422,7 @@ class GuardEvaluator:
         if isinstance(test, cst.NamedExpr):
             return self.guard(test.value, scope, depth + 1)
         if type(test) in (cst.ListComp, cst.SetComp, cst.DictComp):
-            # `[torch.device(f"cuda:{i}") for i in range(torch.cuda.device_count())]`: empty where what its first
-            # `for` runs over is (a Mac's); not empty where that is not, unless a filter or another `for` may empty it
-            first = test.for_in
-            inner = self.guard(first.iter, scope, depth + 1)
-            whole = not first.ifs and first.inner_for_in is None
-            # `{s.device for s in stages if s.device.type == "cuda"}`: an element passes only off a Mac
-            kept = bool(first.ifs) and first.inner_for_in is None and any(
-                self.guard(condition.test, scope, depth + 1).when_true for condition in first.ifs)
-            return Guard(inner.when_true or kept, inner.when_false and whole)
+            return self._comprehension(test, scope, depth)
         if isinstance(test, cst.IfExp) and not (is_none(test.body) or is_none(test.orelse)):
             # `True if torch.cuda.is_available() else False` (an arm of None: none_guard reads its tests)
             body, orelse = self._value_guard(test.body, scope, depth), self._value_guard(test.orelse, scope, depth)
@@ -1314,13 +1312,6 @@ def _rebinds(block: cst.BaseSuite, assigns: Set[int]) -> bool:
                 _rebinds(handler.body, assigns) for handler in statement.handlers):
             return True
     return False
-
-
-def _ends_in_raise(block: cst.BaseSuite) -> bool:
-    """The block's last statement is a `raise`."""
-    body = block.body
-    last = body[-1] if body else None
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
 
 
 def _may_return(statement: cst.CSTNode) -> bool:

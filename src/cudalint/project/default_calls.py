@@ -38,7 +38,8 @@ CACHE_KEY = "\0default-calls"  # the index cache's entry: [names digest, {path: 
 
 Wanted = Dict[str, Tuple[Tuple[str, int], ...]]  # called name -> (parameter, position; -1: keyword only)
 # called name -> parameter -> [calls, calls that may leave it out, [[wrapper, its parameter] handed on],
-#                               calls that pass a value of their own (neither left out nor handed on)]
+#                               calls that pass a value of their own (neither left out nor handed on),
+#                               calls that pass what may be None (`None`, an option whose default is None)]
 Calls = Dict[str, Dict[str, list]]
 
 
@@ -72,6 +73,7 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
     found: Calls = {}
     outside = _imported_from_outside(tree, own) if own else frozenset()
     others = _other_functions(tree, wanted)
+    unset = _options_without_default(tree)
     # (node, the enclosing functions' parameters that default to CUDA -> (the name a call of their function
     # goes by, the parameter); None where that is not known, the class a method is defined in)
     stack: List[Tuple[ast.AST, Dict[str, Optional[Tuple[str, str]]], Optional[str]]] = [(tree, {}, None)]
@@ -111,7 +113,7 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
             if param == TESTS_TOO:
                 continue
             given = keywords.get(param, node.args[position] if 0 <= position < len(node.args) else None)
-            counts = found.setdefault(name, {}).setdefault(param, [0, 0, [], 0])
+            counts = found.setdefault(name, {}).setdefault(param, [0, 0, [], 0, 0])
             counts[0] += 1
             handed = forwarded.get(given.id, False) if type(given) is ast.Name else False
             if spread or given is None or handed is None:
@@ -121,7 +123,38 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
                     counts[2].append(list(handed))
             else:
                 counts[3] += 1
+            if given is not None and _may_be_none(given, unset):
+                counts[4] += 1
     return found
+
+
+def _options_without_default(tree: ast.AST) -> FrozenSet[str]:
+    """The destinations of the module's command-line options that are None unless given: `add_argument(
+    "--device")` or `add_argument("--device", default=None)` (argparse's default is None; not a flag's
+    `action="store_true"`, whose default is False)."""
+    found = set()
+    for node in ast.walk(tree):
+        if not (type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "add_argument"):
+            continue
+        keywords = {keyword.arg: keyword.value for keyword in node.keywords if keyword.arg}
+        default, action = keywords.get("default"), keywords.get("action")
+        if action is not None or "required" in keywords or not (
+                default is None or (type(default) is ast.Constant and default.value is None)):
+            continue
+        dest = keywords.get("dest")
+        if type(dest) is ast.Constant and isinstance(dest.value, str):
+            found.add(dest.value)
+            continue
+        names = [arg.value for arg in node.args if type(arg) is ast.Constant and isinstance(arg.value, str)]
+        long = next((name for name in names if name.startswith("--")), None)
+        if long is not None:
+            found.add(long[2:].replace("-", "_"))
+    return frozenset(found)
+
+
+def _may_be_none(value: ast.AST, unset: FrozenSet[str]) -> bool:
+    """`None`, or `args.<dest>` of an option that is None unless given."""
+    return (type(value) is ast.Constant and value.value is None) or (type(value) is ast.Attribute and value.attr in unset)
 
 
 def _wanted_name(node: ast.AST, wanted: Wanted, outside: FrozenSet[str]) -> Optional[str]:
@@ -151,7 +184,7 @@ def _note_handed_on(value: ast.AST, wanted: Wanted, outside: FrozenSet[str], fou
         return
     for param, _ in wanted[name]:
         if param != TESTS_TOO:
-            counts = found.setdefault(name, {}).setdefault(param, [0, 0, [], 0])
+            counts = found.setdefault(name, {}).setdefault(param, [0, 0, [], 0, 0])
             counts[0] += 1
             counts[1] += 1
 
@@ -281,12 +314,13 @@ def collect(
             calls = calls_in(tree, here, lines, own) if tree is not None and here else {}
         entries[relative] = [content, calls]
         for name, params in calls.items():
-            for param, (count, leaving, handed, chosen) in params.items():
-                counts = total.setdefault(name, {}).setdefault(param, [0, 0, [], 0])
+            for param, (count, leaving, handed, chosen, unset) in params.items():
+                counts = total.setdefault(name, {}).setdefault(param, [0, 0, [], 0, 0])
                 counts[0] += count
                 counts[1] += leaving
                 counts[2].extend(pair for pair in handed if pair not in counts[2])
                 counts[3] += chosen
+                counts[4] += unset
     return total, [names_digest, entries]
 
 
@@ -306,8 +340,9 @@ def _well_formed(calls) -> bool:
     """A stored module's calls as calls_in makes them (the cache sits in the linted tree: never trusted)."""
     return isinstance(calls, dict) and all(
         isinstance(name, str) and isinstance(params, dict) and all(
-            isinstance(param, str) and isinstance(counts, list) and len(counts) == 4
+            isinstance(param, str) and isinstance(counts, list) and len(counts) == 5
             and type(counts[0]) is int and type(counts[1]) is int and isinstance(counts[2], list) and type(counts[3]) is int
+            and type(counts[4]) is int
             and all(isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)
                     for pair in counts[2])
             for param, counts in params.items()

@@ -10,6 +10,7 @@ not, references that let a name escape) for the project's reachability (`project
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import itertools
 import re
@@ -990,23 +991,32 @@ class _Reader:
         # With the returns a Mac never reaches left out, a falsy constant is the function's value there:
         # a GPU count that is 0 when nvidia-smi cannot start is truthy only off a Mac. A function-local
         # import (`import torch` inside it) names what its returns call.
-        saved = self.aliases
-        local = self._local_imports.get(id(node))
-        if local is None:  # judged once per tabulated case: the body is walked once
-            local = self._local_imports[id(node)] = _local_aliases(node, self)
-        if local:
-            self.aliases = {**saved, **local}
-        try:
+        with self.local_imports(node):
             # `else: return False` beside `return torch.cuda.is_available()` is never true anywhere (and
             # `return True`, never false): it keeps what the other returns say, and says nothing alone.
             guards = [(True, False) if dead and _falsy_constant(value) else self._held(value, node, -1)
                       for value in returns]
-        finally:
-            self.aliases = saved
         if not dead and all(_bool_constant(value) for value in returns):
             return None
         true, false = all(g[0] for g in guards), all(g[1] for g in guards)
         return (true, false) if true or false else None
+
+    @contextlib.contextmanager
+    def local_imports(self, function):
+        """The function's own imports (`import torch` inside it) in sight while what it holds is judged."""
+        if function is None:
+            yield
+            return
+        local = self._local_imports.get(id(function))
+        if local is None:  # judged once per tabulated case: the body is walked once
+            local = self._local_imports[id(function)] = _local_aliases(function, self)
+        saved = self.aliases
+        if local:
+            self.aliases = {**saved, **local}
+        try:
+            yield
+        finally:
+            self.aliases = saved
 
     def _attribute_binding(self, name: str, guard: Optional[Tuple[bool, bool]]) -> None:
         """Note one binding of attribute `name` by a class of the module: a guard, or (None) anything else."""

@@ -320,7 +320,7 @@ class ProjectIndex:
         """The name a re-export stands for (`pkg.require_cuda` -> `pkg.testing.require_cuda` when the
         package's __init__ says `from .testing import require_cuda`); the name itself otherwise."""
         for _ in range(MAX_REEXPORTS):
-            module, name, rest = self._split(qualified)
+            module, name, rest = self.split(qualified)
             facts = self.facts.get(self.modules[module]) if module is not None else None
             if facts is None or name in facts.definitions:
                 break
@@ -333,13 +333,13 @@ class ProjectIndex:
     def origin(self, qualified: str) -> Optional[Tuple[str, str]]:
         """(definition, the attribute path after it) of a class or function the project defines at
         module level, through re-exports; None for anything else (a library, a module, a constant)."""
-        module, name, rest = self._split(self.follow(qualified))
+        module, name, rest = self.split(self.follow(qualified))
         facts = self.facts.get(self.modules[module]) if module is not None else None
         if facts is None or name not in facts.definitions:
             return None
         return f"{module}.{name}", rest
 
-    def _split(self, qualified: str) -> Tuple[Optional[str], str, str]:
+    def split(self, qualified: str) -> Tuple[Optional[str], str, str]:
         """`pkg.mod.Class.attr` -> ("pkg.mod", "Class", "attr"): the longest prefix that is a module."""
         parts = qualified.split(".")
         if parts[0] not in self.packages:
@@ -429,7 +429,7 @@ class ProjectIndex:
 
     def ships(self, qualified: str) -> bool:
         """The name comes from a module that is a file of the project (through re-exports)."""
-        return self._split(self.follow(qualified))[0] is not None or qualified in self.modules
+        return self.split(self.follow(qualified))[0] is not None or qualified in self.modules
 
     def is_imported(self, module: str) -> bool:
         """Another module of the project imports this one at module level: it is library code, which
@@ -610,7 +610,7 @@ class ProjectIndex:
         extension module of the project provides (bmtrain's `from .. import C` then `C.ncclAllReduce`;
         spconv's `core_cc`, compiled, with only `.pyi` stubs beside it). False where a module that would
         hold it was not read (it may define it)."""
-        module, name, _ = self._split(self.follow(qualified))
+        module, name, _ = self.split(self.follow(qualified))
         if module is None or not name or f"{module}.{name}" in self.modules:
             return False
         facts = self.facts.get(self.modules[module])
@@ -778,11 +778,13 @@ class ProjectIndex:
         found = table.get("".join(choices))
         return tuple(found) if isinstance(found, list) else found
 
-    def every_call_passes(self, name: str, param: str) -> bool:
+    def every_call_passes(self, name: str, param: str, not_none: bool = False) -> bool:
         """The project calls `name` and each of those calls passes `param` (default_calls.py): a call that
         hands on a wrapper's own CUDA default passes it only if every call of the wrapper passes that, and
         so on along the chain (a cycle, `run` handing to another `run`, adds no call that leaves it out);
-        and some call along it passes a value of its own (a function only calling itself has none)."""
+        and some call along it passes a value of its own (a function only calling itself has none).
+        `not_none`: a call that passes what may be None (`device=args.device` of an option with no default)
+        counts as one that leaves the parameter out (for a parameter whose default is None)."""
         seen, pending, chosen = set(), [(name, param)], False
         while pending:
             pair = pending.pop()
@@ -790,7 +792,7 @@ class ProjectIndex:
                 continue
             seen.add(pair)
             counts = self.default_calls.get(pair[0], {}).get(pair[1])
-            if not counts or counts[0] == 0 or counts[1] > 0:
+            if not counts or counts[0] == 0 or counts[1] > 0 or (not_none and counts[4] > 0):
                 return False
             chosen = chosen or counts[3] > 0
             pending.extend((wrapper, handed) for wrapper, handed in counts[2])
@@ -920,6 +922,14 @@ def _module_name(relative: str, roots: Sequence[str]) -> Optional[str]:
     return None
 
 
+def _script_module(relative: str) -> Optional[str]:
+    """The name in the index of a file no import can name (`exercises/07_gpu/1.py`, `run-train.py`): its path
+    without `.py`, which no import statement can spell; its own facts (calls, tests, defaults) count. None
+    where the path holds a dot (`v1.0/run.py`), which would read as a module and its attribute."""
+    name = relative[:-3]
+    return None if "." in name else name
+
+
 PROJECT_FILES = {"setup.py", "pyproject.toml", "setup.cfg"}
 
 
@@ -1042,7 +1052,7 @@ def build_index(
     # A script folder's file imports what lies beside it, so its facts change with that too: its key holds it.
     for path, relative in zip(files, relative_paths):
         if relative.endswith(".py"):
-            module = named[relative]
+            module = named[relative] or _script_module(relative)
             if module is None:
                 continue
             data = _read(path)
@@ -1167,7 +1177,7 @@ def _globals_read(index: "ProjectIndex") -> frozenset:
                 qualified = starred.get(qualified)
                 if qualified is None:
                     continue
-            owner, name, _ = index._split(index.follow(qualified))
+            owner, name, _ = index.split(index.follow(qualified))
             if owner is not None and owner != module:
                 found.add(f"{owner}.{name}")
     return frozenset(found)

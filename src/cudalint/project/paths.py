@@ -32,10 +32,11 @@ def as_sibling(module: str, siblings: dict[str, str]) -> str:
 
 def test_module(module_name: str, path: str = "") -> bool:
     """A module of a test suite, by where it sits or its name (pytest's and unittest's conventions):
-    under a test folder, `test_*.py`, `*_test.py`, or a conftest. The module name says where in the
+    under a test folder, `test_*.py`, `*_test.py`, `test.py` or `tests.py` (unittest's `test*.py`, Django's
+    `tests.py`), or a conftest. The module name says where in the
     project; without one (a file linted alone) the path as given does, its folders only when relative."""
     if module_name:
-        parts = module_name.split(".")
+        parts = module_name.replace("/", ".").split(".")  # `tests/test-io` names a file no import can name
     elif not path.strip("/"):
         return False
     else:
@@ -43,4 +44,4 @@ def test_module(module_name: str, path: str = "") -> bool:
         if ABSOLUTE.match(path):
             parts = parts[-1:]  # the folders above the project say nothing about it
     return bool(parts) and (bool(TEST_PARTS.intersection(parts[:-1])) or parts[-1].startswith("test_")
-                            or parts[-1].endswith("_test") or parts[-1] == "conftest")
+                            or parts[-1].endswith("_test") or parts[-1] in ("test", "tests", "conftest"))

@@ -141,7 +141,8 @@ class _Uses:
             if tracking:
                 reader.leaves = []
             try:
-                self.guard_of[key] = reader._guard(test, function)
+                with reader.local_imports(function):  # `import torch` inside the function names its tests
+                    self.guard_of[key] = reader._guard(test, function)
                 if tracking:
                     self.leaves_of[key] = list(dict.fromkeys(reader.leaves))
             finally:
@@ -168,7 +169,8 @@ class _Uses:
             reader = self.reader
             judge = lambda: reader._known(reader._guard(test, function))  # noqa: E731
             leaves = self.leaves_of.get(key)
-            entry = reader.table_of(judge) if leaves is None else reader.tabulate(judge, leaves)
+            with reader.local_imports(function):
+                entry = reader.table_of(judge) if leaves is None else reader.tabulate(judge, leaves)
             self.condition_of[key] = len(self.conditions) if entry is not None else None
             if entry is not None:
                 self.conditions.append(entry)
@@ -684,10 +686,16 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
                 matches[text] = [text] if text in index.modules else []
         return matches[text]
 
+    def in_tests(target: str) -> bool:
+        """The definition lies in a test module (a test's helper, a fixture's class)."""
+        module = index.split(target)[0] if target not in index.modules else target
+        return module is not None and test_module(module, index.modules.get(module, ""))
+
     for path, facts in index.facts.items():
         module = index.paths.get(path)
         if module is None:
             continue
+        testing = test_module(module, path)
         for local, names in facts.decorators.items():
             decorators[f"{module}.{local}"] = names
         # A module that cannot load on a Mac (an unguarded import of a CUDA-only library at its top) runs
@@ -717,6 +725,8 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             if escapes or rest:
                 escaped.add(target)
                 continue
+            if testing and not in_tests(target):
+                continue  # a library's function only its tests call is public: its users call it unguarded
             places = sites.setdefault(target, [])
             listed = [(c, True) for c in guarded] + [(c, False) for c in unguarded]
             listed.extend((c, _satisfied(index, facts.conditions, tests)) for c, tests in tested)

@@ -314,8 +314,10 @@ def _chooses_cuda(node: cst.BaseExpression, ctx: FileContext) -> bool:
 
 
 def _is_cpu_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """"cpu" (or "cpu:0", the same device), as it is or as `torch.device(...)`."""
-    if _names_cpu(string_value(node)):
+    """"cpu" (or "cpu:0", the same device), as it is or as `torch.device(...)`; or -1, the CPU of Hugging Face's
+    pipelines (transformers/pipelines/base.py: `device=-1` runs on the CPU), beside a CUDA ordinal."""
+    if _names_cpu(string_value(node)) or (type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus
+                                          and type(node.expression) is cst.Integer and node.expression.value == "1"):
         return True
     named = _named_strings(node, ctx)
     if named:
@@ -344,10 +346,16 @@ def _names_cpu(text: Optional[str]) -> bool:
 
 
 def _is_device_argument(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """The expression is what a device parameter receives: `torch.device(<it>)`, `device=<it>`, `.to(<it>)`."""
+    """The expression is what a device parameter receives: `torch.device(<it>)`, `device=<it>`, `.to(<it>)`,
+    or what is assigned to a device (`device = <it>`, `self.device = <it>`, `kwargs["device"] = <it>`)."""
     stack = ctx.stack
     arg = stack[-2] if len(stack) >= 2 else None
     call = stack[-3] if len(stack) >= 3 else None
+    if type(arg) is cst.Assign and arg.value is node and len(arg.targets) == 1:
+        target = arg.targets[0].target
+        key = target.slice[0].slice.value if type(target) is cst.Subscript and _chosen_name(target) else None
+        name = string_value(key) if key is not None else _chosen_name(target).rpartition(".")[2]
+        return name == "device"
     if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call) or arg.value is not node:
         return False
     if arg.keyword is not None:
@@ -384,6 +392,10 @@ def _is_gpu_under_cuda(arm: cst.BaseExpression, test: cst.BaseExpression, ctx: F
 
 
 def _compares_to_cuda(test: cst.BaseExpression) -> bool:
+    """A test of a device's (or a tensor's) type against CUDA: `"cuda" in str(device)`, `device.type ==
+    "cuda"`, `x.is_cuda`."""
+    if type(test) is cst.Attribute and test.attr.value == "is_cuda":
+        return True
     if isinstance(test, cst.Comparison):
         return is_cuda_string(test.left) or any(is_cuda_string(t.comparator) for t in test.comparisons)
     if isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("startswith"):
@@ -469,13 +481,41 @@ def _chosen_unless_cuda_missing(tests, arms, ctx: FileContext) -> Optional[cst.B
     is available, the CPU everywhere else. The chosen arm, or None."""
     if len(tests) != 1:
         return None
-    test, kept, cpu = tests[0], arms[0], arms[1]
-    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        test, kept, cpu = test.expression, cpu, kept
-    if not _is_availability_query(test, ctx) or not _is_cpu_arm(cpu, ctx):
+    outcome = _cuda_outcome(tests[0], ctx)
+    if outcome is None:
+        return None
+    kept, cpu = (arms[0], arms[1]) if outcome else (arms[1], arms[0])
+    if not _is_cpu_arm(cpu, ctx):
         return None
     name = kept.value if type(kept) is cst.Name else kept.attr.value if type(kept) is cst.Attribute else None
     return kept if name is not None and DEVICE_NAME_RE.search(name) is not None else None
+
+
+def _cuda_outcome(test: cst.BaseExpression, ctx: FileContext) -> Optional[bool]:
+    """Which outcome of a test only a CUDA host sees (`torch.cuda.is_available()`, a name bound to it, `device
+    is None or not use_cuda`: the guard evaluator's answer), or None: neither, or a test that names a path a Mac
+    takes or the platform (`sys.platform == "darwin"`), where keeping the CPU on a Mac is the author's choice."""
+    guard = ctx.model.guard(test)
+    if guard.when_true == guard.when_false or mentions_mac_path(test) or ctx.model.guards.tests_platform(test, ctx.model.scope):
+        return None
+    return guard.when_true if _asks_the_host(test, ctx, 0) else None
+
+
+def _asks_the_host(test: cst.BaseExpression, ctx: FileContext, depth: int) -> bool:
+    """The test asks the host whether CUDA is there (`torch.cuda.is_available()`), itself or through a local
+    name bound to such a question: not a test of a device's type (`self.device.type == "cuda"`), which keeps
+    the CPU for a part the author runs on CUDA alone."""
+    pending: List[cst.CSTNode] = [test]
+    queries = guard_facts().queries
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Call and ctx.model.resolve(node.func) in queries:
+            return True
+        if type(node) is cst.Name and depth < 2:
+            if any(_asks_the_host(value, ctx, depth + 1) for value, _ in ctx.model.assigned(node)):
+                return True
+        pending.extend(code_children(node))
+    return False
 
 
 def _kept_unless_cuda_missing(node: cst.If, ctx: FileContext) -> Optional[str]:
@@ -486,15 +526,12 @@ def _kept_unless_cuda_missing(node: cst.If, ctx: FileContext) -> Optional[str]:
     device's source, or None."""
     if node.orelse is not None and type(node.orelse) is not cst.Else:
         return None  # an elif chain chooses among more than two
-    test, missing, other = node.test, node.body, node.orelse.body if node.orelse is not None else None
-    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        test = test.expression
-    elif other is not None:
+    missing, other = node.body, node.orelse.body if node.orelse is not None else None
+    outcome = _cuda_outcome(node.test, ctx)
+    if outcome is None or (outcome and other is None):
+        return None
+    if outcome:
         missing, other = other, missing
-    else:
-        return None
-    if not _is_availability_query(test, ctx):
-        return None
     kept_values = {name: value for name, value in _chosen(other) if name} if other is not None else {}
     for target, value in _chosen(missing):
         if not target or not _is_cpu_arm(value, ctx) or target.rpartition(".")[2] == "map_location":
@@ -1226,12 +1263,17 @@ def default_backend(registry: Registry) -> None:
 def _torch_load(node: cst.Call, ctx: FileContext) -> None:
     loader = ctx.imports.resolve(node.func) or ""
     saver = selection_use.loaders().get(loader)
-    if saver is None:
+    downloaded = loader in selection_use.downloaders()
+    if saver is None and not downloaded:
         return
     positional = [arg for arg in node.args if arg.keyword is None]
     if any(arg.star for arg in node.args):
         return
-    location = _load_location(node)
+    location = _load_location(node, 2 if downloaded else 1)
+    if downloaded:  # published weights: only a CUDA map_location is the code's own choice
+        if location is not None:
+            _report_cuda_location(location, ctx)
+        return
     unmapped = location is None or _maps_nothing(location, ctx)
     if unmapped and positional and (_saved_here(positional[0].value, saver, ctx) or _temporary(positional[0].value, ctx)):
         return  # a file this code saved itself (a round-trip test) loads onto the device it came from
@@ -1276,7 +1318,14 @@ def _torch_load(node: cst.Call, ctx: FileContext) -> None:
             FixPlan(Safety.SAFE, "load onto the accelerator in use",
                     [(location, f"None if {TORCH}.cuda.is_available() else {DEVICE}")]) if written else None,
         )
-    elif any(value.is_cuda_device() and not value.off_mac for value in ctx.model.values(location)):
+    else:
+        _report_cuda_location(location, ctx)
+
+
+def _report_cuda_location(location: cst.BaseExpression, ctx: FileContext) -> None:
+    """A map_location that is a CUDA device (written there or reaching it) or a function that moves each storage
+    with `.cuda(...)`."""
+    if any(value.is_cuda_device() and not value.off_mac for value in ctx.model.values(location)):
         for value in ctx.model.values(location):
             if not value.is_cuda_device() or value.off_mac:
                 continue
@@ -1510,10 +1559,11 @@ def _load_source(call: cst.Call) -> str:
     return source_of(argument) if argument is not None else ""
 
 
-def _load_location(call: cst.Call) -> Optional[cst.BaseExpression]:
+def _load_location(call: cst.Call, index: int = 1) -> Optional[cst.BaseExpression]:
+    """The map_location of a load: by keyword, or the positional argument at `index` (torch.load's second)."""
     location = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "map_location"), None)
     positional = [arg for arg in call.args if arg.keyword is None]
-    return location if location is not None or len(positional) < 2 else positional[1].value
+    return location if location is not None or len(positional) <= index else positional[index].value
 
 
 def _calls_in(body) -> List[cst.Call]:

@@ -679,14 +679,57 @@ def _default_made_on_device(node: cst.CSTNode, ctx: FileContext) -> Optional[cst
     scope = ctx.model.scopes.get(id(function))
     if scope is None or len(scope.bindings.get(name, ())) != 1:
         return None  # `dtype = dtype or torch.float32`: the body decides
-    for current in nodes_in(function.body):
+    found = _made_on_device(function.body, scope, lambda value: type(value) is cst.Name and value.value == name, ctx)
+    if found is not None:
+        return found
+    # `self.dtype = dtype` in `__init__`, then `torch.zeros(n, device=self.device, dtype=self.dtype)` in a method
+    owner = scope.parent
+    stored = _kept_on_self(function, name) if function.name.value == "__init__" and owner is not None and owner.kind == "class" else None
+    if stored is None or len(ctx.model.class_attributes.bindings(owner, stored) or ()) != 1:
+        return None
+    for statement in owner.node.body.body:
+        inner = ctx.model.scopes.get(id(statement)) if type(statement) is cst.FunctionDef else None
+        if inner is not None:
+            found = _made_on_device(statement.body, inner, lambda value: _self_attribute(value, statement) == stored, ctx)
+            if found is not None:
+                return found
+    return None
+
+
+def _made_on_device(body, scope, is_dtype, ctx: FileContext) -> Optional[cst.Call]:
+    """The first torch call (or `.to(...)`) of the body that is handed a dtype `is_dtype` accepts and a device
+    that is not the CPU (on a Mac or anywhere)."""
+    for current in nodes_in(body):
         if type(current) is cst.Call:
             dtype, device = find_argument(current, "dtype", None), find_argument(current, "device", None)
-            if (dtype is not None and device is not None and type(dtype.value) is cst.Name and dtype.value.value == name
-                    and (ctx.model.resolve(current.func, scope) or "").startswith("torch.")
-                    and not names_host(ctx.model, device.value, scope) and not cpu_on_a_mac(ctx.model, device.value, scope)):
+            if dtype is None or device is None or not is_dtype(dtype.value):
+                continue
+            func = current.func
+            if not ((ctx.model.resolve(func, scope) or "").startswith("torch.")
+                    or (type(func) is cst.Attribute and func.attr.value == "to" and not ctx.model.is_module_ref(func.value))):
+                continue
+            if not names_host(ctx.model, device.value, scope) and not cpu_on_a_mac(ctx.model, device.value, scope):
                 return current
     return None
+
+
+def _kept_on_self(function: cst.FunctionDef, name: str) -> Optional[str]:
+    """The attribute a statement of the method's own body stores the parameter in: `self.dtype = dtype`."""
+    for statement in function.body.body:
+        for small in statement.body if type(statement) is cst.SimpleStatementLine else ():
+            if (type(small) is cst.Assign and len(small.targets) == 1 and type(small.value) is cst.Name and small.value.value == name):
+                attribute = _self_attribute(small.targets[0].target, function)
+                if attribute is not None:
+                    return attribute
+    return None
+
+
+def _self_attribute(node: cst.CSTNode, method: cst.FunctionDef) -> Optional[str]:
+    """`self.<name>` of the method's own first parameter: the name, else None."""
+    params = method.params.params
+    if not params or type(node) is not cst.Attribute or type(node.value) is not cst.Name:
+        return None
+    return node.attr.value if node.value.value == params[0].name.value else None
 
 
 def _moves_to_host_on_a_mac(call: cst.Call, ctx: FileContext) -> bool:
@@ -1120,6 +1163,9 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
             why = "; the branch where it is False raises"
         elif _decides_placement(node, ctx):
             why = "; the branch where it is True moves values to CUDA, so beside an MPS tensor they stay on the CPU"
+        elif _records_device(node, ctx):
+            why = ("; only the branch where it is True keeps the tensor's device, so beside an MPS tensor what is made"
+                   " on the device kept is made on the CPU")
         elif _numpy_when_false(node, ctx):
             why = "; the branch where it is False calls .numpy() on it, which raises for an MPS tensor"
         else:
@@ -1323,7 +1369,7 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
             negated = isinstance(inner, cst.UnaryOperation) and inner.expression is name
             if negated:
                 return ends_flow(holder.body, ctx.model) != "raise"
-            if _moved_to_cuda(holder.body, ctx):
+            if _moved_to_cuda(holder.body, ctx) or _device_kept(holder, ()):
                 return False  # `if use_cuda: batch = batch.cuda()`: "is on the accelerator", which MPS is too
             return not (isinstance(holder.orelse, cst.Else) and ends_flow(holder.orelse.body, ctx.model) == "raise")
         return False
@@ -1379,6 +1425,35 @@ def _decides_placement(node: cst.Attribute, ctx: FileContext) -> bool:
         if not moved or any(value.deep_equals(owner) for value in moved for owner in tested):
             return False
         return not (type(holder) is cst.If and _placed_beside_after(moved, tested, stack, depth))
+    return False
+
+
+def _records_device(node: cst.Attribute, ctx: FileContext) -> bool:
+    """`if output.is_cuda: device = output.get_device()` with no `else` (the YOLO ports' grids, made with
+    `device=device` after it): the attribute is the test of an `if` whose branch keeps the tested tensor's
+    device in a name, left as it was (None: the CPU) for a tensor on MPS."""
+    holder = ctx.parent
+    return type(holder) is cst.If and holder.test is node and _device_kept(holder, (node.value,))
+
+
+def _device_kept(node: cst.If, tested) -> bool:
+    """The `if`, with no `else`, assigns a name the device of a tensor (of one of `tested`, where given):
+    `device = x.get_device()`, `device = x.device`."""
+    if node.orelse is not None:
+        return False
+    for statement in node.body.body:
+        for small in statement.body if type(statement) is cst.SimpleStatementLine else ():
+            if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
+                continue
+            value = small.value
+            if type(value) is cst.Call and not value.args and type(value.func) is cst.Attribute and value.func.attr.value == "get_device":
+                owner = value.func.value
+            elif type(value) is cst.Attribute and value.attr.value == "device":
+                owner = value.value
+            else:
+                continue
+            if not tested or any(owner.deep_equals(one) for one in tested):
+                return True
     return False
 
 

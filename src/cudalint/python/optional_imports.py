@@ -133,6 +133,8 @@ class Availability:
         if qualified is not None:
             return self._project(qualified)
         bindings = model.bindings_of(node, scope)
+        if len(bindings) > 1:  # `HAS_TRITON = HAS_TRITON and ...` after the try: the bindings that reach the read
+            bindings = model.guards.straight_line(bindings, node)
         if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
             return NOTHING
         return self._only_when_available([(binding.value, binding.context) for binding in bindings], depth)

@@ -36,7 +36,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Dict, List, Optional
+from typing import Dict, FrozenSet, List, Optional
 
 import libcst as cst
 
@@ -55,6 +55,16 @@ def loaders() -> Dict[str, str]:
 
     catalog = load_catalog()
     return dict(catalog["CDL109"].match.get("loaders", {})) if "CDL109" in catalog else {}
+
+
+@functools.lru_cache(maxsize=1)
+def downloaders() -> FrozenSet[str]:
+    """The loaders of weights downloaded by URL, which take a map_location as their third argument (CDL109's
+    catalog entry)."""
+    from cudalint.catalog import load_catalog
+
+    catalog = load_catalog()
+    return frozenset(catalog["CDL109"].match.get("downloaders", ())) if "CDL109" in catalog else frozenset()
 
 
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in (
@@ -433,12 +443,7 @@ def _is_map_location(arg, call, ctx: FileContext) -> bool:
             and isinstance(call, cst.Call)):
         return False
     callee = ctx.model.resolve(call.func)
-    return callee in loaders() or callee in DOWNLOADERS
-
-
-# Loaders of a checkpoint downloaded by URL, which take a map_location as torch.load does (torch/hub.py:
-# load_state_dict_from_url(url, model_dir=None, map_location=None, ...); torch.utils.model_zoo.load_url is it)
-DOWNLOADERS = frozenset({"torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})
+    return callee in loaders() or callee in downloaders()
 
 
 def loads_only_after(node: cst.If, names, ctx: FileContext) -> bool:

@@ -21,6 +21,7 @@ import libcst as cst
 
 from cudalint.project.paths import test_module
 from cudalint.python.children import code_children
+from cudalint.python.names import is_none
 from cudalint.python.semantic.scopes import leaves
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,9 +68,14 @@ class CallSites:
         if not self._callers_in_sight(function, binding.scope) or not self._arguments_as_passed(function, binding.scope):
             return None
         found = self.seen(binding)
-        if not found and not function.name.value.startswith("test"):
+        if not found and not self._a_test(function):
             return None  # a test with no caller here is still called, by the runner, with its defaults
         return found
+
+    def _a_test(self, function: cst.FunctionDef) -> bool:
+        """A test the runner calls: a `test*` function of a test module (a library's `Trainer.test(self,
+        saved_model=None)` is an entry point for users, as any other method)."""
+        return function.name.value.startswith("test") and test_module(self.model.module_name, self.model.path)
 
     def in_sight(self, binding: "Binding") -> Optional[List[Optional[Argument]]]:
         """`arguments`, and besides, for a private module-level helper (`_load`) no other module of the
@@ -140,7 +146,7 @@ class CallSites:
         module = self.model.module_name
         if module and owner is self.model.module_scope and project.exported(f"{module}.{name}"):
             return False
-        return project.every_call_passes(name, binding.name)
+        return project.every_call_passes(name, binding.name, not_none=is_none(binding.value))
 
     def _arguments_as_passed(self, function: cst.FunctionDef, scope: "Scope") -> bool:
         """The function receives what its calls pass: no decorator that may supply or replace arguments
@@ -159,9 +165,7 @@ class CallSites:
         if name.startswith("__"):
             return False
         parent = scope.parent
-        if name.startswith("test") or (parent is not None and parent.kind == "function"):
-            return True
-        if test_module(self.model.module_name, self.model.path):
+        if (parent is not None and parent.kind == "function") or test_module(self.model.module_name, self.model.path):
             return True
         project = self.model.project
         if (parent is not None and parent.kind == "class" and name.startswith("_") and project is not None

@@ -844,23 +844,31 @@ class GuardEvaluator:
         test (in its body or else, or after it returned early) comes after it. `world_size =
         torch.cuda.device_count()`, then `if world_size > 1:` that binds `world_size = get_world_size()`."""
         found = [binding for binding in bindings if not any(id(node) in self._test_nodes(test) for test, _ in binding.conditions)]
-        return self._straight_line(found or bindings, node)
+        return self.straight_line(found or bindings, node)
 
-    def _straight_line(self, bindings: List["Binding"], node: cst.CSTNode) -> List["Binding"]:
-        """An assignment that is a statement of the function's own body, before the read, hides the
-        bindings before it: `use_cuda = use_cuda and torch.cuda.is_available()` after the parameter."""
-        scope = bindings[0].scope
-        if len(bindings) < 2 or scope.kind != "function" or any(binding.scope is not scope for binding in bindings) \
-                or not isinstance(scope.node, cst.FunctionDef) or not isinstance(scope.node.body, cst.IndentedBlock):
+    def straight_line(self, bindings: List["Binding"], node: cst.CSTNode) -> List["Binding"]:
+        """The bindings of a name, read at `node`, that can reach the read, where the read and they are
+        statements of one function's body (or of the module's): an assignment statement before the read
+        hides the bindings before it (`use_cuda = use_cuda and torch.cuda.is_available()` after the
+        parameter), and a binding in a later statement, or by the assignment whose value holds the read
+        (`HAS_TRITON = HAS_TRITON and ...`), comes after it. A read or a binding inside a nested function
+        runs at another time: such a read is only hidden from, such a binding always kept."""
+        scope = bindings[0].scope if bindings else None
+        if len(bindings) < 2 or any(binding.scope is not scope for binding in bindings):
             return bindings
-        assigns = {id(binding.node) for binding in bindings if binding.kind == "assign"}
-        body = scope.node.body
-        statements = body.body
-        read = _statement_index(scope, body, node, statements)
+        if scope.kind == "function" and isinstance(scope.node, cst.FunctionDef) and isinstance(scope.node.body, cst.IndentedBlock):
+            statements, depth = scope.node.body.body, 2  # FunctionDef -> IndentedBlock -> statement
+        elif scope.kind == "module" and isinstance(scope.node, cst.Module) and not self._globals_rewritten():
+            statements, depth = scope.node.body, 1  # Module -> statement
+        else:
+            return bindings
+        read = _place(scope, node, statements, depth)
         if read is None:
             return bindings  # the read is not in the body (a default, a decorator)
+        read_at, read_small, read_later = read
+        assigns = {id(binding.node) for binding in bindings if binding.kind == "assign"}
         hidden = None  # the bindings in statements before this index are hidden
-        for index in range(read):  # in order, up to the read
+        for index in range(read_at):  # in order, up to the read
             statement = statements[index]
             if isinstance(statement, cst.SimpleStatementLine) and any(id(small) in assigns for small in statement.body):
                 hidden = index
@@ -869,16 +877,23 @@ class GuardEvaluator:
                 # `if use_cupy: try: use_cupy = cp.cuda.is_available() / except ImportError: use_cupy = False`:
                 # what was bound before reaches past it only where it was false, which never makes it true
                 hidden = index
-        if hidden is None:
-            return bindings  # no assignment statement before the read
         kept = []
         for binding in bindings:
             if binding.kind == "param":
+                if hidden is None:
+                    kept.append(binding)
                 continue
-            at = _statement_index(scope, body, binding.node, statements)
-            if at is None or at >= hidden:
+            place = _place(scope, binding.node, statements, depth)
+            if place is None or place[2]:
+                kept.append(binding)  # not a statement of the body, or bound inside a function it defines
+                continue
+            at, small = place[0], place[1]
+            if not read_later and (at > read_at or (at == read_at and binding.kind == "assign" and small is not None
+                                                    and read_small is not None and small >= read_small)):
+                continue  # bound after the read
+            if hidden is None or at >= hidden:
                 kept.append(binding)
-        return kept
+        return kept or bindings
 
     def _test_nodes(self, test: cst.CSTNode) -> FrozenSet[int]:
         """The ids of the nodes of a condition's test (none for a condition that is a statement: an import
@@ -1091,20 +1106,27 @@ class GuardEvaluator:
                     if equal is not None:  # `device_id != "cpu"` after `device_id = "cpu"`: decided as written
                         return TRUE_OFF_MAC.negated() if equal == positive else TRUE_OFF_MAC
                 for side, other in ((left, right), (right, left)):
-                    if self._equal_only_off_mac(side, string_value(other), scope, depth):
-                        return TRUE_OFF_MAC if positive else TRUE_OFF_MAC.negated()
+                    equal = self._equal_on_a_mac(side, string_value(other), scope, depth)
+                    if equal is not None:
+                        return TRUE_OFF_MAC.negated() if equal == positive else TRUE_OFF_MAC
         return UNKNOWN
 
-    def _equal_only_off_mac(self, side, text: Optional[str], scope, depth: int) -> bool:
-        """A name (or attribute) every value of which is a written string, and those equal to `text` are taken
-        only off a Mac: `kind = "amgx" if device.type == "cuda" else "torch"`, or what a function of the file
-        returns only under such a test, so `kind == "amgx"` is true only off a Mac."""
+    def _equal_on_a_mac(self, side, text: Optional[str], scope, depth: int) -> Optional[bool]:
+        """Whether a name (or attribute) equals `text` on every Mac (True) or on none (False), where some of its
+        values are taken only off a Mac and the others are written strings that all agree: `kind = "amgx" if
+        device.type == "cuda" else "torch"` (or what a function of the file returns only under such a test)
+        makes `kind == "amgx"` true only off a Mac; `device = "cpu" if not use_cuda else device` makes
+        `device == "cpu"` false only off a Mac, whatever the caller's device is. None where it cannot tell."""
         if text is None or type(side) not in (cst.Name, cst.Attribute) or depth > MAX_DEPTH:
-            return False
+            return None
         values = self.model.values(side, scope, depth + 1)
-        return (bool(values) and all(value.kind == "str" for value in values)
-                and any(value.off_mac for value in values)
-                and all(value.off_mac or value.data != text for value in values))
+        if len(values) >= MAX_VALUES:
+            return None
+        on_mac = [value for value in values if not value.off_mac]
+        if not on_mac or len(on_mac) == len(values) or any(value.kind != "str" for value in on_mac):
+            return None
+        answers = {value.data == text for value in on_mac}
+        return answers.pop() if len(answers) == 1 else None
 
     def _never_none(self, node: cst.BaseExpression, scope, depth) -> bool:
         """Every value the expression can hold is a constant that is not None, or what the command line gives
@@ -1207,6 +1229,17 @@ class GuardEvaluator:
     def _container_all_cuda(self, node, scope, depth) -> bool:
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)) and node.elements:
             return all(self._all_cuda(element.value, scope, depth) for element in node.elements)
+        return False
+
+    def tests_platform(self, test: cst.BaseExpression, scope: "Scope") -> bool:
+        """Some part of the test is the platform (`sys.platform == "darwin"`, `platform.system() != "Linux"`):
+        what it decides for a Mac, it decides knowingly."""
+        pending = [test]
+        while pending:
+            node = pending.pop()
+            if type(node) in (cst.Name, cst.Attribute, cst.Call) and self._is_platform(node, scope, 0):
+                return True
+            pending.extend(code_children(node))
         return False
 
     def _is_platform(self, node, scope, depth) -> bool:
@@ -1332,13 +1365,25 @@ def _named(node, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
 
 
-def _statement_index(scope: "Scope", body: cst.IndentedBlock, node: cst.CSTNode, statements) -> Optional[int]:
-    """The index of the statement of a function's own body that holds the node; None when no statement does."""
+DEFERRED = (cst.FunctionDef, cst.Lambda)  # what they hold runs when called, not where they stand
+
+
+def _place(scope: "Scope", node: cst.CSTNode, statements, depth: int):
+    """Where a node lies among the statements of a function's (or the module's) own body: (the index of the
+    statement that holds it, the index of its small statement in a simple statement line or None, whether
+    it lies inside a function or lambda defined there); None when no statement holds it."""
     path = scope.path_to(node)
-    if path is None or len(path) < 3 or path[1] is not body:
+    if path is None or len(path) <= depth:
         return None
-    top = path[2]
-    return next((index for index, statement in enumerate(statements) if statement is top), None)
+    top = path[depth]
+    at = next((index for index, statement in enumerate(statements) if statement is top), None)
+    if at is None:
+        return None
+    small = None
+    if type(top) is cst.SimpleStatementLine and len(path) > depth + 1:
+        inner = path[depth + 1]
+        small = next((index for index, part in enumerate(top.body) if part is inner), None)
+    return at, small, any(isinstance(step, DEFERRED) for step in path[depth:-1])
 
 
 def _is_property(function: cst.CSTNode) -> bool:

@@ -305,6 +305,8 @@ class Evaluator:
             if imported is not None:
                 return (Value("ref", self.model.canonical(imported), node),)
             return (Value(UNKNOWN_KIND, None, node),)
+        # `device = "cpu" if not use_cuda else device` before the read hides the parameter it rebinds
+        bindings = self.model.guards.straight_line(bindings, node)
         return self._bound(bindings, depth) or (Value(UNKNOWN_KIND, None, node),)
 
     def _attribute(self, node: cst.Attribute, scope, depth) -> Tuple[Value, ...]:

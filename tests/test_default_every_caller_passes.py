@@ -76,10 +76,10 @@ def test_the_table_is_kept_in_the_index_cache_and_follows_a_changed_caller(tmp_p
     (tmp_path / "uses.py").write_text(USES, encoding="utf-8")
     settings = Settings(select=frozenset({"CDL108"}), root=Path(tmp_path))
     cold = project_index(settings, cache=True).default_calls
-    assert cold["grid"] == {"device": [2, 0, [], 2]} and cold["flags"] == {"device": [2, 1, [], 1]} and cold["Box"] == {"device": [1, 0, [], 1]}
+    assert cold["grid"] == {"device": [2, 0, [], 2, 0]} and cold["flags"] == {"device": [2, 1, [], 1, 0]} and cold["Box"] == {"device": [1, 0, [], 1, 0]}
     assert project_index(settings, cache=True).default_calls == cold  # read back from the stored index
     (tmp_path / "uses.py").write_text(USES + "generator.grid((3,))\n", encoding="utf-8")
-    assert project_index(settings, cache=True).default_calls["grid"] == {"device": [3, 1, [], 2]}
+    assert project_index(settings, cache=True).default_calls["grid"] == {"device": [3, 1, [], 2, 0]}
 
 
 def test_a_damaged_stored_table_is_not_trusted(tmp_path):

@@ -109,4 +109,4 @@ def test_an_index_cache_the_tree_ships_is_never_read_as_facts(tmp_path, monkeypa
     read, built = _build(tmp_path, monkeypatch)
     assert read == 2
     assert built.facts["lib.py"].cuda_defaults == {"f": [("device", 1, 4, 17, '"cuda"')]}
-    assert built.default_calls == {"f": {"device": [1, 1, [], 0]}}
+    assert built.default_calls == {"f": {"device": [1, 1, [], 0, 0]}}

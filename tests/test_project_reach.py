@@ -160,16 +160,20 @@ def test_skip_decorators_of_the_test_that_calls(tmp_path):
             "import unittest\nimport torch\n\n\n"
             "def require_cuda(test_case):\n    return unittest.skipUnless(torch.cuda.is_available(), 'CUDA')(test_case)\n"
         ),
-        "pkg/impl.py": "def a():\n    pass\n\n\ndef b():\n    pass\n\n\ndef c():\n    pass\n",
+        "tests/helpers.py": "def a():\n    pass\n\n\ndef b():\n    pass\n\n\ndef c():\n    pass\n",
         "tests/test_impl.py": (
-            "import unittest\n\nimport pytest\nimport torch\n\nfrom pkg.testing import require_cuda\nfrom pkg.impl import a, b, c\n\n\n"
+            "import unittest\n\nimport pytest\nimport torch\n\nfrom pkg.testing import require_cuda\nfrom tests.helpers import a, b, c\n\n\n"
             "@require_cuda\ndef test_a():\n    a()\n\n\n"
             "class TestB(unittest.TestCase):\n    @pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
             "    def test_b(self):\n        b()\n\n\n"
             "def test_c():\n    c()\n"
         ),
     }
-    assert index_of(tmp_path, files).cuda_only == {"pkg.impl.a", "pkg.impl.b"}
+    assert index_of(tmp_path / "helpers", files).cuda_only == {"tests.helpers.a", "tests.helpers.b"}
+    # the same functions in the library's own package are its public API: only its tests call them here
+    library = {**{name: text.replace("tests.helpers", "pkg.impl") for name, text in files.items() if name != "tests/helpers.py"},
+               "pkg/impl.py": files["tests/helpers.py"]}
+    assert index_of(tmp_path / "library", library).cuda_only == set()
 
 
 REEXPORTED_SKIP = {  # a skip helper defined in one module and re-exported by its package

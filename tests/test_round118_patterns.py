@@ -260,13 +260,6 @@ def test_a_method_named_test_of_a_library_class_is_no_test():
         assert found == [], path
 
 
-def test_one_chain_per_imported_module():
-    found = findings_of("from .model import A\nfrom .model import B\nfrom .other import C\n", path="pkg/__init__.py",
-                        select=["CDL407"], project_files={"pkg/model.py": "import cupy\nA = 1\nB = 2\n",
-                                                          "pkg/other.py": "import cupy\nC = 3\n"})
-    assert [(f.code, f.line, f.column) for f in found] == [("CDL407", 1, 1), ("CDL407", 3, 1)]
-
-
 def test_a_variable_nvidia_containers_set_guards_like_a_query():
     assert lint(
         """
@@ -377,3 +370,288 @@ def test_a_fallback_runs_where_a_caller_passes_an_option_with_no_default():
     assert [(f.code, f.line, f.column) for f in found] == [("CDL104", 6, 25)]
     chosen = textwrap.dedent(text).lstrip("\n").replace('default=None', 'default="cpu"')
     assert findings_of(chosen, path="train.py", select=["CDL104"], project_files={"other.py": ""}) == []
+
+
+def test_a_linear_algebra_error_handler_is_no_fallback_for_a_missing_mps_kernel():
+    assert lint(
+        """
+        import torch
+
+
+        def solve(A, b):
+            try:
+                return torch.linalg.lstsq(A, b).solution
+            except torch.linalg.LinAlgError:
+                return torch.zeros(A.shape[-1], device=A.device)
+
+
+        def solve_or_fall_back(A, b):
+            try:
+                return torch.linalg.lstsq(A, b).solution
+            except NotImplementedError:
+                return torch.linalg.lstsq(A.cpu(), b.cpu()).solution.to(A.device)
+        """,
+        select=["CDL604"], torch_version="2.9",
+    ) == [("CDL604", 6, 16)]
+
+
+def test_tensors_sorted_by_their_cuda_type_string_with_a_raise_for_the_rest():
+    assert lint(
+        """
+        import torch
+
+
+        def split(params):
+            for p in params:
+                if p.type() == "torch.cuda.HalfTensor":
+                    yield p
+                elif p.type() == "torch.cuda.FloatTensor":
+                    continue
+                else:
+                    raise TypeError(p.type())
+
+
+        def checked(x):
+            assert x.type() == "torch.cuda.FloatTensor"
+
+
+        def with_a_fallback(x):
+            if x.type() == "torch.cuda.HalfTensor":
+                return x.float()
+            return x
+        """,
+        select=["CDL219"],
+    ) == [("CDL219", 6, 12), ("CDL219", 15, 12)]
+
+
+def test_a_loop_that_checks_each_tensor_and_raises_guards_the_rest():
+    assert lint(
+        """
+        import torch
+
+
+        def validate(device, *tensors):
+            for t in tensors:
+                if not t.is_cuda:
+                    raise RuntimeError(f"requires CUDA, got {t.device}")
+            return torch.cuda.get_device_capability(device)
+
+
+        def logged(device, *tensors):
+            for t in tensors:
+                if not t.is_cuda:
+                    print("not on CUDA")
+            return torch.cuda.get_device_capability(device)
+        """,
+        select=["CDL204"],
+    ) == [("CDL204", 15, 12)]
+
+
+def test_a_module_skipped_by_a_helper_that_skips_without_cuda():
+    helper = ("import pytest\nimport torch\n\n\ndef require_gpu():\n    if not torch.cuda.is_available():\n"
+              "        pytest.skip(\"CUDA is not available.\", allow_module_level=True)\n    return pytest.importorskip(\"cupy\")\n")
+    module = ("import torch\n\nfrom tests.utils import require_gpu\n\ncupy = require_gpu()\n\n\ndef test_x():\n"
+              "    torch.zeros(1, device=\"cuda\")\n")
+    found = findings_of(module, path="tests/test_gpu.py", select=["CDL101"],
+                        project_files={"tests/__init__.py": "", "tests/utils.py": helper})
+    assert found == []
+    found = findings_of(module, path="tests/test_gpu.py", select=["CDL101"],
+                        project_files={"tests/__init__.py": "", "tests/utils.py": helper.replace("pytest.skip", "print")})
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL101", 9, 27)]
+
+
+def test_a_lazy_import_whose_handler_raises_an_error_of_its_own_is_optional():
+    assert lint(
+        """
+        import sys
+
+
+        class Backend:
+            def __init__(self):
+                try:
+                    import cupy
+                except ImportError as exc:
+                    raise RuntimeError("CuPy is not installed") from exc
+                self.cupy = cupy
+
+
+        def required():
+            try:
+                import cupy
+            except ImportError:
+                sys.exit("pip install cupy")
+            return cupy
+
+
+        def asked_for():
+            try:
+                import triton
+            except ImportError:
+                raise ImportError("Please install triton")
+            return triton
+
+
+        try:
+            import cupy
+        except ImportError as exc:
+            raise RuntimeError("CuPy is not installed") from exc
+        """,
+        select=["CDL404"],
+    ) == [("CDL404", 15, 9), ("CDL404", 23, 9), ("CDL404", 30, 5)]
+
+
+def test_cupys_own_non_blocking_stream_is_no_torch_copy():
+    assert lint(
+        """
+        import cupy
+        import torch
+
+
+        def run(x):
+            stream = cupy.cuda.Stream(non_blocking=True)
+            return x.to("mps", non_blocking=True), stream
+        """,
+        select=["CDL304"],
+    ) == [("CDL304", 7, 24)]
+
+
+def test_a_distribution_named_for_its_cuda_version_is_a_cuda_build():
+    found = findings_of("gpu4pyscf-cuda12x>=1.8\ndgl-cu118\ncuml-cu12\ncupy-cuda12x\ncuda-version\nnumpy\n",
+                        path="requirements.txt", kind="requirements", select=["CDL501", "CDL502", "CDL508"])
+    assert [(f.code, f.line) for f in found] == [("CDL502", 1), ("CDL502", 2), ("CDL501", 3), ("CDL502", 4)]
+    assert "is a CUDA build (its name gives the CUDA version)" in found[0].message
+    assert "cupy-cuda12x" in found[3].message and "its name gives" not in found[3].message
+
+
+PROFILER = """
+import torch
+
+
+class Profiler:
+    def __init__(self):
+        if not torch.cuda.is_available():
+            raise RuntimeError("CUDA required")
+"""
+
+
+def test_code_after_building_a_class_that_raises_without_cuda_runs_only_there():
+    user = "\n\ndef profile(model, x):\n    prof = Profiler()\n    torch.cuda.synchronize()\n    return model(x), prof\n"
+    assert lint(PROFILER + user, select=["CDL201"]) == []
+    found = findings_of("import torch\nfrom pkg.prof import Profiler\n" + user, path="pkg/use.py", select=["CDL201"],
+                        project_files={"pkg/__init__.py": "", "pkg/prof.py": PROFILER.lstrip("\n")})
+    assert found == []
+    assert lint(PROFILER.replace("raise RuntimeError", "print") + user, select=["CDL201"]) == [("CDL201", 12, 5)]
+
+
+def test_an_option_whose_default_asks_for_cuda_guards_like_the_question():
+    assert lint(
+        """
+        import argparse
+        import torch
+        import torch.distributed as dist
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--cuda", type=int, default=int(torch.cuda.is_available()))
+        parser.add_argument("--fast", type=int, default=1)
+        parser.add_argument("--eval", action="store_true", default=False)
+        args = parser.parse_args()
+        if args.cuda:
+            torch.cuda.set_device(0)
+        dist.init_process_group(backend="nccl" if args.cuda else "gloo")
+        if args.fast:
+            torch.cuda.synchronize()
+        if args.eval:
+            torch.cuda.synchronize()
+        """,
+        select=["CDL105", "CDL201", "CDL701"],
+    ) == [("CDL201", 14, 5), ("CDL201", 16, 5)]
+
+
+def test_an_early_return_for_a_chosen_cpu_guards_the_rest():
+    assert lint(
+        """
+        import torch
+
+
+        def stress():
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            if device.type == "cpu":
+                return None
+            torch.cuda.synchronize()
+
+
+        def any_device(device):
+            if device.type == "cpu":
+                return None
+            torch.cuda.synchronize()
+        """,
+        select=["CDL201"],
+    ) == [("CDL201", 14, 5)]
+
+
+def test_a_same_named_function_with_a_required_device_is_another_function():
+    library = ('import torch\n\n\ndef random_init(data, device: str = "cuda" if torch.cuda.is_available() else "cpu"):\n'
+               '    return torch.randint(0, 5, (2,), device=device)\n')
+    other = 'def random_init(data, device):\n    return data\n\n\ndef go(d):\n    return random_init(d, "cpu")\n'
+    found = findings_of(library, path="x.py", select=["CDL104"], project_files={"z.py": other})
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL104", 4, 37)]
+    caller = 'from x import random_init\n\n\ndef go(d):\n    return random_init(d, "cpu")\n'
+    assert findings_of(library, path="x.py", select=["CDL104"], project_files={"z.py": caller}) == []
+
+
+def test_numbas_cuda_target_imports_anywhere_and_its_runtime_needs_the_driver():
+    assert lint(
+        """
+        import numpy as np
+        from numba import cuda
+
+
+        def upload(values):
+            return cuda.to_device(np.asarray(values))
+
+
+        def upload_if_possible(values):
+            if not cuda.is_available():
+                return np.asarray(values)
+            print(cuda.get_current_device().name)
+            return cuda.to_device(np.asarray(values))
+
+
+        @cuda.jit
+        def lazy(a):
+            a[0] = 1
+
+
+        @cuda.jit("void(float32[:])")
+        def eager(a):
+            a[0] = 1
+        """,
+        select=["CDL404", "CDL222"],
+    ) == [("CDL222", 6, 12), ("CDL222", 21, 11)]
+
+
+def test_a_legacy_tensor_type_chosen_by_cuda_availability_forgets_mps():
+    assert lint(
+        """
+        import torch
+
+        Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+        Index = torch.cuda.LongTensor if torch.cuda.is_available() else torch.mps.LongTensor
+
+
+        def other(use_gpu):
+            return torch.cuda.FloatTensor if use_gpu else torch.Tensor
+
+
+        def to_tensor(x):
+            return x.type(Tensor)
+        """,
+        select=["CDL104", "CDL212"],
+    ) == [("CDL104", 3, 10), ("CDL212", 8, 12)]
+
+
+def test_requirements_in_a_dict_spread_into_setup():
+    text = ('from setuptools import setup\n\nconfiguration = {\n    "name": "x",\n    "install_requires": ["numpy", "cupy >= 6.0.0"],\n}\n'
+            'setup(**configuration)\nsetup(**dict(name="y", install_requires=["flash-attn"]))\n')
+    found = findings_of(text, path="setup.py", kind="setup_py", select=["CDL501", "CDL502"])
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL502", 5, 35), ("CDL501", 8, 42)]

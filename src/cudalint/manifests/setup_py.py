@@ -1,7 +1,8 @@
 """setup.py, read with CPython's own parser and never run: the requirement lists passed to setup().
 
 Only install_requires, extras_require, setup_requires, tests_require and
-dependency_links are read here; CUDA extensions in the same file are the Python
+dependency_links are read here (passed by keyword, or in a dict spread into the call:
+`setup(**configuration)`); CUDA extensions in the same file are the Python
 checker's business. CPython's parser is fast and refuses nesting it cannot handle
 with an exception instead of overflowing the C stack, so any setup.py, however
 hostile, gives findings or one problem, on any thread.
@@ -130,16 +131,31 @@ class _Reader:
 
     def call(self, call: ast.Call) -> None:
         for keyword in call.keywords:
-            name = keyword.arg or ""
-            if name in _LISTS:
-                self.requirements(keyword.value, f"setup.{name}")
-            elif name == "extras_require":
-                extras = self.resolve(keyword.value)
-                for key, value in zip(extras.keys, extras.values) if isinstance(extras, ast.Dict) else ():
+            if keyword.arg is not None:
+                self.argument(keyword.arg, keyword.value)
+                continue
+            # `setup(**configuration)` with `configuration = {"install_requires": [...], ...}` (or `dict(...)`)
+            spread = self.resolve(keyword.value)
+            if isinstance(spread, ast.Dict):
+                for key, value in zip(spread.keys, spread.values):
                     if key is not None and _literal(key) is not None:
-                        self.extra(key, value)
-            elif name == "dependency_links":
-                self.links(keyword.value)
+                        self.argument(_literal(key), value)
+            elif isinstance(spread, ast.Call) and isinstance(spread.func, ast.Name) and spread.func.id == "dict":
+                for inner in spread.keywords:
+                    if inner.arg is not None:
+                        self.argument(inner.arg, inner.value)
+
+    def argument(self, name: str, value: ast.expr) -> None:
+        """One argument of setup(), by name."""
+        if name in _LISTS:
+            self.requirements(value, f"setup.{name}")
+        elif name == "extras_require":
+            extras = self.resolve(value)
+            for key, item in zip(extras.keys, extras.values) if isinstance(extras, ast.Dict) else ():
+                if key is not None and _literal(key) is not None:
+                    self.extra(key, item)
+        elif name == "dependency_links":
+            self.links(value)
 
 
 def _is_setup_call(node: ast.AST) -> bool:

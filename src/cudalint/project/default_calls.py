@@ -194,14 +194,17 @@ _BLOCKS = (ast.If, ast.Try, ast.With, ast.FunctionDef, ast.AsyncFunctionDef, ast
 
 
 def _other_functions(tree: ast.AST, wanted: Wanted) -> FrozenSet[str]:
-    """The wanted names the module defines itself, at its top, as a function without any of the wanted
-    parameters: a bare call of the name there calls that function, not one whose default is CUDA."""
+    """The wanted names the module defines itself, at its top, as a function none of whose wanted parameters
+    has a default (it lacks them, or requires them: `def random_init(data, device)`): a bare call of the name
+    there calls that function, not one whose device parameter defaults to anything."""
     found = set()
     for statement in getattr(tree, "body", ()):
         if type(statement) in (ast.FunctionDef, ast.AsyncFunctionDef) and statement.name in wanted:
             args = statement.args
-            names = {arg.arg for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-            if not any(param in names for param, _ in wanted[statement.name] if param != TESTS_TOO):
+            positional = [*args.posonlyargs, *args.args]
+            defaulted = {arg.arg for arg in positional[len(positional) - len(args.defaults):]} if args.defaults else set()
+            defaulted |= {arg.arg for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None}
+            if not any(param in defaulted for param, _ in wanted[statement.name] if param != TESTS_TOO):
                 found.add(statement.name)
     return frozenset(found)
 

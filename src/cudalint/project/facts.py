@@ -477,6 +477,10 @@ class _Reader:
             stops = self._stops_for_values(node)
             if stops:
                 self.facts.device_skips[name] = stops
+        for name, klass in self.classes.items():  # `prof = Profiler()` whose `__init__` raises without CUDA
+            init = next((item for item in klass.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+            if init is not None and self._raises_off_mac(init):
+                self.facts.requires.append(name)
         for statement in tree.body:  # `cuda = pytest.mark.skipif(not torch.cuda.is_available(), ...)`: a marker
             if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                     and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)):
@@ -545,11 +549,17 @@ class _Reader:
     def _may_require(self, statement: ast.stmt) -> bool:
         """The shapes _requires_cuda can answer True for (so the others need not be judged)."""
         if isinstance(statement, ast.If):
-            return bool(statement.body) and isinstance(statement.body[-1], ast.Raise) and not statement.orelse
+            return bool(statement.body) and (isinstance(statement.body[-1], ast.Raise) or self._skip_call(statement.body[-1])) \
+                and not statement.orelse
         if isinstance(statement, ast.Assert):
             return True
         value = statement.value if isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.functions
+
+    def _skip_call(self, statement: ast.stmt) -> bool:
+        """`pytest.skip(..., allow_module_level=True)`: it raises pytest's Skipped, as a raise stops what follows."""
+        return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+                and self.resolve(statement.value.func) in optional_facts().skip_calls)
 
     def _requires_cuda(self, statement: ast.stmt, function, depth: int) -> bool:
         """A statement of one of _may_require's shapes that fails off a Mac."""

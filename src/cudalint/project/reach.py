@@ -686,6 +686,8 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
                 matches[text] = [text] if text in index.modules else []
         return matches[text]
 
+    used_outside_tests: Set[str] = set()  # targets some module that is no test uses
+
     def in_tests(target: str) -> bool:
         """The definition lies in a test module (a test's helper, a fixture's class)."""
         module = index.split(target)[0] if target not in index.modules else target
@@ -725,8 +727,8 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             if escapes or rest:
                 escaped.add(target)
                 continue
-            if testing and not in_tests(target):
-                continue  # a library's function only its tests call is public: its users call it unguarded
+            if not testing:
+                used_outside_tests.add(target)
             places = sites.setdefault(target, [])
             listed = [(c, True) for c in guarded] + [(c, False) for c in unguarded]
             listed.extend((c, _satisfied(index, facts.conditions, tests)) for c, tests in tested)
@@ -761,6 +763,7 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
     candidates = {
         target: places for target, places in sites.items()
         if places and target not in escaped and target.rpartition(".")[2] not in unread  # an unread file may use it
+        and (target in used_outside_tests or in_tests(target))  # a library's function only its tests call is public
     }
     for _ in range(MAX_ROUNDS):
         grown = {t for t, places in candidates.items() if t not in only and all(off_mac(p, only) for p in places)}

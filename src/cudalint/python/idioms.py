@@ -10,6 +10,7 @@ not selected.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
@@ -313,11 +314,33 @@ def _chooses_cuda(node: cst.BaseExpression, ctx: FileContext) -> bool:
     return bool(values) and all(value.origin is not node and (value.is_cuda_device() or names_cuda(ctx.model, value.origin)) for value in values)
 
 
+@functools.lru_cache(maxsize=1)
+def _legacy_cuda_types() -> FrozenSet[str]:
+    """torch's legacy CUDA tensor types (CDL212's catalog entry: `torch.cuda.FloatTensor`, ...)."""
+    from cudalint.catalog import load_catalog
+
+    catalog = load_catalog()
+    return frozenset(ref["name"] for ref in catalog["CDL212"].match.get("refs", ())) if "CDL212" in catalog else frozenset()
+
+
+def _legacy_type(node: cst.BaseExpression, ctx: FileContext, cuda: bool) -> bool:
+    """`torch.cuda.FloatTensor` (cuda) or its CPU counterpart `torch.FloatTensor`: a selection of the tensor type
+    (`torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor`) chooses the device with it."""
+    if type(node) not in (cst.Attribute, cst.Name):
+        return False
+    qualified = ctx.model.resolve(node) or ""
+    if cuda:
+        return qualified in _legacy_cuda_types()
+    return qualified.startswith("torch.") and f"torch.cuda.{qualified[len('torch.'):]}" in _legacy_cuda_types()
+
+
 def _is_cpu_arm(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """"cpu" (or "cpu:0", the same device), as it is or as `torch.device(...)`; or -1, the CPU of Hugging Face's
     pipelines (transformers/pipelines/base.py: `device=-1` runs on the CPU), beside a CUDA ordinal."""
     if _names_cpu(string_value(node)) or (type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus
                                           and type(node.expression) is cst.Integer and node.expression.value == "1"):
+        return True
+    if _legacy_type(node, ctx, cuda=False):
         return True
     named = _named_strings(node, ctx)
     if named:
@@ -423,9 +446,10 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
     arms.append(link)
     ordinal = _is_device_argument(node, ctx)
     accelerator = _is_accelerator_choice(node, ctx)
+    typed = any(_legacy_type(arm, ctx, cuda=False) for arm in arms)  # `torch.cuda.FloatTensor if ... else torch.FloatTensor`
     cuda_arms = [
         arm for index, arm in enumerate(arms)
-        if names_cuda(ctx.model, arm) or (index < len(tests) and (
+        if names_cuda(ctx.model, arm) or (typed and _legacy_type(arm, ctx, cuda=True)) or (index < len(tests) and (
             (ordinal and _is_cuda_ordinal(arm, tests[index], ctx)) or (accelerator and _is_gpu_under_cuda(arm, tests[index], ctx))))
     ]
     if len(tests) == 1 and _moved_or_kept(arms[0], arms[1], ctx):

@@ -176,10 +176,6 @@ def _import_chain(node, ctx: FileContext) -> None:
         # itself, and not between siblings of one package (its own unguarded import, CDL404, is the place).
         if not entry and (len(chain) != 2 or here is not None and _package(name, here) == _package(module, chain[0])):
             continue
-        reported = ctx.check_state.setdefault("chains reported", set())
-        if module in reported:
-            return  # `from .model import B` after `from .model import A`: the same chain, already the file's finding
-        reported.add(module)
         library = chain[-1]
         ctx.report(
             "CDL407",

@@ -48,7 +48,7 @@ KERNEL_KEYWORDS = frozenset({"types", "device_types", "dispatch_key"})  # where 
 STATEFUL = frozenset({*BRANCHING, *SCOPES, cst.BooleanOperation, cst.Try, cst.With, cst.For, cst.Call, cst.Module,
                       cst.Annotation, cst.Subscript, cst.AnnAssign, *PER_ITEM, cst.CompFor})
 ENTERING = frozenset({cst.Import, cst.ImportFrom, cst.FunctionDef, cst.Lambda, *BLOCKS})
-LEAVING = ENTERING | {cst.If, cst.Assert, *CALL_STATEMENTS, *IMPORTING}
+LEAVING = ENTERING | {cst.If, cst.For, cst.Assert, *CALL_STATEMENTS, *IMPORTING}
 SEQUENCES = (list, tuple)
 
 
@@ -297,9 +297,14 @@ class Walker:
     def _import_may_fail(self, node: cst.Try) -> bool:
         """`try: import x` with a handler that catches the failed import and goes on without it (or skips
         the test); not one whose every such handler raises or exits (`except ImportError: sys.exit("pip
-        install x")`): there the import is required, as if it stood alone."""
-        return any(handler_catches_import_error(handler) and ends_flow(handler.body, self.model) != "raise"
-                   for handler in node.handlers)
+        install x")`, `raise ImportError("Please install triton")`): there the import is required, as if it
+        stood alone. Inside a function, a handler that raises an error of another kind (`raise
+        BackendUnavailable("CuPy is not installed") from exc`) tells the function's callers that the backend
+        is missing, an error they may catch and go on without: the import is optional there."""
+        in_function = self.model.scope.kind == "function"
+        return any(handler_catches_import_error(handler) and (
+            ends_flow(handler.body, self.model) != "raise" or (in_function and _raises_another_error(handler.body)))
+            for handler in node.handlers)
 
     def _skipped_off_cuda(self, node) -> bool:
         """A test skipped unless CUDA is there: `@unittest.skipIf(not torch.cuda.is_available(), ...)`,
@@ -515,6 +520,8 @@ class Walker:
             del ctx.forced_off[len(ctx.forced_off) - self.block_forced.pop():]
         elif kind is cst.Lambda:
             self.model.leave(node)
+        elif kind is cst.For and self.block_guards:
+            self._checked_each(node)
         elif kind is cst.If and self.block_guards:
             self._early_exit_guard(node)
             self._forced_off(node)
@@ -577,6 +584,17 @@ class Walker:
             self.block_branches[-1] += 1
             self.ctx.branches.append((node.test, self.model.scope, not body_exits))
 
+    def _checked_each(self, node: cst.For) -> None:
+        """`for t in tensors: if not t.is_cuda: raise RuntimeError(...)`: a loop that only checks each item and
+        leaves when one fails guards the rest of the block as `if not x.is_cuda: raise` does for one: the rest
+        runs only where the test was false for every item (a branch like any other)."""
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        check = body[0] if len(body) == 1 else None
+        if (type(check) is cst.If and check.orelse is None and node.orelse is None
+                and ends_flow(check.body, self.model) == "raise"):
+            self.block_branches[-1] += 1
+            self.ctx.branches.append((check.test, self.model.scope, False))
+
     def _forced_off(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available(): args.amp = False`: the name or attribute is set to a false
         constant under the test (with no else), so where the test holds it is false for the rest of the
@@ -620,6 +638,21 @@ def asserted_at_import(stack: Sequence[cst.CSTNode], model) -> bool:
     A test module's says its tests are CUDA tests; a function's is a requirement of that function."""
     return (len(stack) >= 3 and type(stack[-3]) is cst.Module
             and not test_module(model.module_name or "", model.path))
+
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _raises_another_error(block: cst.BaseSuite) -> bool:
+    """The block's last statement raises an exception that is no import error (not `sys.exit()`, which ends
+    the program, nor `raise ImportError("Please install x")`, which says the library is required)."""
+    last = block.body[-1] if block.body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and last.body and isinstance(last.body[-1], cst.Raise)):
+        return False
+    raised = last.body[-1].exc
+    raised = raised.func if isinstance(raised, cst.Call) else raised
+    name = raised.value if isinstance(raised, cst.Name) else raised.attr.value if isinstance(raised, cst.Attribute) else None
+    return name is not None and name not in IMPORT_ERRORS
 
 
 def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:

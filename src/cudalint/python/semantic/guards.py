@@ -15,7 +15,7 @@ CUDA-only library imports is a CUDA guard (optional_imports' Availability, cuda_
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Set
 
 import libcst as cst
@@ -27,6 +27,7 @@ from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, fails_on_mac, falsy_constant
 from cudalint.python.names import conjuncts, disjuncts, dotted, int_literal, is_none, names_cuda_oom, negative_literal, source_of, string_elements, string_value
+from cudalint.python.optional_facts import optional_facts
 from cudalint.python.semantic import torch_version_test
 from cudalint.python.semantic.none_guard import none_on_mac
 from cudalint.python.semantic.parametrize import parametrized
@@ -177,7 +178,8 @@ class GuardEvaluator:
     def call_requires_cuda(self, call: cst.Call, scope: "Scope", depth: int = 0) -> bool:
         """`installed_cuda_version()`, a function of this file (or, through the project index, of another
         module) that raises unless the host has CUDA (`if CUDA_HOME is None: raise ...` before it can
-        return): the code after the call runs only off a Mac."""
+        return), or a class whose `__init__` does (`prof = Profiler()`): the code after the call runs only
+        off a Mac."""
         func = call.func
         if depth > MAX_DEPTH or not isinstance(func, (cst.Name, cst.Attribute)):
             return False
@@ -185,6 +187,10 @@ class GuardEvaluator:
             bindings = self.model.lookup(func.value, scope)
             if bindings and all(binding.kind == "def" for binding in bindings):
                 return all(self._raises_off_mac(binding.node, depth) for binding in bindings)
+            if len(bindings) == 1 and bindings[0].kind == "class":  # `prof = Profiler()`: its `__init__` raises so
+                init = next((item for item in bindings[0].node.body.body
+                             if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None)
+                return init is not None and self._raises_off_mac(init, depth)
         project = self.model.project  # `from pkg.checks import require_cuda`: the index judged it
         name = func.value if isinstance(func, cst.Name) else func.attr.value
         if project is None or name not in project.requiring:
@@ -279,8 +285,8 @@ class GuardEvaluator:
         what the caller passed, and the caller's own code is where that is reported."""
         if isinstance(statement, cst.If):
             return (
-                ends_in_raise(statement.body) and statement.orelse is None and self.guard(statement.test, scope, depth + 1).when_false
-                and self._about_host(statement.test, scope)
+                (ends_in_raise(statement.body) or self._ends_in_skip(statement.body, scope)) and statement.orelse is None
+                and self.guard(statement.test, scope, depth + 1).when_false and self._about_host(statement.test, scope)
             )
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
@@ -291,6 +297,14 @@ class GuardEvaluator:
             if isinstance(value, cst.Call) and self.call_requires_cuda(value, scope, depth + 1):
                 return True
         return False
+
+    def _ends_in_skip(self, block: cst.BaseSuite, scope: "Scope") -> bool:
+        """The block ends in a call that skips (`pytest.skip(..., allow_module_level=True)`: it raises pytest's
+        Skipped, so a helper that calls it before returning stops a test, or a test module, as a raise does)."""
+        last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
+        small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+        return (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                and self.model.resolve(small.value.func, scope) in optional_facts().skip_calls)
 
     def _about_host(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
         """No name in the test is a parameter of the function, nor a local bound from one."""
@@ -584,11 +598,31 @@ class GuardEvaluator:
         if not found.known and depth < MAX_DEPTH and self._checked_switch(node, scope, depth):
             return TRUE_OFF_MAC
         if not found.known:
-            found = self._project_attribute(node, scope)
+            found = self._command_line_default(node, scope, depth) or self._project_attribute(node, scope)
         if found.known or not none_on_mac(self.model, node, scope, depth):
             return found
         self.none_on_mac.add((id(node), id(scope)))  # true only off a Mac, as a value: not a count
         return TRUE_OFF_MAC
+
+    def _command_line_default(self, node, scope, depth) -> Optional[Guard]:
+        """`args.cuda` of a command-line option whose default is a CUDA guard (`add_argument("--cuda", type=int,
+        default=int(torch.cuda.is_available()))`), where the file stores nothing else in it: run as it comes, a
+        Mac takes the default; a user there who asks for CUDA asks for what the host lacks. None otherwise."""
+        if type(node) is not cst.Attribute or depth >= MAX_DEPTH:
+            return None
+        options = self.model.options.get(node.attr.value)
+        if not options or type(node.value) is not cst.Name or self.model.stores(node.value.value, node.attr.value, scope)[0]:
+            return None  # `args.cuda = args.cuda and torch.cuda.is_available()`: the bindings answer that
+        if not self.model.evaluator.may_hold_options(node.value, scope, depth):
+            return None
+        guards = []
+        for call, where in options:
+            default = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "default"), None)
+            if default is None or _constant_truth(default) is not None or literal_guard(default) is not None:
+                return None  # `default=False`: the user turns it on, on any host; only a default that asks for CUDA says so
+            guards.append(self._value_guard(default, where, depth))
+        found = _agree(guards)
+        return found if found.known else None
 
     def _project_attribute(self, node, scope) -> Guard:
         """`config.total_visible_gpus` of an object the file cannot name (a parameter, a local), where the
@@ -1119,7 +1153,11 @@ class GuardEvaluator:
         `device == "cpu"` false only off a Mac, whatever the caller's device is. None where it cannot tell."""
         if text is None or type(side) not in (cst.Name, cst.Attribute) or depth > MAX_DEPTH:
             return None
-        values = self.model.values(side, scope, depth + 1)
+        if type(side) is cst.Attribute and side.attr.value == "type":  # `device.type == "cpu"`: the devices' types
+            values = tuple(replace(value, data=value.data.partition(":")[0]) if value.kind == "str" else value
+                           for value in self.model.values(side.value, scope, depth + 1))
+        else:
+            values = self.model.values(side, scope, depth + 1)
         if len(values) >= MAX_VALUES:
             return None
         on_mac = [value for value in values if not value.off_mac]
@@ -1286,8 +1324,9 @@ def _cuda_member(node, facts: GuardFacts) -> bool:
     return facts.names_cuda_member(owner, node.attr.value)
 
 
-# Builtins whose result is truthy exactly when their one argument is: bool(x), len(x), list(range(n)).
-SAME_TRUTH = frozenset({"bool", "len", "list", "tuple", "set", "frozenset", "sorted"})
+# Builtins whose result is truthy exactly when their one argument is: bool(x), len(x), list(range(n)); int(x) of
+# the booleans and counts guards are made of (`int(torch.cuda.is_available())`, an option's default).
+SAME_TRUTH = frozenset({"bool", "len", "list", "tuple", "set", "frozenset", "sorted", "int"})
 COMPREHENSIONS = (cst.GeneratorExp, cst.ListComp, cst.SetComp)
 
 

@@ -73,7 +73,7 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
     found: Calls = {}
     outside = _imported_from_outside(tree, own) if own else frozenset()
     others = _other_functions(tree, wanted)
-    unset = _options_without_default(tree)
+    unset: List[FrozenSet[str]] = []  # the module's options with no default, read once a call passes `x.attr`
     # (node, the enclosing functions' parameters that default to CUDA -> (the name a call of their function
     # goes by, the parameter); None where that is not known, the class a method is defined in)
     stack: List[Tuple[ast.AST, Dict[str, Optional[Tuple[str, str]]], Optional[str]]] = [(tree, {}, None)]
@@ -123,7 +123,9 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
                     counts[2].append(list(handed))
             else:
                 counts[3] += 1
-            if given is not None and _may_be_none(given, unset):
+            if type(given) is ast.Attribute and not unset:
+                unset.append(_options_without_default(tree))
+            if given is not None and _may_be_none(given, unset[0] if unset else frozenset()):
                 counts[4] += 1
     return found
 

@@ -503,8 +503,8 @@ def _chosen_unless_cuda_missing(tests, arms, ctx: FileContext) -> Optional[cst.B
     """`device if torch.cuda.is_available() else "cpu"` (or `"cpu" if not torch.cuda.is_available() else
     device`): a device the caller chose (a name, or an attribute, named for a device) kept only where CUDA
     is available, the CPU everywhere else. The chosen arm, or None."""
-    if len(tests) != 1:
-        return None
+    if len(tests) != 1 or not (_is_cpu_arm(arms[0], ctx) or _is_cpu_arm(arms[1], ctx)):
+        return None  # (the shape first: the guard evaluator only for a choice with a CPU arm)
     outcome = _cuda_outcome(tests[0], ctx)
     if outcome is None:
         return None
@@ -551,6 +551,9 @@ def _kept_unless_cuda_missing(node: cst.If, ctx: FileContext) -> Optional[str]:
     if node.orelse is not None and type(node.orelse) is not cst.Else:
         return None  # an elif chain chooses among more than two
     missing, other = node.body, node.orelse.body if node.orelse is not None else None
+    if not any(target and _is_cpu_arm(value, ctx) for block in (missing, other) if block is not None
+               for target, value in _chosen(block)):
+        return None  # (the shape first: the guard evaluator only for an `if` that sets the CPU somewhere)
     outcome = _cuda_outcome(node.test, ctx)
     if outcome is None or (outcome and other is None):
         return None

@@ -77,6 +77,7 @@ class GuardEvaluator:
         self.raises_memo = {}  # id(function) -> it raises off CUDA before it can return
         self.none_on_mac = set()  # (id(node), id(scope)) of the references that are None on every Mac
         self.checked = {}  # (id(function), switch as written) -> the function checks it against CUDA
+        self.places = {}  # id(node) -> where it lies among its scope's statements (straight_line)
         self._rewrites_globals: Optional[bool] = None  # a top-level exec/eval/globals() (_globals_rewritten)
 
     def may_memoize(self, cycles: int) -> bool:
@@ -896,7 +897,7 @@ class GuardEvaluator:
             statements, depth = scope.node.body, 1  # Module -> statement
         else:
             return bindings
-        read = _place(scope, node, statements, depth)
+        read = self._place(scope, node, statements, depth)
         if read is None:
             return bindings  # the read is not in the body (a default, a decorator)
         read_at, read_small, read_later = read
@@ -917,7 +918,7 @@ class GuardEvaluator:
                 if hidden is None:
                     kept.append(binding)
                 continue
-            place = _place(scope, binding.node, statements, depth)
+            place = self._place(scope, binding.node, statements, depth)
             if place is None or place[2]:
                 kept.append(binding)  # not a statement of the body, or bound inside a function it defines
                 continue
@@ -928,6 +929,13 @@ class GuardEvaluator:
             if hidden is None or at >= hidden:
                 kept.append(binding)
         return kept or bindings
+
+    def _place(self, scope: "Scope", node: cst.CSTNode, statements, depth: int):
+        """_place, worked out once per node (a binding's place serves every read of its name)."""
+        key = id(node)
+        if key not in self.places:
+            self.places[key] = _place(scope, node, statements, depth)
+        return self.places[key]
 
     def _test_nodes(self, test: cst.CSTNode) -> FrozenSet[int]:
         """The ids of the nodes of a condition's test (none for a condition that is a statement: an import

@@ -655,3 +655,19 @@ def test_requirements_in_a_dict_spread_into_setup():
             'setup(**configuration)\nsetup(**dict(name="y", install_requires=["flash-attn"]))\n')
     found = findings_of(text, path="setup.py", kind="setup_py", select=["CDL501", "CDL502"])
     assert [(f.code, f.line, f.column) for f in found] == [("CDL502", 5, 35), ("CDL501", 8, 42)]
+
+
+def test_a_read_placed_in_one_scope_is_placed_again_in_another():
+    import libcst as cst
+
+    from cudalint.python.semantic import SemanticModel
+
+    text = "a = 1\nb = 2\nc = 3\ndevice = 'cpu'\ndevice = 'cuda'\n\n\ndef f():\n    device = 1\n    device = 2\n    return device\n"
+    module = cst.parse_module(text)
+    model = SemanticModel(module)
+    function = module.body[5]
+    read = function.body.body[2].body[0].value
+    inner = model.scopes[id(function)]
+    outer = model.module_scope.bindings["device"]
+    assert [binding.node.value.value for binding in model.guards.straight_line(list(outer), read)] == ["'cuda'"]
+    assert [binding.node.value.value for binding in model.guards.straight_line(list(inner.bindings["device"]), read)] == ["2"]

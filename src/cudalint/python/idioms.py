@@ -522,24 +522,9 @@ def _cuda_outcome(test: cst.BaseExpression, ctx: FileContext) -> Optional[bool]:
     guard = ctx.model.guard(test)
     if guard.when_true == guard.when_false or mentions_mac_path(test) or ctx.model.guards.tests_platform(test, ctx.model.scope):
         return None
-    return guard.when_true if _asks_the_host(test, ctx, 0) else None
-
-
-def _asks_the_host(test: cst.BaseExpression, ctx: FileContext, depth: int) -> bool:
-    """The test asks the host whether CUDA is there (`torch.cuda.is_available()`), itself or through a local
-    name bound to such a question: not a test of a device's type (`self.device.type == "cuda"`), which keeps
-    the CPU for a part the author runs on CUDA alone."""
-    pending: List[cst.CSTNode] = [test]
-    queries = guard_facts().queries
-    while pending:
-        node = pending.pop()
-        if type(node) is cst.Call and ctx.model.resolve(node.func) in queries:
-            return True
-        if type(node) is cst.Name and depth < 2:
-            if any(_asks_the_host(value, ctx, depth + 1) for value, _ in ctx.model.assigned(node)):
-                return True
-        pending.extend(code_children(node))
-    return False
+    # not a test of a device's type (`self.device.type == "cuda"`), which keeps the CPU for a part the author
+    # runs on CUDA alone
+    return guard.when_true if _asks_host(test, ctx) else None
 
 
 def _kept_unless_cuda_missing(node: cst.If, ctx: FileContext) -> Optional[str]:
@@ -1004,10 +989,11 @@ def _conditional_move(node: cst.CSTNode, test: cst.BaseExpression, ctx: FileCont
 
 
 def _asks_host(test: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
-    """One part of an `and` is an availability query (`torch.cuda.is_available()`, `device_count() > 0`),
-    or a name (or `self.<flag>` the file's classes bind) bound to one: a question about the host, not
-    about where a value already is (`y.is_cuda`) nor what a caller passed (a parameter)."""
-    for part in conjuncts(test):
+    """One part of the test (of an `and` or an `or`, under `not`) is an availability query
+    (`torch.cuda.is_available()`, `device_count() > 0`), or a name (or `self.<flag>` the file's classes bind)
+    bound to one: a question about the host, not about where a value already is (`y.is_cuda`) nor what a
+    caller passed (a parameter)."""
+    for part in _operands(test):
         if _is_availability_query(part, ctx):
             return True
         if (type(part) is cst.Name or type(part) is cst.Attribute) and depth < 4:
@@ -1019,6 +1005,21 @@ def _asks_host(test: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bo
             if _set_only_where_cuda_is(bindings, ctx):
                 return True
     return False
+
+
+def _operands(test: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The operands of a test's `and`s and `or`s, each with any `not` taken off."""
+    found: List[cst.BaseExpression] = []
+    pending = [test]
+    while pending:
+        part = pending.pop()
+        if type(part) is cst.UnaryOperation and type(part.operator) is cst.Not:
+            pending.append(part.expression)
+        elif type(part) is cst.BooleanOperation:
+            pending.extend((part.right, part.left))
+        else:
+            found.append(part)
+    return found
 
 
 def _set_only_where_cuda_is(bindings, ctx: FileContext) -> bool:

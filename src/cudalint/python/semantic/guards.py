@@ -77,7 +77,7 @@ class GuardEvaluator:
         self.raises_memo = {}  # id(function) -> it raises off CUDA before it can return
         self.none_on_mac = set()  # (id(node), id(scope)) of the references that are None on every Mac
         self.checked = {}  # (id(function), switch as written) -> the function checks it against CUDA
-        self.places = {}  # id(node) -> where it lies among its scope's statements (straight_line)
+        self.places = {}  # (id(node), id(scope)) -> where it lies among the scope's statements (straight_line)
         self._rewrites_globals: Optional[bool] = None  # a top-level exec/eval/globals() (_globals_rewritten)
 
     def may_memoize(self, cycles: int) -> bool:
@@ -931,8 +931,8 @@ class GuardEvaluator:
         return kept or bindings
 
     def _place(self, scope: "Scope", node: cst.CSTNode, statements, depth: int):
-        """_place, worked out once per node (a binding's place serves every read of its name)."""
-        key = id(node)
+        """_place, worked out once per node and scope (a binding's place serves every read of its name)."""
+        key = (id(node), id(scope))
         if key not in self.places:
             self.places[key] = _place(scope, node, statements, depth)
         return self.places[key]

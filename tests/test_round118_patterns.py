@@ -671,3 +671,33 @@ def test_a_read_placed_in_one_scope_is_placed_again_in_another():
     outer = model.module_scope.bindings["device"]
     assert [binding.node.value.value for binding in model.guards.straight_line(list(outer), read)] == ["'cuda'"]
     assert [binding.node.value.value for binding in model.guards.straight_line(list(inner.bindings["device"]), read)] == ["2"]
+
+
+def test_an_if_whose_every_arm_raises_is_an_early_exit():
+    assert lint(
+        """
+        import warnings
+
+        import torch
+
+
+        def profile(op, fallback_cpu=False):
+            if not torch.cuda.is_available():
+                if fallback_cpu:
+                    warnings.warn("no CUDA")
+                    raise RuntimeError("CUDA required")
+                else:
+                    raise RuntimeError("CUDA required")
+            return op(), torch.cuda.max_memory_allocated()
+
+
+        def half(op, fallback_cpu=False):
+            if not torch.cuda.is_available():
+                if fallback_cpu:
+                    warnings.warn("no CUDA")
+                else:
+                    raise RuntimeError("CUDA required")
+            return op(), torch.cuda.max_memory_allocated()
+        """,
+        select=["CDL202"],
+    ) == [("CDL202", 22, 18)]

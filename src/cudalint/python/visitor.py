@@ -680,6 +680,11 @@ def statement_flow(statement: cst.CSTNode, model=None) -> Optional[str]:
             return "raise"
         if qualified in SKIPS:
             return "skip"
+    if isinstance(final, cst.If) and final.orelse is not None:  # `if flag: warn(...); raise ...` / `else: raise ...`
+        body = ends_flow(final.body, model)
+        other = ends_flow(final.orelse.body, model) if isinstance(final.orelse, cst.Else) else statement_flow(final.orelse, model)
+        if body is not None and body == other:
+            return body  # every way through it leaves the same way
     return None
 
 

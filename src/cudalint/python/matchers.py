@@ -684,13 +684,13 @@ def _default_made_on_device(node: cst.CSTNode, ctx: FileContext) -> Optional[cst
         return found
     # `self.dtype = dtype` in `__init__`, then `torch.zeros(n, device=self.device, dtype=self.dtype)` in a method
     owner = scope.parent
-    stored = _kept_on_self(function, name) if function.name.value == "__init__" and owner is not None and owner.kind == "class" else None
+    stored = _kept_on_self(function, name, scope.self_name) if function.name.value == "__init__" and owner is not None and owner.kind == "class" else None
     if stored is None or len(ctx.model.class_attributes.bindings(owner, stored) or ()) != 1:
         return None
     for statement in owner.node.body.body:
         inner = ctx.model.scopes.get(id(statement)) if type(statement) is cst.FunctionDef else None
         if inner is not None:
-            found = _made_on_device(statement.body, inner, lambda value: _self_attribute(value, statement) == stored, ctx)
+            found = _made_on_device(statement.body, inner, lambda value: _self_attribute(value, inner.self_name) == stored, ctx)
             if found is not None:
                 return found
     return None
@@ -713,23 +713,22 @@ def _made_on_device(body, scope, is_dtype, ctx: FileContext) -> Optional[cst.Cal
     return None
 
 
-def _kept_on_self(function: cst.FunctionDef, name: str) -> Optional[str]:
+def _kept_on_self(function: cst.FunctionDef, name: str, self_name: Optional[str]) -> Optional[str]:
     """The attribute a statement of the method's own body stores the parameter in: `self.dtype = dtype`."""
     for statement in function.body.body:
         for small in statement.body if type(statement) is cst.SimpleStatementLine else ():
             if (type(small) is cst.Assign and len(small.targets) == 1 and type(small.value) is cst.Name and small.value.value == name):
-                attribute = _self_attribute(small.targets[0].target, function)
+                attribute = _self_attribute(small.targets[0].target, self_name)
                 if attribute is not None:
                     return attribute
     return None
 
 
-def _self_attribute(node: cst.CSTNode, method: cst.FunctionDef) -> Optional[str]:
-    """`self.<name>` of the method's own first parameter: the name, else None."""
-    params = method.params.params
-    if not params or type(node) is not cst.Attribute or type(node.value) is not cst.Name:
+def _self_attribute(node: cst.CSTNode, self_name: Optional[str]) -> Optional[str]:
+    """`self.<name>` of a method whose instance goes by `self_name` (the scope's own first parameter): the name."""
+    if self_name is None or type(node) is not cst.Attribute or type(node.value) is not cst.Name:
         return None
-    return node.attr.value if node.value.value == params[0].name.value else None
+    return node.attr.value if node.value.value == self_name else None
 
 
 def _moves_to_host_on_a_mac(call: cst.Call, ctx: FileContext) -> bool:

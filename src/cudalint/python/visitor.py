@@ -303,7 +303,7 @@ class Walker:
         is missing, an error they may catch and go on without: the import is optional there."""
         in_function = self.model.scope.kind == "function"
         return any(handler_catches_import_error(handler) and (
-            ends_flow(handler.body, self.model) != "raise" or (in_function and _raises_another_error(handler.body)))
+            ends_flow(handler.body, self.model) != "raise" or (in_function and _raises_another_error(handler.body, self.model)))
             for handler in node.handlers)
 
     def _skipped_off_cuda(self, node) -> bool:
@@ -643,16 +643,17 @@ def asserted_at_import(stack: Sequence[cst.CSTNode], model) -> bool:
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
 
 
-def _raises_another_error(block: cst.BaseSuite) -> bool:
+def _raises_another_error(block: cst.BaseSuite, model=None) -> bool:
     """The block's last statement raises an exception that is no import error (not `sys.exit()`, which ends
     the program, nor `raise ImportError("Please install x")`, which says the library is required)."""
     last = block.body[-1] if block.body else None
     if not (isinstance(last, cst.SimpleStatementLine) and last.body and isinstance(last.body[-1], cst.Raise)):
         return False
     raised = last.body[-1].exc
-    raised = raised.func if isinstance(raised, cst.Call) else raised
-    name = raised.value if isinstance(raised, cst.Name) else raised.attr.value if isinstance(raised, cst.Attribute) else None
-    return name is not None and name not in IMPORT_ERRORS
+    if raised is None:
+        return False  # a bare `raise`: the ImportError itself, again
+    name = _exception_name(raised.func if isinstance(raised, cst.Call) else raised, model)
+    return name is not None and name.rpartition(".")[2] not in IMPORT_ERRORS
 
 
 def ends_flow(block: cst.BaseSuite, model=None) -> Optional[str]:

@@ -22,7 +22,7 @@ import libcst as cst
 
 from cudalint.project.facts import TEXT_METHODS
 from cudalint.project.paths import test_module
-from cudalint.python.children import code_children, comes_after, ends_in_raise
+from cudalint.python.children import code_children, comes_after, ends_in_raise, find_argument
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
 from cudalint.python.mac_failures import dead_returns, fails_on_mac, falsy_constant
@@ -618,7 +618,8 @@ class GuardEvaluator:
             return None
         guards = []
         for call, where in options:
-            default = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "default"), None)
+            found = find_argument(call, "default", None)
+            default = found.value if found is not None else None
             if default is None or _constant_truth(default) is not None or literal_guard(default) is not None:
                 return None  # `default=False`: the user turns it on, on any host; only a default that asks for CUDA says so
             guards.append(self._value_guard(default, where, depth))

@@ -266,3 +266,43 @@ def test_extras_named_for_other_hardware_are_not_what_a_mac_installs():
     found = [(f.code, f.line, f.severity.value, "a Mac does not install it" in f.message)
              for f in check_manifest("pyproject.toml", pyproject)]
     assert found == [("CDL501", 10, "error", False)]
+
+
+WHEEL_METADATA = """\
+Metadata-Version: 2.1
+Name: pkg
+Version: 1.0
+Requires-Dist: torch (>=2.4)
+Requires-Dist:  nvidia-ml-py
+Requires-Dist: cupy-cuda12x ; extra == "cuda"
+Requires-Dist: nvidia-cublas-cu12
+Requires-Dist: flash-attn>=2; sys_platform == "linux"
+Requires-Dist: sphinx-rtd-theme; extra == "docs"
+Requires-Dist: bad name [
+
+Requires-Dist: xformers
+"""
+
+
+def test_a_wheels_core_metadata_is_its_manifest():
+    path = "pkg-1.0.dist-info/METADATA"
+    assert [(f.code, f.line, f.column) for f in check_manifest(path, WHEEL_METADATA)] == [
+        ("CDL504", 5, 17),  # nvidia-ml-py, however many spaces after the colon
+        ("CDL503", 7, 16),  # nvidia-cublas-cu12
+        ("CDL000", 10, 16),  # a value that is no requirement; the description after the empty line is not read
+    ]  # cupy-cuda12x sits in the `cuda` extra, flash-attn is Linux-only
+    deps = dependencies(path, WHEEL_METADATA)
+    assert [(dep.name, dep.section) for dep in deps][2] == ("cupy-cuda12x", "extra.cuda")
+    assert torch_version_from(deps) is not None
+    assert dependencies("pkg.egg-info/PKG-INFO", WHEEL_METADATA) == []  # an sdist's copy of its manifests
+    assert dependencies("METADATA", WHEEL_METADATA) == []  # outside a .dist-info folder: not core metadata
+
+
+def test_a_tree_unpacked_from_a_wheel_targets_the_torch_its_metadata_allows(tmp_path):
+    (tmp_path / "pkg-1.0.dist-info").mkdir()
+    (tmp_path / "pkg-1.0.dist-info" / "METADATA").write_text("Name: pkg\nRequires-Dist: torch>=2.4,<2.6\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "main.py").write_text("import torch\n")
+    result = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "All clear: 2 files checked, target torch 2.5 (the newest release torch>=2.4,<2.6 in pkg-1.0.dist-info/METADATA allows)" in result.stdout

@@ -204,8 +204,9 @@ def test_hook_definitions():
         "environment.yml", "env/environment-gpu.yaml", "Pipfile", "poetry.lock", "uv.lock", "pixi.toml",
         "CMakeLists.txt", "cmake/cuda.cmake", "kernels/k.cu", "k.cuh", "Dockerfile", "docker/Dockerfile.gpu",
         "gpu.dockerfile", "conda.yaml", ".github/workflows/ci.yml", "cog.yaml", "Containerfile", "install.sh",
-        "Makefile", "rules.mk", "tox.ini", "notebooks/train.ipynb",
+        "Makefile", "rules.mk", "tox.ini", "notebooks/train.ipynb", "pkg-1.0.dist-info/METADATA",
         "README.md", "notes.txt", "Pipfile.lock", "setup.pyc", "x.cpp", "cuda.txt", "requirements-x/a.txt", "install.shx", "tox.cfg", "train.ipynb.bak",
+        "METADATA", "pkg.egg-info/PKG-INFO", "pkg-1.0.dist-info/RECORD",
     ],
 )
 def test_files_pattern_is_exactly_what_cudalint_reads(name):

@@ -64,6 +64,7 @@ _READERS: dict[str, tuple[str, str]] = {
     "poetry_lock": ("poetry_lock", "read"),
     "uv_lock": ("uv_lock", "read"),
     "pixi": ("pixi", "read"),
+    "metadata": ("metadata", "read"),
     "shell": ("scripts", "read_shell"),
     "makefile": ("scripts", "read_makefile"),
     "tox": ("scripts", "read_tox"),
@@ -118,6 +119,8 @@ def manifest_kind(path: str, include_docs: bool = False) -> str | None:
     name = pure.name.lower()
     if in_requirements_folder(path):
         return "requirements"
+    if name == "metadata" and pure.parent.name.lower().endswith(".dist-info"):
+        return "metadata"  # a wheel's core metadata (an sdist's PKG-INFO repeats its own manifests)
     for kind, patterns in _NAMES:
         if any(_glob(name, pattern) for pattern in patterns):
             return kind

@@ -8,7 +8,7 @@ evaluation is three-valued: True, False or None for "depends".
 from __future__ import annotations
 
 import re
-from typing import Collection, FrozenSet, List, Optional, Tuple
+from typing import Collection, FrozenSet, List, Optional, Set, Tuple
 
 VARIABLES = {
     "python_version",
@@ -181,6 +181,12 @@ def _evaluate(tree, exclusive: Collection[FrozenSet[str]] = ()) -> Optional[bool
 
 def _asks_exclusive(tree, exclusive: Collection[FrozenSet[str]]) -> bool:
     """A conjunction that needs two extras at once that no install can have together."""
+    wanted = _extras_asked(tree)
+    return any(len(wanted & group) > 1 for group in exclusive)
+
+
+def _extras_asked(tree) -> Set[str]:
+    """The extras a marker's conjunction needs (`extra == "cuda" and sys_platform == "linux"`)."""
     wanted, pending = set(), [tree]
     while pending:
         node = pending.pop()
@@ -190,7 +196,16 @@ def _asks_exclusive(tree, exclusive: Collection[FrozenSet[str]]) -> bool:
             sides = {node[1], node[3]}
             if ("var", "extra") in sides:
                 wanted.update(text for kind, text in sides if kind == "str")
-    return any(len(wanted & group) > 1 for group in exclusive)
+    return wanted
+
+
+def extras_asked(marker: Optional[str]) -> Set[str]:
+    """The extras a marker needs to hold (core metadata writes an extra's entries as
+    `Requires-Dist: name; extra == "cuda"`); empty for no marker or one that cannot be read."""
+    try:
+        return _extras_asked(parse_marker(marker)) if marker else set()
+    except MarkerError:
+        return set()
 
 
 def extra_and_marker(key: str) -> Tuple[str, Optional[str]]:

@@ -76,6 +76,31 @@ def test_a_call_that_never_raises_off_cuda_is_not_guarded_by_a_try():
     ) == [("CDL202", 4, 5), ("CDL203", 9, 5), ("CDL202", 13, 5)]  # the last one runs only after a raise
 
 
+def test_cuda_autocast_and_grad_scaler_never_raise_off_cuda():
+    # torch/amp/autocast_mode.py and grad_scaler.py: without CUDA they warn and disable themselves
+    assert lint(
+        """
+        import torch
+
+
+        def probe(a, b):
+            try:
+                with torch.cuda.amp.autocast(dtype=torch.float16):
+                    c = a @ b
+                with torch.autocast("cuda"):
+                    c = a @ b
+                scaler = torch.amp.GradScaler("cuda")
+                torch.cuda.synchronize()
+                with torch.autocast("cuda"):
+                    c = a @ b
+            except Exception as error:
+                return {"supported": False, "error": str(error)}
+            return c
+        """,
+        select=("CDL101", "CDL205", "CDL207"),
+    ) == [("CDL205", 6, 14), ("CDL207", 8, 29), ("CDL101", 10, 39)]  # the last autocast runs only after a raise
+
+
 def test_skipping_the_test_in_the_handler_is_a_way_out_off_cuda():
     assert lint(
         """

@@ -77,9 +77,12 @@ class FileContext:
 
     def _never_raises(self, node: cst.CSTNode) -> bool:
         """An API that does nothing without CUDA instead of raising (`torch.cuda.set_rng_state_all` is queued
-        until CUDA initializes), reached on a Mac inside a `try:` that falls back: the handler never runs
+        until CUDA initializes; `torch.autocast("cuda")` warns and casts nothing), or a CUDA argument of one, reached on a Mac inside a `try:` that falls back: the handler never runs
         for it, so the try guards it only when an earlier statement of its body already raised there."""
         target = node.func if isinstance(node, cst.Call) else node
+        if isinstance(node, (cst.Arg, cst.BaseString)):  # `torch.autocast("cuda")`: an argument of a call that never raises
+            call = next((call for call in reversed(self.stack) if isinstance(call, cst.Call)), None)
+            target = call.func if call is not None and any(arg is node or arg.value is node for arg in call.args) else None
         if not isinstance(target, (cst.Name, cst.Attribute)) or self.model.resolve(target) not in optional_facts().never_raise:
             return False
         stack = self.stack

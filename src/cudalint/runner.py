@@ -689,7 +689,7 @@ def project_index(settings: Settings, cache: bool = False, parse=None):
     libraries = [spec["module"] for rule in catalog if rule.code == "CDL404" for spec in rule.match.get("imports", ())]
     facts = guard_facts()
     folder = settings.root / ".cudalint_cache" if cache else None
-    return build_index(settings.root, libraries, facts.queries, facts.flags, folder, facts.skip_if, facts.skip_unless, parse)
+    return build_index(settings.root, libraries, facts.host_queries, facts.flags, folder, facts.skip_if, facts.skip_unless, parse)
 
 
 WARM_UP_TEXT = (

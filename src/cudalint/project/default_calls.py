@@ -76,12 +76,15 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
     unset: List[FrozenSet[str]] = []  # the module's options with no default, read once a call passes `x.attr`
     # (node, the enclosing functions' parameters that default to CUDA -> (the name a call of their function
     # goes by, the parameter); None where that is not known, the class a method is defined in)
-    stack: List[Tuple[ast.AST, Dict[str, Optional[Tuple[str, str]]], Optional[str]]] = [(tree, {}, None)]
+    # and the functions around it, innermost last
+    stack: List[Tuple[ast.AST, Dict[str, Optional[Tuple[str, str]]], Optional[str], tuple]] = [(tree, {}, None, ())]
+    unfilled: Dict[ast.AST, Tuple[FrozenSet[str], FrozenSet[str]]] = {}  # function -> (None-defaulted, bound) names
     while stack:
-        node, forwarded, klass = stack.pop()
+        node, forwarded, klass, around = stack.pop()
         if type(node) in _FUNCTIONS:
             forwarded = _cuda_defaulted(node, forwarded, klass)
             klass = None
+            around = (*around, node)
         elif type(node) is ast.ClassDef:
             klass = node.name
         for field in node._fields:
@@ -94,7 +97,7 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
                     at = bisect.bisect_left(lines, first)
                     if at == len(lines) or lines[at] > (item.end_lineno or first):
                         continue  # no line of this node names a wanted function
-                stack.append((item, forwarded, klass))
+                stack.append((item, forwarded, klass, around))
         if type(node) is not ast.Call:
             continue
         if not (type(node.func) is ast.Name and node.func.id in NEVER_CALLED):
@@ -125,7 +128,8 @@ def calls_in(tree: ast.AST, wanted: Wanted, lines: List[int], own: FrozenSet[str
                 counts[3] += 1
             if type(given) is ast.Attribute and not unset:
                 unset.append(_options_without_default(tree))
-            if given is not None and _may_be_none(given, unset[0] if unset else frozenset()):
+            if given is not None and (_may_be_none(given, unset[0] if unset else frozenset())
+                                      or (type(given) is ast.Name and _unfilled_none(given.id, around, unfilled))):
                 counts[4] += 1
     return found
 
@@ -157,6 +161,40 @@ def _options_without_default(tree: ast.AST) -> FrozenSet[str]:
 def _may_be_none(value: ast.AST, unset: FrozenSet[str]) -> bool:
     """`None`, or `args.<dest>` of an option that is None unless given."""
     return (type(value) is ast.Constant and value.value is None) or (type(value) is ast.Attribute and value.attr in unset)
+
+
+def _unfilled_none(name: str, around: tuple, memo: Dict) -> bool:
+    """`name` is a parameter of the innermost function around the call that binds it, defaulting to None,
+    that the function never binds again (`def predict(model, device=None): return predict_dl(model,
+    device=device)`): a call of the function that leaves it out hands None on."""
+    for function in reversed(around):
+        if function not in memo:
+            memo[function] = _none_defaults(function)
+        none_defaulted, bound = memo[function]
+        if name in bound:
+            return name in none_defaulted
+    return False
+
+
+def _none_defaults(function: ast.AST) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The function's parameters that default to None and that its body never assigns, and every name it
+    binds (parameters and assignments, not those of functions inside it)."""
+    args = function.args  # type: ignore[attr-defined]
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+    params = {arg.arg for arg in (*positional, *args.kwonlyargs, args.vararg, args.kwarg) if arg is not None}
+    assigned, pending = set(), list(function.body) if type(function) is not ast.Lambda else []  # type: ignore[attr-defined]
+    while pending:
+        node = pending.pop()
+        if type(node) is ast.Name and type(node.ctx) is not ast.Load:
+            assigned.add(node.id)
+        elif type(node) in (ast.Global, ast.Nonlocal):
+            assigned.update(node.names)
+        if type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+            pending.extend(ast.iter_child_nodes(node))
+    none_defaulted = frozenset(arg.arg for arg, default in pairs if type(default) is ast.Constant and default.value is None
+                               and arg.arg not in assigned)
+    return none_defaulted, frozenset(params | assigned)
 
 
 def _wanted_name(node: ast.AST, wanted: Wanted, outside: FrozenSet[str]) -> Optional[str]:

@@ -656,7 +656,8 @@ class _Reader:
     def _set_up_skips(self, klass) -> bool:
         """The class's set-up skips its tests where a test true on every Mac holds: `setUpClass` (or
         setUp) starting `if not torch.cuda.is_available(): raise unittest.SkipTest(...)` (or
-        `self.skipTest(...)`, `pytest.skip(...)`); the semantic model's Visitor._set_up_skips."""
+        `self.skipTest(...)`, `pytest.skip(...)`), or calling a function of the module that does;
+        the semantic model's Visitor._set_up_skips."""
         for method in klass.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name not in CLASS_SET_UPS:
                 continue
@@ -664,6 +665,10 @@ class _Reader:
                 if (isinstance(statement, ast.If) and not statement.orelse and statement.body
                         and self._skips(statement.body[0], method) and self._guard(statement.test, method)[1]):
                     return True
+                call = statement.value if isinstance(statement, ast.Expr) else None
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in self.functions
+                        and self._raises_off_mac(self.functions[call.func.id])):
+                    return True  # `_require_npu()`: a helper of the module that skips or raises off a Mac
         return False
 
     def _skips(self, statement, method) -> bool:

@@ -26,6 +26,7 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     off_mac_libraries: FrozenSet[str] = frozenset()  # the packages that add other device types (torch_xla): Linux only
     cuda_extension_suffixes: FrozenSet[str] = frozenset()  # the last name of an extension's compiled CUDA module
     absence_queries: FrozenSet[str] = frozenset()  # calls: true on every host without CUDA
+    off_mac_queries: FrozenSet[str] = frozenset()  # calls: true only on a host of another device type no Mac has (XPU)
     mac_queries: FrozenSet[str] = frozenset()  # calls: true on every Mac, false on a CUDA host (MPS is there)
     off_mac_backends: FrozenSet[str] = frozenset()  # communication backends no Mac has (nccl)
     off_mac_backend_members: FrozenSet[str] = frozenset()  # torch's names for them (Backend.NCCL)
@@ -49,6 +50,11 @@ class GuardFacts(NamedTuple):  # a NamedTuple, not a dataclass: see findings.py 
     mocked_moves: FrozenSet[str] = frozenset()  # methods a test replaces with one so nothing moves (`.to`)
     autograd_functions: FrozenSet[str] = frozenset()  # the base classes of a custom autograd operation
     after_forward: FrozenSet[str] = frozenset()  # its methods autograd calls only after its forward returned
+
+    @property
+    def host_queries(self) -> FrozenSet[str]:
+        """The calls true only off a Mac: CUDA's availability queries and those of other devices no Mac has."""
+        return self.queries | self.off_mac_queries
 
     def names_cuda_member(self, owner: Optional[str], member: str) -> bool:
         """`RNGType.CUDA`, or `Device.cuda` of an enum-like class (a CapWords name): a member named for CUDA."""

@@ -658,6 +658,9 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     after = stack[-4] if len(stack) >= 4 and stack[-3] is call else None
     if isinstance(after, cst.Attribute) and after.value is call and after.attr.value in HOST_SIDE and not converts:
         return False  # a factory's float64 tensor, made on the host, narrowed or turned into NumPy at once
+    if isinstance(after, cst.Arg) and after.value is call and len(stack) >= 5 and isinstance(stack[-5], cst.Call) \
+            and (ctx.model.resolve(stack[-5].func) or "").partition(".")[0] == "numpy":
+        return False  # `np.asarray(torch.as_tensor(m, dtype=torch.float64))`: turned into NumPy at once, on the host
     mover = stack[-5] if isinstance(after, cst.Attribute) and after.value is call and after.attr.value == "to" and len(stack) >= 5 else None
     if isinstance(mover, cst.Call) and mover.func is after:
         target = find_argument(mover, "device", 0)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Collection, Hashable, List, Optional, Sequence
 
 import libcst as cst
 
-from cudalint.python.children import DEFINITIONS, code_children, nodes_in, path_to, reads_name
+from cudalint.python.children import DEFINITIONS, code_children, find_argument, nodes_in, path_to, reads_name
 from cudalint.python.host_types import HOST_BUILTINS, UNIONS, host_type
 from cudalint.python.mps_fallback import true_on_mps
 from cudalint.python.names import chain_root, is_cuda_device_string, is_none, string_value
@@ -40,7 +40,16 @@ SAME_DEVICE_METHODS = frozenset({
     "sub", "div", "pow", "sqrt", "rsqrt", "exp", "log", "sign", "square", "reciprocal", "clamp", "prod",
     "cumsum", "max", "min", "amax", "amin", "argmax", "argmin", "dot", "mv", "mm", "bmm", "matmul",
     "tanh", "sigmoid", "softmax", "log_softmax", "masked_fill", "gather",
+    # elementwise math, in place or not, and reductions: computed where the tensor is
+    "abs_", "neg_", "add_", "sub_", "mul_", "div_", "pow_", "sqrt_", "exp_", "log_", "log1p", "log1p_", "log2",
+    "log10", "expm1", "expm1_", "sin", "cos", "tan", "sinh", "cosh", "sin_", "cos_", "atan2", "clamp_",
+    "clamp_min", "clamp_max", "clamp_min_", "clamp_max_", "round", "floor", "ceil", "trunc", "remainder",
+    "fmod", "erf", "relu", "repeat", "tile", "cumprod", "std", "var", "logsumexp", "diag", "triu", "tril",
+    "outer", "conj", "angle", "diff",
 })
+# Modules of torch whose functions compute where their first tensor is (torch.fft, torch.linalg and
+# torch.special take no device): like torch.sin and the other functions named as a SAME_DEVICE_METHODS method.
+SAME_DEVICE_MODULES = ("torch.fft.", "torch.linalg.", "torch.special.")
 # Tensor methods that build a new tensor on the receiver's device unless given `device=` (torch docs,
 # Tensor.new_tensor and the rest: "By default, the returned Tensor has the same torch.dtype and
 # torch.device as this tensor").
@@ -362,7 +371,18 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
     joined = _joined(model, node, scope)
     if joined is not None:  # `torch.cat((torch.eye(n), -torch.ones(1, n)))`
         return depth < MAX_DEPTH and bool(joined) and _all_on_host(model, joined, scope, depth)
-    return model.resolve(node.func, scope) in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+    qualified = model.resolve(node.func, scope)
+    if _computes_where_given(qualified) and find_argument(node, "device", None) is None:
+        first = next((arg.value for arg in node.args if arg.keyword is None and not arg.star), None)
+        return depth < MAX_DEPTH and first is not None and on_host(model, first, scope, depth + 1)  # `torch.sin(t)`
+    return qualified in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+
+
+def _computes_where_given(qualified: Optional[str]) -> bool:
+    """`torch.sin`, `torch.fft.fft`: a function that computes on its first tensor's device."""
+    if qualified is None or not qualified.startswith("torch."):
+        return False
+    return qualified.startswith(SAME_DEVICE_MODULES) or (qualified.count(".") == 1 and qualified[6:] in SAME_DEVICE_METHODS)
 
 
 def _joined(model: "SemanticModel", call: cst.Call, scope: "Scope") -> Optional[List[cst.BaseExpression]]:

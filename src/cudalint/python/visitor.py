@@ -355,7 +355,8 @@ class Walker:
     def _set_up_skips(self, body: Sequence[cst.CSTNode], names: frozenset) -> bool:
         """A set-up the runner calls before every test of a class (or module) that skips them where a test
         true on every Mac holds: `if not torch.cuda.is_available(): raise unittest.SkipTest(...)` (or
-        `self.skipTest(...)`, `pytest.skip(...)`) among its first statements. The tests never run there."""
+        `self.skipTest(...)`, `pytest.skip(...)`), or a call of a helper that does, among its first
+        statements. The tests never run there."""
         for definition in body:
             if type(definition) is not cst.FunctionDef or definition.name.value not in names:
                 continue
@@ -366,6 +367,10 @@ class Walker:
                         and self._skips_block(statement.body, scope)
                         and self.model.guards.guard(statement.test, scope).when_false):
                     return True
+                small = statement.body[0] if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1 else None
+                if (type(small) is cst.Expr and type(small.value) is cst.Call and scope is not None
+                        and self.model.guards.call_requires_cuda(small.value, scope)):
+                    return True  # `_require_npu()`: a helper that skips or raises off a Mac (guards.call_requires_cuda)
         return False
 
     def _skips_block(self, block: cst.BaseSuite, scope) -> bool:

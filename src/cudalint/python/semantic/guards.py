@@ -511,7 +511,7 @@ class GuardEvaluator:
         if qualified is not None and project is not None and project.is_own(qualified):
             followed = project.follow(qualified)  # a library's query a module of the project re-exports
             qualified = qualified if project.is_own(followed) else followed
-        if qualified in self.facts.queries:
+        if qualified in self.facts.queries or qualified in self.facts.off_mac_queries:
             return TRUE_OFF_MAC
         if qualified in self.facts.absence_queries or qualified in self.facts.mac_queries:
             return TRUE_OFF_MAC.negated()

@@ -1,0 +1,93 @@
+"""What blind rounds 128 to 132 showed: a wrapper that hands on its own None default leaves the callee's
+device choice to run."""
+
+import textwrap
+
+from conftest import findings_of, lint_tree
+
+
+def lint(text, select, **options):
+    found = findings_of(textwrap.dedent(text).lstrip("\n"), select=select, **options)
+    return [(f.code, f.line, f.column) for f in found]
+
+
+PREDICT = '''import torch
+
+
+def predict_dl(model, device=None):
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return model.to(device)
+'''
+
+
+def test_a_wrapper_handing_on_its_own_none_default_leaves_the_choice_to_run(tmp_path, monkeypatch):
+    wrapper = "from predict import predict_dl\n\n\ndef predict(model, device=None):\n    return predict_dl(model, device=device)\n"
+    assert lint_tree(tmp_path / "a", monkeypatch, {"predict.py": PREDICT, "wrap.py": wrapper}) == [
+        ("predict.py", "CDL104", 6, 18),
+    ]
+
+
+def test_a_wrapper_that_fills_its_none_default_first_passes_a_device(tmp_path, monkeypatch):
+    filled = ("from predict import predict_dl\n\n\ndef evaluate(model, device=None):\n    if device is None:\n"
+              "        device = 'cpu'\n    return predict_dl(model, device=device)\n")
+    assert lint_tree(tmp_path / "b", monkeypatch, {"predict.py": PREDICT, "wrap.py": filled}) == []
+
+
+def test_float64_computed_from_host_tensors_stays_on_the_host():
+    assert lint(
+        """
+        import numpy as np
+        import torch
+
+
+        def save_affine(affine, path):
+            np.save(path, np.asarray(torch.as_tensor(affine, dtype=torch.float64)))
+
+
+        class Sampler:
+            def __init__(self, n):
+                dist = torch.arange(1.0, n + 2.0).log_()
+                self.log_q = (-(-dist.double().log1p_() * 2).expm1_()).log_().float()
+                self.phase = torch.fft.fft(torch.sin(dist)).to(torch.complex128)
+                self.moved = torch.sin(dist.cuda()).to(torch.complex128)
+                self.made = torch.as_tensor(affine, dtype=torch.float64)
+        """,
+        select=["CDL601", "CDL602"],
+    ) == [("CDL601", 14, 48), ("CDL601", 15, 51)]  # a CUDA input; data of any device
+
+
+def test_a_set_up_that_calls_a_helper_skipping_without_another_accelerator_skips_the_class(tmp_path, monkeypatch):
+    text = '''import pytest
+import torch
+
+
+def _require_npu():
+    if not (hasattr(torch, "npu") and torch.npu.is_available()):
+        pytest.skip("no NPU")
+
+
+class TestShim:
+    def setup_method(self):
+        _require_npu()
+
+    def test_redirect(self):
+        assert torch.randn(2).cuda().device.type == "npu"
+
+
+def test_xpu():
+    if not torch.xpu.is_available():
+        return
+    assert torch.randn(2).cuda().device.type == "xpu"
+
+
+class TestPlain:
+    def setup_method(self):
+        print("no skip")
+
+    def test_moved(self):
+        assert torch.randn(2).cuda().is_cuda
+'''
+    assert lint_tree(tmp_path, monkeypatch, {"tests/test_shim.py": text}) == [
+        ("tests/test_shim.py", "CDL103", 29, 16), ("tests/test_shim.py", "CDL102", 29, 31),
+    ]

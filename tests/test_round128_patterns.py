@@ -91,3 +91,39 @@ class TestPlain:
     assert lint_tree(tmp_path, monkeypatch, {"tests/test_shim.py": text}) == [
         ("tests/test_shim.py", "CDL103", 29, 16), ("tests/test_shim.py", "CDL102", 29, 31),
     ]
+
+
+def test_extras_named_for_a_cuda_release_ask_for_the_cuda_build():
+    from cudalint.manifests import check_manifest
+
+    text = "inference-models[onnx-cu12,torch-cu124]==0.39.5\nfoo[cu12]\nfoo[docu12]\nbar[torch-cpu]\n"
+    assert [(f.code, f.line, f.column) for f in check_manifest("requirements.txt", text)] == [("CDL502", 1, 1), ("CDL502", 2, 1)]
+
+
+def test_a_backend_label_is_no_device(tmp_path, monkeypatch):
+    text = '''import torch
+
+
+class CudaTypeNN(torch.nn.Module):
+    name = "cuda"
+    default = "cuda"
+
+    def __init__(self, device=None, backend: str = "cuda"):
+        super().__init__()
+        if backend not in ("cuda", "gpu"):
+            raise ValueError(f"CudaTypeNN is the cuda backend, not {backend!r}")
+        self.device = torch.device(device or "cpu")
+
+
+class DeviceConfig:
+    default = "cuda"
+
+
+def run(model, device: str = "cuda"):
+    if device not in ("cuda", "gpu"):
+        raise ValueError(f"unknown device {device!r}")
+    return model.to(device)
+'''
+    assert lint_tree(tmp_path, monkeypatch, {"model.py": text}) == [
+        ("model.py", "CDL108", 16, 15), ("model.py", "CDL108", 19, 30), ("model.py", "CDL116", 20, 23),
+    ]

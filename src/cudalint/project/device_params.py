@@ -98,6 +98,8 @@ def _reads(function: ast.AST, name: str) -> Iterator[Tuple[ast.Name, ast.AST]]:
             yield node.func, node
         if isinstance(node, SCOPES) and node is not function and _binds(node, name):
             continue  # a nested function or class with its own `name`
+        if isinstance(node, ast.Raise):
+            continue  # `raise ValueError(f"not {backend!r}")`: the message of an error places nothing
         for child in ast.iter_child_nodes(node):
             stack.append((child, node))
 

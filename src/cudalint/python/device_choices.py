@@ -34,6 +34,7 @@ from cudalint.python.children import assignments_in, earlier_statements
 from cudalint.python.context import FileContext
 from cudalint.python.names import source_of, string_elements, string_value
 from cudalint.python.visitor import Registry, ends_flow
+from cudalint.python.project_checks import choice_default
 
 # Calls of these methods in a chain's arm place a tensor or module with PyTorch.
 PLACING_METHODS = frozenset({"cuda", "cpu", "to"})
@@ -110,10 +111,19 @@ def _accepted(test: cst.BaseExpression, ctx: FileContext, membership) -> Optiona
     a tensor's own placement (`x.device.type`)."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, membership)):
         return None
-    if _tensor_placement(test.left, ctx):
+    if _tensor_placement(test.left, ctx) or _choice_parameter(test.left, ctx):
         return None
     found = _device_list(test.comparisons[0].comparator, ctx)
     return found if _listed_without_mps(found) else None
+
+
+def _choice_parameter(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A parameter of the function around the test whose "cuda" default the project index judged to hold no
+    device (`backend: str = "cuda"` only compared and named in an error: project/device_params.py)."""
+    if type(node) is not cst.Name:
+        return False
+    function = next((held for held in reversed(ctx.stack) if isinstance(held, (cst.FunctionDef, cst.Lambda))), None)
+    return isinstance(function, cst.FunctionDef) and choice_default(function, node.value, ctx)
 
 
 def _tensor_placement(node: cst.BaseExpression, ctx: FileContext) -> bool:

@@ -1207,8 +1207,9 @@ def _default_through_name(default: cst.BaseExpression, ctx: FileContext) -> None
 
 def _default_field(node: cst.CSTNode, ctx: FileContext) -> None:
     if node.value is not None and _in_class_body(ctx) and is_cuda_device_string(node.value):
-        if not any(speaks_of_device(name) for name in (*_field_names(node), ctx.stack[-4].name.value)):
-            return  # `QUANT_TYPE = "cuda"` of `QuantLinear`: a label the code compares with others, no device
+        klass = ctx.stack[-4].name.value.lower()
+        if not (any(speaks_of_device(name) for name in _field_names(node)) or "device" in klass or "accelerat" in klass):
+            return  # `QUANT_TYPE = "cuda"` of `QuantLinear`, `name = "cuda"` of `CudaTypeNN`: a label, no device
         if not _is_enum(ctx.stack[-4], ctx):  # `class Backend(Enum): CUDA = "cuda"` names a member, not a default
             ctx.report("CDL108", node.value, "class attribute defaults to a CUDA device")
 

@@ -127,3 +127,35 @@ def run(model, device: str = "cuda"):
     assert lint_tree(tmp_path, monkeypatch, {"model.py": text}) == [
         ("model.py", "CDL108", 16, 15), ("model.py", "CDL108", 19, 30), ("model.py", "CDL116", 20, 23),
     ]
+
+
+def test_a_helpers_tuple_answer_unpacked_keeps_its_query():
+    assert lint(
+        """
+        import torch
+
+
+        def _support():
+            if not torch.cuda.is_available():
+                return False, "no CUDA"
+            return (torch.cuda.get_device_capability()[0] >= 8, "")
+
+
+        def cuda_usable():
+            ok, _ = _support()
+            return ok
+
+
+        def get_device():
+            if cuda_usable():
+                return "cuda"
+            return "mps" if torch.backends.mps.is_available() else "cpu"
+
+
+        def labels():
+            _, reason = _support()
+            if reason:
+                torch.cuda.synchronize()
+        """,
+        select=["CDL101", "CDL104", "CDL201"],
+    ) == [("CDL201", 24, 9)]  # the reason says nothing of the host

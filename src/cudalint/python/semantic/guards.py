@@ -774,6 +774,13 @@ class GuardEvaluator:
                     return [UNKNOWN]
                 found.extend(returned)
                 continue
+            if binding.kind == "assign" and binding.value is None:
+                unpacked = self._unpacked(binding, depth)
+                if unpacked is None:
+                    return [UNKNOWN]
+                found.append(unpacked)
+                informative = informative or unpacked.known
+                continue
             if binding.kind != "assign" or binding.value is None:
                 return [UNKNOWN]
             if self.binding_off_mac(binding, depth + 1):
@@ -794,6 +801,30 @@ class GuardEvaluator:
                 return [UNKNOWN]
             found.append(inherited)
         return found if informative or self._module_constant(node, bindings) or self._class_constant(node, scope) else [UNKNOWN]
+
+    def _unpacked(self, binding, depth) -> Optional[Guard]:
+        """`ok, _ = _support()` where every return of `_support`, a function of this file, is a tuple as long
+        as the target (`return torch.cuda.is_available(), ""`): what the element at the name's place says."""
+        node = binding.node
+        if type(node) is not cst.Assign or len(node.targets) != 1 or type(node.value) is not cst.Call \
+                or type(node.value.func) is not cst.Name or depth > MAX_DEPTH:
+            return None
+        target = node.targets[0].target
+        if type(target) not in (cst.Tuple, cst.List) or any(type(element) is not cst.Element for element in target.elements):
+            return None
+        index = next((at for at, element in enumerate(target.elements) if _named(element.value, binding.name)), None)
+        callees = self.model.lookup(node.value.func.value, binding.context)
+        if index is None or len(callees) != 1 or callees[0].kind != "def":
+            return None
+        inner = self.model.scopes.get(id(callees[0].node))
+        if inner is None or not inner.returns:
+            return None
+        parts = []
+        for returned, _ in inner.returns:
+            if type(returned) is not cst.Tuple or len(returned.elements) != len(target.elements):
+                return None
+            parts.append(self.guard(returned.elements[index].value, inner, depth + 1))
+        return _agree(parts)
 
     def _base_bound(self, node, scope) -> Optional[Guard]:
         """`self.use_gpu` that the file binds (`if torch.cuda.is_available(): self.use_gpu = True`) in a class

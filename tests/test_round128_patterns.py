@@ -159,3 +159,22 @@ def test_a_helpers_tuple_answer_unpacked_keeps_its_query():
         """,
         select=["CDL101", "CDL104", "CDL201"],
     ) == [("CDL201", 24, 9)]  # the reason says nothing of the host
+
+
+def test_a_float64_module_constant_that_defaults_a_dtype_made_on_the_device():
+    found = findings_of(textwrap.dedent(
+        """
+        import torch
+        DEFAULT_DTYPE = torch.float64
+        HOST_DTYPE = torch.float64
+
+
+        class ConstantQ:
+            def __init__(self, n=128, device=None, dtype=DEFAULT_DTYPE):
+                self.q = torch.linspace(0.0, 0.2, n, device=device, dtype=dtype)
+
+
+        def host(n, dtype=HOST_DTYPE):
+            return torch.linspace(0.0, 0.2, n, device="cpu", dtype=dtype)
+        """).lstrip("\n"), select={"CDL601"})
+    assert [(f.code, f.line, f.column, [r.line for r in f.related]) for f in found] == [("CDL601", 2, 17, [8])]

@@ -673,12 +673,40 @@ def _default_made_on_device(node: cst.CSTNode, ctx: FileContext) -> Optional[cst
     """The node is a parameter's default (`def f(y0, dtype=torch.float64)`) and the function's body, which never
     binds the parameter again, hands the parameter as `dtype=` to a torch call that makes a tensor on a device
     it names (`torch.as_tensor(rtol, dtype=dtype, device=y0.device)`), not the CPU there: every call that leaves the
-    dtype out makes that tensor of the default's dtype on the device. That call, else None."""
+    dtype out makes that tensor of the default's dtype on the device. That call, else None. The same for a module
+    constant (`DEFAULT_DTYPE = torch.float64`) that is such a parameter's default (`dtype=DEFAULT_DTYPE`)."""
     stack = ctx.stack
     param = stack[-2] if len(stack) >= 4 else None
-    if type(param) is not cst.Param or param.default is not node or type(stack[-4]) is not cst.FunctionDef:
-        return None
-    function, name = stack[-4], param.name.value
+    if type(param) is cst.Param and param.default is node and type(stack[-4]) is cst.FunctionDef:
+        return _param_made_on_device(stack[-4], param.name.value, ctx)
+    holder = stack[-2] if len(stack) >= 4 else None
+    if type(holder) is cst.Assign and holder.value is node and len(holder.targets) == 1 and type(holder.targets[0].target) is cst.Name \
+            and type(stack[-4]) is cst.Module:  # `DEFAULT_DTYPE = torch.float64`, the default of parameters of the module
+        constant = holder.targets[0].target.value
+        for function in _module_functions(stack[-4]):
+            for default in _params_of(function):
+                if type(default.default) is cst.Name and default.default.value == constant:
+                    found = _param_made_on_device(function, default.name.value, ctx)
+                    if found is not None:
+                        return found
+    return None
+
+
+def _module_functions(module: cst.Module):
+    """The functions at the module's top and the methods of its top-level classes."""
+    for statement in module.body:
+        if type(statement) is cst.FunctionDef:
+            yield statement
+        elif type(statement) is cst.ClassDef and type(statement.body) is cst.IndentedBlock:
+            yield from (item for item in statement.body.body if type(item) is cst.FunctionDef)
+
+
+def _params_of(function: cst.FunctionDef):
+    params = function.params
+    return (*params.posonly_params, *params.params, *params.kwonly_params)
+
+
+def _param_made_on_device(function: cst.FunctionDef, name: str, ctx: FileContext) -> Optional[cst.Call]:
     scope = ctx.model.scopes.get(id(function))
     if scope is None or len(scope.bindings.get(name, ())) != 1:
         return None  # `dtype = dtype or torch.float32`: the body decides

@@ -178,3 +178,30 @@ def test_a_float64_module_constant_that_defaults_a_dtype_made_on_the_device():
             return torch.linspace(0.0, 0.2, n, device="cpu", dtype=dtype)
         """).lstrip("\n"), select={"CDL601"})
     assert [(f.code, f.line, f.column, [r.line for r in f.related]) for f in found] == [("CDL601", 2, 17, [8])]
+
+
+def test_a_load_mapped_to_the_cpu_only_in_the_cpu_arm_of_a_device_test():
+    assert lint(
+        """
+        import os
+
+        import torch
+
+        DEVICE = os.getenv("DEVICE") or "cpu"
+
+
+        def load(path):
+            if DEVICE == "cpu":
+                return torch.load(path, map_location="cpu")
+            return torch.load(path)
+
+
+        def load_state(path, device):
+            if device.type != "cpu":
+                state = torch.load(path)
+            else:
+                state = torch.load(path, map_location="cpu")
+            return state
+        """,
+        select=["CDL109"],
+    ) == [("CDL109", 11, 12), ("CDL109", 16, 17)]

@@ -1567,8 +1567,9 @@ def _locates_other_loads(node: cst.Call, ctx: FileContext) -> bool:
 
 
 def _in_arm_without_cuda(frame: cst.CSTNode, call: cst.Call, ctx: FileContext) -> bool:
-    """The call sits in the arm of an `if` that runs where CUDA is missing: the else of an availability
-    test, or the body of its negation."""
+    """The call sits in the arm of an `if` that runs where CUDA is missing (the else of an availability
+    test, or the body of its negation), or in the arm a test of the device takes for the CPU (`if DEVICE ==
+    "cpu":`, whose other arm runs with any other device, MPS on a Mac)."""
     from cudalint.python.children import path_to
 
     path = path_to(frame, call) or []
@@ -1576,10 +1577,25 @@ def _in_arm_without_cuda(frame: cst.CSTNode, call: cst.Call, ctx: FileContext) -
         if type(holder) is not cst.If:
             continue
         inner = path[index + 1]
+        cpu_arm = _cpu_arm(holder)
+        if cpu_arm is not None and inner is cpu_arm:
+            return True
         guard = ctx.model.guard(holder.test)
         if (inner is holder.orelse and guard.when_true) or (inner is holder.body and guard.when_false):
             return True
     return False
+
+
+def _cpu_arm(node: cst.If) -> Optional[cst.CSTNode]:
+    """The arm an `if` takes for the CPU where its test compares a device with "cpu": the body of `x == "cpu"`,
+    the else of `x != "cpu"`; None for another test."""
+    test = node.test
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    operator = type(test.comparisons[0].operator)
+    if "cpu" not in (string_value(test.left), string_value(test.comparisons[0].comparator)):
+        return None
+    return node.body if operator is cst.Equal else node.orelse if operator is cst.NotEqual else None
 
 
 def _load_source(call: cst.Call) -> str:

@@ -205,3 +205,39 @@ def test_a_load_mapped_to_the_cpu_only_in_the_cpu_arm_of_a_device_test():
         """,
         select=["CDL109"],
     ) == [("CDL109", 11, 12), ("CDL109", 16, 17)]
+
+
+CUDA_HELPERS = '''from contextlib import contextmanager
+
+import torch
+
+__all__ = ["ordered"]
+
+
+@contextmanager
+def ordered(device: torch.device):
+    yield torch.cuda.current_stream(device.index)
+'''
+
+DISPATCH = '''import contextlib
+
+import torch
+
+from pkg import _cuda
+
+
+@contextlib.contextmanager
+def on_device(device: torch.device):
+    if device.type != "cuda":
+        yield
+        return
+    with _cuda.ordered(device):
+        yield
+'''
+
+
+def test_a_private_modules_all_exports_only_what_a_star_import_takes(tmp_path, monkeypatch):
+    files = {"pkg/__init__.py": "", "pkg/_cuda.py": CUDA_HELPERS, "pkg/dispatch.py": DISPATCH}
+    assert lint_tree(tmp_path / "a", monkeypatch, files) == []
+    files["pkg/__init__.py"] = "from ._cuda import *\n"
+    assert lint_tree(tmp_path / "b", monkeypatch, files) == [("pkg/_cuda.py", "CDL305", 10, 11)]

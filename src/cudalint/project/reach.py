@@ -34,6 +34,7 @@ from cudalint.project.paths import test_module
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.project.index import ProjectIndex
 
+STAR_EXPORTED = 2  # a use's escapes: listed in a private module's `__all__`, public only if star-imported
 MAX_ROUNDS = 32  # the fixed point grows one call depth per round; deeper chains stay unknown
 EXITS = {"sys.exit", "os._exit", "pytest.skip", "pytest.exit", "pytest.fail", "unittest.SkipTest"}
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -117,6 +118,7 @@ class _Uses:
         self.classes: Set[str] = set()  # definition paths of the classes met so far
         self.switches: Set[str] = set()  # the last names of switches checked against CUDA (_switch_check)
         self.switched_on: Set[str] = set()  # keywords a call passes a literal True (`use_cuda=True`)
+        self.listed_private: Set[str] = set()  # names a private module's `__all__` lists (_exported)
         self.stored: Dict[str, int] = {}  # attribute name -> how many assignments store it (`x.name = ...`,
         # or `name = ...` in a class body): what FileFacts.attribute_guards is checked against
 
@@ -373,10 +375,18 @@ class _Uses:
         held[(text, guarded, context)] = None
 
     def _exported(self, value) -> None:
-        """`__all__ = ["A", ...]`: every listed name is public, so it escapes."""
+        """`__all__ = ["A", ...]`: every listed name is public, so it escapes; in a private module
+        (`pkg/_cuda.py`) only where a module of the project star-imports it (`cuda_only` judges that):
+        its `__all__` then says what `from ._cuda import *` re-exports, and otherwise only what the
+        package's own modules may import from it."""
+        module = self.reader.module or ""
+        private = _private(module.rpartition(".")[2])
         for item in getattr(value, "elts", []) or []:
             if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value.isidentifier():
-                self.raw[(item.value, False, (), "")] = None
+                if private:
+                    self.listed_private.add(item.value)
+                else:
+                    self.raw[(item.value, False, (), "")] = None
 
     def _decorators(self, path: str, decorators) -> bool:
         """Whether a decorator skips the definition off CUDA (judged here when this file says so);
@@ -554,6 +564,10 @@ class _Uses:
                     _place(entry, guarded, context)
                 else:
                     entry[0] = 1
+        for name in self.listed_private:
+            for qualified in self._resolve(name):
+                entry = uses.setdefault(qualified, [0, [], [], []])
+                entry[0] = entry[0] or STAR_EXPORTED
         for module, guarded, context in self.loads:
             _place(loads.setdefault(module, [[], [], []]), guarded, context)
         tried: Dict[str, list] = {}  # what an import whose ImportError is caught may load -> _places()
@@ -671,6 +685,7 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
             if facts.script:
                 escaped.add(module)  # run as a program, not only imported
             factories.update(f"{module}.{path}" for path in facts.factories)
+    star_imported = {source for facts in index.facts.values() if facts.star for source in facts.star[2]}
     matches: Dict[str, List[str]] = {}
 
     def unloadable(name: str) -> bool:
@@ -716,6 +731,8 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
                     used.append((name, 0, [*entry[0], *entry[1], *(c for c, _ in entry[2])], [], []))
         used.extend((name, 0, *entry) for text, entry in facts.mentions.items() for name in mentioned(text))
         for name, escapes, guarded, unguarded, tested in used:
+            if escapes == STAR_EXPORTED and module not in star_imported:
+                escapes = 0  # a private module's `__all__` that no module star-imports exports nothing
             found = (name, "") if name in index.modules else index.origin(name)
             if found is None:
                 continue

@@ -241,3 +241,29 @@ def test_a_private_modules_all_exports_only_what_a_star_import_takes(tmp_path, m
     assert lint_tree(tmp_path / "a", monkeypatch, files) == []
     files["pkg/__init__.py"] = "from ._cuda import *\n"
     assert lint_tree(tmp_path / "b", monkeypatch, files) == [("pkg/_cuda.py", "CDL305", 10, 11)]
+
+
+def test_float64_chosen_by_a_precision_flag_reaches_the_device():
+    assert lint(
+        """
+        import torch
+
+
+        def solve(n, device, mixed_precision=False):
+            sink_dtype = torch.float32 if mixed_precision else torch.float64
+            return torch.zeros(n, n, device=device, dtype=sink_dtype)
+
+
+        def host(n, device):
+            dtype = torch.float64 if device.type == "cpu" else torch.float32
+            return torch.zeros(n, n, device=device, dtype=dtype)
+
+
+        def delta(rr, rl, exact, device):
+            x = torch.ones(3, device=device)
+            rc = (rr - rl).to(torch.int64 if exact else torch.float64)
+            z = x.to(torch.float64 if x.device.type == "cpu" else torch.float32)
+            return rc, z
+        """,
+        select=["CDL601", "CDL608"],
+    ) == [("CDL608", 6, 12), ("CDL601", 16, 49)]

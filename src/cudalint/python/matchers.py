@@ -51,7 +51,7 @@ from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_none, mentions_mac_path, source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import (
-    builds_on_default_device, copies_uninitialized, cpu_on_a_mac, held_until_waited, in_module_method, kept_by_its_object, made_on_host,
+    asks_device, builds_on_default_device, copies_uninitialized, cpu_on_a_mac, held_until_waited, in_module_method, kept_by_its_object, made_on_host,
     names_host, on_host, read_back_in_place, same_device_copy, synchronized_after,
 )
 from cudalint.python.semantic import Value
@@ -622,8 +622,12 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     """A dtype handed to a call can reach the device unless the code shows the tensor stays on the
     host: made with `device="cpu"` (or moved with `.to("cpu", dtype)`), or narrowed or turned into
     NumPy/Python at once (`torch.linspace(..., dtype=torch.float64).float()`, `.numpy()`, `.item()`). A dtype outside a
-    call (a comparison, an annotation) makes no tensor. `x.cpu().to(torch.float64)` is host-side too."""
+    call (a comparison, an annotation) makes no tensor. `x.cpu().to(torch.float64)` is host-side too. An arm of a
+    choice by a test that does not ask for the device (`.to(torch.int64 if exact else torch.float64)`) is handed
+    to the call as the choice is."""
     stack = ctx.stack
+    while len(stack) >= 3 and type(stack[-2]) is cst.IfExp and stack[-2].test is not stack[-1] and not asks_device(stack[-2].test):
+        node, stack = stack[-2], stack[:-1]
     holder = stack[-2] if len(stack) >= 2 else None
     if isinstance(holder, cst.Call) and holder.func is node:  # torch.DoubleTensor(...)
         depth = len(stack) - 2

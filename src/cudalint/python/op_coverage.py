@@ -38,7 +38,7 @@ from cudalint.python.children import path_to
 from cudalint.python.context import FileContext
 from cudalint.python.names import source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
-from cudalint.python.placement import STATE_METHODS, cpu_on_a_mac, made_on_host, names_dtype, names_host, on_host
+from cudalint.python.placement import STATE_METHODS, asks_device, cpu_on_a_mac, made_on_host, names_dtype, names_host, on_host
 from cudalint.python.visitor import Registry
 
 CHECK = "op-coverage"
@@ -49,6 +49,7 @@ KIND_OF_CODE = {"E": RAISES, "X": RAISES, "F": ON_CPU, "B": ON_CPU}  # other cod
 PUBLIC_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.Tensor.",
                      "torch.optim.", "torchvision.ops.")
 WIDE_DTYPES = frozenset({"float64", "complex128"})
+
 ROOTS = frozenset({"torch", "torchvision"})  # the modules of every API checked here (and of every tensor's maker)
 
 
@@ -394,7 +395,17 @@ def _torch_dtype(node: cst.BaseExpression, ctx: FileContext) -> Optional[str]:
         return None
     found = {TORCH_DTYPES.get(value.data[len("torch."):]) if value.kind == "ref" and isinstance(value.data, str)
              and value.data.startswith("torch.") else None for value in ctx.model.values(node)}
+    if len(found) > 1 and None not in found and _chosen_by_a_flag(node, ctx):
+        return next((dtype for dtype in found if dtype in WIDE_DTYPES), None)  # the flag's float64 arm runs on a Mac too
     return found.pop() if len(found) == 1 else None
+
+
+def _chosen_by_a_flag(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`sink_dtype = torch.float32 if mixed_precision else torch.float64`: a name bound once to a choice
+    whose test does not ask which device it runs on (placement.asks_device): each arm is what the tensor
+    gets wherever the flag takes it, a Mac included."""
+    assigned = ctx.model.assigned(node) if type(node) is cst.Name else []
+    return len(assigned) == 1 and type(assigned[0][0]) is cst.IfExp and not asks_device(assigned[0][0].test)
 
 
 def _numpy_dtype(node: cst.BaseExpression, ctx: FileContext) -> Optional[str]:

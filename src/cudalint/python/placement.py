@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Collection, Hashable, List, Optional, Sequence
 import libcst as cst
 
 from cudalint.python.children import DEFINITIONS, code_children, find_argument, nodes_in, path_to, reads_name
+from cudalint.python.host_tests import speaks_of_device
 from cudalint.python.host_types import HOST_BUILTINS, UNIONS, host_type
 from cudalint.python.mps_fallback import true_on_mps
 from cudalint.python.names import chain_root, is_cuda_device_string, is_none, string_value
@@ -376,6 +377,22 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
         first = next((arg.value for arg in node.args if arg.keyword is None and not arg.star), None)
         return depth < MAX_DEPTH and first is not None and on_host(model, first, scope, depth + 1)  # `torch.sin(t)`
     return qualified in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+
+
+# Words of a test that asks which device it runs on (`device.type == "cpu"`, `x.is_cuda`), beside the names
+# that speak of a device (host_tests.speaks_of_device: `device`, `use_gpu`, `on_mps`)
+DEVICE_QUESTION_WORDS = frozenset({"cpu", "mps", "type", "is_cuda", "is_mps", "is_cpu"})
+
+
+def asks_device(test: cst.BaseExpression) -> bool:
+    """The test asks which device it runs on (`device.type == "cpu"`, `x.is_cuda`, `use_gpu`): what its arms
+    choose is chosen per device; a precision flag (`if mixed_precision`) is not such a test."""
+    for node in nodes_in(test):
+        text = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else \
+            string_value(node) if isinstance(node, cst.BaseString) else None
+        if text is not None and (speaks_of_device(text) or text.lower() in DEVICE_QUESTION_WORDS):
+            return True
+    return False
 
 
 def _computes_where_given(qualified: Optional[str]) -> bool:

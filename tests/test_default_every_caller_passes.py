@@ -270,7 +270,7 @@ def walk(tree, device=torch.device("cuda")):
     assert triples(findings_of(recursive, path="walk.py", select={"CDL101"})) == [("CDL101", 4, 36)]
 
 
-def test_a_function_its_package_re_exports_is_public_api_whatever_the_project_passes():
+def test_a_function_of_a_public_module_of_the_package_is_public_api_whatever_the_project_passes():
     utils = '''import torch
 
 
@@ -289,9 +289,12 @@ helper(model, device="cpu")
     for init in ("from .utils import load\n", "from .utils import *\n", "from pkg.utils import load as load_model\n"):
         found = findings_of(utils, path="pkg/utils.py", select={"CDL101", "CDL104"},
                             project_files={"pkg/__init__.py": init, "pkg/train.py": train})
-        # load: the package's API, which users call without a device; helper: only the project calls it
-        expected = [("CDL104", 4, 23)] + ([("CDL101", 8, 35)] if "*" in init else [])
-        assert triples(found) == expected, init
+        # load and helper: the package's API (a public module of the package), which users call without a device
+        assert triples(found) == [("CDL104", 4, 23), ("CDL101", 8, 35)], init
+    # a private module's helper is the package's own: only the project calls it
+    found = findings_of(utils, path="pkg/_utils.py", select={"CDL101", "CDL104"},
+                        project_files={"pkg/__init__.py": "", "pkg/train.py": train.replace("pkg.utils", "pkg._utils")})
+    assert triples(found) == []
 
 
 def test_a_call_in_the_same_file_taking_a_device_object_default_is_reported():
@@ -318,10 +321,15 @@ def test_a_subpackage_gathering_names_for_its_package_is_no_public_api():
 def load(name, device=torch.device("cuda")):
     return torch.zeros(1).to(device)
 '''
+    found = findings_of(helper, path="pkg/models/_utils.py", select={"CDL101"}, project_files={
+        "pkg/__init__.py": "from pkg.app import run\n", "pkg/models/__init__.py": "from ._utils import load\n",
+        "pkg/app.py": "from pkg.models import load\n\n\ndef run(device):\n    return load('x', device=device)\n"})
+    assert triples(found) == []
+    # the same function in a public module of the package is API its users import from there
     found = findings_of(helper, path="pkg/models/utils.py", select={"CDL101"}, project_files={
         "pkg/__init__.py": "from pkg.app import run\n", "pkg/models/__init__.py": "from .utils import load\n",
         "pkg/app.py": "from pkg.models import load\n\n\ndef run(device):\n    return load('x', device=device)\n"})
-    assert triples(found) == []
+    assert triples(found) == [("CDL101", 4, 36)]
 
 
 def test_a_default_checked_by_a_helper_that_picks_a_mac_s_device_is_not_reported():

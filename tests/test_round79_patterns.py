@@ -304,14 +304,14 @@ def build(name, device):
 
 
 def test_a_class_handed_on_as_a_value_may_be_called_without_its_device(tmp_path, monkeypatch):
-    # every call in sight passes the device: the default never runs
-    assert lint_tree(tmp_path, monkeypatch, {"pkg/__init__.py": "", "pkg/models.py": REGISTERED}) == []
+    # every call in sight passes the device: the default never runs (a private module: no API of the package)
+    assert lint_tree(tmp_path, monkeypatch, {"pkg/__init__.py": "", "pkg/_models.py": REGISTERED}) == []
     # handed to a registry as a value: what receives it may call it with anything (round 81, mteb)
-    files = {"pkg/__init__.py": "", "pkg/models.py": REGISTERED,
-             "pkg/registry.py": "from pkg.models import Encoder\n\nMODELS = dict(encoder=Encoder)\n"}
-    assert lint_tree(tmp_path / "b", monkeypatch, files) == [("pkg/models.py", "CDL108", 5, 37)]
+    files = {"pkg/__init__.py": "", "pkg/_models.py": REGISTERED,
+             "pkg/registry.py": "from pkg._models import Encoder\n\nMODELS = dict(encoder=Encoder)\n"}
+    assert lint_tree(tmp_path / "b", monkeypatch, files) == [("pkg/_models.py", "CDL108", 5, 37)]
     # `super(Encoder, self)` and `isinstance(x, Encoder)` read the class and never call it
-    files["pkg/registry.py"] = "from pkg.models import Encoder\n\n\ndef check(x):\n    return isinstance(x, Encoder)\n"
+    files["pkg/registry.py"] = "from pkg._models import Encoder\n\n\ndef check(x):\n    return isinstance(x, Encoder)\n"
     assert lint_tree(tmp_path / "c", monkeypatch, files) == []
 
 

@@ -133,7 +133,8 @@ class CallSites:
         passes the parameter, so its default is never what runs (project/default_calls.py: calls matched
         by the name they call, across the project). A function nothing in the project calls is an entry
         point for users: its default counts; so is one its package's `__init__` re-exports (`from .utils
-        import load`), the package's public API, however the project calls it itself."""
+        import load`), or one of a public module of the package (ProjectIndex.public_api), and a public
+        method of such a class: the package's public API, however the project calls it itself."""
         function, project = binding.scope.node, self.model.project
         if project is None or not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param):
             return False
@@ -144,8 +145,11 @@ class CallSites:
                 return False
             name, owner = klass.node.name.value, klass.parent
         module = self.model.module_name
-        if module and owner is self.model.module_scope and project.exported(f"{module}.{name}"):
+        if module and owner is self.model.module_scope and (project.exported(f"{module}.{name}") or project.public_api(f"{module}.{name}")):
             return False
+        if (module and owner is not None and owner.kind == "class" and owner.parent is self.model.module_scope
+                and not name.startswith("_") and project.public_api(f"{module}.{owner.node.name.value}")):
+            return False  # a public method of a class of the package's public API
         return project.every_call_passes(name, binding.name, not_none=is_none(binding.value))
 
     def _arguments_as_passed(self, function: cst.FunctionDef, scope: "Scope") -> bool:

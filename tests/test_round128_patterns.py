@@ -267,3 +267,37 @@ def test_float64_chosen_by_a_precision_flag_reaches_the_device():
         """,
         select=["CDL601", "CDL608"],
     ) == [("CDL608", 6, 12), ("CDL601", 16, 49)]
+
+
+SOLVER = '''import torch
+
+
+class Solver:
+    def __init__(self, K, device="cuda"):
+        self.K = K.to(device)
+
+    def refit(self, K, device="cuda"):
+        return K.to(device)
+
+
+def _inner(x, device="cuda"):
+    return x.to(device)
+'''
+
+API = '''from .solver import Solver, _inner
+
+
+def fit(K, dev):
+    s = Solver(K, device=dev)
+    s.refit(K, device=dev)
+    return _inner(K, device=dev)
+'''
+
+
+def test_the_public_classes_of_a_package_module_keep_their_cuda_defaults(tmp_path, monkeypatch):
+    files = {"pkg/__init__.py": "", "pkg/solver.py": SOLVER, "pkg/api.py": API}
+    assert lint_tree(tmp_path / "a", monkeypatch, files) == [
+        ("pkg/solver.py", "CDL108", 5, 34), ("pkg/solver.py", "CDL108", 8, 31),
+    ]  # `_inner` is the package's own: every call passes a device
+    files = {"solver.py": SOLVER, "api.py": API.replace("from .solver", "from solver")}
+    assert lint_tree(tmp_path / "b", monkeypatch, files) == []  # a script project's modules: its own callers decide

@@ -2,7 +2,9 @@
 "cpu"> if device is None else device` (also `if device is None: ...` and `device or ...`) runs only
 when a call leaves the parameter out. When every call of the function in the project passes it (the
 project index's call table, as for a "cuda" default: project/default_calls.py), the fallback never
-runs and is not reported; a call that leaves it out, or spreads `*args`/`**kwargs`, keeps it."""
+runs and is not reported; a call that leaves it out, or spreads `*args`/`**kwargs`, keeps it. (The
+module here is private, `pkg/_face.py`: a public module's functions are the package's API, whose users
+may leave the parameter out: test_round128_patterns.py.)"""
 
 from conftest import findings_of, triples
 
@@ -38,7 +40,7 @@ def entry(x, device=None):
     return x.to(device)
 '''
 
-CALLERS = '''from pkg.face import RetinaFace, entry, helper, orfill
+CALLERS = '''from pkg._face import RetinaFace, entry, helper, orfill
 
 net = RetinaFace(device="cpu")
 y = helper(1, "cpu")
@@ -48,11 +50,11 @@ w = entry(1)
 
 
 def test_a_fallback_every_call_overrides_is_not_reported():
-    found = findings_of(FACE, path="pkg/face.py", select={"CDL104"}, project_files={"pkg/__init__.py": "", "pkg/use.py": CALLERS})
+    found = findings_of(FACE, path="pkg/_face.py", select={"CDL104"}, project_files={"pkg/__init__.py": "", "pkg/use.py": CALLERS})
     assert triples(found) == [("CDL104", 29, 27)]
 
 
-SOME_LEAVE_IT_OUT = '''from pkg.face import RetinaFace, helper, orfill
+SOME_LEAVE_IT_OUT = '''from pkg._face import RetinaFace, helper, orfill
 
 
 def build(*args, **kwargs):
@@ -65,11 +67,11 @@ z = orfill(1, device="mps")
 
 
 def test_a_call_that_leaves_it_out_or_spreads_keeps_it():
-    found = findings_of(FACE, path="pkg/face.py", select={"CDL104"}, project_files={"pkg/__init__.py": "", "pkg/use.py": SOME_LEAVE_IT_OUT})
+    found = findings_of(FACE, path="pkg/_face.py", select={"CDL104"}, project_files={"pkg/__init__.py": "", "pkg/use.py": SOME_LEAVE_IT_OUT})
     assert triples(found) == [("CDL104", 8, 26), ("CDL104", 16, 9), ("CDL104", 29, 27)]
 
 
-TESTS_ONLY = '''from pkg.face import RetinaFace, entry, helper, orfill
+TESTS_ONLY = '''from pkg._face import RetinaFace, entry, helper, orfill
 
 
 def test_face():
@@ -81,7 +83,7 @@ def test_face():
 
 
 def test_calls_in_tests_say_nothing_of_the_programs_callers():
-    found = findings_of(FACE, path="pkg/face.py", select={"CDL104"}, project_files={"pkg/__init__.py": "", "tests/test_face.py": TESTS_ONLY})
+    found = findings_of(FACE, path="pkg/_face.py", select={"CDL104"}, project_files={"pkg/__init__.py": "", "tests/test_face.py": TESTS_ONLY})
     assert triples(found) == [("CDL104", 8, 26), ("CDL104", 16, 9), ("CDL104", 24, 25), ("CDL104", 29, 27)]
 
 

@@ -301,3 +301,31 @@ def test_the_public_classes_of_a_package_module_keep_their_cuda_defaults(tmp_pat
     ]  # `_inner` is the package's own: every call passes a device
     files = {"solver.py": SOLVER, "api.py": API.replace("from .solver", "from solver")}
     assert lint_tree(tmp_path / "b", monkeypatch, files) == []  # a script project's modules: its own callers decide
+
+
+def test_a_selection_in_the_else_of_a_test_for_mps_comes_after_a_macs_choice():
+    assert lint(
+        """
+        import os
+
+        import torch
+
+
+        def determine_device(use_device=None):
+            use_device = use_device or os.getenv("DEVICE")
+            if use_device in {"mps", None} and torch.backends.mps.is_available():
+                device = "mps"
+            else:
+                device = use_device or ("cuda" if torch.cuda.is_available() else "cpu")
+            return device
+
+
+        def plain(use_device=None):
+            if use_device == "xla":
+                device = "xla"
+            else:
+                device = use_device or ("cuda" if torch.cuda.is_available() else "cpu")
+            return device
+        """,
+        select=["CDL104"],
+    ) == [("CDL104", 19, 33)]

@@ -426,6 +426,19 @@ def _compares_to_cuda(test: cst.BaseExpression) -> bool:
     return False
 
 
+def _after_a_mac_test(ctx: FileContext) -> bool:
+    """The node lies in the `else` (or an `elif`) of an `if` of its function whose test names MPS or the
+    accelerator API: the code picks a Mac's device first, and comes here where that was not chosen."""
+    stack = ctx.stack
+    for index in range(len(stack) - 2, 0, -1):
+        holder, child = stack[index], stack[index + 1]
+        if isinstance(holder, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if type(holder) is cst.If and holder.orelse is child and mentions_mac_path(holder.test):
+            return True
+    return False
+
+
 def _mark_arm(node: cst.BaseExpression, ctx: FileContext) -> None:
     ctx.handled.add(id(node))
     if isinstance(node, cst.Call) and node.args:
@@ -471,6 +484,8 @@ def _selection_expression(node: cst.IfExp, ctx: FileContext) -> None:
         return  # a selection with an MPS/XPU/accelerator arm is portable
     if not any(_is_cpu_arm(arm, ctx) for arm in arms):
         return
+    if _after_a_mac_test(ctx):
+        return  # `if use_device is None and torch.backends.mps.is_available(): device = "mps"` / `else: <this>`
     if all(index < len(tests) and _bound_false(tests[index], ctx) for index, arm in enumerate(arms) if arm in cuda_arms):
         return  # `"cuda" if ON_GPU else "cpu"` with `ON_GPU = False`: the CPU, everywhere
     if all(_compares_to_cuda(test) for test in tests):

@@ -271,7 +271,9 @@ def test_extras_named_for_other_hardware_are_not_what_a_mac_installs():
 WHEEL_METADATA = """\
 Metadata-Version: 2.1
 Name: pkg
-Version: 1.0
+License: MIT License
+        \x20
+        Copyright (c) the authors
 Requires-Dist: torch (>=2.4)
 Requires-Dist:  nvidia-ml-py
 Requires-Dist: cupy-cuda12x ; extra == "cuda"
@@ -287,9 +289,9 @@ Requires-Dist: xformers
 def test_a_wheels_core_metadata_is_its_manifest():
     path = "pkg-1.0.dist-info/METADATA"
     assert [(f.code, f.line, f.column) for f in check_manifest(path, WHEEL_METADATA)] == [
-        ("CDL504", 5, 17),  # nvidia-ml-py, however many spaces after the colon
-        ("CDL503", 7, 16),  # nvidia-cublas-cu12
-        ("CDL000", 10, 16),  # a value that is no requirement; the description after the empty line is not read
+        ("CDL504", 7, 17),  # nvidia-ml-py, however many spaces after the colon (a License's blank line folded)
+        ("CDL503", 9, 16),  # nvidia-cublas-cu12
+        ("CDL000", 12, 16),  # a value that is no requirement; the description after the empty line is not read
     ]  # cupy-cuda12x sits in the `cuda` extra, flash-attn is Linux-only
     deps = dependencies(path, WHEEL_METADATA)
     assert [(dep.name, dep.section) for dep in deps][2] == ("cupy-cuda12x", "extra.cuda")

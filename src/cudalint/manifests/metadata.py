@@ -32,12 +32,15 @@ def read(path: str, text: str) -> Parsed:
 
 
 def _headers(text: str):
-    """(line, column, value) of each one-line Requires-Dist header, up to the first empty line."""
+    """(line, column, value) of each one-line Requires-Dist header, up to the first empty line (a line of
+    only spaces is a folded header's continuation: a License field's blank line)."""
     for number, line in enumerate(split_lines(text), start=1):
-        if not line.strip():
+        if not line:
             return
+        if line[0] in " \t":
+            continue
         key, colon, rest = line.partition(":")
-        if not colon or line[0] in " \t" or key.strip().lower() != _REQUIRES:
+        if not colon or key.strip().lower() != _REQUIRES:
             continue
         value = rest.strip()
         if value:

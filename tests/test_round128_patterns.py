@@ -329,3 +329,28 @@ def test_a_selection_in_the_else_of_a_test_for_mps_comes_after_a_macs_choice():
         """,
         select=["CDL104"],
     ) == [("CDL104", 19, 33)]
+
+
+def test_an_argument_parsers_error_ends_the_program():
+    assert lint(
+        """
+        import argparse
+
+        import torch
+
+
+        def other(log):
+            if not torch.cuda.is_available():
+                log.error("no CUDA")
+            torch.cuda.synchronize()
+
+
+        parser = argparse.ArgumentParser()
+        args = parser.parse_args()
+        if not torch.cuda.is_available():
+            parser.error("this benchmark needs CUDA")
+        x = torch.rand(3, device="cuda")
+        torch.cuda.synchronize()
+        """,
+        select=["CDL101", "CDL201"],
+    ) == [("CDL201", 9, 5)]  # a logger's error goes on

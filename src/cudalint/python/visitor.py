@@ -635,6 +635,9 @@ EXPECTS_FAILURE = frozenset({"pytest.raises"})
 EXPECTS_FAILURE_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 SKIPS = {"pytest.skip", "unittest.SkipTest", "pytest.importorskip"}
 BUILTIN_EXITS = {"exit", "quit"}
+# Methods that end the program, by the object they are called on (the argparse documentation:
+# ArgumentParser.error prints a usage message and exits with status 2; ArgumentParser.exit exits).
+EXITING_METHODS = {"argparse.ArgumentParser": frozenset({"error", "exit"})}
 
 
 def asserted_at_import(stack: Sequence[cst.CSTNode], model) -> bool:
@@ -682,7 +685,7 @@ def statement_flow(statement: cst.CSTNode, model=None) -> Optional[str]:
     if isinstance(final, cst.Expr) and isinstance(final.value, cst.Call):
         func = final.value.func
         qualified = model.resolve(func) if model is not None else None
-        if qualified in EXITS or (isinstance(func, cst.Name) and func.value in BUILTIN_EXITS):
+        if qualified in EXITS or (isinstance(func, cst.Name) and func.value in BUILTIN_EXITS) or _exits_through(func, model):
             return "raise"
         if qualified in SKIPS:
             return "skip"
@@ -692,6 +695,14 @@ def statement_flow(statement: cst.CSTNode, model=None) -> Optional[str]:
         if body is not None and body == other:
             return body  # every way through it leaves the same way
     return None
+
+
+def _exits_through(func: cst.BaseExpression, model) -> bool:
+    """`parser.error("...")` on an `argparse.ArgumentParser(...)`: a method that ends the program (EXITING_METHODS)."""
+    if model is None or type(func) is not cst.Attribute or not any(func.attr.value in names for names in EXITING_METHODS.values()):
+        return False
+    values = model.values(func.value)
+    return bool(values) and all(value.kind == "result" and func.attr.value in EXITING_METHODS.get(value.data, ()) for value in values)
 
 
 def _has_fallback(node: cst.Try, model=None) -> bool:

@@ -354,3 +354,23 @@ def test_an_argument_parsers_error_ends_the_program():
         """,
         select=["CDL101", "CDL201"],
     ) == [("CDL201", 9, 5)]  # a logger's error goes on
+
+
+def test_a_selection_used_only_as_a_map_location_wrapped_in_torch_device():
+    assert lint(
+        """
+        import torch
+
+
+        def load(path):
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            return torch.load(path, map_location=torch.device(device))
+
+
+        def load_and_move(path, model):
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            model.load_state_dict(torch.load(path, map_location=torch.device(device)))
+            return model.to(device)
+        """,
+        select=["CDL104"],
+    ) == [("CDL104", 10, 27)]

@@ -421,7 +421,15 @@ def _loads_only(node: cst.IfExp, ctx: FileContext) -> bool:
     if name is None:
         return False
     uses = _uses(ctx.model.scope.node, name, stack[-2])
-    return bool(uses) and all(_is_map_location(arg, call, ctx) for _, arg, call in uses)
+    return bool(uses) and all(_maps_location(use, ctx) for use in uses)
+
+
+def _maps_location(use: tuple, ctx: FileContext) -> bool:
+    """A read of a name (as _uses gives it) that is a load's `map_location=`, as it is or as `torch.device(name)`."""
+    _, arg, call, outer_arg, outer_call = use
+    if _device_of(arg, call, ctx):
+        arg, call = outer_arg, outer_call  # `map_location=torch.device(device)`
+    return _is_map_location(arg, call, ctx)
 
 
 def _unwrapped(ctx: FileContext) -> list:
@@ -454,7 +462,7 @@ def loads_only_after(node: cst.If, names, ctx: FileContext) -> bool:
         return False
     for name in names:
         uses = _uses(ctx.model.scope.node, name, node)
-        if not uses or not all(_is_map_location(arg, call, ctx) for _, arg, call in uses):
+        if not uses or not all(_maps_location(use, ctx) for use in uses):
             return False
     return True
 
@@ -599,27 +607,27 @@ def _declared(function: cst.FunctionDef) -> set:
 
 
 def _uses(scope_node: cst.CSTNode, name: str, after: cst.CSTNode) -> List[tuple]:
-    """(name node, parent, grandparent) of each read of `name` that comes after the statement
-    `after` in a function or module body, not in the functions, classes and lambdas inside it;
-    assignment targets, attribute names and keywords are not reads."""
+    """(name node, parent, grandparent, and the two holders above) of each read of `name` that comes after
+    the statement `after` in a function or module body, not in the functions, classes and lambdas inside
+    it; assignment targets, attribute names and keywords are not reads."""
     body = scope_node.body if isinstance(scope_node, (cst.FunctionDef, cst.Module)) else None
     if body is None:
-        return [(None, None, None)]  # unknown: a use we cannot see
+        return [(None, None, None, None, None)]  # unknown: a use we cannot see
     found = []
     children = body.children if isinstance(body, cst.CSTNode) else list(body)
-    stack = [(child, None, None) for child in reversed(children)]
+    stack = [(child, None, None, None, None) for child in reversed(children)]
     seen, reached = 0, False
     while stack:
-        node, parent, grand = stack.pop()
+        node, parent, grand, great, greater = stack.pop()
         seen += 1
         if seen > MAX_NODES:
-            return [(None, None, None)]
+            return [(None, None, None, None, None)]
         if node is after:
             reached = True
             continue
         if isinstance(node, cst.Name) and node.value == name:
             if reached:
-                found.append((node, parent, grand))
+                found.append((node, parent, grand, great, greater))
             continue
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.AssignTarget)):
             continue
@@ -629,5 +637,5 @@ def _uses(scope_node: cst.CSTNode, name: str, after: cst.CSTNode) -> List[tuple]
             children = [node.value]  # `f(device=x)`: nor is a keyword
         else:
             children = node.children
-        stack.extend((child, node, parent) for child in reversed(children))
+        stack.extend((child, node, parent, grand, great) for child in reversed(children))
     return found

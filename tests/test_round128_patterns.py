@@ -374,3 +374,27 @@ def test_a_selection_used_only_as_a_map_location_wrapped_in_torch_device():
         """,
         select=["CDL104"],
     ) == [("CDL104", 10, 27)]
+
+
+def test_a_none_test_through_an_exists_helper():
+    assert lint(
+        """
+        import torch
+
+
+        def exists(val):
+            return val is not None
+
+
+        class EMA:
+            def __init__(self, model):
+                self.stream = torch.cuda.Stream() if torch.cuda.is_available() else None
+
+            def update(self, other):
+                if exists(self.stream):
+                    self.stream.wait_stream(torch.cuda.current_stream())
+                if exists(other):
+                    torch.cuda.synchronize()
+        """,
+        select=["CDL201", "CDL305"],
+    ) == [("CDL201", 16, 13)]

@@ -513,6 +513,10 @@ class GuardEvaluator:
             qualified = qualified if project.is_own(followed) else followed
         if qualified in self.facts.queries or qualified in self.facts.off_mac_queries:
             return TRUE_OFF_MAC
+        if type(call.func) is cst.Name and len(call.args) == 1:
+            tested = self._none_test_of_argument(call)
+            if tested is not None:  # `exists(self.stream)` with `def exists(v): return v is not None`
+                return self._comparison(tested, scope, depth + 1)
         if qualified in self.facts.absence_queries or qualified in self.facts.mac_queries:
             return TRUE_OFF_MAC.negated()
         if (qualified in self.facts.program_lookups and call.args and call.args[0].keyword is None
@@ -604,6 +608,26 @@ class GuardEvaluator:
             return found
         self.none_on_mac.add((id(node), id(scope)))  # true only off a Mac, as a value: not a count
         return TRUE_OFF_MAC
+
+    def _none_test_of_argument(self, call: cst.Call) -> Optional[cst.Comparison]:
+        """`exists(x)` where the file's `def exists(val): return val is not None` (or `is None`): the test the
+        helper makes, written of the call's own argument; None for any other call."""
+        found = self.model.defined_function(call.func)
+        if found is None or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        function, _ = found
+        params = function.params
+        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else function.body.body
+        if (len(params.params) != 1 or params.posonly_params or params.kwonly_params or params.star_kwarg is not None
+                or not isinstance(params.star_arg, cst.MaybeSentinel) or len(body) != 1):
+            return None
+        line = body[0]
+        returned = line.body[0].value if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 \
+            and isinstance(line.body[0], cst.Return) else None
+        if (type(returned) is not cst.Comparison or len(returned.comparisons) != 1 or not _named(returned.left, params.params[0].name.value)
+                or not isinstance(returned.comparisons[0].operator, (cst.Is, cst.IsNot)) or not is_none(returned.comparisons[0].comparator)):
+            return None
+        return returned.with_changes(left=call.args[0].value)
 
     def _command_line_default(self, node, scope, depth) -> Optional[Guard]:
         """`args.cuda` of a command-line option whose default is a CUDA guard (`add_argument("--cuda", type=int,

@@ -398,3 +398,27 @@ def test_a_none_test_through_an_exists_helper():
         """,
         select=["CDL201", "CDL305"],
     ) == [("CDL201", 16, 13)]
+
+
+def test_a_test_modules_cuda_flag_for_skip_markers_places_nothing():
+    text = '''import pytest
+import torch
+
+CUDA = torch.cuda.is_available()
+requires_cuda = pytest.mark.skipif(not CUDA, reason="needs CUDA")
+
+
+def test_reference(lp=torch.zeros(3)):
+    assert lp.double().exp().shape == (3,)
+
+
+@requires_cuda
+def test_on_device():
+    x = torch.zeros(3, device="cuda")
+    assert x.double().sum() == 0
+'''
+    found = findings_of(text, path="tests/test_ref.py", select={"CDL602"})
+    assert [(f.code, f.line, f.column) for f in found] == []
+    placing = text.replace("CUDA = torch.cuda.is_available()", "DEVICE = torch.device('cuda')")
+    found = findings_of(placing, path="tests/test_ref.py", select={"CDL602"})
+    assert [(f.code, f.line, f.column) for f in found] == [("CDL602", 9, 15), ("CDL602", 15, 14)]

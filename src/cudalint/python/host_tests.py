@@ -13,7 +13,8 @@ file cut in parts (python/parts.py) is judged part by part.
 In a test module that does place tensors somewhere, a test that places none runs on the CPU too: a
 top-level test function or class (decorators included) that places nothing, nor do the module's own
 functions it calls or takes as fixtures (by parameter name), is judged on its own, provided the
-module's code outside its functions and classes places nothing either (torchkbnufft's accuracy tests
+module's code outside its functions and classes places nothing either (a name bound to a question about
+the host, `CUDA = torch.cuda.is_available()`, or to a skip marker made of one, places nothing) (torchkbnufft's accuracy tests
 under `torch.set_default_dtype(torch.double)` beside the CUDA tests that skip without CUDA). A module's
 `if __name__ == "__main__":` block that calls its tests one by one (`test_cuda()`, run as a script) is no
 code outside them: each test it calls is judged on its own, as pytest runs it.
@@ -121,7 +122,7 @@ def host_tests(tree: ast.Module, dtypes: FrozenSet[str]) -> List[Tuple[int, int]
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.setdefault(statement.name, []).append(statement)
     outside = [part for statement in tree.body if not isinstance(statement, DEFINITIONS) for part in _outside(statement, functions)]
-    if any(places_on_device(statement, dtypes) for statement in outside):
+    if any(places_on_device(statement, dtypes) and not _asks_the_host(statement) for statement in outside):
         return []
     placing: Dict[int, bool] = {}
 
@@ -141,6 +142,29 @@ def host_tests(tree: ast.Module, dtypes: FrozenSet[str]) -> List[Tuple[int, int]
 
     return [(min([statement.lineno] + [d.lineno for d in statement.decorator_list]), statement.end_lineno or statement.lineno)
             for statement in tree.body if isinstance(statement, DEFINITIONS) and not places(statement)]
+
+
+# Calls that ask what the host has (`torch.cuda.is_available()`, `device_count()`, `torch.backends.mps.is_built()`)
+# and the skip markers made of such answers (`pytest.mark.skipif(not CUDA, ...)`): a module that binds them places nothing
+HOST_QUESTIONS = frozenset({"is_available", "device_count", "is_built", "skipif", "skipIf", "skipUnless"})
+
+
+def _asks_the_host(statement: ast.AST) -> bool:
+    """`CUDA = torch.cuda.is_available()`, `requires_cuda = pytest.mark.skipif(not CUDA, reason="...")`: a
+    module-level name bound to a question about the host (or a marker that skips on its answer), which the
+    tests read to skip themselves; it places no tensor."""
+    if type(statement) not in (ast.Assign, ast.AnnAssign) or statement.value is None:
+        return False
+    pending = [statement.value]
+    while pending:
+        node = pending.pop()
+        if type(node) is ast.UnaryOp and type(node.op) is ast.Not:
+            pending.append(node.operand)
+        elif type(node) is ast.BoolOp:
+            pending.extend(node.values)
+        elif not (type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in HOST_QUESTIONS):
+            return False
+    return True
 
 
 def _outside(statement: ast.stmt, functions: Dict[str, List[ast.AST]]) -> List[ast.AST]:

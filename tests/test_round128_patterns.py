@@ -422,3 +422,16 @@ def test_on_device():
     placing = text.replace("CUDA = torch.cuda.is_available()", "DEVICE = torch.device('cuda')")
     found = findings_of(placing, path="tests/test_ref.py", select={"CDL602"})
     assert [(f.code, f.line, f.column) for f in found] == [("CDL602", 9, 15), ("CDL602", 15, 14)]
+
+
+def test_torch_device_with_its_type_by_keyword():
+    assert lint(
+        """
+        import torch
+
+
+        def wrap(model, rank):
+            return model.to(torch.device(type="cuda", index=rank)), torch.device(type="cpu")
+        """,
+        select=["CDL101"],
+    ) == [("CDL101", 5, 39)]

@@ -131,6 +131,8 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value in keywords:
             _device_sink(arg.value, ctx, as_string)
+        elif arg.keyword is not None and arg.keyword.value == "type" and qualified == "torch.device":
+            _device_sink(arg.value, ctx, True)  # `torch.device(type="cuda", index=rank)`
     position = rule.match.get("device_positions", {}).get(qualified) if rule is not None else None
     if position is None and isinstance(func, cst.Attribute) and func.attr.value == "to":
         position = None if ctx.model.is_module_ref(func.value) else 0

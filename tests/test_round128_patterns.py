@@ -435,3 +435,20 @@ def test_torch_device_with_its_type_by_keyword():
         """,
         select=["CDL101"],
     ) == [("CDL101", 5, 39)]
+
+
+def test_a_numpy_range_scaled_by_a_float_is_float64_data():
+    assert lint(
+        """
+        import numpy as np
+        import torch
+
+
+        def axes(obs, dt: float):
+            a = torch.tensor(np.arange(obs.shape[1]) * 0.5).to(obs.device)
+            b = torch.from_numpy(np.arange(obs.shape[1]) * dt).to(obs.device)
+            c = torch.tensor(np.arange(obs.shape[1]) * 2).to(obs.device)
+            return a, b, c
+        """,
+        select=["CDL607"],
+    ) == [("CDL607", 6, 9), ("CDL607", 7, 9)]

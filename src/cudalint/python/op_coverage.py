@@ -619,7 +619,21 @@ def _wide_array_math(node: cst.BaseExpression, ctx: FileContext) -> Optional[Fac
     if any(fact is not None and fact.kind == "tensor" for fact in facts):
         return None
     wide = next((fact for fact in facts if fact is not None and fact.kind == "ndarray" and fact.dtype in WIDE_DTYPES), None)
+    if wide is None and isinstance(node, cst.BinaryOperation) and _scaled_range(node, ctx):
+        return Fact("ndarray", "float64")
     return Fact("ndarray", wide.dtype) if wide is not None else None
+
+
+def _scaled_range(node: cst.BinaryOperation, ctx: FileContext) -> bool:
+    """`np.arange(n) * dt`: NumPy's arange gives int64 (or float64) and a Python float, or any float array,
+    promotes that to float64 (an int literal keeps int64, a tensor makes torch do the arithmetic)."""
+    if not isinstance(node.operator, (cst.Multiply, cst.Divide, cst.Add, cst.Subtract)):
+        return False
+    for side, other in ((node.left, node.right), (node.right, node.left)):
+        if type(side) is cst.Call and ctx.imports.resolve(side.func) == "numpy.arange" and type(other) is not cst.Integer \
+                and (isinstance(node.operator, cst.Divide) or type(other) is cst.Float or isinstance(other, (cst.Name, cst.Attribute))):
+            return True
+    return False
 
 
 def _numpy_fact(short: str, call: cst.Call, ctx: FileContext) -> Optional[Fact]:

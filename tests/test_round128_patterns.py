@@ -452,3 +452,27 @@ def test_a_numpy_range_scaled_by_a_float_is_float64_data():
         """,
         select=["CDL607"],
     ) == [("CDL607", 6, 9), ("CDL607", 7, 9)]
+
+
+def test_contextlib_suppress_falls_back_as_a_try_does():
+    assert lint(
+        """
+        import contextlib
+
+        import pynvml
+        import torch
+
+
+        def start(collect):
+            if collect:
+                with contextlib.suppress(pynvml.NVMLError):
+                    pynvml.nvmlInit()
+                with contextlib.suppress(KeyError):
+                    torch.cuda.synchronize()
+                with contextlib.suppress(Exception):
+                    torch.cuda.synchronize()
+                with contextlib.suppress(Exception):
+                    torch.cuda.empty_cache()
+        """,
+        select=["CDL201", "CDL202", "CDL221"],
+    ) == [("CDL201", 12, 13), ("CDL202", 16, 13)]  # KeyError is no CUDA error; empty_cache never raises

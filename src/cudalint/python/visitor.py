@@ -140,7 +140,7 @@ class Walker:
                 continue
             test = kind in BRANCHING and name == "test"
             guarded = name in shielded
-            fallback = guarded and kind is cst.Try
+            fallback = guarded and (kind is cst.Try or (kind is cst.With and _suppresses(node, self.model)))
             branch = branches.get(name)
             if kind in SCOPES and name == SCOPE_OPENS[kind]:
                 self.model.enter(node)
@@ -183,6 +183,8 @@ class Walker:
             return ("body",) if _has_fallback(node, model) and not self.availability.cannot_raise(node.body) else ()
         if kind is cst.With and any(self._expects_failure(item.item) for item in node.items):
             return ("body",)  # `with pytest.raises(RuntimeError):`: the test wants it to fail
+        if kind is cst.With and _suppresses(node, model) and not self.availability.cannot_raise(node.body):
+            return ("body",)  # `with contextlib.suppress(pynvml.NVMLError):`, a try that falls back
         if kind is cst.For:
             return ("body",) if model.guards.loop_off_mac(node.iter, model.scope) else ()
         if kind in PER_ITEM:
@@ -703,6 +705,23 @@ def _exits_through(func: cst.BaseExpression, model) -> bool:
         return False
     values = model.values(func.value)
     return bool(values) and all(value.kind == "result" and func.attr.value in EXITING_METHODS.get(value.data, ()) for value in values)
+
+
+SUPPRESSING = frozenset({"contextlib.suppress"})
+
+
+def _suppresses(node: cst.With, model) -> bool:
+    """`with contextlib.suppress(E):` runs its body as `try: ... except E: pass` does: a fallback where such a
+    handler is one (_has_fallback: one that catches what the body's CUDA work raises on a Mac)."""
+    for item in node.items:
+        call = item.item
+        if type(call) is not cst.Call or not call.args or any(arg.keyword is not None or arg.star for arg in call.args) \
+                or model.resolve(call.func) not in SUPPRESSING:
+            continue
+        caught = call.args[0].value if len(call.args) == 1 else cst.Tuple([cst.Element(arg.value) for arg in call.args])
+        handler = cst.ExceptHandler(body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]), type=caught)
+        return _has_fallback(cst.Try(body=node.body, handlers=[handler]), model)
+    return False
 
 
 def _has_fallback(node: cst.Try, model=None) -> bool:

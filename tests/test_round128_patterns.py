@@ -476,3 +476,20 @@ def test_contextlib_suppress_falls_back_as_a_try_does():
         """,
         select=["CDL201", "CDL202", "CDL221"],
     ) == [("CDL201", 12, 13), ("CDL202", 16, 13)]  # KeyError is no CUDA error; empty_cache never raises
+
+
+def test_a_dtype_kept_from_the_data_and_a_benchmark_package_are_left_alone(tmp_path, monkeypatch):
+    assert lint(
+        """
+        import torch
+
+
+        def merge(q, output_dtype):
+            dtype = torch.float64 if output_dtype == torch.float64 else torch.float32
+            return torch.zeros(3, dtype=dtype, device=q.device)
+        """,
+        select=["CDL601", "CDL608"],
+    ) == []
+    files = {"pkg/__init__.py": "", "pkg/benchmarks/__init__.py": "", "pkg/benchmarks/run.py": SOLVER,
+             "pkg/api.py": API.replace("from .solver", "from .benchmarks.run")}
+    assert lint_tree(tmp_path, monkeypatch, files) == []

@@ -21,7 +21,7 @@ INDEX_VERSION = "51"
 ENTRY_POINT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REEXPORTS = 8  # re-exports followed from a name to its definition
-# Top-level packages that hold a project's examples, scripts or benchmarks, no API its users import
+# Packages that hold a project's examples, scripts or benchmarks, no API its users import
 NOT_API = frozenset({"examples", "example", "scripts", "script", "benchmarks", "benchmark", "demo", "demos", "tools",
                      "experiments", "notebooks", "docs", "tutorials"})
 MAX_STAR_DEPTH = 8  # star imports of star imports followed (a cycle ends at the first repeat)
@@ -396,10 +396,10 @@ class ProjectIndex:
         """A module-level function or class of a public module of one of the project's packages
         (`torchkm.cvkdwd.cvkdwd` in torchkm/cvkdwd.py beside torchkm/__init__.py): users import it from
         there and call it with its defaults, whatever the package's own code passes. Not a private name or
-        module (`_helpers`), a test module, nor a package of examples or scripts."""
+        module (`_helpers`), a test module, nor a package of examples, scripts or benchmarks."""
         module, _, name = qualified.rpartition(".")
         parts = module.split(".")
-        if len(parts) < 2 or name.startswith("_") or any(part.startswith("_") for part in parts) or parts[0] in NOT_API:
+        if len(parts) < 2 or name.startswith("_") or any(part.startswith("_") or part in NOT_API for part in parts):
             return False
         path, top = self.modules.get(module), self.modules.get(parts[0])
         return path is not None and top is not None and top.replace("\\", "/").endswith("/__init__.py") \

@@ -380,13 +380,16 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
 
 
 # Words of a test that asks which device it runs on (`device.type == "cpu"`, `x.is_cuda`), beside the names
-# that speak of a device (host_tests.speaks_of_device: `device`, `use_gpu`, `on_mps`)
-DEVICE_QUESTION_WORDS = frozenset({"cpu", "mps", "type", "is_cuda", "is_mps", "is_cpu"})
+# that speak of a device (host_tests.speaks_of_device: `device`, `use_gpu`, `on_mps`), or what dtype the data
+# already has (`output_dtype == torch.float64`: a float64 arm there keeps what could not be on MPS anyway)
+DEVICE_QUESTION_WORDS = frozenset({"cpu", "mps", "type", "is_cuda", "is_mps", "is_cpu", "dtype", "float64", "double",
+                                   "complex128"})
 
 
 def asks_device(test: cst.BaseExpression) -> bool:
-    """The test asks which device it runs on (`device.type == "cpu"`, `x.is_cuda`, `use_gpu`): what its arms
-    choose is chosen per device; a precision flag (`if mixed_precision`) is not such a test."""
+    """The test asks which device it runs on (`device.type == "cpu"`, `x.is_cuda`, `use_gpu`) or what dtype the
+    data has (`x.dtype == torch.float64`): what its arms choose is chosen per device, or kept from the data; a
+    precision flag (`if mixed_precision`) is not such a test."""
     for node in nodes_in(test):
         text = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else \
             string_value(node) if isinstance(node, cst.BaseString) else None

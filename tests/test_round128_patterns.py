@@ -493,3 +493,11 @@ def test_a_dtype_kept_from_the_data_and_a_benchmark_package_are_left_alone(tmp_p
     files = {"pkg/__init__.py": "", "pkg/benchmarks/__init__.py": "", "pkg/benchmarks/run.py": SOLVER,
              "pkg/api.py": API.replace("from .solver", "from .benchmarks.run")}
     assert lint_tree(tmp_path, monkeypatch, files) == []
+
+
+def test_a_module_named_benchmarks_inside_a_package_is_api(tmp_path, monkeypatch):
+    files = {"pkg/__init__.py": "", "pkg/utils/__init__.py": "", "pkg/utils/benchmarks.py": SOLVER,
+             "pkg/api.py": API.replace("from .solver", "from .utils.benchmarks")}
+    assert lint_tree(tmp_path, monkeypatch, files) == [
+        ("pkg/utils/benchmarks.py", "CDL108", 5, 34), ("pkg/utils/benchmarks.py", "CDL108", 8, 31),
+    ]

@@ -399,7 +399,8 @@ class ProjectIndex:
         module (`_helpers`), a test module, nor a package of examples, scripts or benchmarks."""
         module, _, name = qualified.rpartition(".")
         parts = module.split(".")
-        if len(parts) < 2 or name.startswith("_") or any(part.startswith("_") or part in NOT_API for part in parts):
+        if len(parts) < 2 or name.startswith("_") or any(part.startswith("_") for part in parts) \
+                or any(folder in NOT_API for folder in parts[:-1]):  # a benchmarks/ package, not utils/benchmarks.py
             return False
         path, top = self.modules.get(module), self.modules.get(parts[0])
         return path is not None and top is not None and top.replace("\\", "/").endswith("/__init__.py") \

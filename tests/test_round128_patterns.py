@@ -501,3 +501,21 @@ def test_a_module_named_benchmarks_inside_a_package_is_api(tmp_path, monkeypatch
     assert lint_tree(tmp_path, monkeypatch, files) == [
         ("pkg/utils/benchmarks.py", "CDL108", 5, 34), ("pkg/utils/benchmarks.py", "CDL108", 8, 31),
     ]
+
+
+def test_a_float64_arm_a_caller_opts_into_is_left_alone():
+    assert lint(
+        """
+        import torch
+
+
+        def lse(q, output_f64_lse=False, mixed=False):
+            lse_dtype = torch.float64 if output_f64_lse else torch.float32
+            a = torch.empty(3, device=q.device, dtype=lse_dtype)
+            b = torch.full((3,), 0.0, device=q.device, dtype=torch.float64 if output_f64_lse else torch.float32)
+            c_dtype = torch.float32 if mixed else torch.float64
+            c = torch.empty(3, device=q.device, dtype=c_dtype)
+            return a, b, c
+        """,
+        select=["CDL601", "CDL608"],
+    ) == [("CDL608", 9, 9)]  # only the float64 the defaults take

@@ -51,7 +51,7 @@ from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_none, mentions_mac_path, source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import (
-    asks_device, builds_on_default_device, copies_uninitialized, cpu_on_a_mac, held_until_waited, in_module_method, kept_by_its_object, made_on_host,
+    asks_device, builds_on_default_device, copies_uninitialized, default_arm, cpu_on_a_mac, held_until_waited, in_module_method, kept_by_its_object, made_on_host,
     names_host, on_host, read_back_in_place, same_device_copy, synchronized_after,
 )
 from cudalint.python.semantic import Value
@@ -627,6 +627,9 @@ def _dtype_reaches_device(node: cst.CSTNode, ctx: FileContext) -> bool:
     to the call as the choice is."""
     stack = ctx.stack
     while len(stack) >= 3 and type(stack[-2]) is cst.IfExp and stack[-2].test is not stack[-1] and not asks_device(stack[-2].test):
+        taken = default_arm(stack[-2], ctx.model, ctx.model.scope)
+        if taken is not None and taken is not stack[-1]:
+            return False  # `torch.float64 if output_f64 else torch.float32` with `output_f64=False`: a caller's opt-in
         node, stack = stack[-2], stack[:-1]
     holder = stack[-2] if len(stack) >= 2 else None
     if isinstance(holder, cst.Call) and holder.func is node:  # torch.DoubleTensor(...)

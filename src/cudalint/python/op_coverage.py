@@ -38,7 +38,7 @@ from cudalint.python.children import path_to
 from cudalint.python.context import FileContext
 from cudalint.python.names import source_of, string_value
 from cudalint.python.mps_fallback import moved_off_mps
-from cudalint.python.placement import STATE_METHODS, asks_device, cpu_on_a_mac, made_on_host, names_dtype, names_host, on_host
+from cudalint.python.placement import STATE_METHODS, asks_device, cpu_on_a_mac, default_arm, made_on_host, names_dtype, names_host, on_host
 from cudalint.python.visitor import Registry
 
 CHECK = "op-coverage"
@@ -405,7 +405,11 @@ def _chosen_by_a_flag(node: cst.BaseExpression, ctx: FileContext) -> bool:
     whose test does not ask which device it runs on (placement.asks_device): each arm is what the tensor
     gets wherever the flag takes it, a Mac included."""
     assigned = ctx.model.assigned(node) if type(node) is cst.Name else []
-    return len(assigned) == 1 and type(assigned[0][0]) is cst.IfExp and not asks_device(assigned[0][0].test)
+    if len(assigned) != 1 or type(assigned[0][0]) is not cst.IfExp or asks_device(assigned[0][0].test):
+        return False
+    taken = default_arm(assigned[0][0], ctx.model, assigned[0][1])
+    # not a caller's opt-in (`f64=False`); the arm read as written, not through names (no cycle of bindings)
+    return taken is None or (type(taken) is cst.Attribute and _torch_dtype(taken, ctx) in WIDE_DTYPES)
 
 
 def _numpy_dtype(node: cst.BaseExpression, ctx: FileContext) -> Optional[str]:

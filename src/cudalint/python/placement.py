@@ -398,6 +398,22 @@ def asks_device(test: cst.BaseExpression) -> bool:
     return False
 
 
+def default_arm(choice: cst.IfExp, model: "SemanticModel", scope: "Scope") -> Optional[cst.BaseExpression]:
+    """The arm a choice takes where its test is a parameter left at its literal default (`torch.float64 if
+    output_f64 else torch.float32` with `output_f64=False`: the float32 one; the other is what a caller opts
+    into); None for any other test."""
+    test, negated = choice.test, False
+    if type(test) is cst.UnaryOperation and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, True
+    bindings = model.lookup(test.value, scope) if type(test) is cst.Name else []
+    param = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "param" else None
+    default = param.default if isinstance(param, cst.Param) else None
+    truth = {"True": True, "False": False, "None": False}.get(default.value) if type(default) is cst.Name else None
+    if truth is None:
+        return None
+    return choice.body if truth != negated else choice.orelse
+
+
 def _computes_where_given(qualified: Optional[str]) -> bool:
     """`torch.sin`, `torch.fft.fft`: a function that computes on its first tensor's device."""
     if qualified is None or not qualified.startswith("torch."):

@@ -395,9 +395,14 @@ def test_a_none_test_through_an_exists_helper():
                     self.stream.wait_stream(torch.cuda.current_stream())
                 if exists(other):
                     torch.cuda.synchronize()
+                if present(self.stream):
+                    torch.cuda.current_stream().wait_stream(self.stream)
+
+
+        def present(val): return val is not None
         """,
         select=["CDL201", "CDL305"],
-    ) == [("CDL201", 16, 13)]
+    ) == [("CDL201", 16, 13)]  # a one-line helper too
 
 
 def test_a_test_modules_cuda_flag_for_skip_markers_places_nothing():

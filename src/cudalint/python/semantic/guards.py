@@ -621,9 +621,8 @@ class GuardEvaluator:
         if (len(params.params) != 1 or params.posonly_params or params.kwonly_params or params.star_kwarg is not None
                 or not isinstance(params.star_arg, cst.MaybeSentinel) or len(body) != 1):
             return None
-        line = body[0]
-        returned = line.body[0].value if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 \
-            and isinstance(line.body[0], cst.Return) else None
+        small = body[0].body[0] if isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 else body[0]
+        returned = small.value if isinstance(small, cst.Return) else None  # `def exists(v): return v is not None` too
         if (type(returned) is not cst.Comparison or len(returned.comparisons) != 1 or not _named(returned.left, params.params[0].name.value)
                 or not isinstance(returned.comparisons[0].operator, (cst.Is, cst.IsNot)) or not is_none(returned.comparisons[0].comparator)):
             return None

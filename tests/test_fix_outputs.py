@@ -13,6 +13,7 @@ DEFAULT = Settings(select=frozenset(rule.code for rule in load_catalog() if rule
 CASES = [
     ('CDL101', '2.3', False, 'import torch\nx = torch.ones(2, device="cuda")\n', 'import torch\n\nDEVICE = torch.device(\n    "cuda" if torch.cuda.is_available()\n    else "mps" if torch.backends.mps.is_available()\n    else "cpu"\n)\nx = torch.ones(2, device=DEVICE)\n'),
     ('CDL101', '2.13', True, 'import torch\nx = torch.ones(2, device="cuda")\n', 'import torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\nx = torch.ones(2, device=DEVICE)\n'),
+    ('CDL101-type-keyword', '2.13', True, 'import torch\nd = torch.device(type="cuda", index=0)\n', 'import torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\nd = torch.device(type=DEVICE.type, index=0)\n'),
     ('CDL101-index', '2.3', False, 'import torch\nx = torch.ones(2).to("cuda:1")\n', 'import torch\nx = torch.ones(2).to("cuda:1")\n'),
     ('CDL101-index', '2.13', True, 'import torch\nx = torch.ones(2).to("cuda:1")\n', 'import torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator(check_available=True)\n    or torch.device("cpu")\n)\nx = torch.ones(2).to(DEVICE)\n'),
     ('CDL101-binding', '2.3', False, 'import torch\nGPU = "cuda"\nx = torch.ones(2).to(GPU)\n', 'import torch\n\nDEVICE = torch.device(\n    "cuda" if torch.cuda.is_available()\n    else "mps" if torch.backends.mps.is_available()\n    else "cpu"\n)\nGPU = DEVICE.type\nx = torch.ones(2).to(GPU)\n'),

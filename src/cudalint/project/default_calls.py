@@ -30,7 +30,7 @@ import re
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from cudalint.digests import sha256
-from cudalint.project.device_params import is_cuda_device
+from cudalint.project.device_params import is_cuda_device, parameter_names, with_defaults
 from cudalint.project.paths import test_module
 
 TESTS_TOO = "*"  # a parameter name no function has: in a wanted name's parameters, its calls in test modules count
@@ -179,10 +179,7 @@ def _unfilled_none(name: str, around: tuple, memo: Dict) -> bool:
 def _none_defaults(function: ast.AST) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """The function's parameters that default to None and that its body never assigns, and every name it
     binds (parameters and assignments, not those of functions inside it)."""
-    args = function.args  # type: ignore[attr-defined]
-    positional = [*args.posonlyargs, *args.args]
-    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
-    params = {arg.arg for arg in (*positional, *args.kwonlyargs, args.vararg, args.kwarg) if arg is not None}
+    params = parameter_names(function.args)  # type: ignore[attr-defined]
     assigned, pending = set(), list(function.body) if type(function) is not ast.Lambda else []  # type: ignore[attr-defined]
     while pending:
         node = pending.pop()
@@ -192,8 +189,8 @@ def _none_defaults(function: ast.AST) -> Tuple[FrozenSet[str], FrozenSet[str]]:
             assigned.update(node.names)
         if type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
             pending.extend(ast.iter_child_nodes(node))
-    none_defaulted = frozenset(arg.arg for arg, default in pairs if type(default) is ast.Constant and default.value is None
-                               and arg.arg not in assigned)
+    none_defaulted = frozenset(arg.arg for _, arg, default in with_defaults(function.args)  # type: ignore[attr-defined]
+                               if type(default) is ast.Constant and default.value is None and arg.arg not in assigned)
     return none_defaulted, frozenset(params | assigned)
 
 
@@ -240,10 +237,7 @@ def _other_functions(tree: ast.AST, wanted: Wanted) -> FrozenSet[str]:
     found = set()
     for statement in getattr(tree, "body", ()):
         if type(statement) in (ast.FunctionDef, ast.AsyncFunctionDef) and statement.name in wanted:
-            args = statement.args
-            positional = [*args.posonlyargs, *args.args]
-            defaulted = {arg.arg for arg in positional[len(positional) - len(args.defaults):]} if args.defaults else set()
-            defaulted |= {arg.arg for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None}
+            defaulted = {arg.arg for _, arg, _ in with_defaults(statement.args)}
             if not any(param in defaulted for param, _ in wanted[statement.name] if param != TESTS_TOO):
                 found.add(statement.name)
     return frozenset(found)
@@ -287,12 +281,9 @@ def _cuda_defaulted(function: ast.AST, outer: Dict[str, Optional[Tuple[str, str]
     "cuda:1", `torch.device("cuda")`), with those of the functions around it that it does not bind anew;
     each with the name a call of its function goes by (the class's for `__init__`) and the parameter, or
     None for a lambda or a nested function's (whose calls are not counted by name)."""
-    args = function.args  # type: ignore[attr-defined]
-    positional = [*args.posonlyargs, *args.args]
-    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
-    bound = {arg.arg for arg in (*positional, *args.kwonlyargs, args.vararg, args.kwarg) if arg is not None}
+    bound = parameter_names(function.args)  # type: ignore[attr-defined]
     rebuilt = _rebuilt(function)
-    own = [arg.arg for arg, default in pairs if default is not None and _names_cuda(default) and arg.arg not in rebuilt]
+    own = [arg.arg for _, arg, default in with_defaults(function.args) if _names_cuda(default) and arg.arg not in rebuilt]
     if not own and not outer:
         return outer
     name = getattr(function, "name", None)

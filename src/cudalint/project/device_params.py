@@ -30,6 +30,22 @@ DEVICE_WORDS = frozenset({"cuda", "cpu", "mps", "xpu", "hpu", "npu", "mtia", "me
                           "auto", ""})
 
 
+def with_defaults(args: ast.arguments):
+    """(position, parameter, default) of each parameter with a default; keyword-only ones at position -1."""
+    positional = [*args.posonlyargs, *args.args]
+    offset = len(positional) - len(args.defaults)
+    for index, default in enumerate(args.defaults):
+        yield offset + index, positional[offset + index], default
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if default is not None:
+            yield -1, arg, default
+
+
+def parameter_names(args: ast.arguments) -> set:
+    """Every name a function's parameters bind (`*args` and `**kwargs` too)."""
+    return {arg.arg for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if arg is not None}
+
+
 def is_cuda_device(value: object) -> bool:
     """"cuda" or "cuda:<index>": a string that names a CUDA device."""
     return isinstance(value, str) and (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit()))

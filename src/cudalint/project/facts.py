@@ -19,7 +19,9 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cudalint.project.availability import availability_tests, libraries_of, library_of
 from cudalint.project.device_flow import DEVICE_TEXT_RE, DeviceFlow
-from cudalint.project.device_params import DEVICE_NAME_RE, filled_when_omitted, holds_device, is_cuda_device, resolved_for_mac
+from cudalint.project.device_params import (
+    DEVICE_NAME_RE, filled_when_omitted, holds_device, is_cuda_device, resolved_for_mac, with_defaults,
+)
 from cudalint.project.paths import as_sibling, test_module
 from cudalint.project import saved_files
 from cudalint.project.collection_skips import collection_skips
@@ -37,17 +39,6 @@ BUILDERS = {
     "torch.utils.cpp_extension.load_inline",
 }
 CUDA_SOURCE_RE = re.compile(r"\.(cu|cuh)$")
-
-
-def _with_defaults(args: ast.arguments):
-    """(position, parameter, default) of each parameter with a default; keyword-only ones at position -1."""
-    positional = [*args.posonlyargs, *args.args]
-    offset = len(positional) - len(args.defaults)
-    for index, default in enumerate(args.defaults):
-        yield offset + index, positional[offset + index], default
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        if default is not None:
-            yield -1, arg, default
 
 
 class FileFacts:
@@ -542,24 +533,19 @@ class _Reader:
         such function of the file) before anything in the body can return (the libcst evaluator's rule)."""
         body = function.body
         for at, statement in enumerate(body):
-            if self._may_require(statement) and self._requires_cuda(statement, function, depth):
+            if self._may_require(statement, function) and self._requires_cuda(statement, function, depth):
                 return not any(_may_return(earlier) for earlier in body[:at])
         return False
 
-    def _may_require(self, statement: ast.stmt) -> bool:
+    def _may_require(self, statement: ast.stmt, function) -> bool:
         """The shapes _requires_cuda can answer True for (so the others need not be judged)."""
         if isinstance(statement, ast.If):
-            return bool(statement.body) and (isinstance(statement.body[-1], ast.Raise) or self._skip_call(statement.body[-1])) \
+            return bool(statement.body) and (isinstance(statement.body[-1], ast.Raise) or self._skips(statement.body[-1], function)) \
                 and not statement.orelse
         if isinstance(statement, ast.Assert):
             return True
         value = statement.value if isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.functions
-
-    def _skip_call(self, statement: ast.stmt) -> bool:
-        """`pytest.skip(..., allow_module_level=True)`: it raises pytest's Skipped, as a raise stops what follows."""
-        return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
-                and self.resolve(statement.value.func) in optional_facts().skip_calls)
 
     def _requires_cuda(self, statement: ast.stmt, function, depth: int) -> bool:
         """A statement of one of _may_require's shapes that fails off a Mac."""
@@ -891,7 +877,7 @@ class _Reader:
                     choices.append(arg.arg)
         filled = [
             (param.arg, position if position < 0 else position - (1 if method else 0))
-            for position, param, default in _with_defaults(args)
+            for position, param, default in with_defaults(args)
             if (isinstance(default, ast.Constant) and default.value is None and filled_when_omitted(function, param.arg))
             or (isinstance(default, ast.IfExp) and DEVICE_NAME_RE.search(param.arg) and _names_cuda(default))
         ]
@@ -1204,7 +1190,7 @@ class _Reader:
                 if arm and isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) \
                         and isinstance(statement.value.value, bool):
                     if failing is None:
-                        failing = [self._fails_on_mac(item) or (self._may_require(item) and self._requires_cuda(item, function, 0))
+                        failing = [self._fails_on_mac(item) or (self._may_require(item, function) and self._requires_cuda(item, function, 0))
                                    for item in body]
                     if any(failing[:index]) or (not trying and any(failing[index + 1:])
                                                 and all(isinstance(target, ast.Name) for target in statement.targets)):

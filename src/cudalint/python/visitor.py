@@ -120,6 +120,9 @@ class Walker:
         runs on a Mac, an optional import's body, a type expression, a scope's parameters and body."""
         ctx = self.ctx
         shielded = self._shielded_fields(node, kind)
+        # a try that falls back, or a `with` shielded for that (contextlib.suppress), not one a test expects to fail in
+        falls_back = bool(shielded) and (kind is cst.Try or (kind is cst.With and not any(self._expects_failure(item.item)
+                                                                                           for item in node.items)))
         branches = self._branch_fields(node, kind)
         if shielded and branches:
             branches = {name: branch for name, branch in branches.items() if name not in shielded}
@@ -140,7 +143,7 @@ class Walker:
                 continue
             test = kind in BRANCHING and name == "test"
             guarded = name in shielded
-            fallback = guarded and (kind is cst.Try or (kind is cst.With and _suppresses(node, self.model)))
+            fallback = guarded and falls_back
             branch = branches.get(name)
             if kind in SCOPES and name == SCOPE_OPENS[kind]:
                 self.model.enter(node)

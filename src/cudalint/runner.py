@@ -86,11 +86,22 @@ def top_level_manifests(root: Path) -> list[SourceFile]:
 
 
 def torch_requirement(settings: Settings, files: Sequence[SourceFile]) -> manifests.Dependency | None:
-    """The project's torch requirement: in the files linted, then at the top of the project (so a
-    pre-commit run on one changed file still sees it)."""
-    for source in [*files, *top_level_manifests(settings.root)]:
+    """The project's torch requirement: at the top of the project (so a pre-commit run on one changed file
+    still sees it), then in the manifests linted, nearest the top first. A manifest in a folder that holds
+    Python code linted in this run (a subproject, an example, a vendored package: `pkg/sub/environment.yml`
+    beside `pkg/sub/*.py`) sets the target of that folder only (subtree_targets), not of the project; one in
+    a folder of manifests (`requirements/base.txt`, a wheel's `NAME.dist-info/METADATA`) speaks for it."""
+    root = settings.root.resolve()
+    code = {folder for source in files if source.kind == "python" for folder in source.path.resolve().parents}
+    linted = []
+    for source in files:
         if source.kind == "python" and source.path.name != "setup.py":
             continue
+        folder = source.path.resolve().parent
+        if folder != root and folder in code:
+            continue
+        linted.append((len(folder.parts), source))
+    for source in [*top_level_manifests(settings.root), *(source for _, source in sorted(linted, key=lambda pair: pair[0]))]:
         try:
             text = read_regular_text(source.path, settings.max_file_bytes)
             found = manifests.torch_requirement(manifests.dependencies(source.display, text))

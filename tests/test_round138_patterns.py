@@ -40,3 +40,24 @@ def test_a_folder_of_requirement_files_speaks_for_the_project(tmp_path, monkeypa
     })
     assert [(f.path, f.code, f.line, f.column) for f in result.findings] == [("pkg/net.py", "CDL604", 5, 12)]
     assert result.torch_version_source == "from requirements/base.txt"
+
+
+def lint_tree_found(root, monkeypatch, files):
+    return [(f.path, f.code, f.line, f.column) for f in run_tree(root, monkeypatch, files).findings]
+
+
+def test_a_module_its_package_imports_only_under_an_availability_test_is_optional(tmp_path, monkeypatch):
+    files = {
+        "pkg/__init__.py": "import importlib.util\n\nif importlib.util.find_spec('megatron') is not None:\n    import pkg.mega\n",
+        "pkg/mega/__init__.py": "from megatron.core import mpu\n\nfrom pkg.mega.gpt import GPT\n",
+        "pkg/mega/gpt.py": "from megatron.core import tensor_parallel\n\nfrom pkg.mega import mpu\n\n\nclass GPT:\n    pass\n",
+        "pkg/cli/__init__.py": "try:\n    from pkg.cli.mega_task import Task\nexcept ImportError:\n    Task = None\n",
+        "pkg/cli/mega_task.py": "from pkg.mega import GPT\n\n\nclass Task(GPT):\n    pass\n",
+    }
+    assert lint_tree_found(tmp_path / "a", monkeypatch, files) == []
+    files["pkg/plain.py"] = "from pkg.mega.gpt import GPT\n"  # an unconditional import makes the library a requirement
+    assert lint_tree_found(tmp_path / "b", monkeypatch, files) == [
+        ("pkg/mega/__init__.py", "CDL404", 1, 1),
+        ("pkg/mega/gpt.py", "CDL404", 1, 1),
+        ("pkg/plain.py", "CDL407", 1, 1),
+    ]

@@ -307,7 +307,6 @@ def _pattern_subjects(display: str, root: Path) -> tuple[str, ...]:
     return tuple(subjects)
 
 
-
 Outcome = tuple[str | None, list[Finding]]  # (digest of the bytes linted, findings)
 Passed = tuple[str, list]  # (digest of bytes that pass both gates, the outline of their CPython tree)
 TIMEOUT_MARK = "Timeout ("  # how faulthandler's watchdog starts what it writes when it fires

@@ -75,6 +75,7 @@ class ProjectIndex:
         self._importing: Dict[str, bool] = {}  # path -> imports_cuda_library(path)
         self._extension_of: Dict[str, Optional[Tuple[str, Place]]] = {}  # module -> extension(module)
         self._imported: Optional[Set[str]] = None  # modules another module imports at module level (see is_imported)
+        self._conditional: Optional[Set[str]] = None  # modules imported only conditionally (see imported_only_conditionally)
         self._private_reads: Optional[frozenset] = None  # see reads_private
         self._method_names: Optional[frozenset] = None  # see defines_method
         self._checked_switches: Optional[frozenset] = None  # see checked_switch
@@ -459,6 +460,43 @@ class ProjectIndex:
                 for imported, _line, _column, _guarded in facts.imports if imported != self.paths.get(path)
             }
         return module in self._imported
+
+    def imported_only_conditionally(self, module: str) -> bool:
+        """Every module-level import of this module by the project's other (non-test) modules sits under an
+        `if` or a `try:` (`if is_megatron_available(): from .megatron import *`), or in a module that is itself
+        imported only so; and there is at least one such import. The module is an optional part of its
+        package, loaded where its test says the library is there: its own imports of that library are what
+        the test is about, not a porting problem. Not a program nor an entry point, which people run."""
+        if self._conditional is None:
+            self._conditional = self._conditionally_imported()
+        return module in self._conditional
+
+    def _conditionally_imported(self) -> Set[str]:
+        importers: Dict[str, List[Tuple[str, bool]]] = {}  # module -> (the importer's module, guarded)
+        for path, facts in self.facts.items():
+            importer = self.paths.get(path) or ""
+            if test_module(importer, path):
+                continue
+            for imported, _line, _column, guarded in facts.imports:
+                parts = imported.split(".")
+                for end in range(len(parts), 0, -1):  # `import a.b.c` runs a/__init__ and a/b/__init__ first
+                    module = ".".join(parts[:end])
+                    if module in self.modules and not f"{importer}.".startswith(f"{module}."):
+                        importers.setdefault(module, []).append((importer, guarded))  # (its own packages ran first)
+        found: Set[str] = set()
+        changed = True
+        while changed:  # the least set closed under "every import is guarded or made by a member"
+            changed = False
+            for module, made in importers.items():
+                if module in found:
+                    continue
+                facts = self.facts.get(self.modules[module])
+                if facts is None or facts.script or self._entry_point(module):
+                    continue
+                if all(guarded or importer in found for importer, guarded in made):
+                    found.add(module)
+                    changed = True
+        return found
 
     def loaded_on_demand(self, module: str) -> bool:
         """A module of one of the project's packages (its folder holds an `__init__.py`) that no other

@@ -940,7 +940,16 @@ def _own(module: str, ctx: FileContext) -> bool:
     return project is not None and (project.is_own(module) or project.library_own(ctx.model.path, module.split(".")[0]))
 
 
+def _optional_module(ctx: FileContext) -> bool:
+    """The file is a module its package imports only under a test or a `try:` (ProjectIndex.
+    imported_only_conditionally): its imports run only where that import is wanted."""
+    project = ctx.model.project
+    return project is not None and bool(ctx.model.module_name) and project.imported_only_conditionally(ctx.model.module_name)
+
+
 def _check_import(index: MatchIndex, node: cst.Import, ctx: FileContext) -> None:
+    if _optional_module(ctx):
+        return
     for alias in node.names:
         module = dotted(alias.name) or ""
         if (ctx.optional_import_depth and ctx.optional_import(module)) or _own(module, ctx):
@@ -952,7 +961,7 @@ def _check_import(index: MatchIndex, node: cst.Import, ctx: FileContext) -> None
 
 
 def _check_import_from(index: MatchIndex, node: cst.ImportFrom, ctx: FileContext) -> None:
-    if node.relative or node.module is None:
+    if node.relative or node.module is None or _optional_module(ctx):
         return
     base = dotted(node.module) or ""
     if ctx.optional_import_depth and ctx.optional_import(base):

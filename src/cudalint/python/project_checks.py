@@ -151,6 +151,8 @@ def _import_chain(node, ctx: FileContext) -> None:
     if project is None or ctx.optional_import_depth or ctx.model.scope.kind in ("function", "lambda"):
         return  # an import inside a function runs when it is called: the lazy import a port wants
     name = ctx.model.module_name
+    if name and project.imported_only_conditionally(name):
+        return  # an optional part of its package, imported only under a test or a try: (matchers._optional_module)
     here = project.paths_of_module(name)
     if here is not None and project.imports_cuda_library(here):
         return  # this module imports the library itself (CDL404 says so there): the chain adds nothing

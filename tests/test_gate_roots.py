@@ -127,7 +127,11 @@ def _large(tail: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("tail, expected", [("", []), ("state = torch.load('model.pt')\n", [("CDL109", 12005, 9)])])
+@pytest.mark.parametrize("tail, expected", [
+    ("", []),
+    ("state = torch.load('model.pt')\n", [("CDL109", 12005, 9)]),
+    ("state = torch.load('model.pt')", [("CDL109", 12005, 9)]),  # no final newline: the tokenizer's end marker is past the last line
+])
 def test_a_file_checked_in_parts_is_settled_as_a_whole(tmp_path, monkeypatch, tail, expected):
     (tmp_path / "big.py").write_text(_large(tail))
     monkeypatch.chdir(tmp_path)

@@ -50,8 +50,8 @@ def top_level_starts(text: str) -> Optional[List[int]]:
             if kind == tokenize.DEDENT:
                 depth -= 1
                 continue
-            if kind in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING):
-                continue
+            if kind in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING, tokenize.ENDMARKER):
+                continue  # (the end marker sits on a line of its own, past the last one of a file without a final newline)
             if kind == tokenize.NEWLINE:
                 at_line_start = True
                 continue

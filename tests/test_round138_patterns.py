@@ -61,3 +61,23 @@ def test_a_module_its_package_imports_only_under_an_availability_test_is_optiona
         ("pkg/mega/gpt.py", "CDL404", 1, 1),
         ("pkg/plain.py", "CDL407", 1, 1),
     ]
+
+
+def test_a_module_under_a_package_whose_init_fails_through_another_module_is_fixed_there(tmp_path, monkeypatch):
+    assert lint_tree_found(tmp_path, monkeypatch, {
+        "pkg/__init__.py": "",
+        "pkg/_features.py": "import tensorrt\n\nE = 1\n",
+        "pkg/sub/__init__.py": "from pkg._features import E\n",
+        "pkg/sub/mod.py": "from pkg._features import E\n",  # pkg/sub/__init__ ran first and failed
+        "pkg/other.py": "from pkg._features import E\n",
+    }) == [
+        ("pkg/_features.py", "CDL404", 1, 1),
+        ("pkg/sub/__init__.py", "CDL407", 1, 1),
+    ]
+
+
+def test_an_import_under_a_test_of_the_projects_own_code_is_no_optional_import(tmp_path, monkeypatch):
+    assert lint_tree_found(tmp_path, monkeypatch, {
+        "pkg/__init__.py": "import sys\n\nif sys.version_info >= (3, 8):\n    from pkg import fast\n",
+        "pkg/fast.py": "import triton\n",
+    }) == [("pkg/__init__.py", "CDL407", 4, 5), ("pkg/fast.py", "CDL404", 1, 1)]

@@ -86,22 +86,26 @@ def top_level_manifests(root: Path) -> list[SourceFile]:
 
 
 def torch_requirement(settings: Settings, files: Sequence[SourceFile]) -> manifests.Dependency | None:
-    """The project's torch requirement: at the top of the project (so a pre-commit run on one changed file
-    still sees it), then in the manifests linted, nearest the top first. A manifest in a folder that holds
-    Python code linted in this run (a subproject, an example, a vendored package: `pkg/sub/environment.yml`
-    beside `pkg/sub/*.py`) sets the target of that folder only (subtree_targets), not of the project; one in
-    a folder of manifests (`requirements/base.txt`, a wheel's `NAME.dist-info/METADATA`) speaks for it."""
-    root = settings.root.resolve()
+    """The project's torch requirement: in the manifests linted, nearest the top of what is linted first, then
+    at the top of the project (so a pre-commit run on one changed file still sees it). A manifest below the
+    top, in a folder that holds Python code linted in this run (a subproject, an example, a vendored package:
+    `pkg/sub/environment.yml` beside `pkg/sub/dMC/*.py`), sets the target of that folder only
+    (subtree_targets), not of the run; one in a folder of manifests (`requirements/base.txt`, a wheel's
+    `NAME.dist-info/METADATA`) speaks for it."""
+    folders = [source.path.resolve().parent for source in files]
+    try:
+        top = Path(os.path.commonpath(folders)) if folders else None
+    except ValueError:  # (paths on different drives)
+        top = None
     code = {folder for source in files if source.kind == "python" for folder in source.path.resolve().parents}
     linted = []
-    for source in files:
+    for source, folder in zip(files, folders):
         if source.kind == "python" and source.path.name != "setup.py":
             continue
-        folder = source.path.resolve().parent
-        if folder != root and folder in code:
+        if folder != top and folder in code:
             continue
         linted.append((len(folder.parts), source))
-    for source in [*top_level_manifests(settings.root), *(source for _, source in sorted(linted, key=lambda pair: pair[0]))]:
+    for source in [*(source for _, source in sorted(linted, key=lambda pair: pair[0])), *top_level_manifests(settings.root)]:
         try:
             text = read_regular_text(source.path, settings.max_file_bytes)
             found = manifests.torch_requirement(manifests.dependencies(source.display, text))

@@ -46,6 +46,9 @@ class FileFacts:
 
     def __init__(self) -> None:
         self.imports: List[Tuple[str, int, int, bool]] = []  # (module, line, column, guarded)
+        # a module imported at module level under a `try:` ("") or an `if` (the names its test may call or
+        # read, for the index to judge as availability tests): ProjectIndex.imported_only_conditionally
+        self.optional_imports: Dict[str, List[str]] = {}
         self.guards: Dict[str, Tuple[bool, bool]] = {}  # function -> (true off a Mac, false off a Mac)
         # callable -> [(param, position, line, col, the default as written: '"cuda"', 'torch.device("cuda")')]
         self.cuda_defaults: Dict[str, List[Tuple[str, int, int, int, str]]] = {}
@@ -155,6 +158,7 @@ class FileFacts:
             "markers": self.markers,
             "exports": self.exports,
             "availability": self.availability,
+            "optional_imports": self.optional_imports,
             "star": self.star,
             "guards_via": self.guards_via,
             "skips_via": self.skips_via,
@@ -189,6 +193,8 @@ class FileFacts:
         facts.markers = list(data.get("markers", []))
         facts.exports = dict(data.get("exports", {}))
         facts.availability = dict(data.get("availability", {}))
+        facts.optional_imports = {module: [name for name in names if isinstance(name, str)]
+                                  for module, names in data.get("optional_imports", {}).items() if isinstance(names, list)}
         facts.star = data.get("star")
         facts.saves = {key: list(value) for key, value in data.get("saves", {}).items()
                        if isinstance(value, list) and len(value) == 2 and all(type(part) is int for part in value)}
@@ -693,9 +699,14 @@ class _Reader:
             any(self._guard(test, wrapper)[0 if polarity else 1] for test, polarity in conditions)
             for _, conditions in returns)
 
-    def _statements(self, body, guarded: bool, prefix: str = "", imported: bool = False, trying: bool = False) -> None:
-        """`imported`: the statements run only once a CUDA-only library imported (`try: import triton`)."""
+    def _statements(self, body, guarded: bool, prefix: str = "", imported: bool = False, trying: bool = False,
+                    under: Optional[List[str]] = None) -> None:
+        """`imported`: the statements run only once a CUDA-only library imported (`try: import triton`);
+        `under`: the test names of the `if` the statements sit under ([""] in a `try:`; None: neither)."""
         for node in body:
+            if under is not None and not prefix and isinstance(node, (ast.Import, ast.ImportFrom)):
+                for module in self._imported_names(node):
+                    self.facts.optional_imports.setdefault(module, []).extend(under)
             if trying and not imported and isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 imported = not getattr(node, "level", 0) and any(self._cuda_library(name) for name in names)
@@ -746,15 +757,40 @@ class _Reader:
                     continue
                 trial = isinstance(node, ast.Try) or type(node).__name__ == "TryStar"
                 reraised = trial and _raises_again(node)
+                caught = trial and not reraised and any(_catches_import_error(handler.type) for handler in node.handlers)
+                tested = self._test_names(node.test) if isinstance(node, ast.If) else [""] if caught else None
                 for field in ("body", "orelse", "finalbody"):
                     self._statements(  # a `try:` whose handlers all raise again guards nothing
                         getattr(node, field, []) or [], guarded=guarded or not (isinstance(node, ast.With) or reraised),
                         prefix=prefix, imported=imported, trying=trial and field == "body",
+                        under=tested if tested is not None and field != "finalbody" else under,
                     )
                 for handler in getattr(node, "handlers", []):
                     self._statements(handler.body, guarded=True, prefix=prefix)
             else:
                 self._calls(node)
+
+    def _imported_names(self, node) -> List[str]:
+        if isinstance(node, ast.Import):
+            return [self.sibling(alias.name) for alias in node.names]
+        base = self.absolute(node.level, node.module)
+        return [base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")]
+
+    def _test_names(self, test: ast.expr) -> List[str]:
+        """What an `if` test may be true by: the qualified names it calls or reads (through `not`, `and`,
+        `or`; `is_megatron_available()`, `importlib.util.find_spec(...) is not None`, `_HAS_APEX`), a name of
+        this module under the module's own name."""
+        found: List[str] = []
+        for node in ast.walk(test):
+            if isinstance(node, ast.Call):
+                node = node.func
+            if isinstance(node, (ast.Name, ast.Attribute)):
+                qualified = self.resolve(node)
+                if qualified is None and isinstance(node, ast.Name) and self.module:
+                    qualified = f"{self.module}.{node.id}"
+                if qualified is not None:
+                    found.append(qualified)
+        return found
 
     def _cuda_library(self, module: str) -> bool:
         return library_of(module, self.libraries) is not None or self.guard_facts.cuda_extension(module, self.module or "")

@@ -13,6 +13,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTup
 
 from cudalint.digests import sha256
 from cudalint.project.availability import libraries_of, library_of
+from cudalint.python.optional_facts import optional_facts
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, device_flow, reach
 from cudalint.project.paths import project_key, test_module
@@ -462,11 +463,13 @@ class ProjectIndex:
         return module in self._imported
 
     def imported_only_conditionally(self, module: str) -> bool:
-        """Every module-level import of this module by the project's other (non-test) modules sits under an
-        `if` or a `try:` (`if is_megatron_available(): from .megatron import *`), or in a module that is itself
-        imported only so; and there is at least one such import. The module is an optional part of its
-        package, loaded where its test says the library is there: its own imports of that library are what
-        the test is about, not a porting problem. Not a program nor an entry point, which people run."""
+        """Every module-level import of this module by the project's other (non-test) modules sits under a
+        `try:` that goes on without it, or under an `if` that tests whether a package imports (`if
+        is_megatron_available(): from .megatron import *`, `find_spec`, a CUDA or platform test,
+        `TYPE_CHECKING`), or in a module that is itself imported only so; and there is at least one such
+        import. The module is an optional part of its package, loaded where its test says the library is
+        there: its own imports of that library are what the test is about, not a porting problem. Not a
+        program nor an entry point, which people run."""
         if self._conditional is None:
             self._conditional = self._conditionally_imported()
         return module in self._conditional
@@ -478,6 +481,7 @@ class ProjectIndex:
             if test_module(importer, path):
                 continue
             for imported, _line, _column, guarded in facts.imports:
+                guarded = guarded and self._optional_test(facts.optional_imports.get(imported, ()))
                 parts = imported.split(".")
                 for end in range(len(parts), 0, -1):  # `import a.b.c` runs a/__init__ and a/b/__init__ first
                     module = ".".join(parts[:end])
@@ -497,6 +501,15 @@ class ProjectIndex:
                     found.add(module)
                     changed = True
         return found
+
+    def _optional_test(self, names: Sequence[str]) -> bool:
+        """An import's `try:` (""), or an `if` test naming an availability query or helper of the project,
+        a CUDA query, the platform, or TYPE_CHECKING (FileFacts.optional_imports)."""
+        if not names:
+            return False
+        queries = optional_facts().queries
+        return any(not name or name in OPTIONAL_TESTS or name in queries or self.guard_of(name) is not None
+                   or self.tested_library(name) is not None for name in names)
 
     def loaded_on_demand(self, module: str) -> bool:
         """A module of one of the project's packages (its folder holds an `__init__.py`) that no other
@@ -995,6 +1008,11 @@ def subprojects(relative_paths: Sequence[str]) -> List[str]:
     found = {folder for folder, _, name in (path.rpartition("/") for path in relative_paths)
              if name in PROJECT_FILES and folder and folder not in packages}
     return sorted(found, key=lambda folder: (-folder.count("/"), folder))
+
+
+# Tests an optional import may sit under besides availability queries and helpers: never true at run time, or
+# true only on some platforms.
+OPTIONAL_TESTS = frozenset({"typing.TYPE_CHECKING", "sys.platform", "platform.system", "os.name"})
 
 
 def _import_roots(relative_paths: Sequence[str]) -> List[str]:

@@ -212,8 +212,19 @@ def _package_init_fails(module: str, importer: Optional[str], project) -> bool:
 
 def _package_fails_first(module: str, project) -> bool:
     """A package around the module (`pkg` for `pkg.sub.mod`) whose `__init__` imports a CUDA-only
-    library itself: Python runs it before the module, so nothing the module imports matters on a Mac."""
-    return any(project.imports_cuda_library(path) for package, path in _packages(module, project).items() if package != module)
+    library itself, or a subpackage whose `__init__` does through other modules of the project (not through
+    this one): Python runs it before the module, so nothing the module imports matters on a Mac; that
+    `__init__` is the place to fix."""
+    here = project.paths_of_module(module)
+    for package, path in _packages(module, project).items():
+        if package == module:
+            continue
+        if project.imports_cuda_library(path):
+            return True
+        chain = project.cuda_chain(package) if "." in package else None  # (the top package's eager imports are each reported)
+        if chain is not None and here not in chain:
+            return True
+    return False
 
 
 def _packages(module: str, project) -> Dict[str, str]:

@@ -81,3 +81,26 @@ def test_an_import_under_a_test_of_the_projects_own_code_is_no_optional_import(t
         "pkg/__init__.py": "import sys\n\nif sys.version_info >= (3, 8):\n    from pkg import fast\n",
         "pkg/fast.py": "import triton\n",
     }) == [("pkg/__init__.py", "CDL407", 4, 5), ("pkg/fast.py", "CDL404", 1, 1)]
+
+
+def test_a_library_is_reported_once_per_scope_after_an_import_nothing_catches():
+    assert lint(
+        """
+        import triton
+        import triton.language as tl
+        from triton import Config
+
+
+        def launch():
+            import cupy
+            import cupy.cuda
+
+
+        try:
+            import cupy
+        except ImportError:
+            cupy = None
+        import cupy
+        """,
+        select=["CDL404"],
+    ) == [("CDL404", 1, 1), ("CDL404", 7, 5), ("CDL404", 15, 1)]

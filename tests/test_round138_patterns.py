@@ -104,3 +104,26 @@ def test_a_library_is_reported_once_per_scope_after_an_import_nothing_catches():
         """,
         select=["CDL404"],
     ) == [("CDL404", 1, 1), ("CDL404", 7, 5), ("CDL404", 15, 1)]
+
+
+def test_a_device_type_among_gpu_labels_no_mac_has_is_a_guard():
+    assert lint(
+        """
+        import torch
+
+
+        def get_torch_device(device_type: str):
+            if device_type in ("cuda", "rocm"):
+                return torch.device("cuda:0")
+            elif device_type == "mps":
+                return torch.device("mps")
+            return torch.device("cpu")
+
+
+        def plain(device_type: str):
+            if device_type in ("gpu", "rocm"):
+                return torch.device("cuda:0")
+            return torch.device("cpu")
+        """,
+        select=["CDL101"],
+    ) == [("CDL101", 14, 29)]  # "gpu" is a label a Mac's user may give too

@@ -127,3 +127,21 @@ def test_a_device_type_among_gpu_labels_no_mac_has_is_a_guard():
         """,
         select=["CDL101"],
     ) == [("CDL101", 14, 29)]  # "gpu" is a label a Mac's user may give too
+
+
+SELECT_DEVICE = ('import torch\n\nif __name__ == "__main__":\n    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+                 '    model = torch.nn.Linear(2, 2).to(device)\n')
+
+
+def test_a_test_py_that_holds_no_tests_is_a_program(tmp_path, monkeypatch):
+    unittest_case = "import unittest\n\nimport torch\n\n\nclass TestSum(unittest.TestCase):\n    def test_sum(self):\n" \
+                    "        device = 'cuda' if torch.cuda.is_available() else 'cpu'\n        self.assertEqual(torch.ones(2, device=device).sum(), 2)\n"
+    assert lint_tree_found(tmp_path, monkeypatch, {
+        "scripts/train.py": SELECT_DEVICE,
+        "scripts/test.py": SELECT_DEVICE,  # the evaluation program beside train.py
+        "pkg/test.py": unittest_case,
+        "tests/test.py": SELECT_DEVICE,  # in a test folder: the suite's
+    }) == [
+        ("scripts/test.py", "CDL104", 4, 27),
+        ("scripts/train.py", "CDL104", 4, 27),
+    ]

@@ -53,7 +53,7 @@ def wanted_names(facts_by_path) -> Wanted:
     for path, facts in facts_by_path.items():
         for qualified in (*facts.cuda_defaults, *facts.filled_defaults):
             name = qualified.rpartition(".")[2]
-            in_tests[name] = in_tests.get(name, True) and test_module("", path)
+            in_tests[name] = in_tests.get(name, True) and facts.testing
         for qualified, params in (*facts.cuda_defaults.items(), *facts.filled_defaults.items()):
             name = qualified.rpartition(".")[2]
             if name.startswith("__"):
@@ -343,7 +343,7 @@ def collect(
             data = read(path)
             lines = lines_of(pattern, data) if data is not None else []
             tree = parse(data, relative) if lines else None
-            here = wanted if not test_module("", relative) else {
+            here = wanted if not test_module("", relative, data) else {
                 name: params for name, params in wanted.items() if (TESTS_TOO, -1) in params}
             calls = calls_in(tree, here, lines, own) if tree is not None and here else {}
         entries[relative] = [content, calls]

@@ -88,6 +88,7 @@ class FileFacts:
         self.private: List[str] = []  # `_name` attributes read other than by a method of their own class
         self.method_names: List[str] = []  # the names of the methods module-level classes define (ProjectIndex.defines_method)
         self.script = False  # the module runs as a program (`if __name__ == "__main__":`)
+        self.testing = False  # a test suite's module (paths.test_module, told the text: a test.py that holds tests)
         self.factories: List[str] = []  # "Class.method": classmethods that build their own class (`cls(...)`)
         self.skipped_classes: List[str] = []  # test classes whose set-up skips them where a Mac's test holds
         self.collection_skips: List[List[str]] = []  # a conftest's hook skips without CUDA (collection_skips.py)
@@ -136,6 +137,7 @@ class FileFacts:
             "tried": self.tried,
             "conditions": self.conditions,
             "script": self.script,
+            "testing": self.testing,
             "factories": self.factories,
             "skipped_classes": self.skipped_classes,
         }
@@ -221,6 +223,7 @@ class FileFacts:
         facts.tried = dict(data.get("tried", {}))
         facts.conditions = list(data.get("conditions", []))
         facts.script = bool(data.get("script", False))
+        facts.testing = bool(data.get("testing", False))
         facts.factories = list(data.get("factories", []))
         facts.skipped_classes = list(data.get("skipped_classes", []))
         facts.collection_skips = [list(skip) for skip in data.get("collection_skips", [])
@@ -1659,6 +1662,8 @@ def read_facts(
             words.update(f"{quote}{kind}{quote}".encode() for kind in guards.mac_device_types - {"cpu"} for quote in "'\"")
         reader.guards_possible = any(word in text for word in words)
         reader.text, reader.words = text, words
+        reader.testing = test_module(module, "", text)
+    reader.facts.testing = reader.testing
     reader.tree = tree
     facts = reader.read(tree)
     # worked out once: by the guards that asked (after the module's imports were read), else now

@@ -406,7 +406,7 @@ class ProjectIndex:
             return False
         path, top = self.modules.get(module), self.modules.get(parts[0])
         return path is not None and top is not None and top.replace("\\", "/").endswith("/__init__.py") \
-            and not test_module(module, path)
+            and not self.test_module(module)
 
     def calls_in_sight(self, qualified: str) -> bool:
         """Every caller of a module-level function is in its own module: no other module of the project
@@ -457,10 +457,16 @@ class ProjectIndex:
         main block is still what runs when people use it."""
         if self._imported is None:
             self._imported = {
-                imported for path, facts in self.facts.items() if not test_module(self.paths.get(path) or "", path)
+                imported for path, facts in self.facts.items() if not facts.testing
                 for imported, _line, _column, _guarded in facts.imports if imported != self.paths.get(path)
             }
         return module in self._imported
+
+    def test_module(self, module: str) -> bool:
+        """The project's module belongs to a test suite (FileFacts.testing: paths.test_module, told its text)."""
+        path = self.modules.get(module)
+        facts = self.facts.get(path) if path is not None else None
+        return facts.testing if facts is not None else test_module(module, path or "")
 
     def imported_only_conditionally(self, module: str) -> bool:
         """Every module-level import of this module by the project's other (non-test) modules sits under a
@@ -478,7 +484,7 @@ class ProjectIndex:
         importers: Dict[str, List[Tuple[str, bool]]] = {}  # module -> (the importer's module, guarded)
         for path, facts in self.facts.items():
             importer = self.paths.get(path) or ""
-            if test_module(importer, path):
+            if facts.testing:
                 continue
             for imported, _line, _column, guarded in facts.imports:
                 guarded = guarded and self._optional_test(facts.optional_imports.get(imported, ()))
@@ -518,7 +524,7 @@ class ProjectIndex:
         plugin table, a user's own import), never as the package's code runs."""
         path = self.modules.get(module)
         facts = self.facts.get(path) if path is not None else None
-        if facts is None or facts.script or test_module(module, path):
+        if facts is None or facts.script or facts.testing:
             return False
         if module in self.loaded or self._entry_point(module):
             return False
@@ -699,7 +705,7 @@ class ProjectIndex:
         if self._checked_switches is None:
             checked = {name for facts in self.facts.values() for name in facts.checked_switches}
             for path, facts in self.facts.items():
-                if not test_module(self.paths.get(path) or "", path):
+                if not facts.testing:
                     checked.difference_update(facts.switched_on)
                 if "*" in facts.words:
                     checked.clear()

@@ -29,7 +29,6 @@ import functools
 import re
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 
-from cudalint.project.paths import test_module
 
 if TYPE_CHECKING:  # pragma: no cover
     from cudalint.project.index import ProjectIndex
@@ -706,20 +705,20 @@ def cuda_only(index: "ProjectIndex") -> Set[str]:
     def in_tests(target: str) -> bool:
         """The definition lies in a test module (a test's helper, a fixture's class)."""
         module = index.split(target)[0] if target not in index.modules else target
-        return module is not None and test_module(module, index.modules.get(module, ""))
+        return module is not None and index.test_module(module)
 
     for path, facts in index.facts.items():
         module = index.paths.get(path)
         if module is None:
             continue
-        testing = test_module(module, path)
+        testing = facts.testing
         for local, names in facts.decorators.items():
             decorators[f"{module}.{local}"] = names
         # A module that cannot load on a Mac (an unguarded import of a CUDA-only library at its top) runs
         # its body only where an import loads it: only its loads count, not the uses of its name as a value.
         # A test module that cannot load on a Mac tests CUDA code (its import is its one finding): what it
         # loads and calls it reaches only off a Mac, so none of it is a use that counts either way.
-        if unloadable(module) and test_module(module, path):
+        if unloadable(module) and testing:
             continue
         used = [(name, *entry) for name, entry in facts.uses.items() if not unloadable(name)]
         used.extend((name, 0, *entry) for name, entry in facts.loads.items() if name in index.modules)

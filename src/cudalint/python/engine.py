@@ -13,7 +13,6 @@ import libcst as cst
 
 from cudalint.findings import Finding, Related, Safety
 from cudalint.python import idioms, matchers
-from cudalint.project.paths import test_module
 from cudalint.python.analyze import Words, cpython_tree, module_and_package, unreadable, without_collections
 from cudalint.python.context import FileContext
 from cudalint.python.device_setting import DeviceSetting
@@ -120,7 +119,7 @@ def _analyze(path, text, rules, engine, torch_version, device, unsafe_fixes, pro
         return [unreadable(path, f"syntax error: {exc.message}; the file was not checked", exc.raw_line, exc.raw_column + 1)]
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
-    model = _model(module, path, project, torch_version)
+    model = _model(module, path, project, torch_version, text)
     try:
         return _findings(path, text, module, model, rules, engine, torch_version, device, unsafe_fixes, statements)
     finally:
@@ -133,7 +132,7 @@ def _findings(path, text, module, model, rules, engine, torch_version, device, u
         Walker(ctx, engine.registry.visit, engine.registry.leave).walk(module)
     except RecursionError:
         return [unreadable(path, "expression nested too deeply to analyse; the file was not checked")]
-    if any(rules[hit.code].silenced_in_test_modules for hit in ctx.hits) and test_module(model.module_name or "", path):
+    if any(rules[hit.code].silenced_in_test_modules for hit in ctx.hits) and model.in_tests:
         ctx.hits = [hit for hit in ctx.hits if not rules[hit.code].silenced_in_test_modules]
     host_ranges: Optional[List[Tuple[int, int]]] = []
     if any(rules[hit.code].silenced_in_host_tests for hit in ctx.hits):
@@ -180,7 +179,7 @@ def _host_test_ranges(model: SemanticModel, path: str, text: str) -> Optional[Li
     """In a test module: None where the module places no tensor on a device, else the line ranges of its
     tests that place none (host_tests.py); [] outside test modules. A Jupyter notebook (a program no module
     imports, checked as its cells' script) that places no tensor on a device runs on the CPU too: None."""
-    if not test_module(model.module_name or "", path) and not is_notebook(path):
+    if not model.in_tests and not is_notebook(path):
         return []
     tree = cpython_tree(path, text)
     if isinstance(tree, Finding):
@@ -210,13 +209,13 @@ def parse_module(text: str) -> cst.Module:
             cst.CSTNode.__post_init__ = _VALIDATE
 
 
-def _model(module: cst.Module, path: str, project, torch_version) -> SemanticModel:
-    """The file's semantic model, told its module name (for relative imports), the project index and
-    the target release."""
+def _model(module: cst.Module, path: str, project, torch_version, text: Optional[str] = None) -> SemanticModel:
+    """The file's semantic model, told its module name (for relative imports), the project index, the
+    target release and its text (whether a `test.py` holds tests)."""
     name, package = module_and_package(path, project)
     if name is None:
-        return SemanticModel(module, project, path=path, torch_version=torch_version)
-    return SemanticModel(module, project, name, package, project.siblings_of(path), path=path, torch_version=torch_version)
+        return SemanticModel(module, project, path=path, torch_version=torch_version, text=text)
+    return SemanticModel(module, project, name, package, project.siblings_of(path), path=path, torch_version=torch_version, text=text)
 
 
 def _related(positions, place, message: str) -> Related:

@@ -22,7 +22,6 @@ from cudalint.device_text import DEVICE_KEY_RE
 from cudalint.project.availability import libraries_of, library_of
 from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
-from cudalint.project.paths import test_module
 from cudalint.python import device_choices, device_index, device_tables, extension_ops, host_copies, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
 from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, find_argument, nodes_in, path_to, reads_name, unused_default
 from cudalint.python.context import FileContext
@@ -1438,7 +1437,7 @@ def _saved_on_host(path: cst.BaseExpression, saver: str, ctx: FileContext) -> bo
     key = saved_files.file_key(_string_fragments(path, ctx, 0))
     if key is None:
         return False
-    return project.saved_on_host(saver, key, test_module(ctx.model.module_name or "", ctx.model.path))
+    return project.saved_on_host(saver, key, ctx.model.in_tests)
 
 
 def _string_fragments(node: cst.CSTNode, ctx: FileContext, depth: int) -> List[str]:
@@ -1971,7 +1970,7 @@ def _written_earlier(node: cst.Call, saver: str, ctx: FileContext) -> bool:
     function = model.scope.node
     if model.scope.kind != "function" or not isinstance(function, cst.FunctionDef):
         return False  # a script's own statements: a checkpoint it loads after saving something else is still one
-    in_test = function.name.value.startswith("test") and test_module(model.module_name or "", model.path)
+    in_test = function.name.value.startswith("test") and model.in_tests
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     writers = tuple(ctx.rules["CDL109"].match.get("writers", ())) if in_test else ()
     inside = {id(holder) for holder in ctx.stack}

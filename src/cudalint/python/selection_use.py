@@ -41,7 +41,6 @@ from typing import Dict, FrozenSet, List, Optional
 import libcst as cst
 
 from cudalint.discover import is_notebook
-from cudalint.project.paths import test_module
 from cudalint.python.children import arm_statements, assignments_in, code_children, enclosing_block, nodes_in, path_to, positional_params, reads_name
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, source_of, string_value
@@ -280,7 +279,7 @@ def _in_test_function(ctx: FileContext) -> bool:
     """The walk is in a function of a test module, or in a function named as a test."""
     model = ctx.model
     return model.scope.kind == "function" and (
-        test_module(model.module_name, model.path) or model.scope.node.name.value.startswith("test"))
+        model.in_tests or model.scope.node.name.value.startswith("test"))
 
 
 def _own_parameter(test: cst.BaseExpression, ctx: FileContext) -> bool:

@@ -21,7 +21,6 @@ from cudalint.python.optional_facts import optional_facts
 from cudalint.python.optional_imports import handler_catches_import_error
 from cudalint.python.overrides import load_overrides, silenced_in
 from cudalint.python.semantic.parametrize import is_fixture
-from cudalint.project.paths import test_module
 from cudalint.project.facts import CLASS_SET_UPS, MODULE_SET_UPS, SET_UP_LOOK
 
 Handler = Callable[[cst.CSTNode, FileContext], None]
@@ -69,7 +68,6 @@ class Walker:
         self.visit_handlers = visit
         self.leave_handlers = leave
         self.block_guards: List[int] = []  # per open block: guards added by early exits
-        self._in_test_suite: Optional[bool] = None  # the file is a module of a test suite (_test_suite)
         self.block_optional: List[int] = []  # per open block: optional-import scopes added by early exits
         self.block_branches: List[int] = []  # per open block: early exits whose guard is judged when needed
         self.block_forced: List[int] = []  # per open block: names set to a false constant under a test
@@ -204,9 +202,9 @@ class Walker:
             return _function_fields(node) if kind is cst.FunctionDef else ("body",)  # kernels loaded by name, after their import
         if kind is cst.FunctionDef and model.cuda_imports.always_calls(node):
             return _function_fields(node)  # it calls a CUDA-only library's function whatever happens
-        if kind is cst.FunctionDef and self._test_suite() and self._mocks_moves(node):
+        if kind is cst.FunctionDef and self.model.in_tests and self._mocks_moves(node):
             return ("body",)  # a test that replaces `.to` with a mock: nothing in it moves to a device
-        if kind is cst.FunctionDef and self._test_suite() and mocks_cuda_away(model, node, self._imports_patchers()):
+        if kind is cst.FunctionDef and self.model.in_tests and mocks_cuda_away(model, node, self._imports_patchers()):
             return _function_fields(node)  # a test that makes CUDA unavailable runs so on every host
         if kind is cst.FunctionDef and self._fixture_of_skipped_tests(node):
             return _function_fields(node)  # a fixture only tests skipped off CUDA request: pytest never builds it there
@@ -336,7 +334,7 @@ class Walker:
         name holds the text (`"cuda" in item.name`), or its node id does (the file's path, the class's name, its
         own), or the text is one of its keywords (a marker of it, its name, its class's name)."""
         name = node.name.value
-        if not name.startswith("test" if isinstance(node, cst.FunctionDef) else "Test") or not self._test_suite():
+        if not name.startswith("test" if isinstance(node, cst.FunctionDef) else "Test") or not self.model.in_tests:
             return False  # pytest collects `test*` functions and `Test*` classes of test modules
         if self._collection_skips is None:
             project, module = self.model.project, self.model.module_name
@@ -551,7 +549,7 @@ class Walker:
                 self._guard_rest_of_block()
         elif kind is cst.SimpleStatementLine and len(self.block_guards) == 1 and self.model.cuda_imports.integration_after(node):
             self._guard_rest_of_block()  # `import tensorrt_llm` at the top: the module is a TensorRT integration
-        elif kind in IMPORTING and len(self.block_guards) == 1 and self._test_suite() and self.model.cuda_imports.after(node):
+        elif kind in IMPORTING and len(self.block_guards) == 1 and self.model.in_tests and self.model.cuda_imports.after(node):
             self._guard_rest_of_block()  # a test module that cannot import on a Mac tests CUDA code: the import is its finding
         if (kind is cst.Assign or kind is cst.AnnAssign) and ctx.forced_off:
             self._rebound(node)
@@ -576,12 +574,6 @@ class Walker:
         if self._patchers is None:
             self._patchers = imports_patchers(self.model)
         return self._patchers
-
-    def _test_suite(self) -> bool:
-        """The file is a module of a test suite (project.paths.test_module), worked out once."""
-        if self._in_test_suite is None:
-            self._in_test_suite = test_module(self.model.module_name or "", self.model.path)
-        return self._in_test_suite
 
     def _early_exit_guard(self, node: cst.If) -> None:
         """`if not torch.cuda.is_available() or not flash: return` guards the rest of the block;
@@ -650,7 +642,7 @@ def asserted_at_import(stack: Sequence[cst.CSTNode], model) -> bool:
     importer away on a Mac, and guards nothing below it, which a port must make portable too (CDL117).
     A test module's says its tests are CUDA tests; a function's is a requirement of that function."""
     return (len(stack) >= 3 and type(stack[-3]) is cst.Module
-            and not test_module(model.module_name or "", model.path))
+            and not model.in_tests)
 
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})

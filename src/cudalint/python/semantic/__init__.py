@@ -14,6 +14,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from cudalint.project.paths import test_module
 from cudalint.python.names import dotted
 from cudalint.python.semantic.call_sites import CallSites
 from cudalint.python.semantic.canonical import canonical
@@ -31,11 +32,12 @@ MAX_ALIAS_DEPTH = 6
 
 class SemanticModel:
     def __init__(self, module: cst.Module, project=None, module_name: str = "", package: str = "", siblings=None, path: str = "",
-                 torch_version: Optional[Tuple[int, ...]] = None):
+                 torch_version: Optional[Tuple[int, ...]] = None, text: Optional[str] = None):
         self.project = project  # the project index (cudalint.project.ProjectIndex), when the run built one
         self.module = module
         self.module_name = module_name
         self.path = path  # the file as the run names it
+        self.in_tests = test_module(module_name or "", path, text)  # a test suite's module (`text`: a test.py says)
         self.torch_version = torch_version  # the target release (None: not said)
         builder = ScopeBuilder(package, siblings)
         self.absolute = builder.absolute

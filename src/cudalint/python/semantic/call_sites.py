@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from cudalint.project.paths import test_module
 from cudalint.python.children import code_children
 from cudalint.python.names import is_none
 from cudalint.python.semantic.scopes import leaves
@@ -75,7 +74,7 @@ class CallSites:
     def _a_test(self, function: cst.FunctionDef) -> bool:
         """A test the runner calls: a `test*` function of a test module (a library's `Trainer.test(self,
         saved_model=None)` is an entry point for users, as any other method)."""
-        return function.name.value.startswith("test") and test_module(self.model.module_name, self.model.path)
+        return function.name.value.startswith("test") and self.model.in_tests
 
     def in_sight(self, binding: "Binding") -> Optional[List[Optional[Argument]]]:
         """`arguments`, and besides, for a private module-level helper (`_load`) no other module of the
@@ -113,7 +112,7 @@ class CallSites:
         module = self.model.module_name
         if (project is None or not module or klass is None or klass.kind != "class" or klass.parent is not self.model.module_scope
                 or not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param)
-                or function.name.value.startswith("__") or not test_module(module, self.model.path)):
+                or function.name.value.startswith("__") or not self.model.in_tests):
             return None
         calls = project.self_calls(f"{module}.{klass.node.name.value}", function.name.value)
         if not calls:
@@ -169,7 +168,7 @@ class CallSites:
         if name.startswith("__"):
             return False
         parent = scope.parent
-        if (parent is not None and parent.kind == "function") or test_module(self.model.module_name, self.model.path):
+        if (parent is not None and parent.kind == "function") or self.model.in_tests:
             return True
         project = self.model.project
         if (parent is not None and parent.kind == "class" and name.startswith("_") and project is not None

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Set
 import libcst as cst
 
 from cudalint.project.facts import TEXT_METHODS
-from cudalint.project.paths import test_module
 from cudalint.python.children import code_children, comes_after, ends_in_raise, find_argument
 from cudalint.python.count_tests import count_meaning
 from cudalint.python.guard_facts import GuardFacts, guard_facts  # noqa: F401 - re-exported
@@ -1045,7 +1044,7 @@ class GuardEvaluator:
     def _test_class(self, node, scope) -> Optional["Scope"]:
         """The module-level class of a test module whose method reads `node` as `self.<flag>`."""
         owner = self._module_class(node, scope)
-        return owner if owner is not None and test_module(self.model.module_name, self.model.path) else None
+        return owner if owner is not None and self.model.in_tests else None
 
     def _class_constant(self, node, scope) -> bool:
         """`self.cuda` where each binding the file's classes make is a constant (`cuda = False`, a

@@ -145,3 +145,20 @@ def test_a_test_py_that_holds_no_tests_is_a_program(tmp_path, monkeypatch):
         ("scripts/test.py", "CDL104", 4, 27),
         ("scripts/train.py", "CDL104", 4, 27),
     ]
+
+
+def test_batchgenerators_augmenters_pin_only_where_cuda_is():
+    assert lint(
+        """
+        from batchgenerators.dataloading import MultiThreadedAugmenter
+        from batchgenerators.dataloading.nondet_multi_threaded_augmenter import NonDetMultiThreadedAugmenter
+        from torch.utils.data import DataLoader
+
+
+        def loaders(dl, transforms):
+            train = MultiThreadedAugmenter(dl, transforms, 4, 2, pin_memory=True)
+            val = NonDetMultiThreadedAugmenter(dl, transforms, 2, pin_memory=True)
+            return train, val, DataLoader(dl, pin_memory=True)
+        """,
+        select=["CDL301"],
+    ) == [("CDL301", 9, 39)]

@@ -388,8 +388,6 @@ def _fixable_counts(findings, unsafe: bool, all_codes: bool = False) -> dict:
     return counts
 
 
-
-
 def _render(args: argparse.Namespace, result, stream) -> str:
     no_colour = args.no_color or bool(os.environ.get("NO_COLOR"))
     colour = args.format == "text" and not no_colour and (bool(os.environ.get("FORCE_COLOR")) or stream.isatty())

@@ -14,6 +14,7 @@ from cudalint.tracing.records import TraceData
 PASS, WARNING, FAIL, PENDING = "pass", "warning", "fail", "pending"
 VERDICT_ORDER = (FAIL, WARNING, PENDING, PASS)  # worst first
 
+
 def _item_of(code: str) -> Optional[str]:
     """The checklist item a finding of `code` is evidence for: the rule's `checklist` in the catalog."""
     rule = load_catalog().rules.get(code)

@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from cudalint.python.semantic.scopes import Binding, Scope
 
 
-
 class ClassAttributes:
     def __init__(self, model: "SemanticModel"):
         self.model = model

@@ -162,3 +162,38 @@ def test_batchgenerators_augmenters_pin_only_where_cuda_is():
         """,
         select=["CDL301"],
     ) == [("CDL301", 9, 39)]
+
+
+def test_a_numba_cuda_kernel_launch_needs_the_driver():
+    assert lint(
+        """
+        import numpy as np
+        from numba import cuda
+
+
+        @cuda.jit
+        def add_one(a):
+            i = cuda.grid(1)
+            if i < a.size:
+                a[i] += 1
+
+
+        @cuda.jit("void(float32[:])")
+        def eager(a):
+            pass
+
+
+        @cuda.jit(device=True)
+        def helper(a):
+            return a
+
+
+        def run(x):
+            add_one[1, 32](np.asarray(x))
+            eager[1, 32](np.asarray(x))  # reported where it compiles, at its decorator
+            helper(np.asarray(x))
+            if cuda.is_available():
+                add_one[1, 32](np.asarray(x))
+        """,
+        select=["CDL222"],
+    ) == [("CDL222", 12, 11), ("CDL222", 23, 5)]

@@ -22,7 +22,7 @@ from cudalint.device_text import DEVICE_KEY_RE
 from cudalint.project.availability import libraries_of, library_of
 from cudalint.project import saved_files
 from cudalint.project.device_params import DEVICE_NAME_RE
-from cudalint.python import device_choices, device_index, device_tables, extension_ops, host_copies, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
+from cudalint.python import device_choices, device_index, device_tables, extension_ops, host_copies, numba_launches, oom_messages, op_coverage, program_runs, project_checks, selection_use, shipped_files, type_strings
 from cudalint.python.children import assignments_in, code_children, earlier_statements, enclosing_block, find_argument, nodes_in, path_to, reads_name, unused_default
 from cudalint.python.context import FileContext
 from cudalint.python.host_tests import speaks_of_device
@@ -2464,6 +2464,7 @@ CHECKS: Dict[str, Check] = {
     "oom-message": Check(oom_messages.oom_message, frozenset({"CDL218"})),
     "type-string": Check(type_strings.type_string, frozenset({"CDL219"}), called=frozenset({"type"})),
     "program-run": Check(program_runs.program_runs, frozenset({"CDL220"})),
+    "numba-launch": Check(numba_launches.numba_launches, frozenset({"CDL222"})),
     "device-index": Check(device_index.device_index, frozenset({"CDL118"}), called=frozenset({"get_device"})),
     "device-table": Check(device_tables.device_tables, frozenset({"CDL119"})),
     "host-copy": Check(host_copies.host_copies, frozenset({"CDL120"})),

@@ -197,3 +197,14 @@ def test_a_numba_cuda_kernel_launch_needs_the_driver():
         """,
         select=["CDL222"],
     ) == [("CDL222", 12, 11), ("CDL222", 23, 5)]
+
+
+def test_a_plain_fixtures_returned_device_is_what_its_tests_take(tmp_path, monkeypatch):
+    test = (
+        "import pytest\nimport torch\n\n\n@pytest.fixture\ndef device():\n"
+        "    return torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "@pytest.fixture\ndef gpu():\n    yield 'cuda'\n\n\n"
+        "def test_sum(device):\n    v = torch.tensor([1.0, 2.0], device=device, dtype=torch.float64)\n    assert v.sum() == 3\n\n\n"
+        "def test_gpu(gpu):\n    assert torch.ones(2, device=gpu).sum() == 2\n"
+    )
+    assert lint_tree_found(tmp_path, monkeypatch, {"tests/test_vals.py": test}) == [("tests/test_vals.py", "CDL101", 12, 11)]

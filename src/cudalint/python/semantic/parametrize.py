@@ -11,8 +11,9 @@ where CUDA is missing (`if device == "cuda" and not torch.cuda.is_available(): p
 through a helper it calls with the parameter (`check_device(device)`, here or in another module of the
 project) or a decorator whose wrapper does so. `indirect=` hands the values to
 fixtures instead: not followed. A parameter no decorator names takes the values of the module's fixture of
-its name that hands on each of its `params` (`return request.param`), read the same way. Anything else is
-not followed (the parameter is unknown).
+its name that hands on each of its `params` (`return request.param`), read the same way, or of the module's
+plain fixture of its name whose body is one `return` (or `yield`) of a value (`return torch.device("cuda" if
+torch.cuda.is_available() else "cpu")`). Anything else is not followed (the parameter is unknown).
 """
 
 from __future__ import annotations
@@ -83,7 +84,10 @@ def _fixture_cases(model: "SemanticModel", name: str, scope: "Scope") -> Optiona
             if "name" in keywords or any(arg.star for arg in call.args):
                 return None  # `@pytest.fixture(name="device")`: the function's name is not the fixture's
             params = keywords.get("params")
-    if params is None or not _returns_its_param(fixture):
+    if params is None:  # a plain fixture: the one value its body returns (`return torch.device("cuda" if ... else "cpu")`)
+        returned, inner = _returned(fixture), model.scopes.get(id(fixture))
+        return None if returned is None or inner is None else [(returned, inner, False)]
+    if not _returns_its_param(fixture):
         return None
     rows = _elements(model, params, bindings[0].context, 0)
     if rows is None:
@@ -108,16 +112,24 @@ def is_fixture(model: "SemanticModel", function: cst.FunctionDef, scope: Optiona
 
 def _returns_its_param(fixture: cst.FunctionDef) -> bool:
     """The fixture's body (past a docstring) is `return request.param`, `request` its first parameter."""
+    value, params = _returned(fixture), positional_params(fixture)
+    return (bool(params) and type(value) is cst.Attribute and value.attr.value == "param" and type(value.value) is cst.Name
+            and value.value.value == params[0])
+
+
+def _returned(fixture: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    """What a fixture whose body (past a docstring) is one `return` or `yield` statement hands its tests."""
     statements = [statement for statement in _body(fixture)
                   if not (type(statement) is cst.SimpleStatementLine and len(statement.body) == 1
                           and type(statement.body[0]) is cst.Expr and string_value(statement.body[0].value) is not None)]
-    params = positional_params(fixture)
-    if len(statements) != 1 or not params or type(statements[0]) is not cst.SimpleStatementLine:
-        return False
-    small = statements[0].body[0] if len(statements[0].body) == 1 else None
-    value = small.value if type(small) is cst.Return else None
-    return (type(value) is cst.Attribute and value.attr.value == "param" and type(value.value) is cst.Name
-            and value.value.value == params[0])
+    if len(statements) != 1 or type(statements[0]) is not cst.SimpleStatementLine or len(statements[0].body) != 1:
+        return None
+    small = statements[0].body[0]
+    if type(small) is cst.Return:
+        return small.value
+    if type(small) is cst.Expr and type(small.value) is cst.Yield and not isinstance(small.value.value, cst.From):
+        return small.value.value
+    return None
 
 
 def _skipped_without_cuda(model: "SemanticModel", function: cst.FunctionDef, name: str, text: str) -> bool:

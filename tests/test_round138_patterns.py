@@ -208,3 +208,33 @@ def test_a_plain_fixtures_returned_device_is_what_its_tests_take(tmp_path, monke
         "def test_gpu(gpu):\n    assert torch.ones(2, device=gpu).sum() == 2\n"
     )
     assert lint_tree_found(tmp_path, monkeypatch, {"tests/test_vals.py": test}) == [("tests/test_vals.py", "CDL101", 12, 11)]
+
+
+def test_torch_normal_given_a_size_is_made_on_the_host():
+    assert lint(
+        """
+        import torch
+
+
+        def noise(mean, std):
+            a = torch.normal(0, 1, size=(3, 2), dtype=torch.double)
+            b = torch.normal(0.0, 1.0, (3,), dtype=torch.float64)
+            return a, b, torch.normal(mean.double(), std)
+        """,
+        select=["CDL601", "CDL602"],
+    ) == [("CDL602", 7, 36)]
+
+
+def test_is_cuda_asserted_false_by_comparison_holds_on_a_mac():
+    assert lint(
+        """
+        import torch
+
+
+        def check(x):
+            assert x.is_cuda is False
+            assert x.is_cuda == False and x.ndim == 2
+            assert x.is_cuda is True
+        """,
+        select=["CDL103"],
+    ) == [("CDL103", 7, 12)]

@@ -1278,8 +1278,8 @@ def _imports_root(root: Optional[str], ctx: FileContext) -> bool:
 
 
 def _asserted_false(node: cst.Attribute, ctx: FileContext) -> bool:
-    """The attribute is asserted False: `assert not x.is_cuda` (alone, or one part of an `and`), or the
-    argument of a test's `assertFalse(...)`."""
+    """The attribute is asserted False: `assert not x.is_cuda` or `assert x.is_cuda is False` (alone, or one
+    part of an `and`), or the argument of a test's `assertFalse(...)`."""
     stack = ctx.stack
     if len(stack) < 3:
         return False
@@ -1288,7 +1288,11 @@ def _asserted_false(node: cst.Attribute, ctx: FileContext) -> bool:
         call = stack[-3]
         return (isinstance(call, cst.Call) and call.args[0] is parent and isinstance(call.func, cst.Attribute)
                 and call.func.attr.value == "assertFalse")
-    if not (isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)):
+    if (type(parent) is cst.Comparison and parent.left is node and len(parent.comparisons) == 1
+            and type(parent.comparisons[0].operator) in (cst.Is, cst.Equal)
+            and type(parent.comparisons[0].comparator) is cst.Name and parent.comparisons[0].comparator.value == "False"):
+        pass  # `assert x.is_cuda is False`, `== False`: the same assertion
+    elif not (isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)):
         return False
     while depth >= 1 and isinstance(stack[depth - 1], cst.BooleanOperation) and isinstance(stack[depth - 1].operator, cst.And):
         depth -= 1

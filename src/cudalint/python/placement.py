@@ -73,6 +73,9 @@ SIZE_FACTORIES = frozenset({
     "torch.tril_indices", "torch.triu_indices", "torch.hann_window", "torch.hamming_window", "torch.blackman_window",
     "torch.bartlett_window", "torch.kaiser_window",
 })
+# torch.normal's overload with float mean and std takes a size and is the only one with `dtype=` and `device=`
+# (torch docs, torch.normal): given a size, it is such a factory (the others follow their tensors' device).
+SIZED_NORMAL = "torch.normal"
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
 # The legacy CPU tensor types, whose constructors build on the CPU whatever they are given (torch docs,
 # torch.Tensor: torch.DoubleTensor is the CPU type of float64, torch.cuda.DoubleTensor the CUDA one), and
@@ -113,6 +116,9 @@ def made_on_host(model: "SemanticModel", call: cst.Call, around: Sequence[cst.CS
         return False
     qualified = model.resolve(call.func)
     if qualified in SIZE_FACTORIES or qualified in CPU_TENSOR_TYPES:
+        return True
+    if qualified == SIZED_NORMAL and (len([arg for arg in call.args if arg.keyword is None]) >= 3
+                                      or any(arg.keyword is not None and arg.keyword.value == "size" for arg in call.args)):
         return True
     if type(call.func) is cst.Attribute and _host_engine(model, call.func.value, call.func.attr.value):
         return True  # `torch.quasirandom.SobolEngine(d).draw(n, dtype=torch.float64)`: the engine draws on the CPU

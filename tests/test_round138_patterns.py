@@ -238,3 +238,11 @@ def test_is_cuda_asserted_false_by_comparison_holds_on_a_mac():
         """,
         select=["CDL103"],
     ) == [("CDL103", 7, 12)]
+
+
+def test_a_test_module_whose_first_failing_import_is_the_projects_module_reports_it(tmp_path, monkeypatch):
+    assert lint_tree_found(tmp_path, monkeypatch, {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": "import cupy as cp\n\n\ndef run(x):\n    return cp.asarray(x)\n",
+        "tests/test_run.py": "import pytest\nfrom pkg.kernels import run\nimport cupy as cp\n\n\ndef test_run():\n    assert run([1]) is not None\n",
+    }) == [("pkg/kernels.py", "CDL404", 1, 1), ("tests/test_run.py", "CDL407", 2, 1)]

@@ -246,3 +246,13 @@ def test_a_test_module_whose_first_failing_import_is_the_projects_module_reports
         "pkg/kernels.py": "import cupy as cp\n\n\ndef run(x):\n    return cp.asarray(x)\n",
         "tests/test_run.py": "import pytest\nfrom pkg.kernels import run\nimport cupy as cp\n\n\ndef test_run():\n    assert run([1]) is not None\n",
     }) == [("pkg/kernels.py", "CDL404", 1, 1), ("tests/test_run.py", "CDL407", 2, 1)]
+
+
+def test_a_cmake_configuration_a_package_installs_is_not_the_projects_build():
+    from cudalint.manifests import manifest_kind
+
+    assert [manifest_kind(path) for path in (
+        "CMakeLists.txt", "cmake/FindTorch.cmake", "src/kernels/CMakeLists.txt",
+        "cuda/bench/lib/cmake/nvbench/nvbench-CUDA-language.cmake", "pkg/share/cmake/Foo/FooConfig.cmake",
+        "pkg/lib64/cmake/Bar/BarTargets.cmake",
+    )] == ["cmake", "cmake", "cmake", None, None, None]

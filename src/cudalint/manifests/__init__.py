@@ -123,10 +123,19 @@ def manifest_kind(path: str, include_docs: bool = False) -> str | None:
         return "metadata"  # a wheel's core metadata (an sdist's PKG-INFO repeats its own manifests)
     for kind, patterns in _NAMES:
         if any(_glob(name, pattern) for pattern in patterns):
-            return kind
+            return None if kind == "cmake" and _installed_cmake(pure) else kind
     if include_docs and any(_glob(name, pattern) for pattern in DOCS):
         return "docs"
     return None
+
+
+def _installed_cmake(pure: PurePath) -> bool:
+    """A CMake file a package installs for projects that build against it (`lib/cmake/<pkg>/*.cmake`,
+    `share/cmake/...`, the layout of an install tree and of the native libraries a wheel bundles): their
+    build reads it, not this project's."""
+    folders = [part.lower() for part in pure.parts[:-1]]
+    return any(folder == "cmake" and index > 0 and folders[index - 1] in ("lib", "lib64", "share")
+               for index, folder in enumerate(folders))
 
 
 def in_requirements_folder(path: str) -> bool:

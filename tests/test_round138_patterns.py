@@ -256,3 +256,18 @@ def test_a_cmake_configuration_a_package_installs_is_not_the_projects_build():
         "cuda/bench/lib/cmake/nvbench/nvbench-CUDA-language.cmake", "pkg/share/cmake/Foo/FooConfig.cmake",
         "pkg/lib64/cmake/Bar/BarTargets.cmake",
     )] == ["cmake", "cmake", "cmake", None, None, None]
+
+
+def test_python_numbers_chosen_by_a_conditional_expression_are_host_data():
+    assert lint(
+        """
+        import torch
+
+
+        def compute(n: int, secs: float, x):
+            window = n / secs if secs else 0.0
+            moved = x.sum() if secs else 0.0
+            return torch.tensor(window, dtype=torch.double), torch.tensor(moved, dtype=torch.double)
+        """,
+        select=["CDL601"],
+    ) == [("CDL601", 7, 80)]

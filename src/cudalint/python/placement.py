@@ -180,6 +180,8 @@ def _python_data(model: "SemanticModel", node: cst.BaseExpression, call: cst.Cal
     no device holds."""
     if depth > MAX_DEPTH:
         return False
+    if type(node) is cst.IfExp:  # `n / secs if secs else 0.0`: data either way
+        return all(_python_data(model, arm, call, around, depth + 1) for arm in (node.body, node.orelse))
     if not isinstance(node, cst.Name):
         return _literal_data(node) or _host_value(model, node, call, around, depth)
     source = _comprehension_source(node.value, around)

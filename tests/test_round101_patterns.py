@@ -136,7 +136,7 @@ def test_a_kernel_module_loaded_only_by_name_inside_a_try_that_catches_import_er
         "    except ImportError:\n        return None\n", "")
     files = {"setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/__init__.py": "",
              "pkg/_kernels/__init__.py": ""}
-    for ops, expected in ((loader, []), (plain, [("CDL404", 1, 1)])):  # (not triton.language: the same library, never reached)
+    for ops, expected in ((loader, []), (plain, [("CDL404", 1, 1), ("CDL404", 2, 1)])):
         found = findings_of(KERNEL.lstrip("\n"), path="pkg/_kernels/fused.py", select={"CDL404"},
                             project_files={**files, "pkg/ops.py": ops})
         assert [(f.code, f.line, f.column) for f in found] == expected

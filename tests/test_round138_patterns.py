@@ -83,29 +83,6 @@ def test_an_import_under_a_test_of_the_projects_own_code_is_no_optional_import(t
     }) == [("pkg/__init__.py", "CDL407", 4, 5), ("pkg/fast.py", "CDL404", 1, 1)]
 
 
-def test_a_library_is_reported_once_per_scope_after_an_import_nothing_catches():
-    assert lint(
-        """
-        import triton
-        import triton.language as tl
-        from triton import Config
-
-
-        def launch():
-            import cupy
-            import cupy.cuda
-
-
-        try:
-            import cupy
-        except ImportError:
-            cupy = None
-        import cupy
-        """,
-        select=["CDL404"],
-    ) == [("CDL404", 1, 1), ("CDL404", 7, 5), ("CDL404", 15, 1)]
-
-
 def test_a_device_type_among_gpu_labels_no_mac_has_is_a_guard():
     assert lint(
         """

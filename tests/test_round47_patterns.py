@@ -61,7 +61,7 @@ def test_kernels_loaded_by_name_report_their_import_and_top_level_only(tmp_path,
     # the functions and classes after `import triton` can run only once it imported: never on a Mac
     found = lint_tree(tmp_path, monkeypatch, _tree())
     assert [entry for entry in found if entry[0] == "pkg/triton_ops.py"] == [
-        ("pkg/triton_ops.py", "CDL404", 2, 1), ("pkg/triton_ops.py", "CDL101", 5, 23),
+        ("pkg/triton_ops.py", "CDL404", 2, 1), ("pkg/triton_ops.py", "CDL404", 3, 1), ("pkg/triton_ops.py", "CDL101", 5, 23),
     ]
 
 
@@ -70,7 +70,7 @@ def test_kernels_another_module_imports_are_reported_line_by_line(tmp_path, monk
     user = "def run(x):\n    from pkg.triton_ops import launch\n    return launch(x)\n"
     found = lint_tree(tmp_path, monkeypatch, _tree(**{"pkg/user.py": user}))
     assert [(code, line) for path, code, line, _ in found if path == "pkg/triton_ops.py"] == [
-        ("CDL404", 2), ("CDL101", 5), ("CDL103", 14), ("CDL105", 18), ("CDL201", 25),
+        ("CDL404", 2), ("CDL404", 3), ("CDL101", 5), ("CDL103", 14), ("CDL105", 18), ("CDL201", 25),
     ]
 
 
@@ -125,7 +125,7 @@ def test_a_module_named_as_an_entry_point_is_a_program(tmp_path, monkeypatch):
     pyproject = '[project]\nname = "pkg"\n\n[project.scripts]\npkg-bench = "pkg.triton_ops:launch"\n'
     found = lint_tree(tmp_path, monkeypatch, _tree(**{"pyproject.toml": pyproject}))
     assert [(code, line) for path, code, line, _ in found if path == "pkg/triton_ops.py"] == [
-        ("CDL404", 2), ("CDL101", 5), ("CDL103", 14), ("CDL105", 18), ("CDL201", 25),
+        ("CDL404", 2), ("CDL404", 3), ("CDL101", 5), ("CDL103", 14), ("CDL105", 18), ("CDL201", 25),
     ]
 
 

@@ -947,20 +947,6 @@ def _optional_module(ctx: FileContext) -> bool:
     return project is not None and bool(ctx.model.module_name) and project.imported_only_conditionally(ctx.model.module_name)
 
 
-def _report_import(entry: Entry, node: cst.CSTNode, module: str, ctx: FileContext) -> None:
-    """Once per library in a scope: after `import triton` fails on a Mac at the top of a module (or of a
-    function), `import triton.language as tl` and `from triton import Config` below it are never reached."""
-    key = (id(ctx.model.scope), entry.rule.code, module.split(".")[0])
-    failed = ctx.check_state.setdefault("failed imports", set())
-    if key in failed:
-        return
-    stack = ctx.stack
-    if (len(stack) >= 3 and type(stack[-2]) is cst.SimpleStatementLine and not ctx.guarded() and not ctx.optional_import_depth
-            and (type(stack[-3]) is cst.Module or (type(stack[-3]) is cst.IndentedBlock and type(stack[-4]) is cst.FunctionDef))):
-        failed.add(key)  # an import straight in the scope's body, which nothing catches
-    ctx.report(entry.rule.code, node, entry.message(module))
-
-
 def _check_import(index: MatchIndex, node: cst.Import, ctx: FileContext) -> None:
     if _optional_module(ctx):
         return
@@ -970,7 +956,7 @@ def _check_import(index: MatchIndex, node: cst.Import, ctx: FileContext) -> None
             continue
         entry = _imported_entry(index, module)
         if entry is not None:
-            _report_import(entry, node, module, ctx)
+            ctx.report(entry.rule.code, node, entry.message(module))
             return
 
 
@@ -986,7 +972,7 @@ def _check_import_from(index: MatchIndex, node: cst.ImportFrom, ctx: FileContext
     for module in [base] + [f"{base}.{name}" for name in names]:
         entry = _imported_entry(index, module)
         if entry is not None:
-            _report_import(entry, node, module, ctx)
+            ctx.report(entry.rule.code, node, entry.message(module))
             return
 
 

@@ -2,7 +2,7 @@
 
 import textwrap
 
-from conftest import findings_of, load_catalog, write_tree
+from conftest import findings_of, lint_tree, load_catalog, write_tree
 
 
 def lint(text, select, **options):
@@ -42,10 +42,6 @@ def test_a_folder_of_requirement_files_speaks_for_the_project(tmp_path, monkeypa
     assert result.torch_version_source == "from requirements/base.txt"
 
 
-def lint_tree_found(root, monkeypatch, files):
-    return [(f.path, f.code, f.line, f.column) for f in run_tree(root, monkeypatch, files).findings]
-
-
 def test_a_module_its_package_imports_only_under_an_availability_test_is_optional(tmp_path, monkeypatch):
     files = {
         "pkg/__init__.py": "import importlib.util\n\nif importlib.util.find_spec('megatron') is not None:\n    import pkg.mega\n",
@@ -54,9 +50,9 @@ def test_a_module_its_package_imports_only_under_an_availability_test_is_optiona
         "pkg/cli/__init__.py": "try:\n    from pkg.cli.mega_task import Task\nexcept ImportError:\n    Task = None\n",
         "pkg/cli/mega_task.py": "from pkg.mega import GPT\n\n\nclass Task(GPT):\n    pass\n",
     }
-    assert lint_tree_found(tmp_path / "a", monkeypatch, files) == []
+    assert lint_tree(tmp_path / "a", monkeypatch, files) == []
     files["pkg/plain.py"] = "from pkg.mega.gpt import GPT\n"  # an unconditional import makes the library a requirement
-    assert lint_tree_found(tmp_path / "b", monkeypatch, files) == [
+    assert lint_tree(tmp_path / "b", monkeypatch, files) == [
         ("pkg/mega/__init__.py", "CDL404", 1, 1),
         ("pkg/mega/gpt.py", "CDL404", 1, 1),
         ("pkg/plain.py", "CDL407", 1, 1),
@@ -64,7 +60,7 @@ def test_a_module_its_package_imports_only_under_an_availability_test_is_optiona
 
 
 def test_a_module_under_a_package_whose_init_fails_through_another_module_is_fixed_there(tmp_path, monkeypatch):
-    assert lint_tree_found(tmp_path, monkeypatch, {
+    assert lint_tree(tmp_path, monkeypatch, {
         "pkg/__init__.py": "",
         "pkg/_features.py": "import tensorrt\n\nE = 1\n",
         "pkg/sub/__init__.py": "from pkg._features import E\n",
@@ -77,7 +73,7 @@ def test_a_module_under_a_package_whose_init_fails_through_another_module_is_fix
 
 
 def test_an_import_under_a_test_of_the_projects_own_code_is_no_optional_import(tmp_path, monkeypatch):
-    assert lint_tree_found(tmp_path, monkeypatch, {
+    assert lint_tree(tmp_path, monkeypatch, {
         "pkg/__init__.py": "import sys\n\nif sys.version_info >= (3, 8):\n    from pkg import fast\n",
         "pkg/fast.py": "import triton\n",
     }) == [("pkg/__init__.py", "CDL407", 4, 5), ("pkg/fast.py", "CDL404", 1, 1)]
@@ -113,7 +109,7 @@ SELECT_DEVICE = ('import torch\n\nif __name__ == "__main__":\n    device = torch
 def test_a_test_py_that_holds_no_tests_is_a_program(tmp_path, monkeypatch):
     unittest_case = "import unittest\n\nimport torch\n\n\nclass TestSum(unittest.TestCase):\n    def test_sum(self):\n" \
                     "        device = 'cuda' if torch.cuda.is_available() else 'cpu'\n        self.assertEqual(torch.ones(2, device=device).sum(), 2)\n"
-    assert lint_tree_found(tmp_path, monkeypatch, {
+    assert lint_tree(tmp_path, monkeypatch, {
         "scripts/train.py": SELECT_DEVICE,
         "scripts/test.py": SELECT_DEVICE,  # the evaluation program beside train.py
         "pkg/test.py": unittest_case,
@@ -184,7 +180,7 @@ def test_a_plain_fixtures_returned_device_is_what_its_tests_take(tmp_path, monke
         "def test_sum(device):\n    v = torch.tensor([1.0, 2.0], device=device, dtype=torch.float64)\n    assert v.sum() == 3\n\n\n"
         "def test_gpu(gpu):\n    assert torch.ones(2, device=gpu).sum() == 2\n"
     )
-    assert lint_tree_found(tmp_path, monkeypatch, {"tests/test_vals.py": test}) == [("tests/test_vals.py", "CDL101", 12, 11)]
+    assert lint_tree(tmp_path, monkeypatch, {"tests/test_vals.py": test}) == [("tests/test_vals.py", "CDL101", 12, 11)]
 
 
 def test_torch_normal_given_a_size_is_made_on_the_host():
@@ -218,7 +214,7 @@ def test_is_cuda_asserted_false_by_comparison_holds_on_a_mac():
 
 
 def test_a_test_module_whose_first_failing_import_is_the_projects_module_reports_it(tmp_path, monkeypatch):
-    assert lint_tree_found(tmp_path, monkeypatch, {
+    assert lint_tree(tmp_path, monkeypatch, {
         "pkg/__init__.py": "",
         "pkg/kernels.py": "import cupy as cp\n\n\ndef run(x):\n    return cp.asarray(x)\n",
         "tests/test_run.py": "import pytest\nfrom pkg.kernels import run\nimport cupy as cp\n\n\ndef test_run():\n    assert run([1]) is not None\n",

@@ -97,7 +97,7 @@ def torch_requirement(settings: Settings, files: Sequence[SourceFile]) -> manife
         top = Path(os.path.commonpath(folders)) if folders else None
     except ValueError:  # (paths on different drives)
         top = None
-    code = {folder for source in files if source.kind == "python" for folder in source.path.resolve().parents}
+    code = {above for source, folder in zip(files, folders) if source.kind == "python" for above in (folder, *folder.parents)}
     linted = []
     for source, folder in zip(files, folders):
         if source.kind == "python" and source.path.name != "setup.py":

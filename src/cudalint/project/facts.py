@@ -703,31 +703,29 @@ class _Reader:
             for _, conditions in returns)
 
     def _statements(self, body, guarded: bool, prefix: str = "", imported: bool = False, trying: bool = False,
-                    under: Optional[List[str]] = None) -> None:
+                    under: Optional[ast.AST] = None) -> None:
         """`imported`: the statements run only once a CUDA-only library imported (`try: import triton`);
-        `under`: the test names of the `if` the statements sit under ([""] in a `try:`; None: neither)."""
+        `under`: the test of the `if` the statements sit under (TRIED in a `try:` that catches ImportError;
+        None: neither), whose names are read only where an import sits under it."""
         for node in body:
-            if under is not None and not prefix and isinstance(node, (ast.Import, ast.ImportFrom)):
-                for module in self._imported_names(node):
-                    self.facts.optional_imports.setdefault(module, []).extend(under)
             if trying and not imported and isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 imported = not getattr(node, "level", 0) and any(self._cuda_library(name) for name in names)
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    self.aliases[alias.asname or alias.name.split(".")[0]] = self.sibling(alias.name if alias.asname else alias.name.split(".")[0])
-                    if not prefix:
-                        self.facts.imports.append((self.sibling(alias.name), node.lineno, node.col_offset + 1, guarded))
-            elif isinstance(node, ast.ImportFrom):
-                base = self.absolute(node.level, node.module)
-                for alias in node.names:
-                    if alias.name != "*":
-                        self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
-                if not prefix:
-                    self.facts.imports.append((base, node.lineno, node.col_offset + 1, guarded))
-                    for alias in node.names:  # `from pkg import submodule` imports the submodule
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        self.aliases[alias.asname or alias.name.split(".")[0]] = self.sibling(alias.name if alias.asname else alias.name.split(".")[0])
+                else:
+                    base = self.absolute(node.level, node.module)
+                    for alias in node.names:
                         if alias.name != "*":
-                            self.facts.imports.append((f"{base}.{alias.name}", node.lineno, node.col_offset + 1, guarded))
+                            self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+                if not prefix:
+                    tests = None if under is None else [""] if under is TRIED else self._test_names(under)
+                    for module in self._imported_names(node):
+                        self.facts.imports.append((module, node.lineno, node.col_offset + 1, guarded))
+                        if tests is not None:
+                            self.facts.optional_imports.setdefault(module, []).extend(tests)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[prefix + node.name] = node
                 self._defaults(prefix + node.name, node, method=bool(prefix))
@@ -761,7 +759,7 @@ class _Reader:
                 trial = isinstance(node, ast.Try) or type(node).__name__ == "TryStar"
                 reraised = trial and _raises_again(node)
                 caught = trial and not reraised and any(_catches_import_error(handler.type) for handler in node.handlers)
-                tested = self._test_names(node.test) if isinstance(node, ast.If) else [""] if caught else None
+                tested = node.test if isinstance(node, ast.If) else TRIED if caught else None
                 for field in ("body", "orelse", "finalbody"):
                     self._statements(  # a `try:` whose handlers all raise again guards nothing
                         getattr(node, field, []) or [], guarded=guarded or not (isinstance(node, ast.With) or reraised),
@@ -774,6 +772,8 @@ class _Reader:
                 self._calls(node)
 
     def _imported_names(self, node) -> List[str]:
+        """The modules an import statement runs: each one `import` names, or the base of a `from` import and
+        each of its names (`from pkg import submodule` imports the submodule)."""
         if isinstance(node, ast.Import):
             return [self.sibling(alias.name) for alias in node.names]
         base = self.absolute(node.level, node.module)
@@ -1678,6 +1678,7 @@ def read_facts(
 
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+TRIED = ast.Pass()  # what an import in a `try:` that catches ImportError sits under (_Reader._statements)
 
 
 def _raises_again(node) -> bool:

@@ -13,6 +13,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTup
 
 from cudalint.digests import sha256
 from cudalint.project.availability import libraries_of, library_of
+from cudalint.python.guard_facts import guard_facts
 from cudalint.python.optional_facts import optional_facts
 from cudalint.project.facts import FileFacts, read_facts, unread_facts
 from cudalint.project import default_calls, device_flow, reach
@@ -510,12 +511,13 @@ class ProjectIndex:
 
     def _optional_test(self, names: Sequence[str]) -> bool:
         """An import's `try:` (""), or an `if` test naming an availability query or helper of the project,
-        a CUDA query, the platform, or TYPE_CHECKING (FileFacts.optional_imports)."""
+        a CUDA query, the platform (guards.toml `platforms`), or TYPE_CHECKING (optional_code.toml
+        `never_true`): FileFacts.optional_imports."""
         if not names:
             return False
-        queries = optional_facts().queries
-        return any(not name or name in OPTIONAL_TESTS or name in queries or self.guard_of(name) is not None
-                   or self.tested_library(name) is not None for name in names)
+        optional, platforms = optional_facts(), guard_facts().platforms
+        return any(not name or name in optional.never_true or name in optional.queries or name in platforms
+                   or self.guard_of(name) is not None or self.tested_library(name) is not None for name in names)
 
     def loaded_on_demand(self, module: str) -> bool:
         """A module of one of the project's packages (its folder holds an `__init__.py`) that no other
@@ -1014,11 +1016,6 @@ def subprojects(relative_paths: Sequence[str]) -> List[str]:
     found = {folder for folder, _, name in (path.rpartition("/") for path in relative_paths)
              if name in PROJECT_FILES and folder and folder not in packages}
     return sorted(found, key=lambda folder: (-folder.count("/"), folder))
-
-
-# Tests an optional import may sit under besides availability queries and helpers: never true at run time, or
-# true only on some platforms.
-OPTIONAL_TESTS = frozenset({"typing.TYPE_CHECKING", "sys.platform", "platform.system", "os.name"})
 
 
 def _import_roots(relative_paths: Sequence[str]) -> List[str]:

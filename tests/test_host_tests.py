@@ -121,4 +121,5 @@ def test_a_test_that_places_nothing_is_judged_on_its_own():
 def test_top_level_code_that_places_keeps_every_finding():
     text = MIXED + "\nDEVICE = torch.device('cuda')\n"
     found = triples(findings_of(text, path="tests/test_mixed.py", select={"CDL601", "CDL602"}))
-    assert found == [("CDL601", 19, 29), ("CDL601", 24, 29), ("CDL601", 29, 29), ("CDL602", 34, 24)]
+    # `make(2).double()` widens what `make` builds on the host (every return of it is): no finding either way
+    assert found == [("CDL601", 19, 29), ("CDL601", 24, 29), ("CDL601", 29, 29)]

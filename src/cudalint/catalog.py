@@ -295,13 +295,15 @@ def rules_sets(name: str) -> dict[str, frozenset]:
 
 
 def _tables(data: bytes, directory: str | None) -> list[dict]:
-    """A TOML file's rule tables; CDL404's `imports = "packages.toml"` becomes the import names of that table."""
+    """A TOML file's rule tables; CDL404's `imports = "packages.toml"` becomes the import names of that table,
+    and its `arguments` gain the torch.compile backends the table's packages register."""
     tables = toml_parser().loads(data.decode("utf-8")).get("rule", [])
     for table in tables:
         if table.get("match", {}).get("imports") == "packages.toml":
-            from cudalint.manifests.packages import import_rules
+            from cudalint.manifests.packages import compile_rules, import_rules
 
             table["match"]["imports"] = import_rules(directory)
+            table["match"]["arguments"] = [*table["match"].get("arguments", ()), *compile_rules(directory)]
     return tables
 
 

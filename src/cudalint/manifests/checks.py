@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
-from typing import Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from urllib.parse import unquote
 
 from cudalint.catalog import load_catalog
 from cudalint.findings import Finding
 from cudalint.manifests import REQUIREMENTS_FOLDER_DEPTH, manifest_kind
 from cudalint.manifests.base import Dependency, Problem
-from cudalint.manifests.markers import excludes_macos
+from cudalint.manifests.markers import excludes_macos, names_only_extras
 from cudalint.manifests.packages import PackageGroup, load_packages
 from cudalint.manifests.requirement import repository_name, split_url, url_problem
 from cudalint.manifests.versions import admits_at_least, cuda_local_tag, release
@@ -187,17 +187,68 @@ def _problems(dep: Dependency, torch_version: Optional[str]) -> List[Tuple[str, 
     return _package_problems(dep, torch_version)
 
 
+# The sections that hold a package's optional extras (setup.py, setup.cfg, pyproject.toml, a wheel's METADATA).
+_EXTRA_SECTIONS = ("project.optional-dependencies.", "setup.extras_require.", "options.extras_require.", "extra.")
+# The package table's rules whose remedy is an extra for CUDA machines: nothing of the package installs or runs
+# without an NVIDIA GPU (CDL501), an NVIDIA runtime wheel (CDL503).
+_CUDA_MACHINE_RULES = frozenset({"CDL501", "CDL503"})
+
+
+def cuda_extras(deps: Sequence[Dependency]) -> Set[Tuple[str, str]]:
+    """(path, section) of each optional extra that is the CUDA machines' extra CDL501's remedy asks for, named
+    after what it installs (`flash4 = ["flash-attn-4"]`): every entry it writes is a package that needs an NVIDIA
+    GPU to install or run and that the extra's name names, with no marker of its own (a marker says for which
+    platforms, and is judged as such), and every other extra that pulls it in (`all = ["pkg[flash4]"]`, whose
+    entries are those of the extra, each where it is written) is named for other machines or is such an extra
+    itself. A Mac user asks for none of them."""
+    packages = load_packages()
+    written: Dict[Tuple[str, int, int], str] = {}  # an entry's place -> the section that writes it (its first)
+    for dep in deps:
+        written.setdefault((dep.path, dep.line, dep.column), dep.section)
+    verdicts: Dict[Tuple[str, str], bool] = {}
+    pulled: Dict[Tuple[str, str], Set[str]] = {}  # an extra -> the sections that pull it in
+    for dep in deps:
+        home = written[(dep.path, dep.line, dep.column)]
+        if not home.startswith(_EXTRA_SECTIONS):
+            continue
+        key = (dep.path, home)
+        if home != dep.section:
+            pulled.setdefault(key, set()).add(dep.section)
+            continue
+        group = packages.match(dep.name, dep.extras) if not dep.url and names_only_extras(dep.marker) else None
+        verdicts[key] = (verdicts.get(key, True) and group is not None and group.rule in _CUDA_MACHINE_RULES
+                         and _names_package(home.rpartition(".")[2], dep.name))
+    found = {key for key, cuda in verdicts.items() if cuda}
+    return {key for key in found
+            if all(platform_named(section) or (key[0], section) in found for section in pulled.get(key, ()))}
+
+
+def _names_package(extra: str, package: str) -> bool:
+    """The extra's name names the package (`flash4` for flash-attn-4, `deepspeed` for deepspeed): who asks for
+    the extra asks for that package by name. A name of its own (`extra`, `train`, `cpu`) is a feature a Mac
+    user may choose."""
+    squeezed = re.sub(r"[^a-z0-9]", "", extra.lower())
+    words = [word for word in re.split(r"[^a-z0-9]+", package.lower()) if word]
+    whole = "".join(words)
+    return bool(squeezed and words) and (whole.startswith(squeezed) or squeezed.startswith(whole)
+                                         or (len(words[0]) >= 4 and squeezed.startswith(words[0])))
+
+
 def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] = None) -> List[Finding]:
     catalog = load_catalog()
     findings = []
     seen = set()  # one entry read twice (setup.py's list in two extras: `full = cv_requires + [...]`) is one finding
+    deps = list(deps)
+    for_cuda = cuda_extras(deps)
+    written: Dict[Tuple[str, int, int], str] = {}
     for dep in deps:
         invalid = url_problem(dep.url) if dep.url else None
         if invalid:
             findings.append(Finding("CDL000", dep.path, dep.line, dep.column, dep.end_line, dep.end_column,
                                     f"line {dep.line}: {invalid}", catalog["CDL000"].severity))
             continue
-        if is_off_mac(dep):
+        home = written.setdefault((dep.path, dep.line, dep.column), dep.section)
+        if is_off_mac(dep) or (dep.path, home) in for_cuda:
             continue  # a section, file, job or lock resolution for other machines: nothing a Mac installs
         if for_docs(dep):
             continue  # the documentation build's: nothing of it runs on a device

@@ -208,6 +208,24 @@ def extras_asked(marker: Optional[str]) -> Set[str]:
         return set()
 
 
+def names_only_extras(marker: Optional[str]) -> bool:
+    """The marker tests nothing but which extras are asked for (a wheel's `Requires-Dist: x; extra ==
+    "cuda"`), or there is none: no platform, Python or version of its own. False for one that cannot be read."""
+    if not marker:
+        return True
+    try:
+        pending = [parse_marker(marker)]
+    except MarkerError:
+        return False
+    while pending:
+        node = pending.pop()
+        if node[0] in ("and", "or"):
+            pending += [node[1], node[2]]
+        elif not (node[0] == "cmp" and ("var", "extra") in (node[1], node[3])):
+            return False
+    return True
+
+
 def extra_and_marker(key: str) -> Tuple[str, Optional[str]]:
     """setuptools' extras_require key `name:marker` (`":sys_platform == 'linux'"` has no name):
     the extra's name and its marker, None when the key carries none."""

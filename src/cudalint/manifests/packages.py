@@ -41,6 +41,7 @@ class PackageGroup:
     evidence: str = ""
     message: Optional[str] = None  # what the finding says instead of the rule's template
     unless: Tuple[str, ...] = ()  # names the row's globs leave out (`cuda-*`, but not `cuda-version`)
+    compile_backends: Tuple[str, ...] = ()  # torch.compile backend names the package registers
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ class PackageCatalog:
 
 
 _KEYS = {"group", "kind", "rule", "names", "repos", "alternative", "alternative_torch", "portable_since", "compiled_since",
-         "backends", "imports", "import_api", "integration", "needs", "evidence", "message", "unless"}
+         "backends", "imports", "import_api", "integration", "needs", "evidence", "message", "unless", "compile_backends"}
 
 
 class PackageTableError(ValueError):
@@ -127,6 +128,7 @@ def _group(table: dict) -> PackageGroup:
         evidence=table.get("evidence", ""),
         message=table.get("message"),
         unless=tuple(table.get("unless", ())),
+        compile_backends=tuple(table.get("compile_backends", ())),
     )
 
 
@@ -150,6 +152,24 @@ def import_rules(directory: Optional[str] = None) -> List[Dict[str, str]]:
             if group.integration:
                 entry["integration"] = True
             entries.append(entry)
+    return entries
+
+
+# The calls that pick a torch.compile backend by name, and where they take it.
+_COMPILE_CALLS = (("torch.compile", {"keyword": "backend"}), ("torch._dynamo.optimize", {"keyword": "backend", "position": 0}))
+
+
+def compile_rules(directory: Optional[str] = None) -> List[Dict[str, object]]:
+    """CDL404's `arguments` entries: a torch.compile backend named by a string that a row's package registers
+    (`backend="torch_tensorrt"`) loads that package, which fails on a Mac as its import does."""
+    entries: List[Dict[str, object]] = []
+    for group in load_packages(directory).groups:
+        if not group.compile_backends:
+            continue
+        words = f"{group.group}, which {_IMPORT_WORDS.get(group.rule, 'needs CUDA')}"
+        for callee, where in _COMPILE_CALLS:
+            entries.append({"callee": callee, **where, "values": list(group.compile_backends),
+                            "message": f"{{found}} is a torch.compile backend of {words}; use {group.alternative}"})
     return entries
 
 

@@ -75,7 +75,7 @@ class FileFacts:
         self.guards_via: Dict[str, list] = {}
         self.skips_via: Dict[str, list] = {}
         self.guard_constants_via: Dict[str, list] = {}
-        self.definitions: List[str] = []  # module-level classes and functions
+        self.definitions: List[str] = []  # module-level classes and functions (and names bound to an API: reach.py)
         self.uses: Dict[str, list] = {}  # qualified -> [escapes, [contexts of guarded uses], [contexts of the others]]
         self.decorators: Dict[str, List[str]] = {}  # context with an unguarded call -> its decorators
         self.words: List[str] = []  # a file whose tree was not read: the identifiers it holds ("*": too many)
@@ -374,6 +374,7 @@ class _Reader:
         self.siblings: Dict[str, str] = {}  # bare name -> module, for a file of a script folder (index.sibling_folders)
         self.facts = FileFacts()
         self.functions: Dict[str, ast.AST] = {}
+        self.api_aliases: Set[str] = set()  # module-level names bound to an attribute: `get_reserved = torch.cuda.memory_reserved`
         self.availability: Optional[Dict[str, str]] = None  # FileFacts.availability, worked out when first asked
         self.tree: Optional[ast.Module] = None  # the module read (for availability)
         self.statements_read = False  # the module's statements (its imports) have all been read
@@ -451,7 +452,7 @@ class _Reader:
         self._statements(tree.body, guarded=False)
         self.statements_read = True
         self.facts.exports = {local: target for local, target in self.aliases.items() if local != target}
-        self.facts.definitions = sorted({*self.functions, *self.classes, *self.methods})
+        self.facts.definitions = sorted({*self.functions, *self.classes, *self.methods, *self.api_aliases})
         self.facts.method_names = sorted({item.name for node in self.classes.values() for item in node.body
                                           if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))})
         own_classes = frozenset(self.classes)  # a class of its own named `float` is no builtin
@@ -748,6 +749,8 @@ class _Reader:
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not prefix:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 self.facts.assigned.extend(target.id for target in targets if isinstance(target, ast.Name))
+                if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(node.value, ast.Attribute):
+                    self.api_aliases.add(targets[0].id)  # `get_reserved = torch.cuda.memory_reserved`: called as one
                 self._constant(node)
                 self._import_flag(node, imported)
                 self._calls(node)

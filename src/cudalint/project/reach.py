@@ -37,6 +37,7 @@ STAR_EXPORTED = 2  # a use's escapes: listed in a private module's `__all__`, pu
 MAX_ROUNDS = 32  # the fixed point grows one call depth per round; deeper chains stay unknown
 EXITS = {"sys.exit", "os._exit", "pytest.skip", "pytest.exit", "pytest.fail", "unittest.SkipTest"}
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 TRIES = tuple(kind for kind in (ast.Try, getattr(ast, "TryStar", None)) if kind is not None)
 DEFINITIONS = (*FUNCTIONS, ast.ClassDef)
 # Statements whose parts are all expressions that sit where the statement does: their children, as is.
@@ -194,6 +195,9 @@ class _Uses:
                 guarded = True
                 continue
             kind = node.__class__  # CPython's parser makes no subclasses: told apart without a call
+            if kind is ast.Expr and self._requires_cuda(node, function):  # `_require_cuda()` first: it raises on a Mac
+                guarded = True
+                continue
             if kind is ast.Assert:  # `assert device.type == "cuda"`: the rest runs where it holds
                 if context or self.reader.testing:  # at a module's top (not a test suite's): no guard, CDL117
                     guarded = self._under(guarded, node.test, True, function)
@@ -203,6 +207,15 @@ class _Uses:
             body_exits, else_exits = self._leaves(node.body), bool(node.orelse) and self._leaves(node.orelse)
             if body_exits != else_exits:  # `if not torch.cuda.is_available(): return` guards the rest of the block
                 guarded = self._under(guarded, node.test, else_exits, function)
+
+    def _requires_cuda(self, node: ast.Expr, function) -> bool:
+        """A call of a function of the file that raises wherever CUDA is missing (`def _require_cuda(): if not
+        torch.cuda.is_available(): raise ...`): the statements after it run only off a Mac."""
+        reader = self.reader
+        if not reader._may_require(node, function):
+            return False
+        with reader.local_imports(function):
+            return reader._requires_cuda(node, function, 0)
 
     def _switch_check(self, node: ast.If, function) -> None:
         """`if args.use_cuda: assert torch.cuda.is_available()` (or `if not torch.cuda.is_available(): raise`
@@ -453,6 +466,8 @@ class _Uses:
                     self.raw[(name, True, under, context)] = None
                 else:
                     push(arm, under, context, function)
+        elif kind in COMPREHENSIONS:
+            self._comprehension(node, guarded, context, function)
         else:
             if kind is ast.JoinedStr and node.values and type(node.values[0]) is ast.Constant:
                 parts = [part.value if type(part) is ast.Constant else "*" for part in node.values]
@@ -460,6 +475,27 @@ class _Uses:
                 if "." in pattern and MODULE_RE.fullmatch(pattern.replace("*", "x")):
                     self._mention(node, pattern, guarded, context)  # f"pkg.ops.{name}_op": any module that fits
             self._children(node, guarded, context, function)
+
+    def _comprehension(self, node: ast.AST, guarded: Guarded, context: str, function) -> None:
+        """`[name(i) for i in range(torch.cuda.device_count())]`, `(f(x) for x in xs if use_cuda)`: the
+        element runs once per item, only when the loops' ranges are not empty and their filters hold, as
+        the body of the `for` statement it stands for."""
+        push = self._push
+        current = guarded
+        for generator in node.generators:
+            push(generator.target, current, context, function)
+            push(generator.iter, current, context, function)
+            stop = _range_stop(generator.iter)
+            if stop is not None:
+                current = self._under(current, stop, True, function)
+            for test in generator.ifs:
+                push(test, current, context, function)
+                current = self._under(current, test, True, function)
+        if isinstance(node, ast.DictComp):
+            push(node.key, current, context, function)
+            push(node.value, current, context, function)
+        else:
+            push(node.elt, current, context, function)
 
     def _stores(self, target: ast.AST) -> None:
         """Count the attributes an assignment's target stores (`self.a, obj.b = ...`)."""
@@ -548,7 +584,7 @@ class _Uses:
         targets = []
         if head in self.aliases:
             targets.append(self.aliases[head])
-        if head in self.reader.functions or head in self.reader.classes:
+        if head in self.reader.functions or head in self.reader.classes or head in self.reader.api_aliases:
             targets.append(f"{self.reader.module}.{head}" if self.reader.module else head)
         for target in targets:
             yield f"{target}.{rest}" if rest else target

@@ -13,10 +13,12 @@
 
 A list of device names (the choices of an option, a membership test that raises or an assert) is reported
 where it is written. An `if`/`elif` chain whose tests compare one value with device names (`==`, or `in` a
-written list of them) accepts those devices too: reported at the `raise` of its `else`, or, with no `else`,
+written list of them) accepts those devices too: reported at the `raise` of its `else` (or the `raise` right
+after a chain whose every arm returns: `if d == "cuda": return a` ... `raise ValueError(d)`), or, with no `else`,
 at its first test when every arm sets one name or attribute nothing sets before it (`self.device`, left
 unset for "mps"). A chain counts only in a file that imports torch and when an arm places something with
-PyTorch (`.cuda()`, `.cpu()`, `.to(...)`, `torch.device(...)`): one that hands the device to another
+PyTorch (`.cuda()`, `.cpu()`, `.to(...)`, or any of torch's APIs: `torch.device(...)`, `torch.cuda.set_device`,
+`torch.float16`), itself or through a function of the file it calls: one that hands the device to another
 framework (NVIDIA Warp's devices, a C++ extension's device ordinal) maps onto what that framework has. Not
 reported: a tensor's own placement (`x.device.type`: what a kernel supports), a list with the meta device
 (a kernel's registrations), an assert of a test module, a `raise NotImplementedError` (an implementation
@@ -29,7 +31,7 @@ from typing import List, Optional, Sequence, Set
 
 import libcst as cst
 
-from cudalint.python.children import assignments_in, earlier_statements
+from cudalint.python.children import assignments_in, earlier_statements, enclosing_block
 from cudalint.python.context import FileContext
 from cudalint.python.names import source_of, string_elements, string_value
 from cudalint.python.visitor import Registry, ends_flow
@@ -37,6 +39,7 @@ from cudalint.python.project_checks import choice_default
 
 # Calls of these methods in a chain's arm place a tensor or module with PyTorch.
 PLACING_METHODS = frozenset({"cuda", "cpu", "to"})
+MAX_CALL_DEPTH = 2  # calls of the file's functions followed from a chain's arm, to find torch's APIs
 
 
 def device_choices(registry: Registry) -> None:
@@ -186,12 +189,25 @@ def _device_chain(node: cst.If, ctx: FileContext) -> None:
         return
     accepted = _or_list(names)
     match = ctx.rules["CDL116"].match
-    if current is None:
+    if current is None and all(ends_flow(arm.body, ctx.model) == "return" for arm in arms):
+        after = _statement_after(ctx)  # `if d == "cuda": return a` ... `raise ValueError(d)`: the chain's else
+        if after is not None and _raises_invalid(cst.IndentedBlock(body=[after]), ctx):
+            ctx.report("CDL116", after, match["message_chain"].format(value=subject, accepted=accepted))
+    elif current is None:
         target = _set_by_every_arm(arms)
         if target is not None and not any(target in _assigned_in(statement) for statement in earlier_statements(ctx.stack)):
             ctx.report("CDL116", node.test, match["message_unset"].format(target=target, value=subject, accepted=accepted))
     elif type(current) is cst.Else and _raises_invalid(current.body, ctx):
         ctx.report("CDL116", current.body.body[-1], match["message_chain"].format(value=subject, accepted=accepted))
+
+
+def _statement_after(ctx: FileContext) -> Optional[cst.CSTNode]:
+    """The statement right after the one being visited, in its block; None at the block's end."""
+    found = enclosing_block(ctx.stack, len(ctx.stack) - 1)
+    if found is None:
+        return None
+    body, index = found
+    return body[index + 1] if index + 1 < len(body) else None
 
 
 def _compared(test: cst.BaseExpression, ctx: FileContext) -> Optional[tuple]:
@@ -227,17 +243,28 @@ def _raises_invalid(block: cst.BaseSuite, ctx: FileContext) -> bool:
     return True
 
 
-def _places(block: cst.CSTNode, ctx: FileContext) -> bool:
-    """The block places something with PyTorch: a `.cuda()`, `.cpu()` or `.to(...)` call, or `torch.device(...)`."""
+def _places(block: cst.CSTNode, ctx: FileContext, depth: int = 0) -> bool:
+    """The block works with PyTorch: a `.cuda()`, `.cpu()` or `.to(...)` call, or any API of torch's
+    (`torch.device(...)`, `torch.cuda.set_device`, the dtype it picks: `return torch.float16`); or calls a
+    function of the file whose body does, to MAX_CALL_DEPTH (`return get_available_bytes_cuda(device)`)."""
     stack: List[cst.CSTNode] = [block]
     while stack:
         node = stack.pop()
-        if type(node) is cst.Call:
+        kind = type(node)
+        if kind is cst.Call:
             func = node.func
             if type(func) is cst.Attribute and func.attr.value in PLACING_METHODS and not ctx.model.is_module_ref(func.value):
                 return True
-            if ctx.model.resolve(func) == "torch.device":
+            if depth < MAX_CALL_DEPTH and type(func) is cst.Name:
+                bindings = ctx.model.lookup(func.value, ctx.model.module_scope)
+                if len(bindings) == 1 and bindings[0].kind == "def" and _places(bindings[0].node.body, ctx, depth + 1):
+                    return True
+        elif kind is cst.Attribute or kind is cst.Name:
+            if (ctx.model.resolve(node) or "").startswith("torch."):
                 return True
+            if kind is cst.Attribute:
+                stack.append(node.value)
+            continue
         stack.extend(node.children)
     return False
 

@@ -137,7 +137,7 @@ def _device_call(node: cst.Call, ctx: FileContext) -> None:
         position = None if ctx.model.is_module_ref(func.value) else 0
     if position is None and type(func) is cst.Name:
         position = _device_parameter(func, ctx)
-    if position is not None and not (qualified == "torch.device" and _only_compared(node, ctx)):
+    if position is not None and not (qualified == "torch.device" and _only_compared(ctx, len(ctx.stack) - 1)):
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         if len(positional) > position:
             whole = node if qualified == "torch.device" and len(node.args) == 1 else None
@@ -200,12 +200,12 @@ def _argument_of_cuda_api(ctx: FileContext) -> bool:
             and (ctx.model.resolve(stack[-3].func) or "").startswith(CUDA_API))
 
 
-def _only_compared(node: cst.Call, ctx: FileContext) -> bool:
-    """`device.type == torch.device("cuda").type`, `if d != torch.device("cuda"):`: a device built only to
-    compare with (itself, or its type or index), or bound to a name only ever compared with, places
-    nothing anywhere."""
+def _only_compared(ctx: FileContext, depth: int) -> bool:
+    """`device.type == torch.device("cuda").type`, `if d != torch.device("cuda"):`, `if scope != {"device":
+    "cuda:0"}`: a value (the node at `depth` of the stack) built only to compare with (itself, or its type or
+    index), or bound to a name only ever compared with, places nothing anywhere."""
     stack = ctx.stack
-    depth = len(stack) - 1
+    node = stack[depth]
     holder = stack[depth - 1] if depth >= 1 else None
     if isinstance(holder, cst.Attribute) and holder.value is node and holder.attr.value in ("type", "index"):
         depth -= 1
@@ -235,9 +235,11 @@ def _in_class_body(ctx: FileContext) -> bool:
 
 
 def _device_dict_entry(node: cst.DictElement, ctx: FileContext) -> None:
-    """A config literal's device entry (`{"device": "cuda"}`): data that names where tensors go."""
+    """A config literal's device entry (`{"device": "cuda"}`): data that names where tensors go. Not one of
+    a literal only compared (`if scope != {"device": "cuda:0", ...}`, or bound to a name read only so):
+    what a record of a CUDA run is expected to hold, which places nothing."""
     key = string_value(node.key)
-    if key is not None and DEVICE_KEY_RE.search(key):
+    if key is not None and DEVICE_KEY_RE.search(key) and not (type(ctx.parent) is cst.Dict and _only_compared(ctx, len(ctx.stack) - 2)):
         _device_sink(node.value, ctx, as_string=True)
 
 

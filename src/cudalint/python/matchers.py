@@ -15,7 +15,8 @@ Kinds of match, each a list of entries in the rule's TOML:
                 with one of them, or whose source is held until the function reads a value back on the host:
                 placement.synchronized_after, placement.held_until_waited; with `unless_cpu_gets`, a backend,
                 not on a choice that gives the CPU that backend: backend_choice.py; with `absent`, the
-                call leaves the argument out, so the API's own CUDA default applies; with `unless_methods`,
+                call leaves the argument out, so the API's own CUDA default applies (with `off_when_false`, a
+                keyword, not on a call that passes it a false literal: `GradScaler(enabled=False)`); with `unless_methods`,
                 not on a call of one of those methods, whose own rule speaks for the call:
                 `x.cuda(non_blocking=True)` raises on a Mac, or never runs there; with `unless_host_on_a_mac`,
                 not on `x.to(device, ...)` to a device that is the CPU wherever the host is a Mac; with
@@ -49,6 +50,7 @@ from cudalint.python.fixplan import BREAK, FixPlan, render, template
 from cudalint.python import op_coverage
 from cudalint.python.autocast_regions import turned_off_without_effect
 from cudalint.python.names import conjuncts, disjuncts, dotted, is_cuda_device_string, is_none, mentions_mac_path, source_of, string_value
+from cudalint.python.mac_failures import falsy_constant
 from cudalint.python.mps_fallback import moved_off_mps
 from cudalint.python.placement import (
     asks_device, builds_on_default_device, copies_uninitialized, default_arm, cpu_on_a_mac, held_until_waited, in_module_method, kept_by_its_object, made_on_host,
@@ -403,6 +405,8 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
         return  # `CppExtension if suffix == "cpu" else CUDAExtension`: the fallback is built where the other arm is taken
     if any(isinstance(holder, cst.Annotation) for holder in ctx.stack):
         return  # a type annotation names the API; it makes nothing and runs nothing
+    if _alias_called_off_mac(node, ctx):
+        return  # `get_reserved = torch.cuda.memory_reserved`, called only where CUDA is
     depth = len(ctx.stack) - 1
     if _cuda_table_entry(node, ctx) or _in_assert(ctx, "msg") or ctx.compared(depth) or ctx.names_class(depth):
         return
@@ -412,6 +416,18 @@ def _check_ref(index: MatchIndex, node: cst.CSTNode, ctx: FileContext) -> None:
     ctx.report(entry.rule.code, node, entry.message(qualified), _reference_fix(entry, node, ctx), related)
     if entry.rule.match.get("at_import") and isinstance(node, cst.Name) and len(ctx.hits) > before:
         _report_import_of(node, entry, qualified, ctx)
+
+
+def _alias_called_off_mac(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """The reference is bound to a module-level name (`get_reserved = torch.cuda.memory_reserved`, an arm of a
+    version test) that the project calls only where the host is not a Mac (the index's reachability, as for
+    a function the module defines)."""
+    model, holder = ctx.model, ctx.parent
+    if (type(holder) is not cst.Assign or holder.value is not node or len(holder.targets) != 1
+            or type(holder.targets[0].target) is not cst.Name or model.scope is not model.module_scope):
+        return False
+    project = model.project
+    return project is not None and bool(model.module_name) and project.is_cuda_only(f"{model.module_name}.{holder.targets[0].target.value}")
 
 
 def _own_method(func: cst.Attribute, ctx: FileContext) -> bool:
@@ -1068,6 +1084,9 @@ def _check_call(index: MatchIndex, node: cst.Call, ctx: FileContext) -> None:
             ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))
             continue
         if spec.get("absent"):
+            switch = find_argument(node, spec["off_when_false"], None) if "off_when_false" in spec else None
+            if switch is not None and falsy_constant(switch.value):
+                continue  # `GradScaler(enabled=False)`: turned off everywhere, it does nothing
             if find_argument(node, spec.get("keyword"), spec.get("position")) is None and not any(arg.star for arg in node.args):
                 ctx.report(entry.rule.code, node, entry.message(source_of(func) + "(...)"))
             continue  # `torch.amp.GradScaler()`: the device left to its default, "cuda"
@@ -1230,8 +1249,8 @@ def _check_attribute(index: MatchIndex, node: cst.Attribute, ctx: FileContext) -
         return  # `assert not y.is_cuda`: holds for every tensor a Mac has
     if _in_assert(ctx, "test") and _before_compiled_code(ctx):
         return  # `assert src.is_cuda` before `C.ncclAllReduce(...)`: the compiled kernels' precondition
-    if _copy_flag(ctx.parent):
-        return  # `non_blocking=x.is_cuda`, `pin_memory=x.is_cuda`: for CUDA copies only, safe elsewhere
+    if _speed_flag(ctx.parent, ctx):
+        return  # `non_blocking=x.is_cuda`, `fused=x.is_cuda`: a CUDA fast path only, safe elsewhere
     if _or_mps(node, ctx):
         return  # `t.is_cuda or t.device.type == "mps"`: "on an accelerator", MPS included
     for entry in entries:
@@ -1402,7 +1421,7 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
     branch taken when the name is False does not raise; or it is bound, alone or in an `and`, to another
     local name read only so (`use_flex = self.flex and input_is_cuda`, then `if use_flex:`)."""
     inner: cst.CSTNode = name
-    if chain and _copy_flag(chain[-1]):
+    if chain and _speed_flag(chain[-1], ctx):
         return True
     for holder in reversed(chain):
         if isinstance(holder, (cst.BooleanOperation, cst.UnaryOperation)) and not (
@@ -1444,14 +1463,12 @@ def _or_mps(node: cst.Attribute, ctx: FileContext) -> bool:
     return top is not None and any(mentions_mac_path(part) for part in disjuncts(top))
 
 
-COPY_FLAGS = frozenset({"non_blocking", "pin_memory"})
-
-
-def _copy_flag(holder: cst.CSTNode) -> bool:
-    """`x.to("cpu", non_blocking=boxes.is_cuda)`, `torch.empty(n, pin_memory=t.is_cuda)`: the attribute
-    only makes a copy asynchronous, or pins host memory for one, where the tensor is on CUDA; elsewhere
-    (MPS too) the copy blocks and nothing is pinned, which is the safe way there."""
-    return type(holder) is cst.Arg and holder.keyword is not None and holder.keyword.value in COPY_FLAGS
+def _speed_flag(holder: cst.CSTNode, ctx: FileContext) -> bool:
+    """`x.to("cpu", non_blocking=boxes.is_cuda)`, `torch.empty(n, pin_memory=t.is_cuda)`, `AdamW(ps, fused=fused)`:
+    the attribute only chooses a CUDA fast path (CDL103's `speed_flags`: a copy made asynchronous, host memory
+    pinned for copies to CUDA, an optimizer's fused kernels); elsewhere (MPS too) False is the safe way."""
+    return (type(holder) is cst.Arg and holder.keyword is not None
+            and holder.keyword.value in ctx.rules["CDL103"].match["speed_flags"])
 
 
 def _decides_placement(node: cst.Attribute, ctx: FileContext) -> bool:

@@ -384,7 +384,21 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
     if _computes_where_given(qualified) and find_argument(node, "device", None) is None:
         first = next((arg.value for arg in node.args if arg.keyword is None and not arg.star), None)
         return depth < MAX_DEPTH and first is not None and on_host(model, first, scope, depth + 1)  # `torch.sin(t)`
-    return qualified in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+    return (qualified in HOST_FACTORIES or made_on_host(model, node) or _told_host(model, node, scope)
+            or (depth < MAX_DEPTH and _returns_host(model, node, scope, depth)))
+
+
+def _returns_host(model: "SemanticModel", call: cst.Call, scope: "Scope", depth: int) -> bool:
+    """A call of a function of the file every `return` of which gives a tensor on the host
+    (`def make(n): return torch.zeros(n, n, dtype=torch.double)`, then `make(n).to(torch.cdouble)`)."""
+    if type(call.func) is not cst.Name:
+        return False
+    bindings = model.lookup(call.func.value, scope)
+    if len(bindings) != 1 or bindings[0].kind != "def":
+        return False
+    inner = model.scopes.get(id(bindings[0].node))
+    return inner is not None and bool(inner.returns) and all(
+        on_host(model, value, inner, depth + 1) for value, _ in inner.returns)
 
 
 # Words of a test that asks which device it runs on (`device.type == "cpu"`, `x.is_cuda`), beside the names
@@ -484,7 +498,7 @@ def _device_elsewhere(model: "SemanticModel", value) -> Optional[bool]:
     if value.kind != "unknown" or type(value.origin) is not cst.Param:
         return None
     found = _parameter_of(model, value.origin)
-    return project.passed_device(*found) if found is not None else None
+    return project.passed_device(*found, tests=model.in_tests) if found is not None else None
 
 
 def _parameter_of(model: "SemanticModel", param: cst.Param) -> Optional[tuple]:

@@ -205,3 +205,38 @@ def test_code_after_a_call_that_raises_without_cuda_runs_only_off_a_mac(tmp_path
     assert lint_tree(tmp_path / "a", monkeypatch, {"smoke.py": module}) == []
     called_first = module.replace("    _require_cuda()\n    return _case()\n", "    x = _case()\n    _require_cuda()\n    return x\n")
     assert lint_tree(tmp_path / "b", monkeypatch, {"smoke.py": called_first}) == [("smoke.py", "CDL101", 10, 33)]
+
+
+def test_the_device_of_a_function_that_starts_a_process_group_is_the_cpu_on_a_mac():
+    text = '''
+    import os
+
+    import torch
+    from torch.distributed import init_process_group
+
+
+    def setup_ddp(self):
+        if not torch.distributed.is_initialized():
+            init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")
+        if torch.cuda.is_available():
+            self.device = torch.device(f"cuda:{os.environ['LOCAL_RANK']}")
+        else:
+            self.device = torch.device("cpu")
+
+
+    def train(self, distributed):
+        if distributed:
+            init_process_group(backend="gloo")
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    '''
+    assert lint(text, {"CDL104"}) == [("CDL104", 19, 32)]
+
+
+def test_a_method_handed_over_from_a_test_skipped_without_cuda_runs_only_off_a_mac(tmp_path, monkeypatch):
+    module = ("import pytest\nimport torch\nfrom torch.distributed import launcher\n\n"
+              "needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason='cuda')\n\n\n"
+              "class TestCheckpoint:\n    def _dist(self):\n        torch.cuda.set_device(0)\n\n"
+              "    @needs_cuda\n    def test_dist(self, config):\n        launcher.elastic_launch(config, entrypoint=self._dist)()\n")
+    assert lint_tree(tmp_path / "a", monkeypatch, {"tests/test_ckpt.py": module}) == []
+    unskipped = module.replace("    @needs_cuda\n", "")
+    assert lint_tree(tmp_path / "b", monkeypatch, {"tests/test_ckpt.py": unskipped}) == [("tests/test_ckpt.py", "CDL105", 10, 9)]

@@ -527,9 +527,11 @@ class _Uses:
                   for item in (value.elts if type(value) in (ast.Tuple, ast.List) else (value,))]
         for value in handed:
             kind = type(value)
-            name = value.id if kind is ast.Name else self._chain(value) if kind is ast.Attribute else None
+            name = value.id if kind is ast.Name else (
+                self._own_method(value, context, function) or self._chain(value)) if kind is ast.Attribute else None
             if name is not None:
-                # `add_event_handler(event, empty_cuda_cache)`: a callback handed over here runs
+                # `add_event_handler(event, empty_cuda_cache)`, `elastic_launch(config, entrypoint=self._run)`,
+                # `mp.spawn(_worker, ...)`: a callback handed over here runs
                 # only where it was handed over, so it counts as a call from this place.
                 raw[(name, True, guarded, context)] = None
             else:

@@ -9,6 +9,9 @@
   torch.device("cpu")`), which the runner and the test's callers set, not the host.
 - It follows the communication backend (`"cpu" if backend == "gloo" else "cuda"`, or an `if` statement
   testing the backend's name): gloo, the only backend a Mac has, takes CPU tensors.
+- It is the device of distributed training: the function starts a process group whenever it runs
+  (`init_process_group(...)` as a statement of its own body), and a Mac's distributed training runs on
+  the CPU, the only device gloo serves there.
 - It places the tensors of a collective: the function calls a torch.distributed tensor collective
   (`all_reduce`, `all_gather`, ...), or the file's own function that hands a parameter straight to one,
   and the name the selection is bound to is read only to make the
@@ -70,6 +73,8 @@ COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in (
     "all_reduce", "all_gather", "all_gather_into_tensor", "reduce", "broadcast", "gather", "scatter",
     "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
 ))
+PROCESS_GROUP_START = "torch.distributed.init_process_group"
+PROCESS_GROUP_QUERY = "torch.distributed.is_initialized"
 MAX_NODES = 20000  # the largest function body scanned for the uses of a name
 DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # their bodies run at another time
 
@@ -141,14 +146,18 @@ def paired_with_backend(test: cst.BaseExpression, ctx: FileContext) -> bool:
 
 
 def serves_collectives(ctx: FileContext, names=None) -> bool:
-    """The function around the selection calls a torch.distributed tensor collective and, where the
-    selection is bound to a name (`names`: those an `if` statement's choice binds; else the name the
-    expression is assigned to), every statement that reads the name makes a tensor the collectives are
-    handed, or calls one: a training script's `main` that also averages a metric with `all_reduce` puts its
-    model on that device too, and its selection is reported."""
+    """The function around the selection starts a process group, as a statement of its own body that runs
+    whenever it does (`init_process_group(backend="nccl" if cuda else "gloo")`): it sets up distributed
+    training, whose device on a Mac is the CPU that gloo serves. Or it calls a torch.distributed tensor
+    collective and, where the selection is bound to a name (`names`: those an `if` statement's choice binds;
+    else the name the expression is assigned to), every statement that reads the name makes a tensor the
+    collectives are handed, or calls one: a training script's `main` that also averages a metric with
+    `all_reduce` puts its model on that device too, and its selection is reported."""
     function = ctx.model.scope.node
     if ctx.model.scope.kind != "function":
         return False
+    if _starts_process_group(function, ctx):
+        return True
     calls = _calls_in(function.body)
     calls = [call for call in calls or () if ctx.model.resolve(call.func) in COLLECTIVES or _wraps_collective(call.func, ctx)]
     if not calls:
@@ -160,6 +169,26 @@ def serves_collectives(ctx: FileContext, names=None) -> bool:
         return True
     handed = _copied_into({value.value for call in calls for value in _arguments(call) if type(value) is cst.Name}, function.body)
     return all(_read_only_for(function.body, name, handed, calls) for name in names)
+
+
+def _starts_process_group(function: cst.FunctionDef, ctx: FileContext) -> bool:
+    """A statement of the function's own body calls torch.distributed.init_process_group, not under an `if`
+    other than one asking whether a group already exists (`if not dist.is_initialized():`): after it the
+    function runs in a process group, whichever way."""
+    pending = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    while pending:
+        statement = pending.pop()
+        if type(statement) is cst.SimpleStatementLine:
+            if any(type(small) is cst.Expr and type(small.value) is cst.Call
+                   and ctx.model.resolve(small.value.func) == PROCESS_GROUP_START for small in statement.body):
+                return True
+        elif type(statement) is cst.If and isinstance(statement.body, cst.IndentedBlock):
+            test = statement.test
+            if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+                test = test.expression
+            if type(test) is cst.Call and ctx.model.resolve(test.func) == PROCESS_GROUP_QUERY:
+                pending.extend(statement.body.body)
+    return False
 
 
 def _wraps_collective(func: cst.BaseExpression, ctx: FileContext) -> bool:

@@ -240,3 +240,65 @@ def test_a_method_handed_over_from_a_test_skipped_without_cuda_runs_only_off_a_m
     assert lint_tree(tmp_path / "a", monkeypatch, {"tests/test_ckpt.py": module}) == []
     unskipped = module.replace("    @needs_cuda\n", "")
     assert lint_tree(tmp_path / "b", monkeypatch, {"tests/test_ckpt.py": unskipped}) == [("tests/test_ckpt.py", "CDL105", 10, 9)]
+
+
+def test_float64_handed_to_a_project_class_whose_device_defaults_to_the_cpu_stays_on_the_host(tmp_path, monkeypatch):
+    files = {
+        "pkg/__init__.py": "from .sim import Simulator, build\n",
+        "pkg/sim.py": ("import torch\n\n\nclass Simulator:\n    def __init__(self, n, *, device='cpu', dtype=torch.float32):\n"
+                       "        self.x = torch.zeros(n, device=torch.device(device), dtype=dtype)\n\n\n"
+                       "def build(n, dtype, device=None):\n    return torch.zeros(n, dtype=dtype, device=device)\n"),
+        "examples/run.py": ("import torch\n\nimport pkg\n\n"
+                            "a = pkg.Simulator(3, dtype=torch.float64)\nb = pkg.build(3, torch.float64)\n"
+                            "c = pkg.Simulator(3, device='mps', dtype=torch.float64)\nd = pkg.build(3, torch.float64, 'mps')\n"),
+    }
+    assert lint_tree(tmp_path / "a", monkeypatch, files) == [("examples/run.py", "CDL601", 7, 42), ("examples/run.py", "CDL601", 8, 18)]
+
+
+def test_is_cuda_kept_in_a_name_and_handed_to_a_function_that_only_tests_it_is_a_guard():
+    text = '''
+    import torch
+
+
+    def _cuda_kernel(x):
+        return x
+
+
+    def erfi(x):
+        is_cuda = x.is_cuda
+        if is_cuda:
+            return _cuda_kernel(x)
+        return dispatch(x, is_cuda=is_cuda)
+
+
+    def dispatch(x, is_cuda=None):
+        return _cuda_kernel(x) if is_cuda else torch.special.erf(x)
+
+
+    def place(x):
+        on_gpu = x.is_cuda
+        return record(x, on_gpu)
+
+
+    def record(x, flag):
+        return {"on_gpu": flag, "x": x}
+    '''
+    assert lint(text, {"CDL103"}) == [("CDL103", 20, 14)]
+
+
+def test_a_float64_module_constant_a_function_moves_to_the_device_is_seen_moving():
+    text = '''
+    import torch
+
+    NODES = torch.tensor([0.0, 0.5, 1.0], dtype=torch.float64)
+    WEIGHTS = torch.tensor([0.5, 0.5], dtype=torch.float32)
+
+
+    def nodes(device):
+        return NODES.to(device), WEIGHTS.to(device)
+
+
+    def host_nodes():
+        return NODES.to("cpu")
+    '''
+    assert lint(text, {"CDL601", "CDL608"}) == [("CDL608", 8, 12)]

@@ -54,6 +54,9 @@ class FileFacts:
         self.cuda_defaults: Dict[str, List[Tuple[str, int, int, int, str]]] = {}
         # callable -> the parameters whose CUDA default holds no device (`impl="cuda"`: device_params.py)
         self.choice_defaults: Dict[str, List[str]] = {}
+        # callable -> the position (-1: keyword only) of its `device` parameter that defaults to None or "cpu":
+        # what a call that leaves it out builds lands on the CPU (placement.builds_on_default_device)
+        self.host_device_defaults: Dict[str, int] = {}
         # callable -> [(param, position; -1: keyword only)] of the device parameters that default to None
         # and that the function fills itself when a call leaves them out (device_params.filled_when_omitted),
         # or whose default is a choice made at run time that names CUDA (`"cuda" if torch.cuda.is_available()
@@ -150,6 +153,7 @@ class FileFacts:
             "guards": self.guards,
             "cuda_defaults": self.cuda_defaults,
             "choice_defaults": self.choice_defaults,
+            "host_device_defaults": self.host_device_defaults,
             "filled_defaults": self.filled_defaults,
             "constants": self.constants,
             "extensions": self.extensions,
@@ -184,6 +188,7 @@ class FileFacts:
         facts.guards = {name: tuple(value) for name, value in data.get("guards", {}).items()}
         facts.cuda_defaults = {name: [tuple(p) for p in params] for name, params in data.get("cuda_defaults", {}).items()}
         facts.choice_defaults = {name: list(params) for name, params in data.get("choice_defaults", {}).items()}
+        facts.host_device_defaults = {name: int(position) for name, position in data.get("host_device_defaults", {}).items()}
         facts.filled_defaults = {name: [tuple(p) for p in params] for name, params in data.get("filled_defaults", {}).items()}
         facts.constants = {name: tuple(value) for name, value in data.get("constants", {}).items()}
         facts.extensions = [tuple(item) for item in data.get("extensions", [])]
@@ -923,6 +928,9 @@ class _Reader:
             if (isinstance(default, ast.Constant) and default.value is None and filled_when_omitted(function, param.arg))
             or (isinstance(default, ast.IfExp) and DEVICE_NAME_RE.search(param.arg) and _names_cuda(default))
         ]
+        for position, param, default in with_defaults(args):
+            if param.arg == "device" and isinstance(default, ast.Constant) and default.value in (None, "cpu"):
+                self.facts.host_device_defaults[name] = position if position < 0 else position - (1 if method else 0)
         if found:
             self.facts.cuda_defaults[name] = found
         if choices:

@@ -881,6 +881,12 @@ class ProjectIndex:
         params = found[0].cuda_defaults.get(found[2])
         return (found[1], params) if params else None
 
+    def host_device_default(self, qualified: str) -> Optional[int]:
+        """The position (-1: keyword only) of the `device` parameter of the project's function or class
+        `qualified` that defaults to None or "cpu" (FileFacts.host_device_defaults); None where it has none."""
+        found = self.function(qualified)
+        return found[0].host_device_defaults.get(found[2]) if found is not None and found[0] is not None else None
+
     # -- devices across modules (device_flow.py) ---------------------------------------------------------
     def returns_host(self, qualified: str) -> bool:
         """The project's module-level function `qualified` is annotated to return host values only (Python

@@ -1336,9 +1336,11 @@ def _kept_for_tests(node: cst.Attribute, ctx: FileContext) -> bool:
     return name is not None and _only_tested(name, ctx, 0)
 
 
-def _only_tested(name: str, ctx: FileContext, depth: int) -> bool:
-    """The local name of the function around the node is read, at least once, only as _read_as_guard says."""
-    scope = next((holder for holder in reversed(ctx.stack) if isinstance(holder, (cst.FunctionDef, cst.Module))), None)
+def _only_tested(name: str, ctx: FileContext, depth: int, scope: Optional[cst.CSTNode] = None) -> bool:
+    """The local name of the function around the node (or of `scope`, a function) is read, at least once, only
+    as _read_as_guard says."""
+    if scope is None:
+        scope = next((holder for holder in reversed(ctx.stack) if isinstance(holder, (cst.FunctionDef, cst.Module))), None)
     if scope is None:
         return False
     reads = 0
@@ -1423,6 +1425,9 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
     inner: cst.CSTNode = name
     if chain and _speed_flag(chain[-1], ctx):
         return True
+    if len(chain) >= 2 and type(chain[-1]) is cst.Arg and type(chain[-2]) is cst.Call and depth < 2:
+        param = _parameter_taking(chain[-2], chain[-1], ctx)  # `dispatch(x, is_cuda=is_cuda)`
+        return param is not None and _only_tested(param[1], ctx, depth + 1, param[0])
     for holder in reversed(chain):
         if isinstance(holder, (cst.BooleanOperation, cst.UnaryOperation)) and not (
             isinstance(holder, cst.UnaryOperation) and not isinstance(holder.operator, cst.Not)
@@ -1443,6 +1448,26 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
             return not (isinstance(holder.orelse, cst.Else) and ends_flow(holder.orelse.body, ctx.model) == "raise")
         return False
     return False
+
+
+def _parameter_taking(call: cst.Call, arg: cst.Arg, ctx: FileContext) -> Optional[Tuple[cst.FunctionDef, str]]:
+    """(the file's function, its parameter) that an argument of a call of that function binds: by keyword,
+    or by position before any `*` spread."""
+    if type(call.func) is not cst.Name:
+        return None
+    bindings = ctx.model.lookup(call.func.value, ctx.model.module_scope)
+    if len(bindings) != 1 or bindings[0].kind != "def" or type(bindings[0].node) is not cst.FunctionDef:
+        return None
+    function = bindings[0].node
+    params = function.params
+    if arg.keyword is not None:
+        named = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        return (function, arg.keyword.value) if arg.keyword.value in named else None
+    before = call.args[:call.args.index(arg)]
+    ordered = [*params.posonly_params, *params.params]
+    if arg.star or any(item.star or item.keyword is not None for item in before) or len(before) >= len(ordered):
+        return None
+    return function, ordered[len(before)].name.value
 
 
 def _conjunction_of(value: cst.BaseExpression, name: cst.Name) -> bool:

@@ -339,11 +339,24 @@ def _remember(ctx: FileContext, name: str, fact: Optional[Fact]) -> None:
 def _recalled(ctx: FileContext, name: str) -> Optional[Fact]:
     entries = _facts(ctx).get((ctx.scope_key, name))
     if not entries:
-        return None
+        return _module_constant(ctx, name)
     if len(entries) == 1 and not entries[0][0]:
         return entries[0][1]
     here = _branches(ctx.stack)
     return next((fact for where, fact in reversed(entries) if not _exclusive(where, here)), None)
+
+
+def _module_constant(ctx: FileContext, name: str) -> Optional[Fact]:
+    """A function's read of a module-level name bound once, by an assignment the walk has read
+    (`C = torch.tensor([...], dtype=torch.float64)` above `def get(device): return C.to(device)`)."""
+    model = ctx.model
+    if model.scope is model.module_scope:
+        return None
+    bindings = model.lookup(name)
+    if len(bindings) != 1 or bindings[0].scope is not model.module_scope or bindings[0].kind != "assign":
+        return None
+    entries = _facts(ctx).get((id(model.module_scope), name))
+    return entries[0][1] if entries and len(entries) == 1 and not entries[0][0] else None
 
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:

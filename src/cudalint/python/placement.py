@@ -142,28 +142,34 @@ def _host_engine(model: "SemanticModel", receiver: cst.BaseExpression, method: s
 
 
 def builds_on_default_device(model: "SemanticModel", call: cst.Call) -> bool:
-    """A call of a function of this file that takes a `device` parameter defaulting to None or "cpu"
-    and is given none (nor arguments spread where one could hide): what the function builds from the
-    dtype it is handed lands on the default device, the CPU, by torch's own convention for `device=None`
-    (`change_basis(l, dtype=torch.float64)` after `def change_basis(l, dtype=None, device=None)`)."""
+    """A call of a function of this file, or of a function or class of the project (the project index:
+    FileFacts.host_device_defaults), that takes a `device` parameter defaulting to None or "cpu" and is given
+    none (nor arguments spread where one could hide): what the function builds from the dtype it is handed
+    lands on the default device, the CPU, by torch's own convention for `device=None`
+    (`change_basis(l, dtype=torch.float64)` after `def change_basis(l, dtype=None, device=None)`;
+    `Simulator(net, dtype=torch.float64)` of the package's `Simulator(..., device="cpu")`)."""
     func = call.func
-    if not isinstance(func, cst.Name):
-        return False
-    bindings = model.lookup(func.value)
-    if len(bindings) != 1 or bindings[0].kind != "def" or not isinstance(bindings[0].node, cst.FunctionDef):
-        return False
-    params = bindings[0].node.params
     if any(arg.star == "**" or (arg.keyword is not None and arg.keyword.value == "device") for arg in call.args):
         return False
-    keyword_only = next((param for param in params.kwonly_params if param.name.value == "device"), None)
-    if keyword_only is not None:
-        return _host_default(keyword_only)
-    ordered = [*params.posonly_params, *params.params]
-    index = next((index for index, param in enumerate(ordered) if param.name.value == "device"), None)
-    if index is None or any(arg.star == "*" for arg in call.args):
-        return False
     passed = sum(1 for arg in call.args if arg.keyword is None and not arg.star)
-    return passed <= index and _host_default(ordered[index])
+    bindings = model.lookup(func.value) if isinstance(func, cst.Name) else []
+    if len(bindings) == 1 and bindings[0].kind == "def" and isinstance(bindings[0].node, cst.FunctionDef):
+        params = bindings[0].node.params
+        keyword_only = next((param for param in params.kwonly_params if param.name.value == "device"), None)
+        if keyword_only is not None:
+            return _host_default(keyword_only)
+        ordered = [*params.posonly_params, *params.params]
+        index = next((index for index, param in enumerate(ordered) if param.name.value == "device"), None)
+        if index is None or any(arg.star == "*" for arg in call.args):
+            return False
+        return passed <= index and _host_default(ordered[index])
+    project, qualified = model.project, model.resolve(func)
+    if project is None or qualified is None or not project.is_own(qualified):
+        return False
+    position = project.host_device_default(qualified)
+    if position is None:
+        return False
+    return position < 0 or (passed <= position and not any(arg.star == "*" for arg in call.args))
 
 
 def _host_default(param: cst.Param) -> bool:

@@ -302,3 +302,65 @@ def test_a_float64_module_constant_a_function_moves_to_the_device_is_seen_moving
         return NODES.to("cpu")
     '''
     assert lint(text, {"CDL601", "CDL608"}) == [("CDL608", 8, 12)]
+
+
+def test_is_cuda_unpacked_and_never_read_changes_nothing():
+    text = '''
+    import torch.nn.functional as F
+
+
+    def attend(q, k, v):
+        _, heads, q_len, _, is_cuda, device = *q.shape, q.is_cuda, q.device
+        return F.scaled_dot_product_attention(q, k, v)
+
+
+    def place(q):
+        _, on_gpu = q.shape, q.is_cuda
+        return on_gpu
+    '''
+    assert lint(text, {"CDL103"}) == [("CDL103", 10, 26)]
+
+
+def test_ddp_device_ids_of_the_current_cuda_device_is_one_finding():
+    text = '''
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+
+
+    def wrap(model):
+        return DistributedDataParallel(model, device_ids=[torch.cuda.current_device()])
+
+
+    def index():
+        return torch.cuda.current_device()
+    '''
+    assert lint(text, {"CDL105", "CDL707"}) == [("CDL707", 6, 43), ("CDL105", 10, 12)]
+
+
+def test_a_module_whose_package_imports_tensorrt_first_runs_only_where_it_loads(tmp_path, monkeypatch):
+    timing = "import torch\n\n\ndef bench(f, *args):\n    torch.cuda.synchronize()\n    return f(*args)\n"
+    files = {"pkg/__init__.py": "", "pkg/fx/__init__.py": "import tensorrt as trt\n", "pkg/fx/timing.py": timing, "pkg/other.py": timing}
+    assert lint_tree(tmp_path / "a", monkeypatch, files) == [("pkg/fx/__init__.py", "CDL404", 1, 1), ("pkg/other.py", "CDL201", 5, 5)]
+
+
+def test_a_default_every_call_passes_in_a_package_of_examples_is_never_used(tmp_path, monkeypatch):
+    infer = ("import torch\n\n\ndef run(model, device_type='cuda'):\n    return model.to(device_type)\n\n\n"
+             "def main(model, args):\n    return run(model, device_type=args.device)\n")
+    files = {"pkg/__init__.py": "", "pkg/downstream_examples/__init__.py": "", "pkg/downstream_examples/infer.py": infer}
+    assert lint_tree(tmp_path / "a", monkeypatch, files) == []
+    files["pkg/core/__init__.py"] = ""
+    files["pkg/core/infer.py"] = infer
+    assert lint_tree(tmp_path / "b", monkeypatch, files) == [("pkg/core/infer.py", "CDL108", 4, 28)]
+
+
+def test_a_process_group_started_with_nccl_alone_leaves_the_device_choice_a_finding():
+    text = '''
+    import torch
+
+
+    def train(rank, world_size):
+        torch.distributed.init_process_group(backend="nccl", rank=rank, world_size=world_size)
+        device = torch.device("cuda", rank) if torch.cuda.is_available() else torch.device("cpu")
+        return device
+    '''
+    assert lint(text, {"CDL104"}) == [("CDL104", 6, 14)]

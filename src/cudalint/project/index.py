@@ -38,6 +38,12 @@ CMAKE_TARGET_RE = re.compile(r"\b(pybind11_add_module|add_library|python_add_lib
 CUDA_SOURCE_RE = re.compile(r"\.(cu|cuh)\b")
 
 
+def _not_api(folder: str) -> bool:
+    """A package of examples, scripts, demos (`examples`, `downstream_examples`, `demo-scripts`): a word of
+    its name is one of NOT_API's."""
+    return any(word in NOT_API for word in re.split(r"[_\-]+", folder.lower()))
+
+
 class Place(NamedTuple):
     path: str  # relative to the project root, with "/"
     line: int
@@ -403,7 +409,7 @@ class ProjectIndex:
         module, _, name = qualified.rpartition(".")
         parts = module.split(".")
         if len(parts) < 2 or name.startswith("_") or any(part.startswith("_") for part in parts) \
-                or any(folder in NOT_API for folder in parts[:-1]):  # a benchmarks/ package, not utils/benchmarks.py
+                or any(_not_api(folder) for folder in parts[:-1]):  # a benchmarks/ package, not utils/benchmarks.py
             return False
         path, top = self.modules.get(module), self.modules.get(parts[0])
         return path is not None and top is not None and top.replace("\\", "/").endswith("/__init__.py") \

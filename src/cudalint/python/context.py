@@ -126,6 +126,15 @@ class FileContext:
         _, holder = self._unwrapped(depth, (cst.Tuple, cst.List, cst.Set))
         return holder >= 0 and isinstance(self.stack[holder], (cst.Comparison, cst.ComparisonTarget))
 
+    def _spoken_for(self, code: str) -> bool:
+        """A node around the current one already has a finding whose rule supersedes `code` (catalog)."""
+        reported, rules = self.reported, self.rules
+        for holder in self.stack[:-1]:
+            earlier = reported.get(id(holder))
+            if earlier is not None and code in rules[earlier.code].supersedes and earlier in self.hits:
+                return True
+        return False
+
     def _in_unused_default(self, node: cst.CSTNode) -> bool:
         """The node is (inside) a parameter's default that the function's body never reads, or that every call
         of its function in the project passes a value for (CallSites.default_never_used): what the default holds
@@ -287,6 +296,8 @@ class FileContext:
             return  # `def f(device="cuda")` whose every call in the project passes a device: never used
         if self.silenced and code.startswith(self.silenced):
             return  # `def cuda(self)` of a class: the user's own `.cuda()` call is where this belongs
+        if self._spoken_for(code):
+            return  # `DDP(model, device_ids=[torch.cuda.current_device()])`: the argument's finding speaks for it
         if id(node) in self.handled:
             earlier = self.reported.get(id(node))
             if earlier is None or earlier.code not in rule.supersedes:

@@ -1333,12 +1333,13 @@ def _kept_for_tests(node: cst.Attribute, ctx: FileContext) -> bool:
     `not`, `and`, `or`), none of whose False branches raises: a guard with working other branches, kept
     in a name as it would be written in the test itself."""
     name = _stored_in(node, ctx)
-    return name is not None and _only_tested(name, ctx, 0)
+    return name is not None and _only_tested(name, ctx, 0, unread=True)
 
 
-def _only_tested(name: str, ctx: FileContext, depth: int, scope: Optional[cst.CSTNode] = None) -> bool:
+def _only_tested(name: str, ctx: FileContext, depth: int, scope: Optional[cst.CSTNode] = None, unread: bool = False) -> bool:
     """The local name of the function around the node (or of `scope`, a function) is read, at least once, only
-    as _read_as_guard says."""
+    as _read_as_guard says; with `unread`, or a function's local never read at all (`_, heads, is_cuda = *q.shape, q.is_cuda`
+    unpacked and left: nothing depends on it)."""
     if scope is None:
         scope = next((holder for holder in reversed(ctx.stack) if isinstance(holder, (cst.FunctionDef, cst.Module))), None)
     if scope is None:
@@ -1364,7 +1365,7 @@ def _only_tested(name: str, ctx: FileContext, depth: int, scope: Optional[cst.CS
             stack.append((current.value, chain + (current,)))  # `x.flag`, `f(flag=...)`: not reads of the name
             continue
         stack.extend((child, chain + (current,)) for child in code_children(current))
-    return reads > 0
+    return reads > 0 or (unread and isinstance(scope, cst.FunctionDef))  # a module-level name others may import
 
 
 def _stored_in(node: cst.Attribute, ctx: FileContext) -> Optional[str]:

@@ -44,7 +44,7 @@ from typing import Dict, FrozenSet, List, Optional
 import libcst as cst
 
 from cudalint.discover import is_notebook
-from cudalint.python.children import arm_statements, assignments_in, code_children, enclosing_block, nodes_in, path_to, positional_params, reads_name
+from cudalint.python.children import arm_statements, assignments_in, code_children, enclosing_block, find_argument, nodes_in, path_to, positional_params, reads_name
 from cudalint.python.context import FileContext
 from cudalint.python.names import mentions_mac_path, source_of, string_value
 
@@ -174,13 +174,15 @@ def serves_collectives(ctx: FileContext, names=None) -> bool:
 def _starts_process_group(function: cst.FunctionDef, ctx: FileContext) -> bool:
     """A statement of the function's own body calls torch.distributed.init_process_group, not under an `if`
     other than one asking whether a group already exists (`if not dist.is_initialized():`): after it the
-    function runs in a process group, whichever way."""
+    function runs in a process group, whichever way; one that gloo may serve (a backend written as "nccl"
+    alone starts no group on a Mac: CDL701 says so, and the device choice after it is still one)."""
     pending = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
     while pending:
         statement = pending.pop()
         if type(statement) is cst.SimpleStatementLine:
             if any(type(small) is cst.Expr and type(small.value) is cst.Call
-                   and ctx.model.resolve(small.value.func) == PROCESS_GROUP_START for small in statement.body):
+                   and ctx.model.resolve(small.value.func) == PROCESS_GROUP_START and not _nccl_only(small.value, ctx)
+                   for small in statement.body):
                 return True
         elif type(statement) is cst.If and isinstance(statement.body, cst.IndentedBlock):
             test = statement.test
@@ -189,6 +191,13 @@ def _starts_process_group(function: cst.FunctionDef, ctx: FileContext) -> bool:
             if type(test) is cst.Call and ctx.model.resolve(test.func) == PROCESS_GROUP_QUERY:
                 pending.extend(statement.body.body)
     return False
+
+
+def _nccl_only(call: cst.Call, ctx: FileContext) -> bool:
+    """The call's backend (`backend=` or its first argument) is "nccl" whatever value reaches it."""
+    arg = find_argument(call, "backend", 0)
+    values = ctx.model.values(arg.value) if arg is not None else ()
+    return bool(values) and all(value.kind == "str" and str(value.data).lower() == "nccl" for value in values)
 
 
 def _wraps_collective(func: cst.BaseExpression, ctx: FileContext) -> bool:

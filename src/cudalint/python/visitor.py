@@ -78,6 +78,7 @@ class Walker:
         self._collection_skips: Optional[tuple] = None  # (the file's project path, its conftests' skips), when asked
         self._patchers: Optional[bool] = None  # the module imports unittest.mock's patchers (cuda_mocks), when asked
         self._attached: Optional[FrozenSet[str]] = None  # module functions stored on a class under their name
+        self._header: Optional[tuple] = None  # (the last statement of the module's leading imports,)
         self.model.skipped_class = self._class_skipped  # the guard evaluator asks it of a binding's class
 
     def walk(self, node: cst.CSTNode) -> None:
@@ -549,6 +550,9 @@ class Walker:
                 self._guard_rest_of_block()
         elif kind is cst.SimpleStatementLine and len(self.block_guards) == 1 and self.model.cuda_imports.integration_after(node):
             self._guard_rest_of_block()  # `import tensorrt_llm` at the top: the module is a TensorRT integration
+        elif (kind is cst.SimpleStatementLine and len(self.block_guards) == 1 and node is self._header_end()
+              and self.model.cuda_imports.package_integration()):
+            self._guard_rest_of_block()  # its package imports tensorrt first: the code after its imports needs it too
         elif kind in IMPORTING and len(self.block_guards) == 1 and self.model.in_tests and self.model.cuda_imports.after(node):
             self._guard_rest_of_block()  # a test module that cannot import on a Mac tests CUDA code: the import is its finding
         if (kind is cst.Assign or kind is cst.AnnAssign) and ctx.forced_off:
@@ -621,6 +625,19 @@ class Walker:
         for index, (target, test, scope) in enumerate(forced):
             if target is not None and dotted(target) in keys:
                 forced[index] = (None, test, scope)
+
+    def _header_end(self) -> Optional[cst.CSTNode]:
+        """The last statement of the module's leading imports (after its docstring), once per module."""
+        if self._header is None:
+            last = None
+            for statement in self.model.module.body:
+                if type(statement) is not cst.SimpleStatementLine or not all(
+                        type(small) in (cst.Import, cst.ImportFrom) or (type(small) is cst.Expr and isinstance(small.value, cst.BaseString))
+                        for small in statement.body):
+                    break
+                last = statement
+            self._header = (last,)
+        return self._header[0]
 
     def _guard_rest_of_block(self) -> None:
         self.block_guards[-1] += 1

@@ -190,6 +190,16 @@ class CudaImports:
                 return True
         return False
 
+    def package_integration(self) -> bool:
+        """A package the module sits in imports a runtime the module is built around at its top (its
+        `__init__`, itself or through project modules: `torch_tensorrt/fx/__init__.py` reaching `import
+        tensorrt`): importing the module runs that first, so its code runs only where the runtime loads."""
+        if "package" not in self._memo:
+            name, project = self.model.module_name, self.model.project
+            parts = name.split(".") if name and project is not None else []
+            self._memo["package"] = any(self._integration(".".join(parts[:end])) for end in range(len(parts) - 1, 0, -1))
+        return self._memo["package"]
+
     def defined_after_import(self, definition: cst.CSTNode) -> bool:
         """A function or class at the top of a module the project loads only when asked for
         (ProjectIndex.loaded_on_demand: a backend's kernels picked by name at run time, `importlib.

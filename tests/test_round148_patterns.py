@@ -161,17 +161,6 @@ def test_a_dict_literal_only_compared_places_nothing():
     assert lint(text, {"CDL101"}) == [("CDL101", 11, 25)]
 
 
-def test_a_functions_device_is_what_the_project_passes_not_what_its_tests_pass(tmp_path, monkeypatch):
-    files = {
-        "pkg/__init__.py": "from .core import batch\n",
-        "pkg/core.py": "import torch\n\n\ndef batch(n, device='cpu'):\n    t = torch.zeros(n, dtype=torch.float64)\n    return t.to(device)\n\n\n"
-                       "def _private(n, device='cpu'):\n    t = torch.zeros(n, dtype=torch.float64)\n    return t.to(device)\n",
-        "pkg/use.py": "from pkg.core import _private\n\n\ndef run():\n    return _private(3, device='cpu')\n",
-        "tests/test_core.py": "import torch\nfrom pkg.core import batch\n\n\ndef test_cpu():\n    assert batch(3, device='cpu').dtype == torch.float64\n",
-    }
-    assert lint_tree(tmp_path / "a", monkeypatch, files) == [("pkg/core.py", "CDL608", 6, 12)]
-
-
 def test_a_name_bound_to_a_cuda_api_and_called_only_under_a_guard_is_cuda_only(tmp_path, monkeypatch):
     module = ("import torch\n\n"
               "if hasattr(torch.cuda, 'memory_reserved'):\n    get_reserved = torch.cuda.memory_reserved\n"

@@ -99,7 +99,7 @@ class ProjectIndex:
         self._base_bindings: Dict[Tuple[str, str], Optional[Tuple[bool, bool]]] = {}  # see base_binding
         self.subprojects: List[str] = []  # folders, not the root, with a project file of their own; deepest first
         self._libraries_in: Dict[Tuple[str, str], bool] = {}  # see library_own
-        self._device_calls: Optional[Dict[bool, Dict[str, list]]] = None  # with tests? -> called name -> its device-passing calls
+        self._device_calls: Optional[Dict[str, list]] = None  # called name -> its device-passing calls, every module's
         self._devices: Dict[tuple, Optional[bool]] = {}  # see returned_device, passed_device
 
     # -- queries ------------------------------------------------------------------------
@@ -906,13 +906,11 @@ class ProjectIndex:
         no Mac ever gets it, None where that is not known."""
         return self._device(("ret", qualified), 0)
 
-    def passed_device(self, name: str, param: str, position: int, kind: int, tests: bool = False) -> Optional[bool]:
+    def passed_device(self, name: str, param: str, position: int, kind: int) -> Optional[bool]:
         """The same of what the project's calls of `name` pass for `param` (at `position` as the function
         is written, -1 keyword only; `kind` says how a call passes it: device_flow.FUNCTION, METHOD, INIT):
-        None where a call passes it otherwise or leaves it out, or no call passes it. A test's calls say
-        what a test passes, not what the project does: they count only for a function of a test module
-        (`tests`), as do the calls its callers' parameters come from."""
-        return self._device(("param", name, param, position, kind, tests), 0)
+        None where a call passes it otherwise or leaves it out, or no call passes it."""
+        return self._device(("param", name, param, position, kind), 0)
 
     def _device(self, atom: tuple, depth: int) -> Optional[bool]:
         if atom in self._devices:
@@ -923,40 +921,38 @@ class ProjectIndex:
         if atom[0] == "ret":
             found = self.function(atom[1])
             atoms = found[0].device_returns.get(found[2]) if found is not None and found[0] is not None else None
-            answer = self._joined(atoms, False, depth) if atoms else None
+            answer = self._joined(atoms, depth) if atoms else None
         else:
             answer = self._passed(*atom[1:], depth)
         self._devices[atom] = answer
         return answer
 
-    def _passed(self, name: str, param: str, position: int, kind: int, tests: bool, depth: int) -> Optional[bool]:
+    def _passed(self, name: str, param: str, position: int, kind: int, depth: int) -> Optional[bool]:
         if self._device_calls is None:
-            self._device_calls = {True: {}, False: {}}
+            self._device_calls = {}
             for facts in self.facts.values():
                 for called, calls in facts.device_calls.items():
-                    self._device_calls[True].setdefault(called, []).extend(calls)
-                    if not facts.testing:
-                        self._device_calls[False].setdefault(called, []).extend(calls)
+                    self._device_calls.setdefault(called, []).extend(calls)
         cpu, counted = False, 0
-        for qualified, on_object, passed, _ in self._device_calls[tests].get(name, ()):
+        for qualified, on_object, passed, _ in self._device_calls.get(name, ()):
             if qualified and not self.is_own(qualified):
                 continue  # another library's function of that name
             at = position - 1 if kind == device_flow.INIT or (kind == device_flow.METHOD and on_object) else position
             atoms = passed.get(param) if param in passed else passed.get(f"#{at}") if at >= 0 else None
-            answer = self._joined(atoms, tests, depth) if atoms else None
+            answer = self._joined(atoms, depth) if atoms else None
             if answer is None:
                 return None
             cpu, counted = cpu or answer, counted + 1
         return cpu if counted else None
 
-    def _joined(self, atoms: list, tests: bool, depth: int) -> Optional[bool]:
+    def _joined(self, atoms: list, depth: int) -> Optional[bool]:
         cpu = False
         for atom in atoms:
             kind = atom[0] if isinstance(atom, list) and atom else None
             if kind == "cpu":
                 cpu = True
             elif kind in ("ret", "param") and len(atom) == (2 if kind == "ret" else 5):
-                answer = self._device((*atom, tests) if kind == "param" else tuple(atom), depth + 1)
+                answer = self._device(tuple(atom), depth + 1)
                 if answer is None:
                     return None
                 cpu = cpu or answer

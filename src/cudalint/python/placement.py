@@ -504,7 +504,7 @@ def _device_elsewhere(model: "SemanticModel", value) -> Optional[bool]:
     if value.kind != "unknown" or type(value.origin) is not cst.Param:
         return None
     found = _parameter_of(model, value.origin)
-    return project.passed_device(*found, tests=model.in_tests) if found is not None else None
+    return project.passed_device(*found) if found is not None else None
 
 
 def _parameter_of(model: "SemanticModel", param: cst.Param) -> Optional[tuple]:

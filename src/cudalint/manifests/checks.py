@@ -194,13 +194,13 @@ _EXTRA_SECTIONS = ("project.optional-dependencies.", "setup.extras_require.", "o
 _CUDA_MACHINE_RULES = frozenset({"CDL501", "CDL503"})
 
 
-def cuda_extras(deps: Sequence[Dependency]) -> Set[Tuple[str, str]]:
-    """(path, section) of each optional extra that is the CUDA machines' extra CDL501's remedy asks for, named
-    after what it installs (`flash4 = ["flash-attn-4"]`): every entry it writes is a package that needs an NVIDIA
-    GPU to install or run and that the extra's name names, with no marker of its own (a marker says for which
-    platforms, and is judged as such), and every other extra that pulls it in (`all = ["pkg[flash4]"]`, whose
-    entries are those of the extra, each where it is written) is named for other machines or is such an extra
-    itself. A Mac user asks for none of them."""
+def cuda_extras(deps: Sequence[Dependency]) -> Set[Tuple[str, int, int]]:
+    """The places (path, line, column) of the entries of each optional extra that is the CUDA machines' extra
+    CDL501's remedy asks for, named after what it installs (`flash4 = ["flash-attn-4"]`): every entry it writes
+    is a package that needs an NVIDIA GPU to install or run and that the extra's name names, with no marker of
+    its own (a marker says for which platforms, and is judged as such), and every other extra that pulls it in
+    (`all = ["pkg[flash4]"]`, whose entries are those of the extra, each where it is written) is named for other
+    machines or is such an extra itself. A Mac user asks for none of them."""
     packages = load_packages()
     written: Dict[Tuple[str, int, int], str] = {}  # an entry's place -> the section that writes it (its first)
     for dep in deps:
@@ -219,8 +219,9 @@ def cuda_extras(deps: Sequence[Dependency]) -> Set[Tuple[str, str]]:
         verdicts[key] = (verdicts.get(key, True) and group is not None and group.rule in _CUDA_MACHINE_RULES
                          and _names_package(home.rpartition(".")[2], dep.name))
     found = {key for key, cuda in verdicts.items() if cuda}
-    return {key for key in found
-            if all(platform_named(section) or (key[0], section) in found for section in pulled.get(key, ()))}
+    extras = {key for key in found
+              if all(platform_named(section) or (key[0], section) in found for section in pulled.get(key, ()))}
+    return {place for place, home in written.items() if (place[0], home) in extras}
 
 
 def _names_package(extra: str, package: str) -> bool:
@@ -240,15 +241,13 @@ def check_dependencies(deps: Iterable[Dependency], torch_version: Optional[str] 
     seen = set()  # one entry read twice (setup.py's list in two extras: `full = cv_requires + [...]`) is one finding
     deps = list(deps)
     for_cuda = cuda_extras(deps)
-    written: Dict[Tuple[str, int, int], str] = {}
     for dep in deps:
         invalid = url_problem(dep.url) if dep.url else None
         if invalid:
             findings.append(Finding("CDL000", dep.path, dep.line, dep.column, dep.end_line, dep.end_column,
                                     f"line {dep.line}: {invalid}", catalog["CDL000"].severity))
             continue
-        home = written.setdefault((dep.path, dep.line, dep.column), dep.section)
-        if is_off_mac(dep) or (dep.path, home) in for_cuda:
+        if is_off_mac(dep) or (dep.path, dep.line, dep.column) in for_cuda:
             continue  # a section, file, job or lock resolution for other machines: nothing a Mac installs
         if for_docs(dep):
             continue  # the documentation build's: nothing of it runs on a device

@@ -548,9 +548,14 @@ class _Reader:
         such function of the file) before anything in the body can return (the libcst evaluator's rule)."""
         body = function.body
         for at, statement in enumerate(body):
-            if self._may_require(statement, function) and self._requires_cuda(statement, function, depth):
+            if self.requires_cuda(statement, function, depth):
                 return not any(_may_return(earlier) for earlier in body[:at])
         return False
+
+    def requires_cuda(self, statement: ast.stmt, function, depth: int = 0) -> bool:
+        """The statement fails wherever CUDA is missing: `if not torch.cuda.is_available(): raise ...`,
+        `assert torch.cuda.is_available()`, or a call of the file's function that raises so."""
+        return self._may_require(statement, function) and self._requires_cuda(statement, function, depth)
 
     def _may_require(self, statement: ast.stmt, function) -> bool:
         """The shapes _requires_cuda can answer True for (so the others need not be judged)."""
@@ -754,7 +759,8 @@ class _Reader:
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not prefix:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 self.facts.assigned.extend(target.id for target in targets if isinstance(target, ast.Name))
-                if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(node.value, ast.Attribute):
+                if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(node.value, ast.Attribute) \
+                        and _dotted(node.value) is not None:
                     self.api_aliases.add(targets[0].id)  # `get_reserved = torch.cuda.memory_reserved`: called as one
                 self._constant(node)
                 self._import_flag(node, imported)
@@ -1240,8 +1246,7 @@ class _Reader:
                 if arm and isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) \
                         and isinstance(statement.value.value, bool):
                     if failing is None:
-                        failing = [self._fails_on_mac(item) or (self._may_require(item, function) and self._requires_cuda(item, function, 0))
-                                   for item in body]
+                        failing = [self._fails_on_mac(item) or self.requires_cuda(item, function) for item in body]
                     if any(failing[:index]) or (not trying and any(failing[index + 1:])
                                                 and all(isinstance(target, ast.Name) for target in statement.targets)):
                         found.add(id(statement.value))

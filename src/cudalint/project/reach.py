@@ -211,11 +211,8 @@ class _Uses:
     def _requires_cuda(self, node: ast.Expr, function) -> bool:
         """A call of a function of the file that raises wherever CUDA is missing (`def _require_cuda(): if not
         torch.cuda.is_available(): raise ...`): the statements after it run only off a Mac."""
-        reader = self.reader
-        if not reader._may_require(node, function):
-            return False
-        with reader.local_imports(function):
-            return reader._requires_cuda(node, function, 0)
+        with self.reader.local_imports(function):
+            return self.reader.requires_cuda(node, function)
 
     def _switch_check(self, node: ast.If, function) -> None:
         """`if args.use_cuda: assert torch.cuda.is_available()` (or `if not torch.cuda.is_available(): raise`

@@ -185,7 +185,7 @@ def _device_chain(node: cst.If, ctx: FileContext) -> None:
         names.extend(tested[1])
         arms.append(current)
         current = current.orelse
-    if "cpu" not in names or not _without_mps(names) or not any(_places(arm.body, ctx) for arm in arms):
+    if "cpu" not in names or not _without_mps(names) or not any(_works_with_torch(arm.body, ctx) for arm in arms):
         return
     accepted = _or_list(names)
     match = ctx.rules["CDL116"].match
@@ -243,7 +243,7 @@ def _raises_invalid(block: cst.BaseSuite, ctx: FileContext) -> bool:
     return True
 
 
-def _places(block: cst.CSTNode, ctx: FileContext, depth: int = 0) -> bool:
+def _works_with_torch(block: cst.CSTNode, ctx: FileContext, depth: int = 0) -> bool:
     """The block works with PyTorch: a `.cuda()`, `.cpu()` or `.to(...)` call, or any API of torch's
     (`torch.device(...)`, `torch.cuda.set_device`, the dtype it picks: `return torch.float16`); or calls a
     function of the file whose body does, to MAX_CALL_DEPTH (`return get_available_bytes_cuda(device)`)."""
@@ -255,10 +255,9 @@ def _places(block: cst.CSTNode, ctx: FileContext, depth: int = 0) -> bool:
             func = node.func
             if type(func) is cst.Attribute and func.attr.value in PLACING_METHODS and not ctx.model.is_module_ref(func.value):
                 return True
-            if depth < MAX_CALL_DEPTH and type(func) is cst.Name:
-                bindings = ctx.model.lookup(func.value, ctx.model.module_scope)
-                if len(bindings) == 1 and bindings[0].kind == "def" and _places(bindings[0].node.body, ctx, depth + 1):
-                    return True
+            defined = ctx.model.defined_function(func) if depth < MAX_CALL_DEPTH else None
+            if defined is not None and _works_with_torch(defined[0].body, ctx, depth + 1):
+                return True
         elif kind is cst.Attribute or kind is cst.Name:
             if (ctx.model.resolve(node) or "").startswith("torch."):
                 return True

@@ -1454,12 +1454,10 @@ def _read_as_guard(name: cst.Name, chain: Tuple[cst.CSTNode, ...], ctx: FileCont
 def _parameter_taking(call: cst.Call, arg: cst.Arg, ctx: FileContext) -> Optional[Tuple[cst.FunctionDef, str]]:
     """(the file's function, its parameter) that an argument of a call of that function binds: by keyword,
     or by position before any `*` spread."""
-    if type(call.func) is not cst.Name:
+    defined = ctx.model.defined_function(call.func)
+    if defined is None:
         return None
-    bindings = ctx.model.lookup(call.func.value, ctx.model.module_scope)
-    if len(bindings) != 1 or bindings[0].kind != "def" or type(bindings[0].node) is not cst.FunctionDef:
-        return None
-    function = bindings[0].node
+    function = defined[0]
     params = function.params
     if arg.keyword is not None:
         named = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}

@@ -152,9 +152,9 @@ def builds_on_default_device(model: "SemanticModel", call: cst.Call) -> bool:
     if any(arg.star == "**" or (arg.keyword is not None and arg.keyword.value == "device") for arg in call.args):
         return False
     passed = sum(1 for arg in call.args if arg.keyword is None and not arg.star)
-    bindings = model.lookup(func.value) if isinstance(func, cst.Name) else []
-    if len(bindings) == 1 and bindings[0].kind == "def" and isinstance(bindings[0].node, cst.FunctionDef):
-        params = bindings[0].node.params
+    defined = model.defined_function(func)
+    if defined is not None:
+        params = defined[0].params
         keyword_only = next((param for param in params.kwonly_params if param.name.value == "device"), None)
         if keyword_only is not None:
             return _host_default(keyword_only)
@@ -397,14 +397,9 @@ def on_host(model: "SemanticModel", node: cst.BaseExpression, scope: "Scope", de
 def _returns_host(model: "SemanticModel", call: cst.Call, scope: "Scope", depth: int) -> bool:
     """A call of a function of the file every `return` of which gives a tensor on the host
     (`def make(n): return torch.zeros(n, n, dtype=torch.double)`, then `make(n).to(torch.cdouble)`)."""
-    if type(call.func) is not cst.Name:
-        return False
-    bindings = model.lookup(call.func.value, scope)
-    if len(bindings) != 1 or bindings[0].kind != "def":
-        return False
-    inner = model.scopes.get(id(bindings[0].node))
-    return inner is not None and bool(inner.returns) and all(
-        on_host(model, value, inner, depth + 1) for value, _ in inner.returns)
+    defined = model.defined_function(call.func, scope)
+    return defined is not None and bool(defined[1].returns) and all(
+        on_host(model, value, defined[1], depth + 1) for value, _ in defined[1].returns)
 
 
 # Words of a test that asks which device it runs on (`device.type == "cpu"`, `x.is_cuda`), beside the names

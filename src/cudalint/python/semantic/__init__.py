@@ -144,12 +144,12 @@ class SemanticModel:
             return bindings[0]
         return None
 
-    def defined_function(self, func: cst.BaseExpression) -> Optional[Tuple[cst.FunctionDef, Scope]]:
-        """The function a called name is, when the file defines it once under that name (`helper(x)` with
-        one `def helper`), with its own scope; None for anything else."""
+    def defined_function(self, func: cst.BaseExpression, scope: Optional[Scope] = None) -> Optional[Tuple[cst.FunctionDef, Scope]]:
+        """The function a called name is (seen from `scope`, the current one by default), when the file defines
+        it once under that name (`helper(x)` with one `def helper`), with its own scope; None for anything else."""
         if type(func) is not cst.Name:
             return None
-        bindings = self.lookup(func.value)
+        bindings = self.lookup(func.value, scope)
         if len(bindings) != 1 or bindings[0].kind != "def":
             return None
         inner = self.scopes.get(id(bindings[0].node))
